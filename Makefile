@@ -1,0 +1,113 @@
+# binstat_exporter: `make` builds, `make check` runs every test, `make bench`
+# prints figures, `make run` serves the default config. Warnings are errors.
+
+VERSION   := 0.1.0
+REVISION  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+SYSCONFDIR ?= /etc
+PLUGINDIR ?= $(LIBDIR)/binstat_exporter/plugins
+DESTDIR   ?=
+
+CC        ?= gcc
+OPT       ?= -O2 -g
+B         ?= build
+SANFLAGS  ?=
+CFLAGS_ALL = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	     -Wno-missing-field-initializers $(OPT) $(SANFLAGS) -fPIC \
+	     -D_GNU_SOURCE -Iinclude -Iexporter \
+	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
+	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib) $(CFLAGS)
+LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib) -lpthread -ldl -lm
+
+CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
+CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
+COLLECTORS = $(notdir $(wildcard collectors/*))
+PLUGINS    = $(COLLECTORS:%=$(B)/plugins/%.so)
+UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
+UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
+
+.PHONY: all check unit integration asan bench run install clean format format-check
+all: $(B)/binstat_exporter $(PLUGINS)
+
+$(B)/%.o: %.c $(wildcard include/binstat/*.h exporter/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(B)/libcore.a: $(CORE_OBJS)
+	ar rcs $@ $^
+
+$(B)/exporter/paths-build.o: exporter/paths.c exporter/version.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(CURDIR)/$(B)/plugins"' -c $< -o $@
+
+$(B)/exporter/paths-install.o: exporter/paths.c exporter/version.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(PLUGINDIR)"' -c $< -o $@
+
+$(B)/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-build.o $(B)/libcore.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.o $(B)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# Each collector folder is one plugin; only its binstat_collector_ symbol is exported.
+.SECONDEXPANSION:
+$(B)/plugins/%.so: $$(wildcard collectors/%/*.c) $(wildcard include/binstat/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) -lm
+
+$(B)/testplugins/%.so: tests/plugins/%.c include/binstat/collector.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -o $@ $<
+
+$(B)/tests/%: tests/unit/%.c $(B)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libcore.a $(LIBS) -lcmocka
+
+unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
+	@set -e; for t in $(UNIT_BINS); do \
+		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
+	done
+
+integration: all
+	tests/integration/run.sh $(B)
+
+# The unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) B=build-asan OPT="-O1 -g" \
+		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
+
+check: format-check unit integration asan
+	@echo "make check: all suites passed"
+
+bench: all $(B)/bench/bench_writer
+	$(B)/bench/bench_writer
+	bench/run.sh $(B)
+
+$(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(LIBS)
+
+run: all
+	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
+
+install: $(B)/install/binstat_exporter $(PLUGINS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
+	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
+	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
+	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
+	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
+		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
+
+FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+format:
+	clang-format -i $(FORMAT_SRCS)
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: ok"
+
+clean:
+	rm -rf build build-asan

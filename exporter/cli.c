@@ -1,0 +1,129 @@
+/* Command-line flags, with node_exporter's names: --flag=value or --flag value. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_usage(const char *prog)
+{
+	printf("usage: %s [flags]\n\n"
+	       "Serves KVM, Xen and DCI4 binary statistics to Prometheus.\n\n"
+	       "  --config.file=PATH            YAML configuration (default "
+	       "/etc/binstat_exporter/binstat_exporter.yml)\n"
+	       "  --web.listen-address=ADDR     host:port, [v6]:port or :port; "
+	       "repeatable (default :" CLI_DEFAULT_PORT ")\n"
+	       "  --web.telemetry-path=PATH     where metrics are served (default /metrics)\n"
+	       "  --web.max-requests=N          scrapes at once before 503 (default 40)\n"
+	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
+	       "  --log.level=LEVEL             debug, info, warn or error (default info)\n"
+	       "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
+	       "  --check-config                check the configuration and exit\n"
+	       "  --version                     print the version and exit\n"
+	       "  --help                        print this and exit\n",
+	       prog);
+}
+
+static int uint_arg(const char *v, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (!*v || *end || errno || n < min || n > max || v[0] == '-')
+		return -1;
+	*out = (unsigned)n;
+	return 0;
+}
+
+static int apply(struct cli *c, const char *flag, const char *v, char *err,
+		 size_t errlen)
+{
+	if (strcmp(flag, "config.file") == 0) {
+		c->config_file = v;
+	} else if (strcmp(flag, "web.listen-address") == 0) {
+		if (c->http.nlisten == HTTP_LISTEN_MAX)
+			goto bad;
+		c->http.listen[c->http.nlisten++] = v;
+	} else if (strcmp(flag, "web.telemetry-path") == 0) {
+		if (v[0] != '/' || strcmp(v, "/") == 0 || strcmp(v, "/-/healthy") == 0 ||
+		    strcmp(v, "/-/ready") == 0)
+			goto bad;
+		c->http.telemetry_path = v;
+	} else if (strcmp(flag, "web.max-requests") == 0) {
+		if (uint_arg(v, 1, 10000, &c->http.max_requests) < 0)
+			goto bad;
+	} else if (strcmp(flag, "web.connection-timeout") == 0) {
+		if (uint_arg(v, 1, 3600, &c->http.connection_timeout) < 0)
+			goto bad;
+	} else if (strcmp(flag, "log.level") == 0) {
+		if (log_parse_level(v, &c->log_level) < 0)
+			goto bad;
+	} else if (strcmp(flag, "log.format") == 0) {
+		if (strcmp(v, "json") != 0 && strcmp(v, "logfmt") != 0)
+			goto bad;
+		c->log_json = strcmp(v, "json") == 0;
+	} else {
+		snprintf(err, errlen, "unknown flag --%s (see --help)", flag);
+		return -1;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "bad value '%s' for --%s (see --help)", v, flag);
+	return -1;
+}
+
+static bool *switch_flag(struct cli *c, const char *flag)
+{
+	if (strcmp(flag, "check-config") == 0)
+		return &c->check_config;
+	if (strcmp(flag, "version") == 0)
+		return &c->version;
+	if (strcmp(flag, "help") == 0 || strcmp(flag, "h") == 0)
+		return &c->help;
+	return NULL;
+}
+
+int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
+{
+	static char flag[64];
+
+	memset(c, 0, sizeof(*c));
+	c->config_file = "/etc/binstat_exporter/binstat_exporter.yml";
+	c->http.telemetry_path = "/metrics";
+	c->http.max_requests = 40;
+	c->http.connection_timeout = 30;
+	c->log_level = BS_LOG_INFO;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || a[1] == '\0') {
+			snprintf(err, errlen, "unexpected argument '%s'", a);
+			return -1;
+		}
+		a += a[1] == '-' ? 2 : 1;
+		const char *eq = strchr(a, '=');
+		size_t n = eq ? (size_t)(eq - a) : strlen(a);
+		if (n >= sizeof(flag)) {
+			snprintf(err, errlen, "unknown flag '%s'", argv[i]);
+			return -1;
+		}
+		memcpy(flag, a, n);
+		flag[n] = '\0';
+		bool *sw = switch_flag(c, flag);
+		if (sw && !eq) {
+			*sw = true;
+			continue;
+		}
+		const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+		if (!v || sw) {
+			snprintf(err, errlen, "flag --%s %s", flag,
+				 sw ? "takes no value" : "needs a value");
+			return -1;
+		}
+		if (apply(c, flag, v, err, errlen) < 0)
+			return -1;
+	}
+	if (c->http.nlisten == 0)
+		c->http.listen[c->http.nlisten++] = ":" CLI_DEFAULT_PORT;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* Command-line flags, with node_exporter's names. */
+#ifndef BS_CLI_H
+#define BS_CLI_H
+
+#include <stdbool.h>
+
+#include "http.h"
+#include "log.h"
+
+#define CLI_DEFAULT_PORT "10187"
+
+struct cli {
+	const char *config_file;
+	struct http_options http;
+	enum bs_log_level log_level;
+	bool log_json;
+	bool check_config;
+	bool version;
+	bool help;
+};
+
+/* Returns 0, or -1 with a message in err. */
+int cli_parse(int argc, char **argv, struct cli *out, char *err, size_t errlen);
+void cli_usage(const char *prog);
+
+#endif

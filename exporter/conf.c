@@ -1,0 +1,561 @@
+/* The YAML configuration as a tree of nodes that know their file position.
+ * libyaml's document loader does the parsing; the tree is ours so that
+ * collectors never see libyaml and every error can name file, line and column.
+ * Aliases are expanded with a node cap, so an alias bomb is an error, not OOM. */
+#include "conf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+static const struct bs_conf_ops conf_ops;
+
+int conf_errorf(const struct conf_node *node, const char *fmt, ...)
+{
+	struct conf_doc *doc = node->doc;
+	va_list ap;
+
+	if (doc->has_err)
+		return -EINVAL;
+	int n = snprintf(doc->err, sizeof(doc->err), "%s:%u:%u: ", doc->file,
+			 node->line, node->col);
+	if (n > 0 && (size_t)n < sizeof(doc->err)) {
+		va_start(ap, fmt);
+		vsnprintf(doc->err + n, sizeof(doc->err) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	doc->has_err = true;
+	return -EINVAL;
+}
+
+static void node_free(struct conf_node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		node_free(n->val[i]);
+		if (n->key) {
+			free(n->key[i]);
+			node_free(n->key_pos[i]);
+		}
+	}
+	free(n->val);
+	free(n->key);
+	free(n->key_pos);
+	free(n->used);
+	free(n->scalar);
+	free(n);
+}
+
+static struct conf_node *node_new(struct conf_doc *doc, enum bs_conf_kind kind,
+				  const yaml_node_t *y)
+{
+	struct conf_node *n;
+
+	if (++doc->nodes > CONF_NODES_MAX)
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->pub.ops = &conf_ops;
+	n->doc = doc;
+	n->kind = kind;
+	n->line = (unsigned)y->start_mark.line + 1;
+	n->col = (unsigned)y->start_mark.column + 1;
+	return n;
+}
+
+static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd,
+				 yaml_node_t *y, int depth, char *err, size_t errlen);
+
+static int fail(struct conf_doc *doc, const yaml_node_t *y, char *err,
+		size_t errlen, const char *why)
+{
+	snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file, y->start_mark.line + 1,
+		 y->start_mark.column + 1, why);
+	return -EINVAL;
+}
+
+static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+		       struct conf_node *n, int depth, char *err, size_t errlen)
+{
+	size_t cnt = (size_t)(y->data.mapping.pairs.top - y->data.mapping.pairs.start);
+
+	n->key = calloc(cnt ? cnt : 1, sizeof(char *));
+	n->key_pos = calloc(cnt ? cnt : 1, sizeof(*n->key_pos));
+	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
+	n->used = calloc(cnt ? cnt : 1, sizeof(bool));
+	if (!n->key || !n->key_pos || !n->val || !n->used)
+		return fail(doc, y, err, errlen, "out of memory");
+	for (size_t i = 0; i < cnt; i++) {
+		yaml_node_pair_t *pair = &y->data.mapping.pairs.start[i];
+		yaml_node_t *k = yaml_document_get_node(yd, pair->key);
+		yaml_node_t *v = yaml_document_get_node(yd, pair->value);
+		if (!k || !v || k->type != YAML_SCALAR_NODE)
+			return fail(doc, k ? k : y, err, errlen,
+				    "mapping keys must be plain strings");
+		const char *ks = (const char *)k->data.scalar.value;
+		for (size_t j = 0; j < n->n; j++)
+			if (strcmp(n->key[j], ks) == 0) {
+				char why[160];
+				snprintf(why, sizeof(why), "duplicate key '%.100s'", ks);
+				return fail(doc, k, err, errlen, why);
+			}
+		n->key[i] = strdup(ks);
+		n->key_pos[i] = node_new(doc, BS_CONF_SCALAR, k);
+		n->val[i] = convert(doc, yd, v, depth + 1, err, errlen);
+		n->n = i + 1;
+		if (!n->key[i] || !n->key_pos[i] || !n->val[i])
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int convert_seq(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+		       struct conf_node *n, int depth, char *err, size_t errlen)
+{
+	size_t cnt = (size_t)(y->data.sequence.items.top - y->data.sequence.items.start);
+
+	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
+	if (!n->val)
+		return fail(doc, y, err, errlen, "out of memory");
+	for (size_t i = 0; i < cnt; i++) {
+		yaml_node_t *v = yaml_document_get_node(yd, y->data.sequence.items.start[i]);
+		n->val[i] = v ? convert(doc, yd, v, depth + 1, err, errlen) : NULL;
+		n->n = i + 1;
+		if (!n->val[i])
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd,
+				 yaml_node_t *y, int depth, char *err, size_t errlen)
+{
+	static const enum bs_conf_kind kinds[] = {
+		[YAML_SCALAR_NODE] = BS_CONF_SCALAR,
+		[YAML_SEQUENCE_NODE] = BS_CONF_SEQ,
+		[YAML_MAPPING_NODE] = BS_CONF_MAP,
+	};
+	struct conf_node *n;
+	int rc = 0;
+
+	if (depth > CONF_DEPTH_MAX) {
+		fail(doc, y, err, errlen, "nested too deeply");
+		return NULL;
+	}
+	if (y->type == YAML_NO_NODE || !(n = node_new(doc, kinds[y->type], y))) {
+		fail(doc, y, err, errlen,
+		     doc->nodes > CONF_NODES_MAX ? "too many nodes (alias expansion?)"
+						 : "out of memory");
+		return NULL;
+	}
+	if (y->type == YAML_SCALAR_NODE) {
+		n->scalar = strndup((const char *)y->data.scalar.value, y->data.scalar.length);
+		if (!n->scalar || strlen(n->scalar) != y->data.scalar.length)
+			rc = fail(doc, y, err, errlen, n->scalar ? "NUL byte in a string"
+								 : "out of memory");
+	} else if (y->type == YAML_MAPPING_NODE) {
+		rc = convert_map(doc, yd, y, n, depth, err, errlen);
+	} else {
+		rc = convert_seq(doc, yd, y, n, depth, err, errlen);
+	}
+	if (rc < 0) {
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static char *read_file(const char *file, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(file, "rb");
+	char *buf = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return NULL;
+	}
+	buf = malloc(CONF_FILE_MAX + 1);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", file);
+		goto out;
+	}
+	*len = fread(buf, 1, CONF_FILE_MAX + 1, f);
+	if (ferror(f) || *len > CONF_FILE_MAX) {
+		snprintf(err, errlen, "%s: %s", file,
+			 ferror(f) ? strerror(errno) : "larger than 1 MiB");
+		free(buf);
+		buf = NULL;
+	}
+out:
+	fclose(f);
+	return buf;
+}
+
+static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len,
+			      char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t yd;
+	bool loaded = false;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &yd)) {
+		snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file,
+			 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+			 parser.problem ? parser.problem : "YAML error");
+		goto fail;
+	}
+	loaded = true;
+	yaml_node_t *root = yaml_document_get_root_node(&yd);
+	if (!root) {
+		/* An empty file is an empty configuration. */
+		static yaml_node_t empty = { .type = YAML_MAPPING_NODE };
+		root = &empty;
+	}
+	if (root->type != YAML_MAPPING_NODE) {
+		fail(doc, root, err, errlen, "the configuration must be a mapping");
+		goto fail;
+	}
+	doc->root = convert(doc, &yd, root, 0, err, errlen);
+	if (!doc->root)
+		goto fail;
+	yaml_document_delete(&yd);
+	yaml_parser_delete(&parser);
+	return doc;
+fail:
+	if (loaded)
+		yaml_document_delete(&yd);
+	yaml_parser_delete(&parser);
+	conf_free(doc);
+	return NULL;
+}
+
+struct conf_doc *conf_load(const char *file, const char *text, char *err,
+			   size_t errlen)
+{
+	struct conf_doc *doc = calloc(1, sizeof(*doc));
+	char *owned = NULL;
+	size_t len;
+
+	if (!doc || !(doc->file = strdup(file))) {
+		snprintf(err, errlen, "out of memory");
+		free(doc);
+		return NULL;
+	}
+	if (text) {
+		len = strlen(text);
+	} else {
+		if (!(owned = read_file(file, &len, err, errlen))) {
+			conf_free(doc);
+			return NULL;
+		}
+		text = owned;
+	}
+	doc = parse(doc, text, len, err, errlen);
+	free(owned);
+	return doc;
+}
+
+void conf_free(struct conf_doc *doc)
+{
+	if (!doc)
+		return;
+	node_free(doc->root);
+	free(doc->file);
+	free(doc);
+}
+
+/* ---- lookups and typed getters ---- */
+
+static ssize_t find_key(const struct conf_node *map, const char *key)
+{
+	if (!map || map->kind != BS_CONF_MAP)
+		return -1;
+	for (size_t i = 0; i < map->n; i++)
+		if (strcmp(map->key[i], key) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+void conf_mark_used(const struct conf_node *map, const char *key)
+{
+	ssize_t i = find_key(map, key);
+	if (i >= 0)
+		map->used[i] = true;
+}
+
+const struct conf_node *conf_child(const struct conf_node *node, const char *key)
+{
+	ssize_t i = find_key(node, key);
+	if (i < 0)
+		return NULL;
+	node->used[i] = true;
+	return node->val[i];
+}
+
+int conf_check_unused(const struct conf_node *node)
+{
+	for (size_t i = 0; i < node->n; i++) {
+		if (node->kind == BS_CONF_MAP && !node->used[i])
+			return conf_errorf(node->key_pos[i], "unknown key '%s'",
+					   node->key[i]);
+		if (node->kind == BS_CONF_MAP || node->kind == BS_CONF_SEQ) {
+			int rc = conf_check_unused(node->val[i]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static const struct conf_node *scalar_child(const struct conf_node *node,
+					    const char *key, int *rc)
+{
+	const struct conf_node *c = conf_child(node, key);
+
+	*rc = 0;
+	if (!c) {
+		*rc = -ENOENT;
+		return NULL;
+	}
+	if (c->kind != BS_CONF_SCALAR) {
+		*rc = conf_errorf(c, "'%s' must be a single value", key);
+		return NULL;
+	}
+	return c;
+}
+
+int conf_get_str(const struct conf_node *node, const char *key, const char **out)
+{
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+	if (c)
+		*out = c->scalar;
+	return rc;
+}
+
+int conf_get_bool(const struct conf_node *node, const char *key, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on" };
+	static const char *const no[] = { "false", "no", "off" };
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+
+	if (!c)
+		return rc;
+	for (size_t i = 0; i < 3; i++) {
+		if (strcasecmp(c->scalar, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(c->scalar, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return conf_errorf(c, "'%s' must be true or false, not '%s'", key, c->scalar);
+}
+
+int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min,
+		 uint64_t max, uint64_t *out)
+{
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+	char *end;
+
+	if (!c)
+		return rc;
+	errno = 0;
+	unsigned long long v = strtoull(c->scalar, &end, 10);
+	if (c->scalar[0] < '0' || c->scalar[0] > '9' || *end || errno)
+		return conf_errorf(c, "'%s' must be a whole number, not '%s'", key,
+				   c->scalar);
+	if (v < min || v > max)
+		return conf_errorf(c, "'%s' must be between %llu and %llu, not %llu",
+				   key, (unsigned long long)min,
+				   (unsigned long long)max, v);
+	*out = v;
+	return 0;
+}
+
+static int f64_in_range(const struct conf_node *c, const char *key, double v,
+			double min, double max, double *out)
+{
+	if (!isfinite(v) || v < min || v > max)
+		return conf_errorf(c, "'%s' must be between %g and %g, not '%s'", key,
+				   min, max, c->scalar);
+	*out = v;
+	return 0;
+}
+
+int conf_get_f64(const struct conf_node *node, const char *key, double min,
+		 double max, double *out)
+{
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+	char *end;
+
+	if (!c)
+		return rc;
+	errno = 0;
+	double v = strtod(c->scalar, &end);
+	if (end == c->scalar || *end || errno)
+		return conf_errorf(c, "'%s' must be a number, not '%s'", key, c->scalar);
+	return f64_in_range(c, key, v, min, max, out);
+}
+
+/* Parses a number followed by a unit from `units`; returns the value or NaN. */
+struct unit {
+	const char *name;
+	double scale;
+};
+
+static double parse_with_units(const char *s, const struct unit *units, bool repeat)
+{
+	double total = 0;
+	bool any = false;
+
+	while (*s) {
+		char *end;
+		if (*s < '0' || *s > '9')
+			return NAN;
+		double v = strtod(s, &end);
+		size_t i;
+		for (i = 0; units[i].name; i++) {
+			size_t ul = strlen(units[i].name);
+			if (strncmp(end, units[i].name, ul) == 0 &&
+			    !(end[ul] >= 'a' && end[ul] <= 'z') &&
+			    !(end[ul] >= 'A' && end[ul] <= 'Z'))
+				break;
+		}
+		if (!units[i].name)
+			return NAN;
+		total += v * units[i].scale;
+		s = end + strlen(units[i].name);
+		any = true;
+		if (!repeat && *s)
+			return NAN;
+	}
+	return any ? total : NAN;
+}
+
+int conf_get_duration(const struct conf_node *node, const char *key, double min,
+		      double max, double *out)
+{
+	static const struct unit units[] = {
+		{ "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "", 1 }, { 0, 0 }
+	};
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+
+	if (!c)
+		return rc;
+	double v = parse_with_units(c->scalar, units, true);
+	if (isnan(v))
+		return conf_errorf(c, "'%s' must be a duration like 10s or 500ms, not '%s'",
+				   key, c->scalar);
+	return f64_in_range(c, key, v, min, max, out);
+}
+
+int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min,
+		   uint64_t max, uint64_t *out)
+{
+	static const struct unit units[] = {
+		{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+		{ "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "B", 1 }, { "", 1 },
+		{ 0, 0 }
+	};
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+
+	if (!c)
+		return rc;
+	double v = parse_with_units(c->scalar, units, false);
+	if (isnan(v) || v != floor(v) || v < (double)min || v > (double)max)
+		return conf_errorf(c, "'%s' must be a size from %llu to %llu bytes "
+				      "(like 64MiB), not '%s'", key,
+				   (unsigned long long)min, (unsigned long long)max,
+				   c->scalar);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* ---- the read-only view collectors get ---- */
+
+#define NODE(c) ((const struct conf_node *)(c))
+
+static const struct bs_conf *op_child(const struct bs_conf *n, const char *key)
+{
+	const struct conf_node *c = conf_child(NODE(n), key);
+	return c ? &c->pub : NULL;
+}
+
+static enum bs_conf_kind op_kind(const struct bs_conf *n)
+{
+	return n ? NODE(n)->kind : BS_CONF_NONE;
+}
+
+static size_t op_length(const struct bs_conf *n)
+{
+	return n && NODE(n)->kind != BS_CONF_SCALAR ? NODE(n)->n : 0;
+}
+
+static const struct bs_conf *op_item(const struct bs_conf *n, size_t i)
+{
+	if (!n || NODE(n)->kind != BS_CONF_SEQ || i >= NODE(n)->n)
+		return NULL;
+	return &NODE(n)->val[i]->pub;
+}
+
+static int op_get_str(const struct bs_conf *n, const char *k, const char **o)
+{
+	return conf_get_str(NODE(n), k, o);
+}
+
+static int op_get_bool(const struct bs_conf *n, const char *k, bool *o)
+{
+	return conf_get_bool(NODE(n), k, o);
+}
+
+static int op_get_u64(const struct bs_conf *n, const char *k, uint64_t lo,
+		      uint64_t hi, uint64_t *o)
+{
+	return conf_get_u64(NODE(n), k, lo, hi, o);
+}
+
+static int op_get_f64(const struct bs_conf *n, const char *k, double lo,
+		      double hi, double *o)
+{
+	return conf_get_f64(NODE(n), k, lo, hi, o);
+}
+
+static const char *op_scalar(const struct bs_conf *n)
+{
+	return n && NODE(n)->kind == BS_CONF_SCALAR ? NODE(n)->scalar : NULL;
+}
+
+static int op_error(const struct bs_conf *n, const char *msg)
+{
+	return conf_errorf(NODE(n), "%s", msg);
+}
+
+static const struct bs_conf_ops conf_ops = {
+	.child = op_child,
+	.kind = op_kind,
+	.length = op_length,
+	.item = op_item,
+	.get_str = op_get_str,
+	.get_bool = op_get_bool,
+	.get_u64 = op_get_u64,
+	.get_f64 = op_get_f64,
+	.scalar = op_scalar,
+	.error = op_error,
+};

@@ -1,0 +1,126 @@
+/* The exporter's configuration: global settings and the collectors to run.
+ * A file is parsed into a fresh struct; the caller swaps it in only on success. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool collector_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > CONFIG_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_'))
+			return false;
+	return true;
+}
+
+static int load_global(struct config *c, const struct conf_node *g)
+{
+	int rc;
+
+	if (g->kind != BS_CONF_MAP)
+		return conf_errorf(g, "'global' must be a mapping");
+	rc = conf_get_duration(g, "scrape_timeout", 0.01, 3600, &c->scrape_timeout);
+	if (rc == -EINVAL)
+		return rc;
+	rc = conf_get_duration(g, "scrape_timeout_offset", 0, 60, &c->timeout_offset);
+	if (rc == -EINVAL)
+		return rc;
+	rc = conf_get_bytes(g, "max_response_bytes", 4096, 1ull << 40,
+			    &c->max_response_bytes);
+	if (rc == -EINVAL)
+		return rc;
+	rc = conf_get_str(g, "plugin_dir", &c->plugin_dir);
+	if (rc == -EINVAL)
+		return rc;
+	return conf_check_unused(g);
+}
+
+static int load_collectors(struct config *c, const struct conf_node *m)
+{
+	if (m->kind != BS_CONF_MAP)
+		return conf_errorf(m, "'collectors' must be a mapping of name to options");
+	if (m->n > CONFIG_COLLECTORS_MAX)
+		return conf_errorf(m, "more than %d collectors", CONFIG_COLLECTORS_MAX);
+	for (size_t i = 0; i < m->n; i++) {
+		struct config_collector *cc = &c->collector[c->ncollectors];
+		const char *name = m->key[i];
+		const struct conf_node *opts = conf_child(m, name);
+
+		if (!collector_name_valid(name))
+			return conf_errorf(m->key_pos[i],
+					   "collector name '%s' must be 1 to %d of "
+					   "a-z, 0-9 and _", name, CONFIG_NAME_MAX);
+		/* "name:" with nothing after it means "with defaults". */
+		if (opts->kind != BS_CONF_MAP &&
+		    !(opts->kind == BS_CONF_SCALAR && opts->scalar[0] == '\0')) {
+			return conf_errorf(opts, "options of collector '%s' must be a mapping",
+					   name);
+		}
+		cc->name = name;
+		cc->node = opts;
+		cc->enabled = true;
+		if (opts->kind == BS_CONF_MAP &&
+		    conf_get_bool(opts, "enabled", &cc->enabled) == -EINVAL)
+			return -EINVAL;
+		c->ncollectors++;
+	}
+	return 0;
+}
+
+struct config *config_load(const char *file, const char *text,
+			   const char *default_plugin_dir, char *err, size_t errlen)
+{
+	struct config *c = calloc(1, sizeof(*c));
+	const struct conf_node *n;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->scrape_timeout = 10;
+	c->timeout_offset = 0.5;
+	c->max_response_bytes = 256ull << 20;
+	c->plugin_dir = default_plugin_dir;
+	c->doc = conf_load(file, text, err, errlen);
+	if (!c->doc)
+		goto fail;
+	struct conf_node *root = c->doc->root;
+	if ((n = conf_child(root, "global")) && load_global(c, n) < 0)
+		goto fail_doc;
+	if ((n = conf_child(root, "collectors")) && load_collectors(c, n) < 0)
+		goto fail_doc;
+	/* Top level only: each collector's plugin checks its own options. */
+	for (size_t i = 0; i < root->n; i++)
+		if (!root->used[i]) {
+			conf_errorf(root->key_pos[i], "unknown key '%s'", root->key[i]);
+			goto fail_doc;
+		}
+	return c;
+fail_doc:
+	snprintf(err, errlen, "%s", c->doc->err);
+fail:
+	config_free(c);
+	return NULL;
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	conf_free(c->doc);
+	free(c);
+}
+
+const struct config_collector *config_find(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->ncollectors; i++)
+		if (strcmp(c->collector[i].name, name) == 0)
+			return &c->collector[i];
+	return NULL;
+}

@@ -1,0 +1,469 @@
+/* The emitter a collector writes into: it enforces the metric model's rules
+ * (names, label sets, duplicates, value ranges) and passes what is valid to the
+ * exposition writer. Whatever it refuses is counted by reason, never written. */
+#include "emitter.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmt.h"
+#include "hash.h"
+
+uint64_t emitter_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool reason_valid(const char *r, size_t n)
+{
+	if (n == 0 || n > EMITTER_REASON_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') ||
+		      r[i] == '_'))
+			return false;
+	return true;
+}
+
+/* Reasons are few and fixed per collector; past the table's size (a collector
+ * inventing reasons) everything lands in "other", keeping cardinality bounded. */
+void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason,
+	       uint64_t n)
+{
+	for (size_t i = 0; i < *ntab; i++) {
+		if (strcmp(tab[i].reason, reason) == 0) {
+			tab[i].n += n;
+			return;
+		}
+	}
+	struct emitter_drop *d = &tab[EMITTER_MAX_REASONS - 1];
+	if (*ntab < EMITTER_MAX_REASONS - 1)
+		d = &tab[*ntab];
+	else
+		reason = "other";
+	if (*ntab < EMITTER_MAX_REASONS) {
+		memcpy(d->reason, reason, strlen(reason) + 1);
+		d->n = 0;
+		(*ntab)++;
+	}
+	d->n += n;
+}
+
+static void emitter_drop(struct bs_emitter *pub, const char *reason, uint64_t n)
+{
+	struct emitter *e = (struct emitter *)pub;
+
+	if (!reason || !reason_valid(reason, strlen(reason)))
+		reason = "invalid_reason";
+	drops_add(e->drops, &e->ndrops, reason, n);
+}
+
+static int refuse(struct emitter *e, const char *reason, int err)
+{
+	emitter_drop(&e->pub, reason, 1);
+	return err;
+}
+
+static bool emitter_expired(struct bs_emitter *pub)
+{
+	struct emitter *e = (struct emitter *)pub;
+	return e->deadline_ns && emitter_now_ns() > e->deadline_ns;
+}
+
+static bool unit_valid(const char *u, size_t n)
+{
+	if (n == 0 || n > EMITTER_UNIT_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= '0' && u[i] <= '9') ||
+		      u[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The OpenMetrics family name: a counter without _total, an info without _info. */
+static size_t family_base_len(const char *name, size_t n, enum bs_metric_type t)
+{
+	if (t == BS_COUNTER && names_has_suffix(name, n, "_total"))
+		return n - 6;
+	if (t == BS_INFO && names_has_suffix(name, n, "_info"))
+		return n - 5;
+	return n;
+}
+
+static int family_check(const struct bs_family *f, size_t base_len)
+{
+	size_t n = strlen(f->name);
+	if ((unsigned)f->type > BS_UNKNOWN || !names_metric_valid(f->name, n) ||
+	    base_len == 0)
+		return -EINVAL;
+	/* A stateset's family name is also the label holding the state. */
+	if (f->type == BS_STATESET && !names_label_valid(f->name, base_len))
+		return -EINVAL;
+	if (f->unit && f->unit[0]) {
+		size_t ul = strlen(f->unit);
+		if (!unit_valid(f->unit, ul) || f->type == BS_INFO ||
+		    f->type == BS_STATESET || base_len < ul + 2 ||
+		    f->name[base_len - ul - 1] != '_' ||
+		    memcmp(f->name + base_len - ul, f->unit, ul) != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
+{
+	struct emitter *e = (struct emitter *)pub;
+
+	e->has_family = false;
+	e->header_done = false;
+	seriesset_clear(&e->series);
+	if (!f || !f->name)
+		return refuse(e, "invalid_family", -EINVAL);
+	size_t n = strlen(f->name);
+	size_t base_len = family_base_len(f->name, n, f->type);
+	if (family_check(f, base_len) < 0)
+		return refuse(e, "invalid_family", -EINVAL);
+	int rc = famreg_claim(e->reg, f->name, base_len, f->type);
+	if (rc == -EEXIST)
+		return refuse(e, "duplicate_family", rc);
+	if (rc < 0)
+		return refuse(e, "out_of_memory", rc);
+
+	memcpy(e->base, f->name, base_len);
+	e->base[base_len] = '\0';
+	e->base_len = base_len;
+	e->type = f->type;
+	e->unit[0] = '\0';
+	if (f->unit)
+		memcpy(e->unit, f->unit, strlen(f->unit) + 1);
+	const char *help = f->help ? f->help : "";
+	e->help_len = names_utf8_cut(help, strlen(help), sizeof(e->help));
+	memcpy(e->help, help, e->help_len);
+	e->has_family = true;
+	return 0;
+}
+
+static int write_header(struct emitter *e)
+{
+	struct expo_family fam = {
+		.base = e->base, .base_len = e->base_len, .type = e->type,
+		.unit = e->unit, .help = e->help, .help_len = e->help_len,
+	};
+	unsigned repaired = 0;
+	if (expo_family_header(e->sink, e->format, &fam, &repaired) < 0)
+		return -ENOBUFS;
+	if (repaired)
+		emitter_drop(&e->pub, "invalid_utf8_repaired", repaired);
+	e->header_done = true;
+	return 0;
+}
+
+static int scratch_reserve(struct emitter *e, size_t need)
+{
+	if (need <= e->scratch_cap)
+		return 0;
+	size_t cap = need < 4096 ? 4096 : need;
+	char *p = realloc(e->scratch, cap);
+	if (!p)
+		return -ENOMEM;
+	e->scratch = p;
+	e->scratch_cap = cap;
+	return 0;
+}
+
+/* Validates a series' labels, checks it is new in its family, and leaves
+ * its escaped label block in e->scratch. Returns the block's length or -errno.
+ * `reserved` is the label the type itself adds (le, quantile, the state). */
+static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
+			    size_t n, const char *reserved)
+{
+	size_t nlen[EMITTER_MAX_LABELS], vlen[EMITTER_MAX_LABELS];
+	size_t need = 0;
+	uint64_t id = 0;
+	unsigned repaired = 0, truncated = 0;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	if (n > EMITTER_MAX_LABELS || (n && !labels))
+		return refuse(e, "too_many_labels", -E2BIG);
+	for (size_t i = 0; i < n; i++) {
+		if (!labels[i].name || !labels[i].value)
+			return refuse(e, "invalid_label", -EINVAL);
+		nlen[i] = strlen(labels[i].name);
+		if (!names_label_valid(labels[i].name, nlen[i]) ||
+		    (reserved && strcmp(labels[i].name, reserved) == 0))
+			return refuse(e, "invalid_label", -EINVAL);
+		for (size_t j = 0; j < i; j++)
+			if (nlen[j] == nlen[i] &&
+			    memcmp(labels[j].name, labels[i].name, nlen[i]) == 0)
+				return refuse(e, "invalid_label", -EINVAL);
+		size_t raw = strlen(labels[i].value);
+		vlen[i] = names_utf8_cut(labels[i].value, raw, NAMES_LABEL_VALUE_MAX);
+		truncated += vlen[i] != raw;
+		need += EXPO_LABEL_SIZE(nlen[i], vlen[i]) + 1;
+	}
+	if (scratch_reserve(e, need) < 0)
+		return refuse(e, "out_of_memory", -ENOMEM);
+
+	char *p = e->scratch;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*p++ = ',';
+		char *start = p;
+		p = expo_label(p, labels[i].name, nlen[i], labels[i].value, vlen[i],
+			       &repaired);
+		/* Summing per-label hashes of the written text makes the identity
+		 * independent of label order and true to what is written. */
+		id += hash_mix(hash_bytes(start, (size_t)(p - start), 0),
+			       0x9E3779B97F4A7C15ull) | 1;
+	}
+	int added = seriesset_add(&e->series, id ^ n);
+	if (added == 0)
+		return refuse(e, "duplicate_series", -EEXIST);
+	if (added < 0)
+		return refuse(e, "out_of_memory", -ENOMEM);
+	if (repaired)
+		emitter_drop(&e->pub, "invalid_utf8_repaired", repaired);
+	if (truncated)
+		emitter_drop(&e->pub, "label_value_truncated", truncated);
+	if (!e->header_done && write_header(e) < 0)
+		return refuse(e, "output_full", -ENOBUFS);
+	return p - e->scratch;
+}
+
+static int line(struct emitter *e, const char *suffix, size_t suffix_len,
+		size_t labels_len, const struct expo_extra *extra,
+		struct bs_value v)
+{
+	if (expo_line(e->sink, e->base, e->base_len, suffix, suffix_len, e->scratch,
+		      labels_len, extra, v) < 0)
+		return refuse(e, "output_full", -ENOBUFS);
+	e->lines++;
+	return 0;
+}
+
+static bool value_negative_or_nan(struct bs_value v)
+{
+	return (v.kind == BS_VAL_I64 && v.i < 0) ||
+	       (v.kind == BS_VAL_F64 && (isnan(v.f) || v.f < 0));
+}
+
+static int emitter_sample(struct bs_emitter *pub, const struct bs_label *labels,
+			  size_t n, struct bs_value v)
+{
+	struct emitter *e = (struct emitter *)pub;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	switch (e->type) {
+	case BS_COUNTER:
+		if (value_negative_or_nan(v))
+			return refuse(e, "invalid_value", -EINVAL);
+		break;
+	case BS_INFO:
+		if (v.kind != BS_VAL_U64 || v.u != 1)
+			return refuse(e, "invalid_value", -EINVAL);
+		break;
+	case BS_GAUGE:
+	case BS_UNKNOWN:
+		break;
+	default:
+		return refuse(e, "wrong_type", -EINVAL);
+	}
+	ssize_t ll = series_begin(e, labels, n, NULL);
+	if (ll < 0)
+		return (int)ll;
+	if (e->type == BS_COUNTER)
+		return line(e, "_total", 6, (size_t)ll, NULL, v);
+	if (e->type == BS_INFO)
+		return line(e, "_info", 5, (size_t)ll, NULL, v);
+	return line(e, "", 0, (size_t)ll, NULL, v);
+}
+
+static int histogram_check(const struct bs_histogram *h, uint64_t *total)
+{
+	uint64_t sum = 0;
+
+	if (!h || h->nbuckets == 0 || h->nbuckets > EMITTER_MAX_BUCKETS ||
+	    !h->upper || !h->count)
+		return -EINVAL;
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		if (isnan(h->upper[i]) || (i && h->upper[i] <= h->upper[i - 1]))
+			return -EINVAL;
+		if (__builtin_add_overflow(sum, h->count[i], &sum))
+			return -ERANGE;
+	}
+	if (h->has_sum && h->sum.kind == BS_VAL_F64 && isnan(h->sum.f))
+		return -EINVAL;
+	*total = sum;
+	return 0;
+}
+
+static struct bs_value u64_value(uint64_t u)
+{
+	return (struct bs_value){ .kind = BS_VAL_U64, .u = u };
+}
+
+static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labels,
+			     size_t n, const struct bs_histogram *h)
+{
+	struct emitter *e = (struct emitter *)pub;
+	char le[FMT_NUM_MAX + 4];
+	struct expo_extra extra = { .name = "le", .name_len = 2, .value = le };
+	uint64_t total, cum = 0;
+	int rc = 0;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	if (e->type != BS_HISTOGRAM)
+		return refuse(e, "wrong_type", -EINVAL);
+	if (histogram_check(h, &total) < 0)
+		return refuse(e, "invalid_value", -EINVAL);
+	ssize_t ll = series_begin(e, labels, n, "le");
+	if (ll < 0)
+		return (int)ll;
+	for (size_t i = 0; i < h->nbuckets && rc == 0; i++) {
+		cum += h->count[i];
+		extra.value_len = (size_t)(fmt_f64_canonical(le, h->upper[i]) - le);
+		rc = line(e, "_bucket", 7, (size_t)ll, &extra, u64_value(cum));
+	}
+	if (rc == 0 && !isinf(h->upper[h->nbuckets - 1])) {
+		extra.value = "+Inf";
+		extra.value_len = 4;
+		rc = line(e, "_bucket", 7, (size_t)ll, &extra, u64_value(total));
+	}
+	if (rc)
+		return rc;
+	if (e->format == EXPO_TEXT) {
+		if (h->has_sum)
+			rc = line(e, "_sum", 4, (size_t)ll, NULL, h->sum);
+		return rc ? rc : line(e, "_count", 6, (size_t)ll, NULL, u64_value(total));
+	}
+	/* OpenMetrics: _count only beside _sum, and no _sum with negative buckets. */
+	if (!h->has_sum || h->upper[0] < 0)
+		return 0;
+	rc = line(e, "_count", 6, (size_t)ll, NULL, u64_value(total));
+	return rc ? rc : line(e, "_sum", 4, (size_t)ll, NULL, h->sum);
+}
+
+static int summary_check(const struct bs_summary *s)
+{
+	if (!s || s->nquantiles > EMITTER_MAX_BUCKETS ||
+	    (s->nquantiles && (!s->quantile || !s->value)))
+		return -EINVAL;
+	for (size_t i = 0; i < s->nquantiles; i++)
+		if (!(s->quantile[i] >= 0 && s->quantile[i] <= 1) ||
+		    isnan(s->value[i]) || s->value[i] < 0)
+			return -EINVAL;
+	if (s->sum.kind == BS_VAL_F64 && isnan(s->sum.f))
+		return -EINVAL;
+	return 0;
+}
+
+static int emitter_summary(struct bs_emitter *pub, const struct bs_label *labels,
+			   size_t n, const struct bs_summary *s)
+{
+	struct emitter *e = (struct emitter *)pub;
+	char q[FMT_NUM_MAX + 4];
+	struct expo_extra extra = { .name = "quantile", .name_len = 8, .value = q };
+	int rc = 0;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	if (e->type != BS_SUMMARY)
+		return refuse(e, "wrong_type", -EINVAL);
+	if (summary_check(s) < 0)
+		return refuse(e, "invalid_value", -EINVAL);
+	ssize_t ll = series_begin(e, labels, n, "quantile");
+	if (ll < 0)
+		return (int)ll;
+	for (size_t i = 0; i < s->nquantiles && rc == 0; i++) {
+		struct bs_value v = { .kind = BS_VAL_F64, .f = s->value[i] };
+		extra.value_len = (size_t)(fmt_f64_canonical(q, s->quantile[i]) - q);
+		rc = line(e, "", 0, (size_t)ll, &extra, v);
+	}
+	if (rc == 0)
+		rc = line(e, "_sum", 4, (size_t)ll, NULL, s->sum);
+	return rc ? rc : line(e, "_count", 6, (size_t)ll, NULL, u64_value(s->count));
+}
+
+static int states_check(const char *const *states, const bool *active, size_t n)
+{
+	if (n == 0 || n > EMITTER_MAX_STATES || !states || !active)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!states[i] || strlen(states[i]) > NAMES_LABEL_VALUE_MAX)
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(states[i], states[j]) == 0)
+				return -EINVAL;
+	}
+	return 0;
+}
+
+static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *labels,
+			    size_t n, const char *const *states,
+			    const bool *active, size_t nstates)
+{
+	struct emitter *e = (struct emitter *)pub;
+	int rc = 0;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	if (e->type != BS_STATESET)
+		return refuse(e, "wrong_type", -EINVAL);
+	if (states_check(states, active, nstates) < 0)
+		return refuse(e, "invalid_value", -EINVAL);
+	ssize_t ll = series_begin(e, labels, n, e->base);
+	if (ll < 0)
+		return (int)ll;
+	char *escaped = malloc(3 * NAMES_LABEL_VALUE_MAX);
+	if (!escaped)
+		return refuse(e, "out_of_memory", -ENOMEM);
+	for (size_t i = 0; i < nstates && rc == 0; i++) {
+		unsigned repaired = 0;
+		char *end = names_escape_value(escaped, states[i], strlen(states[i]),
+					       &repaired);
+		struct expo_extra extra = { e->base, e->base_len, escaped,
+					    (size_t)(end - escaped) };
+		if (repaired)
+			emitter_drop(pub, "invalid_utf8_repaired", repaired);
+		rc = line(e, "", 0, (size_t)ll, &extra, u64_value(active[i] ? 1 : 0));
+	}
+	free(escaped);
+	return rc;
+}
+
+static const struct bs_emitter_ops emitter_ops = {
+	.family = emitter_family,
+	.sample = emitter_sample,
+	.histogram = emitter_histogram,
+	.summary = emitter_summary,
+	.stateset = emitter_stateset,
+	.drop = emitter_drop,
+	.expired = emitter_expired,
+};
+
+void emitter_init(struct emitter *e, enum expo_format f, struct sink *s,
+		  struct famreg *reg, uint64_t deadline_ns)
+{
+	memset(e, 0, sizeof(*e));
+	e->pub.ops = &emitter_ops;
+	e->format = f;
+	e->sink = s;
+	e->reg = reg;
+	e->deadline_ns = deadline_ns;
+}
+
+void emitter_free(struct emitter *e)
+{
+	seriesset_free(&e->series);
+	free(e->scratch);
+	e->scratch = NULL;
+}

@@ -1,0 +1,61 @@
+/* The emitter a collector writes into: it enforces the metric model's rules
+ * and passes what is valid to the exposition writer. */
+#ifndef BS_EMITTER_H
+#define BS_EMITTER_H
+
+#include <binstat/collector.h>
+
+#include "expo.h"
+#include "famreg.h"
+#include "names.h"
+#include "seriesset.h"
+
+#define EMITTER_MAX_LABELS 64
+#define EMITTER_MAX_BUCKETS 4096
+#define EMITTER_MAX_STATES 256
+#define EMITTER_MAX_REASONS 32
+#define EMITTER_REASON_MAX 47
+#define EMITTER_UNIT_MAX 63
+
+struct emitter_drop {
+	char reason[EMITTER_REASON_MAX + 1];
+	uint64_t n;
+};
+
+struct emitter {
+	struct bs_emitter pub;
+	enum expo_format format;
+	struct sink *sink;
+	struct famreg *reg;
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+
+	/* The open family; its header is written with its first sample, so
+	 * a family with no valid series leaves no trace. */
+	bool has_family;
+	bool header_done;
+	enum bs_metric_type type;
+	char base[NAMES_METRIC_MAX + 1];
+	size_t base_len;
+	char unit[EMITTER_UNIT_MAX + 1];
+	char help[NAMES_HELP_MAX];
+	size_t help_len;
+	struct seriesset series;
+
+	char *scratch; /* the escaped label block of the current series */
+	size_t scratch_cap;
+
+	struct emitter_drop drops[EMITTER_MAX_REASONS];
+	size_t ndrops;
+	uint64_t lines;
+};
+
+/* Adds n to `reason` in a table of EMITTER_MAX_REASONS, the last slot "other". */
+void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason,
+	       uint64_t n);
+
+void emitter_init(struct emitter *e, enum expo_format f, struct sink *s,
+		  struct famreg *reg, uint64_t deadline_ns);
+void emitter_free(struct emitter *e);
+uint64_t emitter_now_ns(void);
+
+#endif

@@ -1,0 +1,150 @@
+/* Exposition writer: family headers and sample lines in Prometheus text 0.0.4
+ * or OpenMetrics 1.0.0. One sample line is one reserve, a few memcpys, one commit. */
+#include "expo.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "names.h"
+
+static const char *const om_type_name[] = {
+	[BS_COUNTER] = "counter", [BS_GAUGE] = "gauge",
+	[BS_HISTOGRAM] = "histogram", [BS_SUMMARY] = "summary",
+	[BS_INFO] = "info", [BS_STATESET] = "stateset",
+	[BS_UNKNOWN] = "unknown",
+};
+
+/* Text 0.0.4 has no info, stateset or unknown: they travel as gauges and untyped. */
+static const char *const text_type_name[] = {
+	[BS_COUNTER] = "counter", [BS_GAUGE] = "gauge",
+	[BS_HISTOGRAM] = "histogram", [BS_SUMMARY] = "summary",
+	[BS_INFO] = "gauge", [BS_STATESET] = "gauge",
+	[BS_UNKNOWN] = "untyped",
+};
+
+static char *put(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define PUTS(p, lit) put((p), (lit), sizeof(lit) - 1)
+
+/* Text format names the family after its samples: x_total, x_info. */
+static const char *text_family_suffix(enum bs_metric_type t)
+{
+	if (t == BS_COUNTER)
+		return "_total";
+	if (t == BS_INFO)
+		return "_info";
+	return "";
+}
+
+static char *meta_line(char *p, const char *kind, size_t kind_len,
+		       const struct expo_family *fam, const char *suffix)
+{
+	p = put(p, kind, kind_len);
+	p = put(p, fam->base, fam->base_len);
+	p = put(p, suffix, strlen(suffix));
+	*p++ = ' ';
+	return p;
+}
+
+int expo_family_header(struct sink *s, enum expo_format f,
+		       const struct expo_family *fam, unsigned *repaired)
+{
+	size_t unit_len = fam->unit ? strlen(fam->unit) : 0;
+	size_t need = 3 * (fam->base_len + 16) + 3 * fam->help_len + unit_len + 64;
+	char *p = sink_reserve(s, need);
+	if (!p)
+		return -ENOBUFS;
+
+	bool om = f == EXPO_OPENMETRICS;
+	const char *suffix = om ? "" : text_family_suffix(fam->type);
+	const char *type = om ? om_type_name[fam->type] : text_type_name[fam->type];
+
+	p = meta_line(p, "# HELP ", 7, fam, suffix);
+	p = names_escape_help(p, fam->help, fam->help_len, om, repaired);
+	*p++ = '\n';
+	p = meta_line(p, "# TYPE ", 7, fam, suffix);
+	p = put(p, type, strlen(type));
+	*p++ = '\n';
+	if (om && unit_len) {
+		p = meta_line(p, "# UNIT ", 7, fam, suffix);
+		p = put(p, fam->unit, unit_len);
+		*p++ = '\n';
+	}
+	sink_commit(s, p);
+	return 0;
+}
+
+char *expo_label(char *dst, const char *name, size_t nlen, const char *value,
+		 size_t vlen, unsigned *repaired)
+{
+	dst = put(dst, name, nlen);
+	*dst++ = '=';
+	*dst++ = '"';
+	dst = names_escape_value(dst, value, vlen, repaired);
+	*dst++ = '"';
+	return dst;
+}
+
+static char *put_value(char *p, struct bs_value v)
+{
+	switch (v.kind) {
+	case BS_VAL_U64:
+		return fmt_u64(p, v.u);
+	case BS_VAL_I64:
+		return fmt_i64(p, v.i);
+	case BS_VAL_F64:
+		return fmt_f64(p, v.f);
+	}
+	return p;
+}
+
+int expo_line(struct sink *s, const char *name, size_t name_len,
+	      const char *suffix, size_t suffix_len, const char *labels,
+	      size_t labels_len, const struct expo_extra *extra,
+	      struct bs_value v)
+{
+	size_t need = name_len + suffix_len + labels_len + FMT_NUM_MAX + 8;
+	if (extra)
+		need += extra->name_len + extra->value_len + 4;
+	char *p = sink_reserve(s, need);
+	if (!p)
+		return -ENOBUFS;
+
+	p = put(p, name, name_len);
+	p = put(p, suffix, suffix_len);
+	if (labels_len || extra) {
+		*p++ = '{';
+		p = put(p, labels, labels_len);
+		if (extra) {
+			if (labels_len)
+				*p++ = ',';
+			p = put(p, extra->name, extra->name_len);
+			*p++ = '=';
+			*p++ = '"';
+			p = put(p, extra->value, extra->value_len);
+			*p++ = '"';
+		}
+		*p++ = '}';
+	}
+	*p++ = ' ';
+	p = put_value(p, v);
+	*p++ = '\n';
+	sink_commit(s, p);
+	return 0;
+}
+
+int expo_eof(struct sink *s, enum expo_format f)
+{
+	if (f != EXPO_OPENMETRICS)
+		return 0;
+	char *p = sink_reserve(s, 8);
+	if (!p)
+		return -ENOBUFS;
+	sink_commit(s, PUTS(p, "# EOF\n"));
+	return 0;
+}

@@ -1,0 +1,150 @@
+/* Number formatting for the exposition: exact integers, round-trip doubles.
+ * Hot path of every scrape, so no snprintf unless a double needs 17 digits. */
+#include "fmt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+char *fmt_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	char *t = tmp + sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned i = (unsigned)(v % 100) * 2;
+		v /= 100;
+		t -= 2;
+		t[0] = digit_pairs[i];
+		t[1] = digit_pairs[i + 1];
+	}
+	if (v >= 10) {
+		t -= 2;
+		t[0] = digit_pairs[v * 2];
+		t[1] = digit_pairs[v * 2 + 1];
+	} else {
+		*--t = (char)('0' + v);
+	}
+	size_t n = (size_t)(tmp + sizeof(tmp) - t);
+	memcpy(p, t, n);
+	return p + n;
+}
+
+char *fmt_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(p, (uint64_t)v);
+}
+
+static const double exact_pow10[] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+#define TWO_POW_53 9007199254740992.0
+
+/* Fixed-point fast path: find the fewest decimals d such that an integer
+ * s < 2^53 gives s / 10^d == v. Both operands are exact doubles, so that one
+ * division is correctly rounded, just as strtod would round the text. */
+static char *fmt_fixed(char *p, double v, int *ok)
+{
+	double a = fabs(v);
+
+	*ok = 0;
+	if (a < 1e-7 || a >= 1e15)
+		return p;
+	for (int d = 1; d <= 17; d++) {
+		double scaled = a * exact_pow10[d];
+		if (scaled >= TWO_POW_53)
+			return p;
+		double s = nearbyint(scaled);
+		if (s / exact_pow10[d] != a)
+			continue;
+		uint64_t n = (uint64_t)s;
+		char digits[24];
+		char *e = fmt_u64(digits, n);
+		int nd = (int)(e - digits);
+		if (v < 0)
+			*p++ = '-';
+		if (nd <= d) {
+			*p++ = '0';
+			*p++ = '.';
+			memset(p, '0', (size_t)(d - nd));
+			p += d - nd;
+			memcpy(p, digits, (size_t)nd);
+			p += nd;
+		} else {
+			memcpy(p, digits, (size_t)(nd - d));
+			p += nd - d;
+			*p++ = '.';
+			memcpy(p, digits + nd - d, (size_t)d);
+			p += d;
+		}
+		*ok = 1;
+		return p;
+	}
+	return p;
+}
+
+/* Slow path for values the fixed form cannot carry in 2^53: the shortest of
+ * %.15g, %.16g, %.17g that reads back exactly. */
+static char *fmt_general(char *p, double v)
+{
+	char buf[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		int n = snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (prec == 17 || strtod(buf, NULL) == v) {
+			memcpy(p, buf, (size_t)n);
+			return p + n;
+		}
+	}
+	return p; /* not reached */
+}
+
+char *fmt_f64(char *p, double v)
+{
+	if (isnan(v)) {
+		memcpy(p, "NaN", 3);
+		return p + 3;
+	}
+	if (isinf(v)) {
+		memcpy(p, v > 0 ? "+Inf" : "-Inf", 4);
+		return p + 4;
+	}
+	if (v == 0) {
+		if (signbit(v)) {
+			memcpy(p, "-0", 2);
+			return p + 2;
+		}
+		*p = '0';
+		return p + 1;
+	}
+	if (fabs(v) < TWO_POW_53 && v == (double)(int64_t)v)
+		return fmt_i64(p, (int64_t)v);
+	int ok;
+	char *e = fmt_fixed(p, v, &ok);
+	return ok ? e : fmt_general(p, v);
+}
+
+char *fmt_f64_canonical(char *p, double v)
+{
+	char *start = p;
+	char *e = fmt_f64(p, v);
+
+	if (isnan(v) || isinf(v))
+		return e;
+	for (char *c = start; c < e; c++)
+		if (*c == '.' || *c == 'e')
+			return e;
+	memcpy(e, ".0", 2);
+	return e + 2;
+}

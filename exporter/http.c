@@ -1,0 +1,366 @@
+/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health.
+ * A thread per connection, a cap on connections, on request header memory
+ * and on idle time, so a slow or hostile client costs one bounded slot. */
+#include "http.h"
+
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "negotiate.h"
+#include "scrape.h"
+#include "version.h"
+
+#define HTTP_CONNECTIONS_MAX 128
+#define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
+
+struct http_server {
+	struct http_options opt;
+	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
+	size_t ndaemons;
+	unsigned in_flight;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code,
+			     const char *type, const char *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	enum MHD_Result rc = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	selfstats_http_response(code);
+	return rc;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code,
+				  const char *body)
+{
+	return reply(c, code, "text/plain; charset=utf-8", body);
+}
+
+static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
+{
+	char page[2048];
+	snprintf(page, sizeof(page),
+		 "<!DOCTYPE html>\n<html><head><title>binstat_exporter</title></head>\n"
+		 "<body><h1>binstat_exporter</h1>\n"
+		 "<p>Version %s (revision %s)</p>\n"
+		 "<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n",
+		 BS_VERSION, BS_REVISION, s->opt.telemetry_path);
+	return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
+}
+
+/* ---- collect[] selection ---- */
+
+struct selection {
+	struct collset *set;
+	struct instance *only[CONFIG_COLLECTORS_MAX];
+	size_t n;
+	bool any;		/* a collect[] parameter was given */
+	char unknown[CONFIG_NAME_MAX + 1];
+	bool bad;
+};
+
+static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind,
+				  const char *key, const char *value)
+{
+	struct selection *sel = cls;
+	(void)kind;
+
+	if (strcmp(key, "collect[]") != 0)
+		return MHD_YES;
+	sel->any = true;
+	struct instance *in = value ? collset_find(sel->set, value) : NULL;
+	if (!in) {
+		snprintf(sel->unknown, sizeof(sel->unknown), "%s", value ? value : "");
+		sel->bad = true;
+		return MHD_NO; /* stop at the first unknown name */
+	}
+	for (size_t i = 0; i < sel->n; i++)
+		if (sel->only[i] == in)
+			return MHD_YES;
+	sel->only[sel->n++] = in; /* at most set->n distinct names */
+	return MHD_YES;
+}
+
+static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "X-Prometheus-Scrape-Timeout-Seconds");
+	char *end;
+	if (!h)
+		return cfg->scrape_timeout;
+	double t = strtod(h, &end);
+	if (end == h || *end || !isfinite(t) || t <= 0)
+		return cfg->scrape_timeout;
+	t -= cfg->timeout_offset;
+	if (t > 3600)
+		t = 3600;
+	return t < 0.05 ? 0.05 : t;
+}
+
+struct response_ctx {
+	struct http_server *s;
+	struct scrape *sc;
+};
+
+/* The response owns the scrape; the slot counts until the body is sent,
+ * so max_requests bounds the memory of responses in flight too. */
+static void response_done(void *cls)
+{
+	struct response_ctx *rc = cls;
+	scrape_put(rc->sc);
+	__atomic_sub_fetch(&rc->s->in_flight, 1, __ATOMIC_ACQ_REL);
+	free(rc);
+}
+
+static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection *c,
+				   struct scrape *sc, enum expo_format f, bool gz)
+{
+	const struct iovec *iov;
+	size_t total, n = scrape_body(sc, &iov, &total);
+	struct response_ctx *ctx = malloc(sizeof(*ctx));
+	struct MHD_IoVec *miov = calloc(n ? n : 1, sizeof(*miov));
+	struct MHD_Response *r = NULL;
+
+	if (!ctx || !miov)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		miov[i] = (struct MHD_IoVec){ iov[i].iov_base, iov[i].iov_len };
+	*ctx = (struct response_ctx){ s, sc };
+	r = MHD_create_response_from_iovec(miov, (unsigned)n, response_done, ctx);
+	free(miov);
+	if (!r)
+		goto fail;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				f == EXPO_OPENMETRICS ? EXPO_CONTENT_TYPE_OPENMETRICS
+						      : EXPO_CONTENT_TYPE_TEXT);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	selfstats_http_response(200);
+	return ret;
+fail:
+	free(miov);
+	free(ctx);
+	scrape_put(sc);
+	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+	return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+}
+
+static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c)
+{
+	struct selection sel = { 0 };
+	char msg[128];
+
+	if (__atomic_add_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL) > s->opt.max_requests) {
+		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "too many concurrent scrapes\n");
+	}
+	sel.set = s->opt.current(s->opt.ctx);
+	if (!sel.set) {
+		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+	}
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, select_arg, &sel);
+	if (sel.bad) {
+		collset_put(sel.set);
+		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		snprintf(msg, sizeof(msg), "unknown or disabled collector: %s\n", sel.unknown);
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, msg);
+	}
+	struct scrape_request req = {
+		.set = sel.set,
+		.only = sel.any ? sel.only : NULL,
+		.nonly = sel.n,
+		.format = negotiate_format(MHD_lookup_connection_value(
+			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)),
+		.gzip = negotiate_gzip(MHD_lookup_connection_value(
+			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
+		.timeout_s = scrape_timeout(c, sel.set->config),
+	};
+	struct scrape *sc = scrape_run(&req);
+	collset_put(sel.set); /* the scrape holds its own reference */
+	if (!sc) {
+		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return send_scrape(s, c, sc, req.format, req.gzip);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version,
+			      const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct http_server *s = cls;
+	(void)version;
+	(void)upload;
+
+	if (*upload_size) /* nothing here takes a body: drop it unread */
+		*upload_size = 0;
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	(void)con_cls;
+	if (strcmp(url, s->opt.telemetry_path) == 0)
+		return telemetry(s, c);
+	if (strcmp(url, "/") == 0)
+		return landing(s, c);
+	if (strcmp(url, "/-/healthy") == 0)
+		return reply_text(c, MHD_HTTP_OK, "Healthy\n");
+	if (strcmp(url, "/-/ready") == 0) {
+		struct collset *set = s->opt.current(s->opt.ctx);
+		collset_put(set);
+		return set ? reply_text(c, MHD_HTTP_OK, "Ready\n")
+			   : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
+	}
+	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("http", "detail", msg);
+}
+
+int http_parse_listen(const char *s, char *host, size_t hostlen, char *port,
+		      size_t portlen)
+{
+	const char *colon = strrchr(s, ':');
+	const char *h = s;
+	size_t hl;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= portlen)
+		return -EINVAL;
+	hl = (size_t)(colon - s);
+	if (hl && s[0] == '[') {
+		if (s[hl - 1] != ']')
+			return -EINVAL;
+		h = s + 1;
+		hl -= 2;
+	} else if (memchr(s, ':', hl)) {
+		return -EINVAL; /* a bare IPv6 address needs brackets */
+	}
+	if (hl >= hostlen)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+/* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
+static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1, zero = 0, rc;
+
+	if (http_parse_listen(addr, host, sizeof(host), port, sizeof(port)) < 0) {
+		snprintf(err, errlen, "bad listen address '%s': want host:port", addr);
+		return -EINVAL;
+	}
+	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (rc != 0 && !host[0]) {
+		hints.ai_family = AF_INET; /* a host without IPv6 */
+		rc = getaddrinfo(NULL, port, &hints, &ai);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "listen address '%s': %s", addr, gai_strerror(rc));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		goto fail;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6 && !host[0])
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0)
+		goto fail;
+	*family = ai->ai_family;
+	freeaddrinfo(ai);
+	return fd;
+fail:
+	snprintf(err, errlen, "cannot listen on '%s': %s", addr, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return -errno;
+}
+
+int http_start(const struct http_options *opt, struct http_server **out,
+	       char *err, size_t errlen)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+	int fds[HTTP_LISTEN_MAX], family[HTTP_LISTEN_MAX];
+	size_t nfds = 0;
+
+	if (!s)
+		return -ENOMEM;
+	s->opt = *opt;
+	for (; nfds < opt->nlisten; nfds++) {
+		fds[nfds] = bind_listen(opt->listen[nfds], &family[nfds], err, errlen);
+		if (fds[nfds] < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < nfds; i++) {
+		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
+				 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
+				 MHD_USE_ITC | (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0);
+		s->daemon[i] = MHD_start_daemon(
+			flags, 0, NULL, NULL, handle, s,
+			MHD_OPTION_LISTEN_SOCKET, fds[i],
+			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
+			MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			MHD_OPTION_END);
+		if (!s->daemon[i]) {
+			snprintf(err, errlen, "cannot start HTTP server on '%s'",
+				 opt->listen[i]);
+			for (size_t j = i; j < nfds; j++)
+				close(fds[j]);
+			nfds = 0;
+			goto fail;
+		}
+		s->ndaemons++;
+		log_info("listening", "address", opt->listen[i]);
+	}
+	*out = s;
+	return 0;
+fail:
+	for (size_t j = 0; j < nfds; j++)
+		close(fds[j]);
+	http_stop(s);
+	return -EINVAL;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ndaemons; i++)
+		MHD_stop_daemon(s->daemon[i]);
+	free(s);
+}

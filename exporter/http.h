@@ -1,0 +1,32 @@
+/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health. */
+#ifndef BS_HTTP_H
+#define BS_HTTP_H
+
+#include <stddef.h>
+
+#include "collset.h"
+
+#define HTTP_LISTEN_MAX 16
+
+struct http_options {
+	const char *listen[HTTP_LISTEN_MAX];
+	size_t nlisten;
+	const char *telemetry_path;
+	unsigned max_requests;	     /* scrapes at once; beyond them, 503 */
+	unsigned connection_timeout; /* s a client may idle or stall */
+	/* Hands out a reference to the current collectors (or NULL). */
+	struct collset *(*current)(void *ctx);
+	void *ctx;
+};
+
+struct http_server;
+
+/* Binds every address first, so a busy port is a clear error at start. */
+int http_start(const struct http_options *opt, struct http_server **out,
+	       char *err, size_t errlen);
+void http_stop(struct http_server *s);
+/* Splits "host:port", "[v6]:port" or ":port"; exposed for tests. */
+int http_parse_listen(const char *s, char *host, size_t hostlen, char *port,
+		      size_t portlen);
+
+#endif

@@ -1,0 +1,183 @@
+/* binstat_exporter: flags, configuration, the HTTP server, and the signal
+ * loop that reloads on SIGHUP and shuts down on SIGTERM/SIGINT. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collset.h"
+#include "http.h"
+#include "log.h"
+#include "version.h"
+
+#define SHUTDOWN_GRACE_S 5
+
+static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct collset *current;
+
+static struct collset *current_get(void *ctx)
+{
+	struct collset *s;
+	(void)ctx;
+	pthread_mutex_lock(&current_lock);
+	s = current ? collset_get(current) : NULL;
+	pthread_mutex_unlock(&current_lock);
+	return s;
+}
+
+static void host_log(enum bs_log_level level, const char *collector,
+		     const char *msg, ...)
+{
+	/* Prefix the collector's own pairs with its name: one line, one write. */
+	char line[1024];
+	va_list ap;
+	size_t n = (size_t)snprintf(line, sizeof(line), "%s", msg);
+	va_start(ap, msg);
+	for (const char *k; (k = va_arg(ap, const char *)) && n < sizeof(line);) {
+		const char *v = va_arg(ap, const char *);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", k, v ? v : "");
+	}
+	va_end(ap);
+	log_msg(level, line, "collector", collector, (char *)NULL);
+}
+
+static const struct bs_host host = {
+	.abi_version = BS_COLLECTOR_ABI_VERSION,
+	.log = host_log,
+};
+
+/* Loads a configuration into a new collector set; the old one stays on error. */
+static struct collset *load(const char *file, char *err, size_t errlen)
+{
+	struct config *cfg = config_load(file, NULL, bs_default_plugin_dir, err, errlen);
+	struct collset *set;
+
+	if (!cfg || collset_build(cfg, &host, &set, err, errlen) < 0)
+		return NULL;
+	return set;
+}
+
+static void reload(const char *file)
+{
+	char err[CONF_ERR_MAX];
+	struct collset *set = load(file, err, sizeof(err));
+
+	if (!set) {
+		log_error("reload failed, keeping the running configuration", "err", err);
+		selfstats_reload(false);
+		return;
+	}
+	pthread_mutex_lock(&current_lock);
+	struct collset *old = current;
+	current = set;
+	pthread_mutex_unlock(&current_lock);
+	collset_put(old);
+	selfstats_reload(true);
+	log_info("configuration reloaded", "file", file);
+}
+
+static int check_config(const char *file)
+{
+	char err[CONF_ERR_MAX];
+	struct collset *set = load(file, err, sizeof(err));
+	int failed = 0;
+
+	if (!set) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		if (set->inst[i].init_rc < 0) {
+			fprintf(stderr, "collector %s: %s\n", set->inst[i].name,
+				set->inst[i].error);
+			failed = 1;
+		}
+	collset_put(set);
+	if (!failed)
+		printf("configuration OK\n");
+	return failed;
+}
+
+/* Stopping waits for connection threads; a stuck one must not hold the
+ * process past the grace period a service manager gives it. */
+static void *shutdown_watchdog(void *arg)
+{
+	(void)arg;
+	sleep(SHUTDOWN_GRACE_S - 1);
+	log_warn("shutdown took too long, exiting");
+	_exit(0);
+	return NULL;
+}
+
+static int serve(struct cli *cli)
+{
+	char err[CONF_ERR_MAX];
+	struct http_server *srv;
+	sigset_t sigs;
+	int sig;
+
+	if (!(current = load(cli->config_file, err, sizeof(err)))) {
+		log_error("cannot load configuration", "err", err);
+		return 1;
+	}
+	selfstats_reload(true);
+	cli->http.current = current_get;
+	if (http_start(&cli->http, &srv, err, sizeof(err)) < 0) {
+		log_error("cannot start", "err", err);
+		collset_put(current);
+		return 1;
+	}
+	log_info("binstat_exporter started", "version", BS_VERSION, "config",
+		 cli->config_file);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
+		reload(cli->config_file);
+	log_info("shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	pthread_t wd;
+	pthread_create(&wd, NULL, shutdown_watchdog, NULL);
+	http_stop(srv);
+	collset_put(current);
+	log_info("stopped");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	char err[256];
+	sigset_t sigs;
+
+	if (cli_parse(argc, argv, &cli, err, sizeof(err)) < 0) {
+		fprintf(stderr, "binstat_exporter: %s\n", err);
+		return 2;
+	}
+	if (cli.help) {
+		cli_usage(argv[0]);
+		return 0;
+	}
+	if (cli.version) {
+		printf("binstat_exporter %s (revision %s, %s)\n", BS_VERSION,
+		       BS_REVISION, BS_COMPILER);
+		return 0;
+	}
+	log_setup(cli.log_level, cli.log_json);
+	if (cli.check_config)
+		return check_config(cli.config_file);
+	/* Block before any thread exists so every thread inherits the mask and
+	 * only sigwait sees these. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return serve(&cli);
+}

@@ -1,0 +1,146 @@
+/* Metric and label name rules, and escaping of label values and help text.
+ * Escaping runs for every label of every series, so its common case is a table lookup. */
+#include "names.h"
+
+#include <string.h>
+
+static bool is_name_start(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_name_char(unsigned char c)
+{
+	return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+bool names_metric_valid(const char *s, size_t n)
+{
+	if (n == 0 || n > NAMES_METRIC_MAX)
+		return false;
+	if (!is_name_start((unsigned char)s[0]) && s[0] != ':')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!is_name_char((unsigned char)s[i]) && s[i] != ':')
+			return false;
+	return true;
+}
+
+bool names_label_valid(const char *s, size_t n)
+{
+	if (n == 0 || n > NAMES_LABEL_NAME_MAX || !is_name_start((unsigned char)s[0]))
+		return false;
+	if (n >= 2 && s[0] == '_' && s[1] == '_')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!is_name_char((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+bool names_has_suffix(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid.
+ * Rejects overlong forms, surrogates and code points above U+10FFFF. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+size_t names_utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	size_t i = max;
+	/* Step back over continuation bytes to the start of the cut sequence. */
+	while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80)
+		i--;
+	return i;
+}
+
+/* 0: copy as is; 1: needs escaping or is non-ASCII. */
+enum { PLAIN, SPECIAL };
+static const unsigned char value_class[256] = {
+	['\\'] = SPECIAL, ['"'] = SPECIAL, ['\n'] = SPECIAL,
+	[0x80 ... 0xFF] = SPECIAL,
+};
+
+static char *escape(char *dst, const char *src, size_t n, bool quote,
+		    unsigned *repaired)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0;
+
+	while (i < n) {
+		size_t run = i;
+		while (run < n && value_class[s[run]] == PLAIN)
+			run++;
+		memcpy(dst, s + i, run - i);
+		dst += run - i;
+		i = run;
+		if (i >= n)
+			break;
+		unsigned char c = s[i];
+		if (c == '\\' || c == '\n' || (c == '"' && quote)) {
+			*dst++ = '\\';
+			*dst++ = c == '\n' ? 'n' : (char)c;
+			i++;
+		} else if (c == '"') {
+			*dst++ = '"';
+			i++;
+		} else {
+			size_t len = utf8_seq(s + i, n - i);
+			if (len == 0) {
+				memcpy(dst, "\xEF\xBF\xBD", 3);
+				dst += 3;
+				(*repaired)++;
+				len = 1;
+			} else {
+				memcpy(dst, s + i, len);
+				dst += len;
+			}
+			i += len;
+		}
+	}
+	return dst;
+}
+
+char *names_escape_value(char *dst, const char *src, size_t n, unsigned *repaired)
+{
+	return escape(dst, src, n, true, repaired);
+}
+
+char *names_escape_help(char *dst, const char *src, size_t n, bool quote,
+			unsigned *repaired)
+{
+	return escape(dst, src, n, quote, repaired);
+}

@@ -1,0 +1,309 @@
+/* One scrape: every selected collector runs in its own thread against the
+ * scrape's deadline; what finished in time is assembled into the response.
+ * A collector that overruns is reported failed and its thread left to finish
+ * on its own: the thread holds a reference, so the last one out frees. */
+#include "scrape.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "procmetrics.h"
+
+struct scrape_job {
+	struct scrape *sc;
+	struct instance *inst;
+	struct sink sink;
+	struct emitter em;
+	int rc;
+	bool done;
+	double seconds;
+};
+
+struct scrape {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int refs;
+	size_t pending;
+	struct collset *set;
+	enum expo_format format;
+	bool gzip;
+	uint64_t start_ns, deadline_ns;
+	size_t limit;
+	struct famreg reg;
+	struct scrape_job *job;
+	size_t njobs;
+	struct sink out;  /* the assembled body, chunks taken from the jobs */
+	unsigned char gz_head[GZIP_HEADER_LEN], gz_trail[GZIP_TRAILER_LEN];
+	struct iovec *iov;
+	size_t niov, total;
+};
+
+static void scrape_free(struct scrape *sc)
+{
+	for (size_t i = 0; i < sc->njobs; i++) {
+		emitter_free(&sc->job[i].em);
+		sink_free(&sc->job[i].sink);
+	}
+	free(sc->job);
+	sink_free(&sc->out);
+	famreg_free(&sc->reg);
+	free(sc->iov);
+	collset_put(sc->set);
+	pthread_cond_destroy(&sc->cond);
+	pthread_mutex_destroy(&sc->lock);
+	free(sc);
+}
+
+void scrape_put(struct scrape *sc)
+{
+	pthread_mutex_lock(&sc->lock);
+	int left = --sc->refs;
+	pthread_mutex_unlock(&sc->lock);
+	if (left == 0)
+		scrape_free(sc);
+}
+
+static struct timespec mono_abs(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000u),
+				  .tv_nsec = (long)(ns % 1000000000u) };
+}
+
+/* pthread_mutex_timedlock takes CLOCK_REALTIME; the deadline is monotonic. */
+static struct timespec realtime_abs(uint64_t mono_deadline)
+{
+	struct timespec now;
+	uint64_t left = mono_deadline > emitter_now_ns()
+				? mono_deadline - emitter_now_ns() : 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + left;
+	return mono_abs(ns);
+}
+
+static void *job_main(void *arg)
+{
+	struct scrape_job *job = arg;
+	struct scrape *sc = job->sc;
+	struct instance *in = job->inst;
+	struct timespec until = realtime_abs(sc->deadline_ns);
+
+	if (!in->ops) {
+		job->rc = in->init_rc ? in->init_rc : -ENODEV;
+	} else if (pthread_mutex_timedlock(&in->collect_lock, &until) != 0) {
+		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
+	} else {
+		job->rc = in->ops->collect(in->state, &job->em.pub);
+		pthread_mutex_unlock(&in->collect_lock);
+	}
+	/* A collector whose output hit the cap is failed, not cut short silently. */
+	bool full = job->sink.overflow;
+	if ((sink_finish(&job->sink) < 0 || full) && job->rc == 0)
+		job->rc = -ENOBUFS;
+	selfstats_add_drops(in->stats, &job->em);
+
+	pthread_mutex_lock(&sc->lock);
+	job->seconds = (emitter_now_ns() - sc->start_ns) / 1e9;
+	job->done = true;
+	sc->pending--;
+	pthread_cond_broadcast(&sc->cond);
+	pthread_mutex_unlock(&sc->lock);
+	scrape_put(sc);
+	return NULL;
+}
+
+static int job_start(struct scrape *sc, struct scrape_job *job)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sc->refs++;
+	sc->pending++;
+	rc = pthread_create(&t, &attr, job_main, job);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		sc->refs--;
+		sc->pending--;
+		job->rc = -rc;
+		job->done = true;
+	}
+	return -rc;
+}
+
+static struct scrape *scrape_new(const struct scrape_request *req)
+{
+	struct scrape *sc = calloc(1, sizeof(*sc));
+	pthread_condattr_t ca;
+
+	if (!sc)
+		return NULL;
+	pthread_mutex_init(&sc->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sc->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	sc->refs = 1;
+	sc->set = collset_get(req->set);
+	sc->format = req->format;
+	sc->gzip = req->gzip;
+	sc->start_ns = emitter_now_ns();
+	sc->deadline_ns = sc->start_ns + (uint64_t)(req->timeout_s * 1e9);
+	sc->limit = req->set->config->max_response_bytes;
+	if (famreg_init(&sc->reg) < 0 || sink_init(&sc->out, false, SIZE_MAX) < 0) {
+		scrape_free(sc);
+		return NULL;
+	}
+	return sc;
+}
+
+static int jobs_start(struct scrape *sc, const struct scrape_request *req)
+{
+	size_t n = req->only ? req->nonly : req->set->n;
+
+	sc->job = calloc(n ? n : 1, sizeof(*sc->job));
+	if (!sc->job)
+		return -ENOMEM;
+	pthread_mutex_lock(&sc->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct scrape_job *job = &sc->job[i];
+		job->sc = sc;
+		job->inst = req->only ? req->only[i] : &req->set->inst[i];
+		if (sink_init(&job->sink, sc->gzip, sc->limit) < 0) {
+			job->rc = -ENOMEM;
+			job->done = true;
+			sc->njobs++;
+			continue;
+		}
+		emitter_init(&job->em, sc->format, &job->sink, &sc->reg, sc->deadline_ns);
+		sc->njobs++;
+		job_start(sc, job);
+	}
+	pthread_mutex_unlock(&sc->lock);
+	return 0;
+}
+
+static void jobs_wait(struct scrape *sc)
+{
+	struct timespec until = mono_abs(sc->deadline_ns);
+
+	pthread_mutex_lock(&sc->lock);
+	while (sc->pending > 0 &&
+	       pthread_cond_timedwait(&sc->cond, &sc->lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&sc->lock);
+}
+
+static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
+{
+	bs_family(em, "binstat_scrape_collector_duration_seconds", BS_GAUGE, "seconds",
+		  "How long a collector took in this scrape.");
+	for (size_t i = 0; i < sc->njobs; i++) {
+		struct scrape_job *j = &sc->job[i];
+		struct bs_label l = { "collector", j->inst->name };
+		double s = j->done ? j->seconds : (emitter_now_ns() - sc->start_ns) / 1e9;
+		bs_sample_f64(em, &l, 1, s);
+	}
+	bs_family(em, "binstat_scrape_collector_success", BS_GAUGE, NULL,
+		  "Whether a collector succeeded in this scrape.");
+	for (size_t i = 0; i < sc->njobs; i++) {
+		struct scrape_job *j = &sc->job[i];
+		struct bs_label l = { "collector", j->inst->name };
+		bs_sample_u64(em, &l, 1, j->done && j->rc == 0);
+	}
+}
+
+/* Takes the output of every job that finished in time and succeeded; the
+ * others are logged. Jobs still running keep their sinks. Under sc->lock. */
+static void collect_results(struct scrape *sc)
+{
+	for (size_t i = 0; i < sc->njobs; i++) {
+		struct scrape_job *j = &sc->job[i];
+		if (j->done && j->rc == 0) {
+			sink_append(&sc->out, &j->sink);
+			continue;
+		}
+		const char *why = !j->done ? "deadline exceeded"
+			: j->inst->ops ? strerror(-j->rc) : j->inst->error;
+		log_warn("collector failed", "collector", j->inst->name, "err", why);
+	}
+}
+
+static int self_part(struct scrape *sc)
+{
+	struct sink s;
+	struct emitter em;
+	int rc;
+
+	if ((rc = sink_init(&s, sc->gzip, sc->limit)) < 0)
+		return rc;
+	emitter_init(&em, sc->format, &s, &sc->reg, 0);
+	emit_collector_status(sc, &em.pub);
+	selfstats_emit(&em.pub);
+	procmetrics_emit(&em.pub);
+	if (em.ndrops)
+		log_warn("self-metrics dropped", "reason", em.drops[0].reason);
+	expo_eof(&s, sc->format);
+	rc = sink_finish(&s);
+	sink_append(&sc->out, &s);
+	sink_free(&s);
+	emitter_free(&em);
+	return rc;
+}
+
+static int body_vector(struct scrape *sc)
+{
+	size_t n = 2;
+	for (struct sink_chunk *c = sc->out.head; c; c = c->next)
+		n++;
+	sc->iov = calloc(n, sizeof(*sc->iov));
+	if (!sc->iov)
+		return -ENOMEM;
+	if (sc->gzip) {
+		gzip_header(sc->gz_head);
+		sc->iov[sc->niov++] = (struct iovec){ sc->gz_head, GZIP_HEADER_LEN };
+	}
+	for (struct sink_chunk *c = sc->out.head; c; c = c->next)
+		if (c->len)
+			sc->iov[sc->niov++] = (struct iovec){ c->data, c->len };
+	if (sc->gzip) {
+		gzip_trailer(sc->gz_trail, sc->out.crc, sc->out.raw_bytes);
+		sc->iov[sc->niov++] = (struct iovec){ sc->gz_trail, GZIP_TRAILER_LEN };
+	}
+	for (size_t i = 0; i < sc->niov; i++)
+		sc->total += sc->iov[i].iov_len;
+	return 0;
+}
+
+struct scrape *scrape_run(const struct scrape_request *req)
+{
+	struct scrape *sc = scrape_new(req);
+
+	if (!sc)
+		return NULL;
+	if (jobs_start(sc, req) < 0)
+		goto fail;
+	jobs_wait(sc);
+	pthread_mutex_lock(&sc->lock);
+	collect_results(sc);
+	int rc = self_part(sc);
+	pthread_mutex_unlock(&sc->lock);
+	if (rc < 0 || body_vector(sc) < 0)
+		goto fail;
+	return sc;
+fail:
+	scrape_put(sc);
+	return NULL;
+}
+
+size_t scrape_body(struct scrape *sc, const struct iovec **iov, size_t *total)
+{
+	*iov = sc->iov;
+	*total = sc->total;
+	return sc->niov;
+}

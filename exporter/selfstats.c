@@ -1,0 +1,120 @@
+/* The exporter's own counters that outlive a configuration: per-collector
+ * drops, reload status, HTTP responses. One lock; touched once per scrape part. */
+#include "selfstats.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "version.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct collstats collectors[SELFSTATS_COLLECTORS_MAX];
+static size_t ncollectors;
+static bool reload_ok = true;
+static double reload_ts;
+
+static const unsigned http_codes[] = { 200, 400, 404, 405, 500, 503 };
+static uint64_t http_count[sizeof(http_codes) / sizeof(http_codes[0]) + 1];
+
+struct collstats *selfstats_collector(const char *name)
+{
+	struct collstats *cs = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < ncollectors; i++)
+		if (strcmp(collectors[i].name, name) == 0) {
+			cs = &collectors[i];
+			goto out;
+		}
+	if (ncollectors < SELFSTATS_COLLECTORS_MAX && strlen(name) < sizeof(cs->name)) {
+		cs = &collectors[ncollectors++];
+		memcpy(cs->name, name, strlen(name) + 1);
+	}
+out:
+	pthread_mutex_unlock(&lock);
+	return cs;
+}
+
+void selfstats_add_drops(struct collstats *cs, const struct emitter *em)
+{
+	if (!cs)
+		return;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < em->ndrops; i++)
+		drops_add(cs->drops, &cs->ndrops, em->drops[i].reason, em->drops[i].n);
+	pthread_mutex_unlock(&lock);
+}
+
+void selfstats_reload(bool ok)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&lock);
+	reload_ok = ok;
+	if (ok)
+		reload_ts = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_unlock(&lock);
+}
+
+void selfstats_http_response(unsigned code)
+{
+	size_t i, n = sizeof(http_codes) / sizeof(http_codes[0]);
+	for (i = 0; i < n && http_codes[i] != code; i++)
+		;
+	__atomic_add_fetch(&http_count[i], 1, __ATOMIC_RELAXED);
+}
+
+static void emit_http(struct bs_emitter *em)
+{
+	size_t n = sizeof(http_codes) / sizeof(http_codes[0]);
+	char code[16];
+	struct bs_label l = { "code", code };
+
+	bs_family(em, "binstat_exporter_http_responses_total", BS_COUNTER, NULL,
+		  "HTTP responses the exporter sent, by status code.");
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n)
+			snprintf(code, sizeof(code), "%u", http_codes[i]);
+		else
+			memcpy(code, "other", 6);
+		bs_sample_u64(em, &l, 1, __atomic_load_n(&http_count[i], __ATOMIC_RELAXED));
+	}
+}
+
+static void emit_drops(struct bs_emitter *em)
+{
+	bs_family(em, "binstat_collector_dropped_total", BS_COUNTER, NULL,
+		  "Items of outside input a collector dropped or repaired, by reason.");
+	for (size_t i = 0; i < ncollectors; i++) {
+		const struct collstats *cs = &collectors[i];
+		for (size_t j = 0; j < cs->ndrops; j++) {
+			struct bs_label l[2] = { { "collector", cs->name },
+						 { "reason", cs->drops[j].reason } };
+			bs_sample_u64(em, l, 2, cs->drops[j].n);
+		}
+	}
+}
+
+void selfstats_emit(struct bs_emitter *em)
+{
+	struct bs_label build[] = {
+		{ "version", BS_VERSION },
+		{ "revision", BS_REVISION },
+		{ "compiler", BS_COMPILER },
+	};
+
+	bs_family(em, "binstat_exporter_build_info", BS_GAUGE, NULL,
+		  "A constant 1 labelled with the exporter's version and build.");
+	bs_sample_u64(em, build, 3, 1);
+	pthread_mutex_lock(&lock);
+	bs_family(em, "binstat_exporter_config_last_reload_successful", BS_GAUGE, NULL,
+		  "Whether the last configuration load succeeded (1) or was rejected (0).");
+	bs_sample_u64(em, NULL, 0, reload_ok);
+	bs_family(em, "binstat_exporter_config_last_reload_success_timestamp_seconds",
+		  BS_GAUGE, "seconds", "When the configuration was last loaded successfully.");
+	bs_sample_f64(em, NULL, 0, reload_ts);
+	emit_drops(em);
+	pthread_mutex_unlock(&lock);
+	emit_http(em);
+}

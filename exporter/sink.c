@@ -1,0 +1,223 @@
+/* Output of one scrape part: a chain of chunks, raw or deflated, capped in size.
+ * Deflated parts end with Z_SYNC_FLUSH so they can be concatenated (as pigz does). */
+#include "sink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct sink_chunk *chunk_new(size_t cap)
+{
+	struct sink_chunk *c = malloc(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->next = NULL;
+	c->len = 0;
+	c->cap = cap;
+	return c;
+}
+
+static void chunk_push(struct sink *s, struct sink_chunk *c)
+{
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	s->out_bytes += c->len;
+}
+
+int sink_init(struct sink *s, bool deflate, size_t limit)
+{
+	memset(s, 0, sizeof(*s));
+	s->limit = limit;
+	s->deflating = deflate;
+	s->crc = crc32(0, NULL, 0);
+	if (deflate && deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8,
+				    Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Raw mode: the stage is the data of a chunk not yet pushed, so a full stage
+ * is pushed as is, without a copy. */
+static struct sink_chunk *stage_chunk(struct sink *s)
+{
+	return (struct sink_chunk *)(s->stage - offsetof(struct sink_chunk, data));
+}
+
+static int deflate_stage(struct sink *s, int flush)
+{
+	s->z.next_in = (Bytef *)s->stage;
+	s->z.avail_in = (uInt)s->stage_len;
+	s->crc = crc32(s->crc, (const Bytef *)s->stage, (uInt)s->stage_len);
+	s->raw_bytes += s->stage_len;
+	do {
+		if (!s->tail || s->tail->len == s->tail->cap) {
+			if (s->out_bytes >= s->limit)
+				return -ENOBUFS;
+			struct sink_chunk *c = chunk_new(SINK_CHUNK);
+			if (!c)
+				return -ENOMEM;
+			chunk_push(s, c);
+		}
+		struct sink_chunk *t = s->tail;
+		s->z.next_out = (Bytef *)t->data + t->len;
+		s->z.avail_out = (uInt)(t->cap - t->len);
+		int rc = deflate(&s->z, flush);
+		if (rc == Z_STREAM_ERROR)
+			return -EIO;
+		size_t made = t->cap - t->len - s->z.avail_out;
+		t->len += made;
+		s->out_bytes += made;
+	} while (s->z.avail_out == 0 || s->z.avail_in > 0);
+	s->stage_len = 0;
+	return 0;
+}
+
+static int flush_stage(struct sink *s, int zflush)
+{
+	if (s->deflating)
+		return deflate_stage(s, zflush);
+	if (!s->stage)
+		return 0;
+	struct sink_chunk *c = stage_chunk(s);
+	c->len = s->stage_len;
+	s->raw_bytes += c->len;
+	chunk_push(s, c);
+	s->stage = NULL;
+	s->stage_len = s->stage_cap = 0;
+	return 0;
+}
+
+static int stage_alloc(struct sink *s, size_t n)
+{
+	size_t cap = n > SINK_CHUNK ? n : SINK_CHUNK;
+	if (s->deflating) {
+		if (s->stage && s->stage_cap >= cap)
+			return 0;
+		char *p = realloc(s->stage, cap);
+		if (!p)
+			return -ENOMEM;
+		s->stage = p;
+	} else {
+		/* An empty stage too small for n: replace it. */
+		struct sink_chunk *c = chunk_new(cap);
+		if (!c)
+			return -ENOMEM;
+		if (s->stage)
+			free(stage_chunk(s));
+		s->stage = c->data;
+	}
+	s->stage_cap = cap;
+	return 0;
+}
+
+char *sink_reserve(struct sink *s, size_t n)
+{
+	if (s->overflow)
+		return NULL;
+	if (s->stage && s->stage_cap - s->stage_len >= n)
+		return s->stage + s->stage_len;
+	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
+		goto fail;
+	if (s->out_bytes + n > s->limit)
+		goto fail;
+	if (stage_alloc(s, n) < 0)
+		goto fail;
+	return s->stage + s->stage_len;
+fail:
+	s->overflow = true;
+	return NULL;
+}
+
+int sink_write(struct sink *s, const void *p, size_t n)
+{
+	char *d = sink_reserve(s, n);
+	if (!d)
+		return -ENOBUFS;
+	memcpy(d, p, n);
+	sink_commit(s, d + n);
+	return 0;
+}
+
+int sink_finish(struct sink *s)
+{
+	int rc = 0;
+	if (s->deflating) {
+		rc = deflate_stage(s, Z_SYNC_FLUSH);
+		deflateEnd(&s->z);
+		s->deflating = false;
+		free(s->stage);
+		s->stage = NULL;
+		s->stage_cap = 0;
+		/* Finished deflated sinks can take raw bytes no more; mark them. */
+		s->overflow = true;
+		return rc;
+	}
+	if (s->stage_len)
+		rc = flush_stage(s, Z_NO_FLUSH);
+	else if (s->stage) {
+		free(stage_chunk(s));
+		s->stage = NULL;
+		s->stage_cap = 0;
+	}
+	return rc;
+}
+
+void sink_append(struct sink *into, struct sink *s)
+{
+	if (!s->head)
+		return;
+	if (into->tail)
+		into->tail->next = s->head;
+	else
+		into->head = s->head;
+	into->tail = s->tail;
+	into->out_bytes += s->out_bytes;
+	into->crc = crc32_combine(into->crc, s->crc, (z_off_t)s->raw_bytes);
+	into->raw_bytes += s->raw_bytes;
+	s->head = s->tail = NULL;
+	s->out_bytes = 0;
+}
+
+void sink_free(struct sink *s)
+{
+	struct sink_chunk *c = s->head, *next;
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	if (s->deflating) {
+		deflateEnd(&s->z);
+		free(s->stage);
+	} else if (s->stage) {
+		free(stage_chunk(s));
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+void gzip_header(unsigned char out[GZIP_HEADER_LEN])
+{
+	static const unsigned char h[GZIP_HEADER_LEN] = {
+		0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 /* Unix */
+	};
+	memcpy(out, h, sizeof(h));
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+void gzip_trailer(unsigned char out[GZIP_TRAILER_LEN], uint32_t crc, uint64_t len)
+{
+	/* A final, empty, fixed-Huffman block: BFINAL=1, BTYPE=01, EOB. */
+	out[0] = 0x03;
+	out[1] = 0x00;
+	put_le32(out + 2, crc);
+	put_le32(out + 6, (uint32_t)len);
+}

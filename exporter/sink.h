@@ -1,0 +1,56 @@
+/* Output of one scrape part: a chain of chunks, raw or deflated, capped in size. */
+#ifndef BS_SINK_H
+#define BS_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#define SINK_CHUNK 65536
+
+struct sink_chunk {
+	struct sink_chunk *next;
+	size_t len;
+	size_t cap;
+	char data[];
+};
+
+struct sink {
+	char *stage;		/* where writers format; a chunk's data when raw */
+	size_t stage_len;
+	size_t stage_cap;
+	struct sink_chunk *head, *tail;
+	size_t out_bytes;	/* bytes in finished chunks */
+	size_t limit;		/* the most out_bytes may reach */
+	bool overflow;		/* a write was refused for the limit */
+	bool deflating;
+	z_stream z;
+	uint32_t crc;		/* of the uncompressed bytes, for the gzip trailer */
+	uint64_t raw_bytes;
+};
+
+/* `deflate`: compress into raw deflate blocks that end byte-aligned, so the
+ * sinks of one scrape concatenate into one gzip member. */
+int sink_init(struct sink *s, bool deflate, size_t limit);
+/* Room for n more bytes at the returned pointer, or NULL once over the limit
+ * or out of memory (s->overflow is then set and the sink takes no more). */
+char *sink_reserve(struct sink *s, size_t n);
+static inline void sink_commit(struct sink *s, char *end)
+{
+	s->stage_len = (size_t)(end - s->stage);
+}
+int sink_write(struct sink *s, const void *p, size_t n);
+/* Flushes the stage; after it the chunks hold everything written. */
+int sink_finish(struct sink *s);
+/* Takes s's chunks onto the end of `into`, crc and length combined. */
+void sink_append(struct sink *into, struct sink *s);
+void sink_free(struct sink *s);
+
+/* The gzip member's header and trailer around a deflated scrape. */
+#define GZIP_HEADER_LEN 10
+#define GZIP_TRAILER_LEN 10 /* final empty block (2) + crc32 + isize */
+void gzip_header(unsigned char out[GZIP_HEADER_LEN]);
+void gzip_trailer(unsigned char out[GZIP_TRAILER_LEN], uint32_t crc, uint64_t len);
+
+#endif

@@ -1,0 +1,204 @@
+/* The collector plugin ABI: the one header a collector includes.
+ * A plugin exports one `const struct bs_collector` named binstat_collector_<name>. */
+#ifndef BINSTAT_COLLECTOR_H
+#define BINSTAT_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped on any incompatible change to the structs or ops tables below. */
+#define BS_COLLECTOR_ABI_VERSION 1
+
+/* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
+#define BS_COLLECTOR_SYMBOL_PREFIX "binstat_collector_"
+/* Plugins build with -fvisibility=hidden; only this symbol is exported. */
+#define BS_COLLECTOR_EXPORT __attribute__((visibility("default")))
+
+enum bs_metric_type {
+	BS_COUNTER,
+	BS_GAUGE,
+	BS_HISTOGRAM,
+	BS_SUMMARY,
+	BS_INFO,
+	BS_STATESET,
+	BS_UNKNOWN,
+};
+
+/* A metric family. For a counter, `name` may end in _total or not; for an
+ * info metric, in _info or not: the writer adds the suffix each format wants.
+ * `unit`, if set, must be the last part of the name (OpenMetrics rule). */
+struct bs_family {
+	const char *name;
+	const char *help;
+	const char *unit;
+	enum bs_metric_type type;
+};
+
+struct bs_label {
+	const char *name;
+	const char *value;
+};
+
+enum bs_value_kind { BS_VAL_U64, BS_VAL_I64, BS_VAL_F64 };
+
+/* Integers stay integers all the way to the text: a counter at 2^64-1 is
+ * written exactly, never rounded through a double. */
+struct bs_value {
+	enum bs_value_kind kind;
+	union {
+		uint64_t u;
+		int64_t i;
+		double f;
+	};
+};
+
+/* Buckets are given per bucket (not cumulative), bounds strictly increasing;
+ * the writer accumulates and adds the +Inf bucket when the last bound is finite. */
+struct bs_histogram {
+	size_t nbuckets;
+	const double *upper;
+	const uint64_t *count;
+	bool has_sum;
+	struct bs_value sum;
+};
+
+struct bs_summary {
+	size_t nquantiles;
+	const double *quantile; /* each in [0, 1] */
+	const double *value;
+	uint64_t count;
+	struct bs_value sum;
+};
+
+struct bs_emitter;
+
+/* Everything a collector writes goes through these; the caller keeps ownership
+ * of every string and array it passes, which are copied or written at once.
+ * Each returns 0, or -errno when the item was rejected (and counted as dropped). */
+struct bs_emitter_ops {
+	int (*family)(struct bs_emitter *em, const struct bs_family *fam);
+	int (*sample)(struct bs_emitter *em, const struct bs_label *labels,
+		      size_t nlabels, struct bs_value value);
+	int (*histogram)(struct bs_emitter *em, const struct bs_label *labels,
+			 size_t nlabels, const struct bs_histogram *h);
+	int (*summary)(struct bs_emitter *em, const struct bs_label *labels,
+		       size_t nlabels, const struct bs_summary *s);
+	int (*stateset)(struct bs_emitter *em, const struct bs_label *labels,
+			size_t nlabels, const char *const *states,
+			const bool *active, size_t nstates);
+	/* Counts `n` items of outside input dropped for `reason` (a short
+	 * snake_case word from a fixed set the collector owns). */
+	void (*drop)(struct bs_emitter *em, const char *reason, uint64_t n);
+	/* True once the scrape's deadline has passed: a long collect should stop. */
+	bool (*expired)(struct bs_emitter *em);
+};
+
+struct bs_emitter {
+	const struct bs_emitter_ops *ops;
+};
+
+static inline int bs_family(struct bs_emitter *em, const char *name,
+			    enum bs_metric_type type, const char *unit,
+			    const char *help)
+{
+	struct bs_family f = { name, help, unit, type };
+	return em->ops->family(em, &f);
+}
+
+static inline int bs_sample_u64(struct bs_emitter *em,
+				const struct bs_label *labels, size_t n,
+				uint64_t v)
+{
+	struct bs_value val = { .kind = BS_VAL_U64, .u = v };
+	return em->ops->sample(em, labels, n, val);
+}
+
+static inline int bs_sample_i64(struct bs_emitter *em,
+				const struct bs_label *labels, size_t n,
+				int64_t v)
+{
+	struct bs_value val = { .kind = BS_VAL_I64, .i = v };
+	return em->ops->sample(em, labels, n, val);
+}
+
+static inline int bs_sample_f64(struct bs_emitter *em,
+				const struct bs_label *labels, size_t n,
+				double v)
+{
+	struct bs_value val = { .kind = BS_VAL_F64, .f = v };
+	return em->ops->sample(em, labels, n, val);
+}
+
+/* An info metric's one sample: its labels are the information, its value 1. */
+static inline int bs_info(struct bs_emitter *em, const struct bs_label *labels,
+			  size_t n)
+{
+	return bs_sample_u64(em, labels, n, 1);
+}
+
+static inline void bs_drop(struct bs_emitter *em, const char *reason,
+			   uint64_t n)
+{
+	em->ops->drop(em, reason, n);
+}
+
+/* ---- configuration: a read-only view of the collector's YAML node ---- */
+
+struct bs_conf;
+
+enum bs_conf_kind { BS_CONF_NONE, BS_CONF_SCALAR, BS_CONF_MAP, BS_CONF_SEQ };
+
+/* Getters return 0 when the key was found and valid, -ENOENT when it is
+ * absent (the output is left alone, so preset the default), and -EINVAL when
+ * it is present but wrong: the host then already holds an error message that
+ * names the file, line and column. A key no getter ever asked for is reported
+ * as unknown after init. */
+struct bs_conf_ops {
+	const struct bs_conf *(*child)(const struct bs_conf *node, const char *key);
+	enum bs_conf_kind (*kind)(const struct bs_conf *node);
+	size_t (*length)(const struct bs_conf *node);
+	const struct bs_conf *(*item)(const struct bs_conf *node, size_t i);
+	int (*get_str)(const struct bs_conf *node, const char *key,
+		       const char **out);
+	int (*get_bool)(const struct bs_conf *node, const char *key, bool *out);
+	int (*get_u64)(const struct bs_conf *node, const char *key,
+		       uint64_t min, uint64_t max, uint64_t *out);
+	int (*get_f64)(const struct bs_conf *node, const char *key, double min,
+		       double max, double *out);
+	/* The scalar of a sequence item or a node itself; NULL when not a scalar. */
+	const char *(*scalar)(const struct bs_conf *node);
+	/* Records a collector-specific error about `node` ("wrong pattern"),
+	 * prefixed with its location; returns -EINVAL for `return bs_conf_error(..)`. */
+	int (*error)(const struct bs_conf *node, const char *msg);
+};
+
+struct bs_conf {
+	const struct bs_conf_ops *ops;
+};
+
+enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
+
+/* What the host lends a collector for its lifetime. */
+struct bs_host {
+	uint32_t abi_version;
+	/* Structured log line: msg plus key/value pairs, NULL-terminated. */
+	void (*log)(enum bs_log_level level, const char *collector,
+		    const char *msg, ...);
+};
+
+/* A collector. `init` gets its YAML node (never NULL: an empty map when the
+ * config gave no options) and returns 0 or -errno with `*state` set;
+ * -EINVAL means the configuration is wrong. `collect` may be slow, but is
+ * never called twice at once for one state. */
+struct bs_collector {
+	uint32_t abi_version; /* BS_COLLECTOR_ABI_VERSION: checked at load */
+	const char *name;
+	const char *description;
+	int (*init)(const struct bs_host *host, const struct bs_conf *conf,
+		    void **state);
+	int (*collect)(void *state, struct bs_emitter *em);
+	void (*shutdown)(void *state);
+};
+
+#endif
