@@ -54,8 +54,6 @@ static int deflate_stage(struct sink *s, int flush)
 	s->raw_bytes += s->stage_len;
 	do {
 		if (!s->tail || s->tail->len == s->tail->cap) {
-			if (s->out_bytes >= s->limit)
-				return -ENOBUFS;
 			struct sink_chunk *c = chunk_new(SINK_CHUNK);
 			if (!c)
 				return -ENOMEM;
@@ -115,13 +113,12 @@ static int stage_alloc(struct sink *s, size_t n)
 
 char *sink_reserve(struct sink *s, size_t n)
 {
-	if (s->overflow)
-		return NULL;
+	/* The limit counts uncompressed bytes, so it means the same with gzip. */
+	if (s->overflow || s->raw_bytes + s->stage_len + n > s->limit)
+		goto fail;
 	if (s->stage && s->stage_cap - s->stage_len >= n)
 		return s->stage + s->stage_len;
 	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
-		goto fail;
-	if (s->out_bytes + n > s->limit)
 		goto fail;
 	if (stage_alloc(s, n) < 0)
 		goto fail;

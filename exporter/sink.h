@@ -22,7 +22,7 @@ struct sink {
 	size_t stage_cap;
 	struct sink_chunk *head, *tail;
 	size_t out_bytes;	/* bytes in finished chunks */
-	size_t limit;		/* the most out_bytes may reach */
+	size_t limit;		/* the most raw (uncompressed) bytes it takes */
 	bool overflow;		/* a write was refused for the limit */
 	bool deflating;
 	z_stream z;

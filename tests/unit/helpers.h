@@ -1,0 +1,66 @@
+/* Test helpers: run emitter calls into a string. */
+#ifndef BS_TEST_HELPERS_H
+#define BS_TEST_HELPERS_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "emitter.h"
+#include "sink.h"
+
+struct capture {
+	struct sink sink;
+	struct famreg reg;
+	struct emitter em;
+	char *text;
+};
+
+static inline void capture_begin(struct capture *c, enum expo_format f, size_t limit)
+{
+	assert_int_equal(sink_init(&c->sink, false, limit), 0);
+	assert_int_equal(famreg_init(&c->reg), 0);
+	emitter_init(&c->em, f, &c->sink, &c->reg, 0);
+	c->text = NULL;
+}
+
+/* Ends the capture and returns everything written, NUL-terminated. */
+static inline const char *capture_end(struct capture *c)
+{
+	size_t n = 0;
+	assert_int_equal(sink_finish(&c->sink), 0);
+	for (struct sink_chunk *k = c->sink.head; k; k = k->next)
+		n += k->len;
+	c->text = malloc(n + 1);
+	n = 0;
+	for (struct sink_chunk *k = c->sink.head; k; k = k->next) {
+		memcpy(c->text + n, k->data, k->len);
+		n += k->len;
+	}
+	c->text[n] = '\0';
+	return c->text;
+}
+
+static inline void capture_free(struct capture *c)
+{
+	emitter_free(&c->em);
+	famreg_free(&c->reg);
+	sink_free(&c->sink);
+	free(c->text);
+}
+
+static inline uint64_t capture_drops(const struct capture *c, const char *reason)
+{
+	for (size_t i = 0; i < c->em.ndrops; i++)
+		if (strcmp(c->em.drops[i].reason, reason) == 0)
+			return c->em.drops[i].n;
+	return 0;
+}
+
+#endif

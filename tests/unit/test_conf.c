@@ -1,0 +1,114 @@
+/* Configuration: every error names file, line and column; caps hold. */
+#include "helpers.h"
+
+#include "config.h"
+
+static char err[CONF_ERR_MAX];
+
+static struct config *load(const char *text)
+{
+	err[0] = '\0';
+	return config_load("t.yml", text, "/plugins", err, sizeof(err));
+}
+
+static void expect_error(const char *text, const char *want)
+{
+	struct config *c = load(text);
+	if (c)
+		fail_msg("accepted: %s", text);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+}
+
+static void test_defaults_and_values(void **state)
+{
+	(void)state;
+	struct config *c = load("");
+	assert_non_null(c);
+	assert_true(c->scrape_timeout == 10);
+	assert_string_equal(c->plugin_dir, "/plugins");
+	config_free(c);
+
+	c = load("global:\n  scrape_timeout: 1m30s\n  scrape_timeout_offset: 250ms\n"
+		 "  max_response_bytes: 64MiB\n  plugin_dir: /x\n"
+		 "collectors:\n  kvm:\n    enabled: false\n  example:\n    a: 1\n  dci:\n");
+	assert_non_null(c);
+	assert_true(c->scrape_timeout == 90);
+	assert_true(c->timeout_offset == 0.25);
+	assert_int_equal(c->max_response_bytes, 64 << 20);
+	assert_string_equal(c->plugin_dir, "/x");
+	assert_int_equal(c->ncollectors, 3);
+	assert_false(config_find(c, "kvm")->enabled);
+	assert_true(config_find(c, "dci")->enabled);
+	/* A collector's own keys are left for its plugin to claim. */
+	assert_int_equal(conf_check_unused(config_find(c, "example")->node), -EINVAL);
+	config_free(c);
+}
+
+static void test_errors_have_positions(void **state)
+{
+	(void)state;
+	expect_error("globl: 1\n", "t.yml:1:1: unknown key 'globl'");
+	expect_error("global:\n  scrape_timeout: fast\n", "t.yml:2:19: 'scrape_timeout' must be a duration");
+	expect_error("global:\n  scrape_timeout: 2h\n", "t.yml:2:19: 'scrape_timeout' must be between");
+	expect_error("global:\n  max_response_bytes: 12XB\n", "t.yml:2:23:");
+	expect_error("global:\n  plugin_dir: [a]\n", "t.yml:2:15: 'plugin_dir' must be a single value");
+	expect_error("global: 3\n", "'global' must be a mapping");
+	expect_error("collectors:\n  Bad-Name: {}\n", "t.yml:2:3: collector name 'Bad-Name'");
+	expect_error("collectors:\n  x:\n    enabled: maybe\n", "t.yml:3:14: 'enabled' must be true or false");
+	expect_error("collectors:\n  x: 5\n", "options of collector 'x' must be a mapping");
+	expect_error("a: 1\na: 2\n", "t.yml:2:1: duplicate key 'a'");
+	expect_error("- 1\n", "must be a mapping");
+	expect_error("global: {\n", "t.yml:");
+}
+
+static void test_hostile_yaml(void **state)
+{
+	char deep[4096] = "";
+	(void)state;
+	/* An alias bomb expands past the node cap instead of eating memory. */
+	expect_error("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+		     "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+		     "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+		     "too many nodes");
+	for (int i = 0; i < 100; i++)
+		strcat(deep, "[");
+	expect_error(deep, "t.yml:");
+	assert_null(config_load("/nonexistent/x.yml", NULL, "/p", err, sizeof(err)));
+	assert_non_null(strstr(err, "/nonexistent/x.yml: No such file or directory"));
+}
+
+static void test_getters(void **state)
+{
+	(void)state;
+	struct config *c = load("collectors:\n  x:\n    n: 12\n    neg: -1\n    f: 0.5\n"
+				"    s: hi\n    b: yes\n");
+	const struct conf_node *x = config_find(c, "x")->node;
+	uint64_t u = 0;
+	double f = 0;
+	const char *s = NULL;
+	bool b = false;
+	assert_int_equal(conf_get_u64(x, "n", 0, 100, &u), 0);
+	assert_int_equal(u, 12);
+	assert_int_equal(conf_get_u64(x, "missing", 0, 100, &u), -ENOENT);
+	assert_int_equal(conf_get_f64(x, "f", 0, 1, &f), 0);
+	assert_true(f == 0.5);
+	assert_int_equal(conf_get_str(x, "s", &s), 0);
+	assert_string_equal(s, "hi");
+	assert_int_equal(conf_get_bool(x, "b", &b), 0);
+	assert_true(b);
+	assert_int_equal(conf_get_u64(x, "neg", 0, 100, &u), -EINVAL);
+	assert_non_null(strstr(c->doc->err, "t.yml:4:10: 'neg' must be a whole number"));
+	config_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_values),
+		cmocka_unit_test(test_errors_have_positions),
+		cmocka_unit_test(test_hostile_yaml),
+		cmocka_unit_test(test_getters),
+	};
+	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
+}

@@ -1,0 +1,269 @@
+/* The emitter and writer: exact output in both formats, and every rule that
+ * refuses input (counted by reason, never written). */
+#include "helpers.h"
+
+#include <math.h>
+
+static struct bs_emitter *E(struct capture *c)
+{
+	return &c->em.pub;
+}
+
+static void test_counter_both_formats(void **state)
+{
+	struct capture c;
+	struct bs_label l = { "cpu", "0" };
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "x_seconds_total", BS_COUNTER, "seconds", "Time \"spent\".\n");
+	bs_sample_u64(E(&c), &l, 1, UINT64_MAX);
+	assert_string_equal(capture_end(&c),
+			    "# HELP x_seconds_total Time \"spent\".\\n\n"
+			    "# TYPE x_seconds_total counter\n"
+			    "x_seconds_total{cpu=\"0\"} 18446744073709551615\n");
+	capture_free(&c);
+
+	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	bs_family(E(&c), "x_seconds", BS_COUNTER, "seconds", "Time \"spent\".\n");
+	bs_sample_u64(E(&c), &l, 1, 7);
+	assert_string_equal(capture_end(&c),
+			    "# HELP x_seconds Time \\\"spent\\\".\\n\n"
+			    "# TYPE x_seconds counter\n"
+			    "# UNIT x_seconds seconds\n"
+			    "x_seconds_total{cpu=\"0\"} 7\n");
+	capture_free(&c);
+}
+
+static void test_histogram(void **state)
+{
+	static const double up[] = { 0, 1, 2 };
+	static const uint64_t n[] = { 1, 2, 3 };
+	struct bs_histogram h = { 3, up, n, true, { .kind = BS_VAL_U64, .u = 9 } };
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+	assert_int_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h), 0);
+	assert_string_equal(capture_end(&c), "# HELP h \n# TYPE h histogram\n"
+					     "h_bucket{le=\"0.0\"} 1\n"
+					     "h_bucket{le=\"1.0\"} 3\n"
+					     "h_bucket{le=\"2.0\"} 6\n"
+					     "h_bucket{le=\"+Inf\"} 6\n"
+					     "h_count 6\nh_sum 9\n");
+	capture_free(&c);
+
+	h.has_sum = false;
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+	E(&c)->ops->histogram(E(&c), NULL, 0, &h);
+	assert_non_null(strstr(capture_end(&c), "h_bucket{le=\"+Inf\"} 6\nh_count 6\n"));
+	capture_free(&c);
+
+	/* OpenMetrics: without a sum there is no _count either. */
+	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+	E(&c)->ops->histogram(E(&c), NULL, 0, &h);
+	assert_null(strstr(capture_end(&c), "h_count"));
+	capture_free(&c);
+}
+
+static void test_histogram_refused(void **state)
+{
+	static const double unordered[] = { 1, 1 };
+	static const double nan_bound[] = { NAN };
+	static const uint64_t n[] = { UINT64_MAX, 1 };
+	static const double ok[] = { 1, 2 };
+	struct bs_label le = { "le", "x" };
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+	struct bs_histogram h1 = { 2, unordered, n, false, { 0 } };
+	struct bs_histogram h2 = { 1, nan_bound, n, false, { 0 } };
+	struct bs_histogram h3 = { 2, ok, n, false, { 0 } }; /* counts overflow */
+	struct bs_histogram h4 = { 0, ok, n, false, { 0 } };
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h1), 0);
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h2), 0);
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h3), 0);
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h4), 0);
+	h3.count = (const uint64_t[]){ 1, 1 };
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), &le, 1, &h3), 0);
+	assert_int_equal(capture_drops(&c, "invalid_value"), 4);
+	assert_int_equal(capture_drops(&c, "invalid_label"), 1);
+	assert_string_equal(capture_end(&c), ""); /* no header for an empty family */
+	capture_free(&c);
+}
+
+static void test_summary_info_stateset_unknown(void **state)
+{
+	static const double q[] = { 0.5, 1 };
+	static const double v[] = { 1.5, 3 };
+	static const char *const st[] = { "a", "b\"" };
+	static const bool on[] = { false, true };
+	struct bs_summary s = { 2, q, v, 4, { .kind = BS_VAL_F64, .f = 6.5 } };
+	struct bs_label info = { "v", "1" };
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	bs_family(E(&c), "s", BS_SUMMARY, NULL, "S");
+	E(&c)->ops->summary(E(&c), NULL, 0, &s);
+	bs_family(E(&c), "i_info", BS_INFO, NULL, "I");
+	bs_info(E(&c), &info, 1);
+	bs_family(E(&c), "st", BS_STATESET, NULL, "T");
+	E(&c)->ops->stateset(E(&c), NULL, 0, st, on, 2);
+	bs_family(E(&c), "u", BS_UNKNOWN, NULL, "U");
+	bs_sample_f64(E(&c), NULL, 0, -0.5);
+	assert_string_equal(capture_end(&c),
+			    "# HELP s S\n# TYPE s summary\n"
+			    "s{quantile=\"0.5\"} 1.5\ns{quantile=\"1.0\"} 3\n"
+			    "s_sum 6.5\ns_count 4\n"
+			    "# HELP i I\n# TYPE i info\ni_info{v=\"1\"} 1\n"
+			    "# HELP st T\n# TYPE st stateset\n"
+			    "st{st=\"a\"} 0\nst{st=\"b\\\"\"} 1\n"
+			    "# HELP u U\n# TYPE u unknown\nu -0.5\n");
+	capture_free(&c);
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "i", BS_INFO, NULL, "I");
+	bs_info(E(&c), &info, 1);
+	bs_family(E(&c), "u", BS_UNKNOWN, NULL, "U");
+	bs_sample_f64(E(&c), NULL, 0, 1);
+	assert_string_equal(capture_end(&c), "# HELP i_info I\n# TYPE i_info gauge\n"
+					     "i_info{v=\"1\"} 1\n"
+					     "# HELP u U\n# TYPE u untyped\nu 1\n");
+	capture_free(&c);
+}
+
+static void test_duplicates(void **state)
+{
+	struct bs_label ab[] = { { "a", "1" }, { "b", "2" } };
+	struct bs_label ba[] = { { "b", "2" }, { "a", "1" } };
+	struct bs_label twice[] = { { "a", "1" }, { "a", "2" } };
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "g", BS_GAUGE, NULL, "");
+	assert_int_equal(bs_sample_u64(E(&c), ab, 2, 1), 0);
+	assert_int_equal(bs_sample_u64(E(&c), ba, 2, 2), -EEXIST); /* order does not matter */
+	assert_int_equal(bs_sample_u64(E(&c), twice, 2, 2), -EINVAL);
+	assert_int_equal(bs_family(E(&c), "g", BS_GAUGE, NULL, ""), -EEXIST);
+	/* A counter c claims c_total: a gauge of that name clashes. */
+	assert_int_equal(bs_family(E(&c), "c", BS_COUNTER, NULL, ""), 0);
+	assert_int_equal(bs_family(E(&c), "c_total", BS_GAUGE, NULL, ""), -EEXIST);
+	assert_int_equal(bs_family(E(&c), "hh", BS_HISTOGRAM, NULL, ""), 0);
+	assert_int_equal(bs_family(E(&c), "hh_bucket", BS_GAUGE, NULL, ""), -EEXIST);
+	assert_int_equal(bs_sample_u64(E(&c), NULL, 0, 1), -EINVAL); /* no open family */
+	assert_int_equal(capture_drops(&c, "duplicate_series"), 1);
+	assert_int_equal(capture_drops(&c, "duplicate_family"), 3);
+	assert_int_equal(capture_drops(&c, "no_family"), 1);
+	assert_string_equal(capture_end(&c), "# HELP g \n# TYPE g gauge\ng{a=\"1\",b=\"2\"} 1\n");
+	capture_free(&c);
+}
+
+static void test_refused_families_and_values(void **state)
+{
+	struct bs_label reserved = { "__name__", "x" };
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	assert_int_equal(bs_family(E(&c), "1x", BS_GAUGE, NULL, ""), -EINVAL);
+	assert_int_equal(bs_family(E(&c), "x_bytes", BS_GAUGE, "seconds", ""), -EINVAL);
+	assert_int_equal(bs_family(E(&c), "x_info", BS_INFO, "info", ""), -EINVAL);
+	assert_int_equal(bs_family(E(&c), "a:b", BS_STATESET, NULL, ""), -EINVAL);
+	assert_int_equal(bs_family(E(&c), "total", BS_COUNTER, NULL, ""), 0);
+	assert_int_equal(bs_sample_i64(E(&c), NULL, 0, -1), -EINVAL);
+	assert_int_equal(bs_sample_f64(E(&c), NULL, 0, NAN), -EINVAL);
+	assert_int_equal(bs_sample_u64(E(&c), &reserved, 1, 1), -EINVAL);
+	assert_int_equal(E(&c)->ops->summary(E(&c), NULL, 0, NULL), -EINVAL);
+	assert_int_equal(capture_drops(&c, "invalid_family"), 4);
+	assert_int_equal(capture_drops(&c, "invalid_value"), 2);
+	assert_int_equal(capture_drops(&c, "invalid_label"), 1);
+	assert_int_equal(capture_drops(&c, "wrong_type"), 1);
+	capture_end(&c);
+	capture_free(&c);
+}
+
+static void test_label_repair_and_truncation(void **state)
+{
+	char *big = malloc(NAMES_LABEL_VALUE_MAX + 100);
+	struct bs_label l = { "v", "bad\xff" };
+	struct capture c;
+	(void)state;
+
+	memset(big, 'x', NAMES_LABEL_VALUE_MAX + 99);
+	big[NAMES_LABEL_VALUE_MAX + 99] = '\0';
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "g", BS_GAUGE, NULL, "");
+	bs_sample_u64(E(&c), &l, 1, 1);
+	l.value = big;
+	bs_sample_u64(E(&c), &l, 1, 2);
+	const char *out = capture_end(&c);
+	assert_non_null(strstr(out, "g{v=\"bad\xef\xbf\xbd\"} 1\n"));
+	assert_int_equal(capture_drops(&c, "invalid_utf8_repaired"), 1);
+	assert_int_equal(capture_drops(&c, "label_value_truncated"), 1);
+	assert_true(strlen(out) < 2 * NAMES_LABEL_VALUE_MAX);
+	capture_free(&c);
+	free(big);
+}
+
+static void test_drop_reasons_bounded(void **state)
+{
+	struct capture c;
+	char reason[16];
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	for (int i = 0; i < 100; i++) {
+		snprintf(reason, sizeof(reason), "r%d", i);
+		bs_drop(E(&c), reason, 1);
+	}
+	bs_drop(E(&c), "Not Valid!", 1);
+	assert_int_equal(c.em.ndrops, EMITTER_MAX_REASONS);
+	assert_int_equal(capture_drops(&c, "other"), 100 - (EMITTER_MAX_REASONS - 1) + 1);
+	capture_end(&c);
+	capture_free(&c);
+}
+
+static void test_output_cap(void **state)
+{
+	struct capture c;
+	char v[32];
+	struct bs_label l = { "i", v };
+	int refused = 0;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, 200000);
+	bs_family(E(&c), "g", BS_GAUGE, NULL, "");
+	for (int i = 0; i < 100000; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		refused += bs_sample_u64(E(&c), &l, 1, 1) == -ENOBUFS;
+	}
+	assert_true(refused > 0);
+	assert_true(c.sink.overflow);
+	assert_true(c.sink.raw_bytes + c.sink.stage_len <= 200000);
+	assert_true(c.sink.raw_bytes + c.sink.stage_len > 200000 - 100);
+	capture_end(&c);
+	capture_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counter_both_formats),
+		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_histogram_refused),
+		cmocka_unit_test(test_summary_info_stateset_unknown),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_refused_families_and_values),
+		cmocka_unit_test(test_label_repair_and_truncation),
+		cmocka_unit_test(test_drop_reasons_bounded),
+		cmocka_unit_test(test_output_cap),
+	};
+	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
+}

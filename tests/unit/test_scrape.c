@@ -1,0 +1,186 @@
+/* Scrapes end to end without HTTP: deadlines, selection, failure isolation. */
+#include "helpers.h"
+
+#include <time.h>
+#include <zlib.h>
+
+#include "collset.h"
+#include "log.h"
+#include "scrape.h"
+
+static void host_log(enum bs_log_level l, const char *c, const char *m, ...)
+{
+	(void)l;
+	(void)c;
+	(void)m;
+}
+
+static const struct bs_host host = { BS_COLLECTOR_ABI_VERSION, host_log };
+
+static struct collset *build(const char *yaml)
+{
+	char err[CONF_ERR_MAX];
+	struct collset *set = NULL;
+	struct config *cfg = config_load("t.yml", yaml, getenv("BS_PLUGINS"), err, sizeof(err));
+	if (!cfg)
+		fail_msg("config: %s", err);
+	if (collset_build(cfg, &host, &set, err, sizeof(err)) < 0)
+		fail_msg("collset: %s", err);
+	return set;
+}
+
+/* Runs a scrape and returns its body as a string (gunzipped if needed). */
+static char *run(struct collset *set, struct instance **only, size_t n, enum expo_format f,
+		 bool gz, double timeout, double *took)
+{
+	struct scrape_request req = { set, only, n, f, gz, timeout };
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	struct scrape *sc = scrape_run(&req);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (took)
+		*took = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	assert_non_null(sc);
+	const struct iovec *iov;
+	size_t total, niov = scrape_body(sc, &iov, &total);
+	unsigned char *raw = malloc(total + 1);
+	size_t off = 0;
+	for (size_t i = 0; i < niov; i++) {
+		memcpy(raw + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	scrape_put(sc);
+	if (!gz) {
+		raw[off] = '\0';
+		return (char *)raw;
+	}
+	size_t cap = 1 << 22;
+	char *out = malloc(cap);
+	z_stream z = { 0 };
+	inflateInit2(&z, 16 + 15);
+	z.next_in = raw;
+	z.avail_in = (uInt)off;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap - 1;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	out[z.total_out] = '\0';
+	inflateEnd(&z);
+	free(raw);
+	return out;
+}
+
+static void test_all_collectors(void **state)
+{
+	(void)state;
+	struct collset *set = build("collectors:\n  example: {}\n");
+	char *body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
+	assert_non_null(strstr(body, "example_events_total{device=\"max\"} 18446744073709551615\n"));
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
+	assert_non_null(strstr(body, "process_open_fds "));
+	assert_non_null(strstr(body, "\n# EOF\n"));
+	assert_string_equal(body + strlen(body) - 6, "# EOF\n");
+	free(body);
+	collset_put(set);
+}
+
+static void test_gzip_matches_plain(void **state)
+{
+	(void)state;
+	struct collset *set = build("collectors:\n  example:\n    bench_series: 20000\n");
+	char *plain = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
+	char *unz = run(set, NULL, 0, EXPO_TEXT, true, 5, NULL);
+	/* Counters move between scrapes: compare the stable bench series. */
+	const char *a = strstr(plain, "# HELP example_bench_0_bytes");
+	const char *b = strstr(unz, "# HELP example_bench_0_bytes");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_memory_equal(a, b, strstr(a, "# HELP binstat_scrape") - a);
+	free(plain);
+	free(unz);
+	collset_put(set);
+}
+
+/* A collector past the deadline is reported failed; the rest arrive in time. */
+static void test_deadline(void **state)
+{
+	(void)state;
+	double took;
+	struct collset *set = build("collectors:\n  example:\n    sleep_seconds: 2\n");
+	char *body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
+	assert_true(took < 1.0);
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
+	assert_null(strstr(body, "example_events_total"));
+	free(body);
+	/* The next scrape waits on the still-running collect and also fails in time. */
+	body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
+	assert_true(took < 1.0);
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
+	free(body);
+	collset_put(set); /* the straggling threads hold their own references */
+}
+
+static void test_selection_and_failures(void **state)
+{
+	(void)state;
+	struct collset *set = build("collectors:\n  example: {}\n  badabi: {}\n"
+				    "  nothere: {}\n  off:\n    enabled: false\n");
+	assert_int_equal(set->n, 3);
+	struct instance *ex = collset_find(set, "example");
+	assert_null(collset_find(set, "off"));
+	assert_non_null(strstr(collset_find(set, "nothere")->error, "nothere.so"));
+	char *body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"nothere\"} 0\n"));
+	assert_non_null(strstr(body, "example_events_total"));
+	free(body);
+	body = run(set, &ex, 1, EXPO_TEXT, false, 5, NULL);
+	assert_null(strstr(body, "collector=\"nothere\""));
+	free(body);
+	collset_put(set);
+}
+
+static void test_config_error_in_plugin_options(void **state)
+{
+	(void)state;
+	char err[CONF_ERR_MAX];
+	struct collset *set = NULL;
+	struct config *cfg = config_load("t.yml", "collectors:\n  example:\n    sleep_secnds: 1\n",
+					 getenv("BS_PLUGINS"), err, sizeof(err));
+	assert_non_null(cfg);
+	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.yml:3:5: unknown key 'sleep_secnds'"));
+	cfg = config_load("t.yml", "collectors:\n  example:\n    bench_series: -4\n",
+			  getenv("BS_PLUGINS"), err, sizeof(err));
+	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.yml:3:19: 'bench_series' must be a whole number"));
+}
+
+static void test_hostile_collector_counted(void **state)
+{
+	(void)state;
+	struct collset *set = build("collectors:\n  example:\n    hostile: true\n");
+	char *body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
+	free(body);
+	body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
+	assert_non_null(strstr(body, "binstat_collector_dropped_total{collector=\"example\","
+				     "reason=\"duplicate_series\"} 2\n"));
+	assert_non_null(strstr(body, "reason=\"invalid_utf8_repaired\"} 4\n"));
+	assert_non_null(strstr(body, "reason=\"example_reason\"} 6\n"));
+	assert_non_null(strstr(body, "example_hostile{value=\"ok\xef\xbf\xbd\xef\xbf\xbd\"} 1\n"));
+	free(body);
+	collset_put(set);
+}
+
+int main(void)
+{
+	log_setup(BS_LOG_ERROR + 1, false);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_collectors),
+		cmocka_unit_test(test_gzip_matches_plain),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_selection_and_failures),
+		cmocka_unit_test(test_config_error_in_plugin_options),
+		cmocka_unit_test(test_hostile_collector_counted),
+	};
+	return cmocka_run_group_tests_name("scrape", tests, NULL, NULL);
+}

@@ -1,0 +1,98 @@
+/* Sinks: raw chunks, and deflated parts that concatenate into one gzip member. */
+#include "helpers.h"
+
+#include <zlib.h>
+
+static size_t gather(const struct sink *s, unsigned char *out)
+{
+	size_t n = 0;
+	for (struct sink_chunk *c = s->head; c; c = c->next) {
+		memcpy(out + n, c->data, c->len);
+		n += c->len;
+	}
+	return n;
+}
+
+static void fill(struct sink *s, const char *pattern, size_t total)
+{
+	size_t plen = strlen(pattern);
+	for (size_t i = 0; i < total; i += plen)
+		assert_int_equal(sink_write(s, pattern, plen), 0);
+}
+
+static void test_raw_chunks(void **state)
+{
+	struct sink s;
+	static unsigned char out[1 << 20];
+	(void)state;
+
+	sink_init(&s, false, SIZE_MAX);
+	fill(&s, "0123456789", 300000);
+	assert_int_equal(sink_finish(&s), 0);
+	assert_int_equal(gather(&s, out), 300000);
+	assert_memory_equal(out + 299990, "0123456789", 10);
+	assert_non_null(s.head->next); /* more than one chunk */
+	sink_free(&s);
+}
+
+/* Three parts deflated separately, then wrapped: zlib must read one stream. */
+static void test_gzip_concatenation(void **state)
+{
+	static const char *const parts[] = { "alpha ", "beta beta ", "gamma! " };
+	static const size_t sizes[] = { 200000, 7, 100000 };
+	static unsigned char body[1 << 20], plain[1 << 20];
+	struct sink all, part;
+	size_t n = GZIP_HEADER_LEN, want = 0;
+	(void)state;
+
+	sink_init(&all, false, SIZE_MAX);
+	for (int i = 0; i < 3; i++) {
+		sink_init(&part, true, SIZE_MAX);
+		fill(&part, parts[i], sizes[i]);
+		want += part.stage_len + part.raw_bytes;
+		assert_int_equal(sink_finish(&part), 0);
+		sink_append(&all, &part);
+		sink_free(&part);
+	}
+	gzip_header(body);
+	n += gather(&all, body + n);
+	gzip_trailer(body + n, all.crc, all.raw_bytes);
+	n += GZIP_TRAILER_LEN;
+	assert_int_equal(all.raw_bytes, want);
+
+	z_stream z = { 0 };
+	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = body;
+	z.avail_in = (uInt)n;
+	z.next_out = plain;
+	z.avail_out = sizeof(plain);
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END); /* crc and length check */
+	assert_int_equal(z.total_out, want);
+	assert_memory_equal(plain, "alpha alpha ", 12);
+	assert_memory_equal(plain + want - 7, "gamma! ", 7);
+	inflateEnd(&z);
+	sink_free(&all);
+}
+
+static void test_limit(void **state)
+{
+	struct sink s;
+	(void)state;
+	sink_init(&s, true, 1000);
+	assert_int_equal(sink_write(&s, "x", 999), 0);
+	assert_int_equal(sink_write(&s, "xx", 2), -ENOBUFS);
+	assert_true(s.overflow);
+	assert_int_equal(sink_write(&s, "x", 1), -ENOBUFS); /* stays refused */
+	sink_finish(&s);
+	sink_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_chunks),
+		cmocka_unit_test(test_gzip_concatenation),
+		cmocka_unit_test(test_limit),
+	};
+	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);
+}
