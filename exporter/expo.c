@@ -119,7 +119,8 @@ int expo_line(struct sink *s, const char *name, size_t name_len,
 	p = put(p, suffix, suffix_len);
 	if (labels_len || extra) {
 		*p++ = '{';
-		p = put(p, labels, labels_len);
+		if (labels_len) /* labels is NULL for a series without labels */
+			p = put(p, labels, labels_len);
 		if (extra) {
 			if (labels_len)
 				*p++ = ',';

@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Integration tests against the running binary: both formats checked by the
+# real consumers (promtool, python's strict OpenMetrics parser, Prometheus
+# itself), HTTP behaviour, bad input, reload and shutdown.
+# Usage: tests/integration/run.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+EXPORTER="$B/binstat_exporter"
+PY=/usr/bin/python3 # Debian's python-prometheus-client lives here, not in pyenv
+WORK=$(mktemp -d /tmp/binstat-it.XXXXXX)
+PASSED=0 FAILED=0 SKIPPED=0
+PIDS=()
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+exec 2> >(grep -v ' Killed ' >&2) # bash reports the daemons it kills at exit
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/       /'; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP - $1: $2"; }
+check() { # check NAME COMMAND...: passes when the command succeeds
+	local name=$1; shift
+	local out
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
+}
+
+free_port() {
+	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Plugins from the build plus the test ones, in one folder.
+PLUGINS="$WORK/plugins"
+mkdir -p "$PLUGINS"
+ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+
+write_config() { # write_config FILE EXTRA_COLLECTOR_YAML
+	cat >"$1" <<EOF
+global:
+  plugin_dir: $PLUGINS
+  scrape_timeout: 5s
+  scrape_timeout_offset: 200ms
+collectors:
+  example:
+    bench_series: 2000
+$2
+EOF
+}
+
+# start_exporter CONFIG PORT [FLAGS...]: starts it and waits until it answers.
+start_exporter() {
+	local cfg=$1 port=$2; shift 2
+	"$EXPORTER" --config.file="$cfg" --web.listen-address="127.0.0.1:$port" "$@" \
+		>>"$WORK/exporter.log" 2>&1 &
+	LAST_PID=$!
+	PIDS+=("$LAST_PID")
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$port/-/healthy" >/dev/null && return 0
+		kill -0 "$LAST_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
+	curl -g -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+
+OM_ACCEPT='application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1'
+
+om_parse() { # om_parse FILE: the strict parser must accept every line
+	$PY - "$1" <<'EOF'
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+text = open(sys.argv[1], encoding="utf-8").read()
+fams = list(text_string_to_metric_families(text))
+names = {f.name for f in fams}
+for want in ("example_events", "example_latency_seconds", "example_rpc_seconds",
+             "example_build", "example_state", "example_mystery", "process_cpu_seconds"):
+    assert want in names, want
+types = {f.name: f.type for f in fams}
+assert types["example_build"] == "info" and types["example_state"] == "stateset", types
+ev = [s for f in fams if f.name == "example_events" for s in f.samples if s.labels.get("device") == "max"]
+assert ev and ev[0].value == 2**64 - 1, ev
+print(len(fams), "families")
+EOF
+}
+
+promtool_clean() { # promtool_clean FILE: no error and no lint complaint
+	local out
+	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+# ---------------------------------------------------------------- main daemon
+CFG="$WORK/main.yml"
+write_config "$CFG" "  slow:
+    sleep_seconds: 0"
+PORT=$(free_port)
+if ! start_exporter "$CFG" "$PORT"; then
+	fail "exporter starts" "$(cat "$WORK/exporter.log")"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	exit 1
+fi
+pass "exporter starts on its config"
+URL="http://127.0.0.1:$PORT"
+
+curl -s -D "$WORK/text.h" "$URL/metrics" -o "$WORK/text.txt"
+check "text format: Content-Type 0.0.4" grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$WORK/text.h"
+check "text format: promtool check metrics is clean" promtool_clean "$WORK/text.txt"
+check "text format: python's Prometheus text parser accepts it" $PY -c "
+from prometheus_client.parser import text_string_to_metric_families as p
+assert len(list(p(open('$WORK/text.txt').read()))) > 10"
+check "text format: exact 2^64-1 counter" grep -qx 'example_events_total{device="max"} 18446744073709551615' "$WORK/text.txt"
+
+curl -s -D "$WORK/om.h" -H "Accept: $OM_ACCEPT" "$URL/metrics" -o "$WORK/om.txt"
+check "OpenMetrics: negotiated from Prometheus 3's Accept" grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8' "$WORK/om.h"
+check "OpenMetrics: strict python parser accepts it" om_parse "$WORK/om.txt"
+check "OpenMetrics: ends with # EOF" test "$(tail -c 6 "$WORK/om.txt")" = "# EOF"
+
+curl -s -D "$WORK/gz.h" -H 'Accept-Encoding: gzip' -H "Accept: $OM_ACCEPT" "$URL/metrics" -o "$WORK/om.gz"
+check "gzip: Content-Encoding set" grep -qi '^Content-Encoding: gzip' "$WORK/gz.h"
+gunzip -c "$WORK/om.gz" >"$WORK/om-gz.txt" 2>"$WORK/gz.err"
+check "gzip: body is valid gzip that the OpenMetrics parser accepts" om_parse "$WORK/om-gz.txt"
+curl -s -H 'Accept-Encoding: gzip' "$URL/metrics" | gunzip -c >"$WORK/text-gz.txt"
+check "gzip: text body passes promtool" promtool_clean "$WORK/text-gz.txt"
+
+status() { curl -g -s -o /dev/null -w '%{http_code}' "$@"; }
+check "HEAD /metrics is 200 with no body" test "$(curl -s -I "$URL/metrics" -o /dev/null -w '%{http_code} %{size_download}')" = "200 0"
+check "POST is 405" test "$(status -X POST "$URL/metrics")" = 405
+check "405 names the allowed methods" sh -c "curl -s -D - -X DELETE '$URL/metrics' | grep -qi '^Allow: GET, HEAD'"
+check "unknown path is 404" test "$(status "$URL/nope")" = 404
+check "/-/healthy is 200" test "$(status "$URL/-/healthy")" = 200
+check "/-/ready is 200" test "$(status "$URL/-/ready")" = 200
+check "landing page links the metrics and shows the version" sh -c "curl -s '$URL/' | grep -q 'href=\"/metrics\"' && curl -s '$URL/' | grep -q 'Version 0'"
+
+curl -g -s "$URL/metrics?collect[]=example" -o "$WORK/sel.txt"
+check "collect[]=example keeps example" grep -q '^example_events_total' "$WORK/sel.txt"
+check "collect[]=example leaves out slow" sh -c "! grep -q 'collector=\"slow\"' '$WORK/sel.txt'"
+check "collect[]=nope is 400 naming it" sh -c "curl -g -s -w ' %{http_code}' '$URL/metrics?collect[]=nope' | tr '\n' ' ' | grep -q 'collector: nope  400$'"
+raw_status() { # raw_status PORT PATH HEADER_NAME HEADER_VALUE: requests too big for argv
+	$PY - "$@" <<'EOF'
+import socket, sys
+port, path, hname, hval = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+if path == "MANY":
+    path = "/metrics?" + "&".join(["collect[]=example"] * 10000)
+if hval.startswith("BIG"):
+    hval = "a" * int(hval[3:])
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{hname}: {hval}\r\nConnection: close\r\n\r\n".encode())
+data = b""
+while chunk := s.recv(65536):
+    data += chunk
+print(data.split(b" ")[1].decode() if data.startswith(b"HTTP/") else "none")
+EOF
+}
+code=$(raw_status "$PORT" MANY X-Test 1)
+check "10,000 collect[] parameters get a 4xx, not a crash ($code)" test "${code:0:1}" = 4
+code=$(raw_status "$PORT" /metrics Accept BIG200000)
+check "a 200 kB Accept header gets a 4xx ($code)" test "${code:0:1}" = 4
+code=$(raw_status "$PORT" /metrics Accept BIG30000)
+check "a 30 kB Accept header is parsed and served ($code)" test "$code" = 200
+check "still serving after the hostile requests" test "$(status "$URL/metrics")" = 200
+
+# Prometheus' deadline: slow overruns, the rest arrives in time.
+write_config "$WORK/slow.yml" "  slow:
+    sleep_seconds: 3"
+P2=$(free_port)
+start_exporter "$WORK/slow.yml" "$P2"
+t0=$(date +%s.%N)
+curl -s -H 'X-Prometheus-Scrape-Timeout-Seconds: 1' "http://127.0.0.1:$P2/metrics" -o "$WORK/deadline.txt"
+took=$($PY -c "print(round($(date +%s.%N) - $t0, 2))")
+check "deadline: response in about the scrape timeout (${took}s)" $PY -c "assert $took < 1.5"
+check "deadline: slow reported failed" grep -qx 'binstat_scrape_collector_success{collector="slow"} 0' "$WORK/deadline.txt"
+check "deadline: example still delivered" grep -qx 'binstat_scrape_collector_success{collector="example"} 1' "$WORK/deadline.txt"
+check "deadline: example's series present" grep -q '^example_bench_1_bytes' "$WORK/deadline.txt"
+
+# --web.max-requests: the second scrape at once gets 503.
+P3=$(free_port)
+start_exporter "$WORK/slow.yml" "$P3" --web.max-requests=1
+curl -s -o /dev/null "http://127.0.0.1:$P3/metrics" &
+FIRST=$!
+sleep 0.3
+check "beyond --web.max-requests is 503" test "$(status "http://127.0.0.1:$P3/metrics")" = 503
+wait "$FIRST"
+
+# A client that never reads a large response holds one slot, not the daemon.
+write_config "$WORK/big.yml" ""
+sed -i 's/bench_series: 2000/bench_series: 300000/' "$WORK/big.yml"
+P4=$(free_port)
+start_exporter "$WORK/big.yml" "$P4" --web.connection-timeout=3
+$PY - "$P4" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+time.sleep(6)  # never read
+EOF
+SLOWPID=$!
+sleep 1
+check "slow reader: others still get scrapes" test "$(status "http://127.0.0.1:$P4/metrics")" = 200
+rss=$(metric "$P4" process_resident_memory_bytes)
+check "slow reader: memory stays bounded (RSS ${rss%.*} bytes)" $PY -c "assert float('$rss') < 400e6"
+t0=$(date +%s.%N)
+kill -TERM "$LAST_PID"
+ok=0
+for _ in $(seq 60); do kill -0 "$LAST_PID" 2>/dev/null || { ok=1; break; }; sleep 0.1; done
+took=$($PY -c "print(round($(date +%s.%N) - $t0, 2))")
+check "SIGTERM with a stalled client: exits within 5 s (${took}s)" test $ok = 1
+wait "$LAST_PID"; rc=$?
+check "SIGTERM: exit status 0" test $rc = 0
+kill "$SLOWPID" 2>/dev/null; wait "$SLOWPID" 2>/dev/null
+
+# Reload: a bad file keeps the running config; a good one replaces it.
+cp "$CFG" "$WORK/reload.yml"
+P5=$(free_port)
+start_exporter "$WORK/reload.yml" "$P5"
+RPID=$LAST_PID
+echo "collectors: [oops" >"$WORK/reload.yml"
+kill -HUP "$RPID"; sleep 0.5
+check "bad reload: last_reload_successful is 0" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 0
+check "bad reload: old collectors keep working" test "$(metric "$P5" 'binstat_scrape_collector_success{collector="example"}')" = 1
+check "bad reload: the log says why, with line and column" grep -Eq 'reload failed.*reload.yml:[0-9]+:[0-9]+: ' "$WORK/exporter.log"
+write_config "$WORK/reload.yml" "    hostile: true"
+kill -HUP "$RPID"; sleep 0.5
+check "good reload: last_reload_successful is 1" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 1
+check "good reload: new options in effect" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q '^example_hostile'"
+check "drops are counted by collector and reason" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q 'binstat_collector_dropped_total{collector=\"example\",reason=\"duplicate_series\"}'"
+
+# Start-up errors are clear and non-zero.
+"$EXPORTER" --config.file="$CFG" --web.listen-address="127.0.0.1:$PORT" >"$WORK/busy.log" 2>&1
+rc=$?
+check "busy port: exits non-zero" test $rc != 0
+check "busy port: says the address is in use" grep -q "cannot listen on '127.0.0.1:$PORT': Address already in use" "$WORK/busy.log"
+"$EXPORTER" --config.file="$WORK/missing.yml" >"$WORK/missing.log" 2>&1
+check "missing config: exits non-zero naming the file" sh -c "[ $? != 0 ] && grep -q 'missing.yml: No such file' '$WORK/missing.log'"
+out=$("$EXPORTER" --check-config --config.file="$CFG" 2>&1)
+check "--check-config: configuration OK" test "$out" = "configuration OK"
+printf 'collectors:\n  example:\n    bench_seres: 1\n' >"$WORK/typo.yml"
+"$EXPORTER" --check-config --config.file="$WORK/typo.yml" >"$WORK/typo.out" 2>&1; rc=$?
+check "--check-config: a typo fails (exit $rc)" test $rc = 1
+check "--check-config: the error has file, line and column" grep -q "typo.yml:3:5: unknown key 'bench_seres'" "$WORK/typo.out"
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  badabi: {}\n' "$PLUGINS" >"$WORK/abi.yml"
+"$EXPORTER" --check-config --config.file="$WORK/abi.yml" >"$WORK/abi.out" 2>&1; rc=$?
+check "--check-config: ABI mismatch fails (exit $rc)" test $rc = 1
+check "--check-config: ABI mismatch named with its file" grep -q 'badabi.so: collector ABI version' "$WORK/abi.out"
+check "--version" sh -c "'$EXPORTER' --version | grep -q '^binstat_exporter 0'"
+check "--help" sh -c "'$EXPORTER' --help | grep -q -- '--web.listen-address'"
+check "unknown flag: exit 2" sh -c "'$EXPORTER' --web.nope=1 2>/dev/null; [ \$? = 2 ]"
+
+# An unloadable plugin is reported; the others keep working.
+write_config "$WORK/broken.yml" "  nothere: {}
+  badabi: {}"
+P6=$(free_port)
+start_exporter "$WORK/broken.yml" "$P6"
+check "unloadable plugin: reported failed" test "$(metric "$P6" 'binstat_scrape_collector_success{collector="badabi"}')" = 0
+check "unloadable plugin: others still succeed" test "$(metric "$P6" 'binstat_scrape_collector_success{collector="example"}')" = 1
+
+# IPv6 and several listen addresses.
+P7=$(free_port)
+if $PY -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	"$EXPORTER" --config.file="$CFG" --web.listen-address="[::1]:$P7" --web.listen-address="127.0.0.1:$P7" >>"$WORK/exporter.log" 2>&1 &
+	PIDS+=($!)
+	sleep 0.5
+	check "IPv6 listen address" test "$(status "http://[::1]:$P7/-/healthy")" = 200
+	check "second listen address" test "$(status "http://127.0.0.1:$P7/-/healthy")" = 200
+else
+	skip "IPv6 listen address" "no IPv6 loopback on this machine"
+fi
+
+# The real consumer: Prometheus scrapes us (OpenMetrics, gzip) and stores the series.
+PP=$(free_port)
+cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: binstat
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
+PIDS+=($!)
+got=""
+for _ in $(seq 60); do
+	got=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=example_events_total%7Bdevice%3D%22max%22%7D" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+	[ -n "$got" ] && break
+	sleep 0.5
+done
+check "Prometheus scrapes and stores our series (got '$got')" test "$got" = "18446744073709552000"
+up=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=up" | $PY -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null)
+check "Prometheus sees the target up" test "$up" = 1
+hist=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=example_latency_seconds_bucket%7Bdevice%3D%22vda%22%2Cle%3D%221.0%22%7D" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+check "Prometheus reads the histogram bucket le=1.0 as 10 (got '$hist')" test "$hist" = 10
+
+echo
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" = 0 ]
