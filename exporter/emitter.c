@@ -143,8 +143,9 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 	if (f->unit)
 		memcpy(e->unit, f->unit, strlen(f->unit) + 1);
 	const char *help = f->help ? f->help : "";
-	e->help_len = names_utf8_cut(help, strlen(help), sizeof(e->help));
+	e->help_len = names_utf8_cut(help, strlen(help), NAMES_HELP_MAX);
 	memcpy(e->help, help, e->help_len);
+	e->help[e->help_len] = '\0';
 	e->has_family = true;
 	return 0;
 }
@@ -164,27 +165,20 @@ static int write_header(struct emitter *e)
 	return 0;
 }
 
-static int scratch_reserve(struct emitter *e, size_t need)
-{
-	if (need <= e->scratch_cap)
-		return 0;
-	size_t cap = need < 4096 ? 4096 : need;
-	char *p = realloc(e->scratch, cap);
-	if (!p)
-		return -ENOMEM;
-	e->scratch = p;
-	e->scratch_cap = cap;
-	return 0;
-}
+/* Room for the longest label block a series may have. Allocated once per
+ * emitter; only the pages a scrape touches become resident. */
+#define SCRATCH_SIZE \
+	(EMITTER_MAX_LABELS * (NAMES_LABEL_NAME_MAX + 3 * NAMES_LABEL_VALUE_MAX + 16))
 
 /* Validates a series' labels, checks it is new in its family, and leaves
- * its escaped label block in e->scratch. Returns the block's length or -errno.
- * `reserved` is the label the type itself adds (le, quantile, the state). */
+ * its escaped label block in e->scratch: one pass over each name and value.
+ * Returns the block's length or -errno. `reserved` is the label the type
+ * itself adds (le, quantile, a stateset's name). */
 static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
 			    size_t n, const char *reserved)
 {
-	size_t nlen[EMITTER_MAX_LABELS], vlen[EMITTER_MAX_LABELS];
-	size_t need = 0;
+	const char *name_at[EMITTER_MAX_LABELS];
+	size_t name_len[EMITTER_MAX_LABELS];
 	uint64_t id = 0;
 	unsigned repaired = 0, truncated = 0;
 
@@ -192,23 +186,7 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
 		return refuse(e, "no_family", -EINVAL);
 	if (n > EMITTER_MAX_LABELS || (n && !labels))
 		return refuse(e, "too_many_labels", -E2BIG);
-	for (size_t i = 0; i < n; i++) {
-		if (!labels[i].name || !labels[i].value)
-			return refuse(e, "invalid_label", -EINVAL);
-		nlen[i] = strlen(labels[i].name);
-		if (!names_label_valid(labels[i].name, nlen[i]) ||
-		    (reserved && strcmp(labels[i].name, reserved) == 0))
-			return refuse(e, "invalid_label", -EINVAL);
-		for (size_t j = 0; j < i; j++)
-			if (nlen[j] == nlen[i] &&
-			    memcmp(labels[j].name, labels[i].name, nlen[i]) == 0)
-				return refuse(e, "invalid_label", -EINVAL);
-		size_t raw = strlen(labels[i].value);
-		vlen[i] = names_utf8_cut(labels[i].value, raw, NAMES_LABEL_VALUE_MAX);
-		truncated += vlen[i] != raw;
-		need += EXPO_LABEL_SIZE(nlen[i], vlen[i]) + 1;
-	}
-	if (scratch_reserve(e, need) < 0)
+	if (!e->scratch && !(e->scratch = malloc(SCRATCH_SIZE)))
 		return refuse(e, "out_of_memory", -ENOMEM);
 
 	char *p = e->scratch;
@@ -216,12 +194,25 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
 		if (i)
 			*p++ = ',';
 		char *start = p;
-		p = expo_label(p, labels[i].name, nlen[i], labels[i].value, vlen[i],
-			       &repaired);
+		char *end = labels[i].name && labels[i].value
+				    ? names_copy_label(p, labels[i].name) : NULL;
+		if (!end || (reserved && strcmp(labels[i].name, reserved) == 0))
+			return refuse(e, "invalid_label", -EINVAL);
+		name_at[i] = p;
+		name_len[i] = (size_t)(end - p);
+		for (size_t j = 0; j < i; j++)
+			if (name_len[j] == name_len[i] && memcmp(name_at[j], p, name_len[i]) == 0)
+				return refuse(e, "invalid_label", -EINVAL);
+		p = end;
+		*p++ = '=';
+		*p++ = '"';
+		bool cut;
+		p = names_escape(p, labels[i].value, NAMES_LABEL_VALUE_MAX, true, &repaired, &cut);
+		truncated += cut;
+		*p++ = '"';
 		/* Summing per-label hashes of the written text makes the identity
 		 * independent of label order and true to what is written. */
-		id += hash_mix(hash_bytes(start, (size_t)(p - start), 0),
-			       0x9E3779B97F4A7C15ull) | 1;
+		id += hash_bytes(start, (size_t)(p - start), 0);
 	}
 	int added = seriesset_add(&e->series, id ^ n);
 	if (added == 0)
@@ -423,13 +414,14 @@ static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *label
 	ssize_t ll = series_begin(e, labels, n, e->base);
 	if (ll < 0)
 		return (int)ll;
-	char *escaped = malloc(3 * NAMES_LABEL_VALUE_MAX);
+	char *escaped = malloc(3 * NAMES_LABEL_VALUE_MAX + 3);
 	if (!escaped)
 		return refuse(e, "out_of_memory", -ENOMEM);
 	for (size_t i = 0; i < nstates && rc == 0; i++) {
 		unsigned repaired = 0;
-		char *end = names_escape_value(escaped, states[i], strlen(states[i]),
-					       &repaired);
+		bool cut;
+		char *end = names_escape(escaped, states[i], NAMES_LABEL_VALUE_MAX, true,
+					 &repaired, &cut);
 		struct expo_extra extra = { e->base, e->base_len, escaped,
 					    (size_t)(end - escaped) };
 		if (repaired)

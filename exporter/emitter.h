@@ -37,12 +37,11 @@ struct emitter {
 	char base[NAMES_METRIC_MAX + 1];
 	size_t base_len;
 	char unit[EMITTER_UNIT_MAX + 1];
-	char help[NAMES_HELP_MAX];
+	char help[NAMES_HELP_MAX + 1];
 	size_t help_len;
 	struct seriesset series;
 
 	char *scratch; /* the escaped label block of the current series */
-	size_t scratch_cap;
 
 	struct emitter_drop drops[EMITTER_MAX_REASONS];
 	size_t ndrops;

@@ -65,7 +65,8 @@ int expo_family_header(struct sink *s, enum expo_format f,
 	const char *type = om ? om_type_name[fam->type] : text_type_name[fam->type];
 
 	p = meta_line(p, "# HELP ", 7, fam, suffix);
-	p = names_escape_help(p, fam->help, fam->help_len, om, repaired);
+	bool cut;
+	p = names_escape(p, fam->help, fam->help_len, om, repaired, &cut);
 	*p++ = '\n';
 	p = meta_line(p, "# TYPE ", 7, fam, suffix);
 	p = put(p, type, strlen(type));
@@ -77,17 +78,6 @@ int expo_family_header(struct sink *s, enum expo_format f,
 	}
 	sink_commit(s, p);
 	return 0;
-}
-
-char *expo_label(char *dst, const char *name, size_t nlen, const char *value,
-		 size_t vlen, unsigned *repaired)
-{
-	dst = put(dst, name, nlen);
-	*dst++ = '=';
-	*dst++ = '"';
-	dst = names_escape_value(dst, value, vlen, repaired);
-	*dst++ = '"';
-	return dst;
 }
 
 static char *put_value(char *p, struct bs_value v)

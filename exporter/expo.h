@@ -18,18 +18,12 @@ struct expo_family {
 	size_t base_len;
 	enum bs_metric_type type;
 	const char *unit;
-	const char *help;
+	const char *help; /* NUL-terminated */
 	size_t help_len;
 };
 
 int expo_family_header(struct sink *s, enum expo_format f,
 		       const struct expo_family *fam, unsigned *repaired);
-
-/* Room expo_label needs at most. */
-#define EXPO_LABEL_SIZE(nlen, vlen) ((nlen) + 3 * (vlen) + 3)
-/* Writes name="value" into dst, the value escaped. */
-char *expo_label(char *dst, const char *name, size_t nlen, const char *value,
-		 size_t vlen, unsigned *repaired);
 
 /* An extra label after the series' own (le, quantile, a stateset's state);
  * its value is written as given. */

@@ -87,29 +87,34 @@ size_t names_utf8_cut(const char *s, size_t n, size_t max)
 	return i;
 }
 
-/* 0: copy as is; 1: needs escaping or is non-ASCII. */
+/* PLAIN bytes are copied in runs; anything else stops the run. */
 enum { PLAIN, SPECIAL };
 static const unsigned char value_class[256] = {
-	['\\'] = SPECIAL, ['"'] = SPECIAL, ['\n'] = SPECIAL,
+	['\0'] = SPECIAL, ['\\'] = SPECIAL, ['"'] = SPECIAL, ['\n'] = SPECIAL,
 	[0x80 ... 0xFF] = SPECIAL,
 };
 
-static char *escape(char *dst, const char *src, size_t n, bool quote,
-		    unsigned *repaired)
+char *names_escape(char *dst, const char *src, size_t max, bool quote,
+		   unsigned *repaired, bool *truncated)
 {
 	const unsigned char *s = (const unsigned char *)src;
 	size_t i = 0;
 
-	while (i < n) {
+	*truncated = false;
+	for (;;) {
 		size_t run = i;
-		while (run < n && value_class[s[run]] == PLAIN)
+		while (run < max && value_class[s[run]] == PLAIN)
 			run++;
 		memcpy(dst, s + i, run - i);
 		dst += run - i;
 		i = run;
-		if (i >= n)
-			break;
 		unsigned char c = s[i];
+		if (c == '\0')
+			return dst;
+		if (i >= max) {
+			*truncated = true;
+			return dst;
+		}
 		if (c == '\\' || c == '\n' || (c == '"' && quote)) {
 			*dst++ = '\\';
 			*dst++ = c == '\n' ? 'n' : (char)c;
@@ -118,7 +123,7 @@ static char *escape(char *dst, const char *src, size_t n, bool quote,
 			*dst++ = '"';
 			i++;
 		} else {
-			size_t len = utf8_seq(s + i, n - i);
+			size_t len = utf8_seq(s + i, strnlen(src + i, 4));
 			if (len == 0) {
 				memcpy(dst, "\xEF\xBF\xBD", 3);
 				dst += 3;
@@ -131,16 +136,23 @@ static char *escape(char *dst, const char *src, size_t n, bool quote,
 			i += len;
 		}
 	}
-	return dst;
 }
 
-char *names_escape_value(char *dst, const char *src, size_t n, unsigned *repaired)
-{
-	return escape(dst, src, n, true, repaired);
-}
+static const unsigned char label_char[256] = {
+	['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['_'] = 1, ['0' ... '9'] = 2,
+};
 
-char *names_escape_help(char *dst, const char *src, size_t n, bool quote,
-			unsigned *repaired)
+char *names_copy_label(char *dst, const char *src)
 {
-	return escape(dst, src, n, quote, repaired);
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i;
+
+	if (label_char[s[0]] != 1 || (s[0] == '_' && s[1] == '_'))
+		return NULL;
+	for (i = 0; label_char[s[i]]; i++) {
+		if (i == NAMES_LABEL_NAME_MAX)
+			return NULL;
+		dst[i] = (char)s[i];
+	}
+	return s[i] ? NULL : dst + i;
 }

@@ -15,12 +15,16 @@ bool names_metric_valid(const char *s, size_t n);
 bool names_label_valid(const char *s, size_t n);
 bool names_has_suffix(const char *s, size_t n, const char *suffix);
 
-/* Writes `src` escaped for a label value (\\, \", \n) into `dst`, which must
- * hold 3 * n bytes. Invalid UTF-8 bytes become U+FFFD; *repaired counts them. */
-char *names_escape_value(char *dst, const char *src, size_t n, unsigned *repaired);
-/* Help text: \\ and \n always, \" too when `quote` (OpenMetrics). */
-char *names_escape_help(char *dst, const char *src, size_t n, bool quote,
-			unsigned *repaired);
+/* Writes the C string `src` escaped into `dst`: \\ and \n always, \" too when
+ * `quote` (label values, OpenMetrics help). Stops at the NUL or once `max`
+ * bytes are read, never inside a UTF-8 sequence; *truncated says which.
+ * Invalid UTF-8 bytes become U+FFFD, counted in *repaired. `dst` must hold
+ * 3 * max + 3 bytes. */
+char *names_escape(char *dst, const char *src, size_t max, bool quote,
+		   unsigned *repaired, bool *truncated);
+/* Copies a label name into dst while checking it (names_label_valid);
+ * NULL when invalid. dst must hold NAMES_LABEL_NAME_MAX bytes. */
+char *names_copy_label(char *dst, const char *src);
 /* Length of the longest prefix of s[0..n) no longer than max that does not
  * split a UTF-8 sequence. */
 size_t names_utf8_cut(const char *s, size_t n, size_t max);

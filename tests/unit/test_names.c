@@ -6,7 +6,9 @@
 static const char *esc(const char *s, unsigned *repaired)
 {
 	static char buf[256];
-	*names_escape_value(buf, s, strlen(s), repaired) = '\0';
+	bool cut;
+	*names_escape(buf, s, 64, true, repaired, &cut) = '\0';
+	assert_false(cut);
 	return buf;
 }
 
@@ -68,11 +70,48 @@ static void test_help_escape(void **state)
 {
 	char buf[64];
 	unsigned rep = 0;
+	bool cut;
 	(void)state;
-	*names_escape_help(buf, "say \"hi\"\\\n", 10, false, &rep) = '\0';
+	*names_escape(buf, "say \"hi\"\\\n", 10, false, &rep, &cut) = '\0';
 	assert_string_equal(buf, "say \"hi\"\\\\\\n");
-	*names_escape_help(buf, "say \"hi\"", 8, true, &rep) = '\0';
+	*names_escape(buf, "say \"hi\"", 8, true, &rep, &cut) = '\0';
 	assert_string_equal(buf, "say \\\"hi\\\"");
+}
+
+static void test_escape_stops_at_max(void **state)
+{
+	char buf[64];
+	unsigned rep = 0;
+	bool cut;
+	(void)state;
+	*names_escape(buf, "abcdef", 4, true, &rep, &cut) = '\0';
+	assert_string_equal(buf, "abcd");
+	assert_true(cut);
+	*names_escape(buf, "abcd", 4, true, &rep, &cut) = '\0';
+	assert_false(cut);
+	/* Never inside a sequence: the euro sign starting at byte 2 stays whole. */
+	*names_escape(buf, "ab\xe2\x82\xacz", 3, true, &rep, &cut) = '\0';
+	assert_string_equal(buf, "ab\xe2\x82\xac");
+	assert_true(cut);
+	assert_int_equal(rep, 0);
+}
+
+static void test_copy_label(void **state)
+{
+	char buf[NAMES_LABEL_NAME_MAX + 8];
+	char longname[NAMES_LABEL_NAME_MAX + 2];
+	(void)state;
+	char *e = names_copy_label(buf, "device_1");
+	assert_non_null(e);
+	assert_memory_equal(buf, "device_1", 8);
+	assert_int_equal(e - buf, 8);
+	assert_null(names_copy_label(buf, "__name__"));
+	assert_null(names_copy_label(buf, "1x"));
+	assert_null(names_copy_label(buf, "a-b"));
+	assert_null(names_copy_label(buf, ""));
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_null(names_copy_label(buf, longname));
 }
 
 static void test_utf8_cut(void **state)
@@ -89,7 +128,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metric_names),  cmocka_unit_test(test_label_names),
 		cmocka_unit_test(test_escape),	      cmocka_unit_test(test_utf8_repair),
-		cmocka_unit_test(test_help_escape),   cmocka_unit_test(test_utf8_cut),
+		cmocka_unit_test(test_help_escape),
+		cmocka_unit_test(test_escape_stops_at_max), cmocka_unit_test(test_copy_label),   cmocka_unit_test(test_utf8_cut),
 	};
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
 }
