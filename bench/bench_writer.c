@@ -39,9 +39,8 @@ static double one_round(enum expo_format f, const struct row *rows, size_t *byte
 			snprintf(fam, sizeof(fam), "bench_family_%zu_bytes", i / PER_FAMILY);
 			bs_family(&e.pub, fam, BS_GAUGE, "bytes", "Benchmark series.");
 		}
-		struct bs_label l[3] = { { "instance", rows[i].instance },
-					 { "device", rows[i].device },
-					 { "mode", "user" } };
+		struct bs_label l[3] = {
+		    {"instance", rows[i].instance}, {"device", rows[i].device}, {"mode", "user"}};
 		if (i & 1)
 			bs_sample_u64(&e.pub, l, 3, i * 4096);
 		else
@@ -67,7 +66,7 @@ static int cmp(const void *a, const void *b)
 int main(void)
 {
 	struct row *rows = malloc(SERIES * sizeof(*rows));
-	const char *names[] = { "text 0.0.4", "OpenMetrics" };
+	const char *names[] = {"text 0.0.4", "OpenMetrics"};
 
 	for (size_t i = 0; i < SERIES; i++) {
 		snprintf(rows[i].instance, sizeof(rows[i].instance), "host-%zu", i % 97);

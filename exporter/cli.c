@@ -36,8 +36,7 @@ static int uint_arg(const char *v, unsigned min, unsigned max, unsigned *out)
 	return 0;
 }
 
-static int apply(struct cli *c, const char *flag, const char *v, char *err,
-		 size_t errlen)
+static int apply(struct cli *c, const char *flag, const char *v, char *err, size_t errlen)
 {
 	if (strcmp(flag, "config.file") == 0) {
 		c->config_file = v;

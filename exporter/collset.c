@@ -11,17 +11,16 @@
 #include "plugin.h"
 
 static int instance_init(struct instance *in, const struct config *cfg,
-			 const struct config_collector *cc,
-			 const struct bs_host *host)
+			 const struct config_collector *cc, const struct bs_host *host)
 {
-	static const struct conf_node empty = { .kind = BS_CONF_MAP };
+	static const struct conf_node empty = {.kind = BS_CONF_MAP};
 	const struct conf_node *node = cc->node ? cc->node : &empty;
 
 	in->name = cc->name;
 	pthread_mutex_init(&in->collect_lock, NULL);
 	in->stats = selfstats_collector(cc->name);
-	in->init_rc = plugin_load(cfg->plugin_dir, cc->name, &in->ops, in->error,
-				  sizeof(in->error));
+	in->init_rc =
+	    plugin_load(cfg->plugin_dir, cc->name, &in->ops, in->error, sizeof(in->error));
 	if (in->init_rc < 0) {
 		in->ops = NULL;
 		return 0;
@@ -34,8 +33,7 @@ static int instance_init(struct instance *in, const struct config *cfg,
 		return 0;
 	if (cfg->doc->has_err)
 		return -EINVAL; /* the file is wrong: the caller reports it */
-	snprintf(in->error, sizeof(in->error), "init failed: %s",
-		 strerror(-in->init_rc));
+	snprintf(in->error, sizeof(in->error), "init failed: %s", strerror(-in->init_rc));
 	in->ops = NULL;
 	return 0;
 }
@@ -47,8 +45,8 @@ static void instance_shutdown(struct instance *in)
 	pthread_mutex_destroy(&in->collect_lock);
 }
 
-int collset_build(struct config *cfg, const struct bs_host *host,
-		  struct collset **out, char *err, size_t errlen)
+int collset_build(struct config *cfg, const struct bs_host *host, struct collset **out, char *err,
+		  size_t errlen)
 {
 	struct collset *s = calloc(1, sizeof(*s));
 
@@ -72,8 +70,8 @@ int collset_build(struct config *cfg, const struct bs_host *host,
 			return -EINVAL;
 		}
 		if (in->init_rc < 0)
-			log_error("collector failed to start", "collector", in->name,
-				  "err", in->error);
+			log_error("collector failed to start", "collector", in->name, "err",
+				  in->error);
 	}
 	*out = s;
 	return 0;

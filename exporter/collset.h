@@ -15,8 +15,8 @@ struct instance {
 	const char *name;
 	const struct bs_collector *ops; /* NULL when the plugin did not load */
 	void *state;
-	int init_rc;	  /* 0, or why it is not running */
-	char error[512];  /* the reason, for logs */
+	int init_rc;		      /* 0, or why it is not running */
+	char error[512];	      /* the reason, for logs */
 	pthread_mutex_t collect_lock; /* one collect at a time per state */
 	struct collstats *stats;
 };
@@ -31,8 +31,8 @@ struct collset {
 /* Loads and inits every enabled collector of `cfg`, which it takes.
  * A plugin that fails to load or init is kept as failed and logged; only a
  * configuration error (-EINVAL, message in err) fails the whole set. */
-int collset_build(struct config *cfg, const struct bs_host *host,
-		  struct collset **out, char *err, size_t errlen);
+int collset_build(struct config *cfg, const struct bs_host *host, struct collset **out, char *err,
+		  size_t errlen);
 struct collset *collset_get(struct collset *s);
 /* Drops a reference; the last one shuts the collectors down. */
 void collset_put(struct collset *s);

@@ -22,8 +22,8 @@ int conf_errorf(const struct conf_node *node, const char *fmt, ...)
 
 	if (doc->has_err)
 		return -EINVAL;
-	int n = snprintf(doc->err, sizeof(doc->err), "%s:%u:%u: ", doc->file,
-			 node->line, node->col);
+	int n =
+	    snprintf(doc->err, sizeof(doc->err), "%s:%u:%u: ", doc->file, node->line, node->col);
 	if (n > 0 && (size_t)n < sizeof(doc->err)) {
 		va_start(ap, fmt);
 		vsnprintf(doc->err + n, sizeof(doc->err) - (size_t)n, fmt, ap);
@@ -70,11 +70,11 @@ static struct conf_node *node_new(struct conf_doc *doc, enum bs_conf_kind kind,
 	return n;
 }
 
-static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd,
-				 yaml_node_t *y, int depth, char *err, size_t errlen);
+static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+				 int depth, char *err, size_t errlen);
 
-static int fail(struct conf_doc *doc, const yaml_node_t *y, char *err,
-		size_t errlen, const char *why)
+static int fail(struct conf_doc *doc, const yaml_node_t *y, char *err, size_t errlen,
+		const char *why)
 {
 	snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file, y->start_mark.line + 1,
 		 y->start_mark.column + 1, why);
@@ -134,13 +134,13 @@ static int convert_seq(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 	return 0;
 }
 
-static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd,
-				 yaml_node_t *y, int depth, char *err, size_t errlen)
+static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+				 int depth, char *err, size_t errlen)
 {
 	static const enum bs_conf_kind kinds[] = {
-		[YAML_SCALAR_NODE] = BS_CONF_SCALAR,
-		[YAML_SEQUENCE_NODE] = BS_CONF_SEQ,
-		[YAML_MAPPING_NODE] = BS_CONF_MAP,
+	    [YAML_SCALAR_NODE] = BS_CONF_SCALAR,
+	    [YAML_SEQUENCE_NODE] = BS_CONF_SEQ,
+	    [YAML_MAPPING_NODE] = BS_CONF_MAP,
 	};
 	struct conf_node *n;
 	int rc = 0;
@@ -158,8 +158,8 @@ static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd,
 	if (y->type == YAML_SCALAR_NODE) {
 		n->scalar = strndup((const char *)y->data.scalar.value, y->data.scalar.length);
 		if (!n->scalar || strlen(n->scalar) != y->data.scalar.length)
-			rc = fail(doc, y, err, errlen, n->scalar ? "NUL byte in a string"
-								 : "out of memory");
+			rc = fail(doc, y, err, errlen,
+				  n->scalar ? "NUL byte in a string" : "out of memory");
 	} else if (y->type == YAML_MAPPING_NODE) {
 		rc = convert_map(doc, yd, y, n, depth, err, errlen);
 	} else {
@@ -198,8 +198,8 @@ out:
 	return buf;
 }
 
-static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len,
-			      char *err, size_t errlen)
+static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len, char *err,
+			      size_t errlen)
 {
 	yaml_parser_t parser;
 	yaml_document_t yd;
@@ -208,8 +208,8 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &yd)) {
-		snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file,
-			 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+		snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file, parser.problem_mark.line + 1,
+			 parser.problem_mark.column + 1,
 			 parser.problem ? parser.problem : "YAML error");
 		goto fail;
 	}
@@ -217,7 +217,7 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 	yaml_node_t *root = yaml_document_get_root_node(&yd);
 	if (!root) {
 		/* An empty file is an empty configuration. */
-		static yaml_node_t empty = { .type = YAML_MAPPING_NODE };
+		static yaml_node_t empty = {.type = YAML_MAPPING_NODE};
 		root = &empty;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
@@ -238,8 +238,7 @@ fail:
 	return NULL;
 }
 
-struct conf_doc *conf_load(const char *file, const char *text, char *err,
-			   size_t errlen)
+struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen)
 {
 	struct conf_doc *doc = calloc(1, sizeof(*doc));
 	char *owned = NULL;
@@ -305,8 +304,7 @@ int conf_check_unused(const struct conf_node *node)
 {
 	for (size_t i = 0; i < node->n; i++) {
 		if (node->kind == BS_CONF_MAP && !node->used[i])
-			return conf_errorf(node->key_pos[i], "unknown key '%s'",
-					   node->key[i]);
+			return conf_errorf(node->key_pos[i], "unknown key '%s'", node->key[i]);
 		if (node->kind == BS_CONF_MAP || node->kind == BS_CONF_SEQ) {
 			int rc = conf_check_unused(node->val[i]);
 			if (rc < 0)
@@ -316,8 +314,7 @@ int conf_check_unused(const struct conf_node *node)
 	return 0;
 }
 
-static const struct conf_node *scalar_child(const struct conf_node *node,
-					    const char *key, int *rc)
+static const struct conf_node *scalar_child(const struct conf_node *node, const char *key, int *rc)
 {
 	const struct conf_node *c = conf_child(node, key);
 
@@ -344,8 +341,8 @@ int conf_get_str(const struct conf_node *node, const char *key, const char **out
 
 int conf_get_bool(const struct conf_node *node, const char *key, bool *out)
 {
-	static const char *const yes[] = { "true", "yes", "on" };
-	static const char *const no[] = { "false", "no", "off" };
+	static const char *const yes[] = {"true", "yes", "on"};
+	static const char *const no[] = {"false", "no", "off"};
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
 
@@ -364,8 +361,8 @@ int conf_get_bool(const struct conf_node *node, const char *key, bool *out)
 	return conf_errorf(c, "'%s' must be true or false, not '%s'", key, c->scalar);
 }
 
-int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min,
-		 uint64_t max, uint64_t *out)
+int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min, uint64_t max,
+		 uint64_t *out)
 {
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
@@ -376,28 +373,25 @@ int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min,
 	errno = 0;
 	unsigned long long v = strtoull(c->scalar, &end, 10);
 	if (c->scalar[0] < '0' || c->scalar[0] > '9' || *end || errno)
-		return conf_errorf(c, "'%s' must be a whole number, not '%s'", key,
-				   c->scalar);
+		return conf_errorf(c, "'%s' must be a whole number, not '%s'", key, c->scalar);
 	if (v < min || v > max)
-		return conf_errorf(c, "'%s' must be between %llu and %llu, not %llu",
-				   key, (unsigned long long)min,
-				   (unsigned long long)max, v);
+		return conf_errorf(c, "'%s' must be between %llu and %llu, not %llu", key,
+				   (unsigned long long)min, (unsigned long long)max, v);
 	*out = v;
 	return 0;
 }
 
-static int f64_in_range(const struct conf_node *c, const char *key, double v,
-			double min, double max, double *out)
+static int f64_in_range(const struct conf_node *c, const char *key, double v, double min,
+			double max, double *out)
 {
 	if (!isfinite(v) || v < min || v > max)
-		return conf_errorf(c, "'%s' must be between %g and %g, not '%s'", key,
-				   min, max, c->scalar);
+		return conf_errorf(c, "'%s' must be between %g and %g, not '%s'", key, min, max,
+				   c->scalar);
 	*out = v;
 	return 0;
 }
 
-int conf_get_f64(const struct conf_node *node, const char *key, double min,
-		 double max, double *out)
+int conf_get_f64(const struct conf_node *node, const char *key, double min, double max, double *out)
 {
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
@@ -447,12 +441,11 @@ static double parse_with_units(const char *s, const struct unit *units, bool rep
 	return any ? total : NAN;
 }
 
-int conf_get_duration(const struct conf_node *node, const char *key, double min,
-		      double max, double *out)
+int conf_get_duration(const struct conf_node *node, const char *key, double min, double max,
+		      double *out)
 {
-	static const struct unit units[] = {
-		{ "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "", 1 }, { 0, 0 }
-	};
+	static const struct unit units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60},
+					    {"h", 3600},  {"", 1},  {0, 0}};
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
 
@@ -460,19 +453,23 @@ int conf_get_duration(const struct conf_node *node, const char *key, double min,
 		return rc;
 	double v = parse_with_units(c->scalar, units, true);
 	if (isnan(v))
-		return conf_errorf(c, "'%s' must be a duration like 10s or 500ms, not '%s'",
-				   key, c->scalar);
+		return conf_errorf(c, "'%s' must be a duration like 10s or 500ms, not '%s'", key,
+				   c->scalar);
 	return f64_in_range(c, key, v, min, max, out);
 }
 
-int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min,
-		   uint64_t max, uint64_t *out)
+int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min, uint64_t max,
+		   uint64_t *out)
 {
-	static const struct unit units[] = {
-		{ "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-		{ "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "B", 1 }, { "", 1 },
-		{ 0, 0 }
-	};
+	static const struct unit units[] = {{"KiB", 1024.0},
+					    {"MiB", 1048576.0},
+					    {"GiB", 1073741824.0},
+					    {"KB", 1e3},
+					    {"MB", 1e6},
+					    {"GB", 1e9},
+					    {"B", 1},
+					    {"", 1},
+					    {0, 0}};
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
 
@@ -480,9 +477,10 @@ int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min,
 		return rc;
 	double v = parse_with_units(c->scalar, units, false);
 	if (isnan(v) || v != floor(v) || v < (double)min || v > (double)max)
-		return conf_errorf(c, "'%s' must be a size from %llu to %llu bytes "
-				      "(like 64MiB), not '%s'", key,
-				   (unsigned long long)min, (unsigned long long)max,
+		return conf_errorf(c,
+				   "'%s' must be a size from %llu to %llu bytes "
+				   "(like 64MiB), not '%s'",
+				   key, (unsigned long long)min, (unsigned long long)max,
 				   c->scalar);
 	*out = (uint64_t)v;
 	return 0;
@@ -525,14 +523,12 @@ static int op_get_bool(const struct bs_conf *n, const char *k, bool *o)
 	return conf_get_bool(NODE(n), k, o);
 }
 
-static int op_get_u64(const struct bs_conf *n, const char *k, uint64_t lo,
-		      uint64_t hi, uint64_t *o)
+static int op_get_u64(const struct bs_conf *n, const char *k, uint64_t lo, uint64_t hi, uint64_t *o)
 {
 	return conf_get_u64(NODE(n), k, lo, hi, o);
 }
 
-static int op_get_f64(const struct bs_conf *n, const char *k, double lo,
-		      double hi, double *o)
+static int op_get_f64(const struct bs_conf *n, const char *k, double lo, double hi, double *o)
 {
 	return conf_get_f64(NODE(n), k, lo, hi, o);
 }
@@ -548,14 +544,14 @@ static int op_error(const struct bs_conf *n, const char *msg)
 }
 
 static const struct bs_conf_ops conf_ops = {
-	.child = op_child,
-	.kind = op_kind,
-	.length = op_length,
-	.item = op_item,
-	.get_str = op_get_str,
-	.get_bool = op_get_bool,
-	.get_u64 = op_get_u64,
-	.get_f64 = op_get_f64,
-	.scalar = op_scalar,
-	.error = op_error,
+    .child = op_child,
+    .kind = op_kind,
+    .length = op_length,
+    .item = op_item,
+    .get_str = op_get_str,
+    .get_bool = op_get_bool,
+    .get_u64 = op_get_u64,
+    .get_f64 = op_get_f64,
+    .scalar = op_scalar,
+    .error = op_error,
 };

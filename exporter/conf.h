@@ -21,11 +21,11 @@ struct conf_node {
 	enum bs_conf_kind kind;
 	unsigned line, col; /* 1-based */
 	char *scalar;
-	size_t n;		   /* map entries or sequence items */
-	char **key;		   /* map only */
+	size_t n;		    /* map entries or sequence items */
+	char **key;		    /* map only */
 	struct conf_node **key_pos; /* map only: scalar nodes of the keys, for positions */
 	struct conf_node **val;
-	bool *used;		   /* map only: a getter asked for this key */
+	bool *used; /* map only: a getter asked for this key */
 };
 
 struct conf_doc {
@@ -38,13 +38,12 @@ struct conf_doc {
 
 /* Parses `file` (or the string `text` when not NULL, named `file` in
  * errors). Returns the document, or NULL with the reason in err. */
-struct conf_doc *conf_load(const char *file, const char *text, char *err,
-			   size_t errlen);
+struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen);
 void conf_free(struct conf_doc *doc);
 
 /* Records the first error of the document at `node`'s position. */
 int conf_errorf(const struct conf_node *node, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Reports the first key under `node` no getter asked for. */
 int conf_check_unused(const struct conf_node *node);
 void conf_mark_used(const struct conf_node *map, const char *key);
@@ -52,15 +51,15 @@ void conf_mark_used(const struct conf_node *map, const char *key);
 const struct conf_node *conf_child(const struct conf_node *node, const char *key);
 int conf_get_str(const struct conf_node *node, const char *key, const char **out);
 int conf_get_bool(const struct conf_node *node, const char *key, bool *out);
-int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min,
-		 uint64_t max, uint64_t *out);
-int conf_get_f64(const struct conf_node *node, const char *key, double min,
-		 double max, double *out);
+int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min, uint64_t max,
+		 uint64_t *out);
+int conf_get_f64(const struct conf_node *node, const char *key, double min, double max,
+		 double *out);
 /* A Prometheus-style duration ("1m30s", "500ms") or a number of seconds. */
-int conf_get_duration(const struct conf_node *node, const char *key, double min,
-		      double max, double *out);
+int conf_get_duration(const struct conf_node *node, const char *key, double min, double max,
+		      double *out);
 /* A size in bytes: "64MiB", "1GB", "4096". */
-int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min,
-		   uint64_t max, uint64_t *out);
+int conf_get_bytes(const struct conf_node *node, const char *key, uint64_t min, uint64_t max,
+		   uint64_t *out);
 
 #endif

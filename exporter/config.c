@@ -7,17 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool collector_name_valid(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > CONFIG_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '_'))
-			return false;
-	return true;
-}
+#include "names.h"
 
 static int load_global(struct config *c, const struct conf_node *g)
 {
@@ -31,8 +21,7 @@ static int load_global(struct config *c, const struct conf_node *g)
 	rc = conf_get_duration(g, "scrape_timeout_offset", 0, 60, &c->timeout_offset);
 	if (rc == -EINVAL)
 		return rc;
-	rc = conf_get_bytes(g, "max_response_bytes", 4096, 1ull << 40,
-			    &c->max_response_bytes);
+	rc = conf_get_bytes(g, "max_response_bytes", 4096, 1ull << 40, &c->max_response_bytes);
 	if (rc == -EINVAL)
 		return rc;
 	rc = conf_get_str(g, "plugin_dir", &c->plugin_dir);
@@ -52,10 +41,11 @@ static int load_collectors(struct config *c, const struct conf_node *m)
 		const char *name = m->key[i];
 		const struct conf_node *opts = conf_child(m, name);
 
-		if (!collector_name_valid(name))
+		if (!names_snake_valid(name, strlen(name), CONFIG_NAME_MAX))
 			return conf_errorf(m->key_pos[i],
 					   "collector name '%s' must be 1 to %d of "
-					   "a-z, 0-9 and _", name, CONFIG_NAME_MAX);
+					   "a-z, 0-9 and _",
+					   name, CONFIG_NAME_MAX);
 		/* "name:" with nothing after it means "with defaults". */
 		if (opts->kind != BS_CONF_MAP &&
 		    !(opts->kind == BS_CONF_SCALAR && opts->scalar[0] == '\0')) {
@@ -73,8 +63,8 @@ static int load_collectors(struct config *c, const struct conf_node *m)
 	return 0;
 }
 
-struct config *config_load(const char *file, const char *text,
-			   const char *default_plugin_dir, char *err, size_t errlen)
+struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
+			   char *err, size_t errlen)
 {
 	struct config *c = calloc(1, sizeof(*c));
 	const struct conf_node *n;

@@ -11,15 +11,15 @@
 #define CONFIG_NAME_MAX 48
 
 struct config_collector {
-	const char *name;	       /* the key under collectors:, [a-z0-9_] */
+	const char *name; /* the key under collectors:, [a-z0-9_] */
 	bool enabled;
 	const struct conf_node *node; /* its options, `enabled` already consumed */
 };
 
 struct config {
-	struct conf_doc *doc; /* owns every string and node below */
-	double scrape_timeout;	/* s: the deadline when Prometheus sends none */
-	double timeout_offset;	/* s: kept back from Prometheus' deadline */
+	struct conf_doc *doc;	     /* owns every string and node below */
+	double scrape_timeout;	     /* s: the deadline when Prometheus sends none */
+	double timeout_offset;	     /* s: kept back from Prometheus' deadline */
 	uint64_t max_response_bytes; /* per collector, before compression */
 	const char *plugin_dir;
 	struct config_collector collector[CONFIG_COLLECTORS_MAX];
@@ -28,8 +28,8 @@ struct config {
 
 /* Loads and checks everything but the collectors' own options (their
  * plugins check those at init). NULL with the reason in err. */
-struct config *config_load(const char *file, const char *text,
-			   const char *default_plugin_dir, char *err, size_t errlen);
+struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
+			   char *err, size_t errlen);
 void config_free(struct config *c);
 const struct config_collector *config_find(const struct config *c, const char *name);
 

@@ -19,21 +19,9 @@ uint64_t emitter_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool reason_valid(const char *r, size_t n)
-{
-	if (n == 0 || n > EMITTER_REASON_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= '0' && r[i] <= '9') ||
-		      r[i] == '_'))
-			return false;
-	return true;
-}
-
 /* Reasons are few and fixed per collector; past the table's size (a collector
  * inventing reasons) everything lands in "other", keeping cardinality bounded. */
-void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason,
-	       uint64_t n)
+void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint64_t n)
 {
 	for (size_t i = 0; i < *ntab; i++) {
 		if (strcmp(tab[i].reason, reason) == 0) {
@@ -58,7 +46,7 @@ static void emitter_drop(struct bs_emitter *pub, const char *reason, uint64_t n)
 {
 	struct emitter *e = (struct emitter *)pub;
 
-	if (!reason || !reason_valid(reason, strlen(reason)))
+	if (!reason || !names_snake_valid(reason, strlen(reason), EMITTER_REASON_MAX))
 		reason = "invalid_reason";
 	drops_add(e->drops, &e->ndrops, reason, n);
 }
@@ -75,17 +63,6 @@ static bool emitter_expired(struct bs_emitter *pub)
 	return e->deadline_ns && emitter_now_ns() > e->deadline_ns;
 }
 
-static bool unit_valid(const char *u, size_t n)
-{
-	if (n == 0 || n > EMITTER_UNIT_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= '0' && u[i] <= '9') ||
-		      u[i] == '_'))
-			return false;
-	return true;
-}
-
 /* The OpenMetrics family name: a counter without _total, an info without _info. */
 static size_t family_base_len(const char *name, size_t n, enum bs_metric_type t)
 {
@@ -99,15 +76,14 @@ static size_t family_base_len(const char *name, size_t n, enum bs_metric_type t)
 static int family_check(const struct bs_family *f, size_t base_len)
 {
 	size_t n = strlen(f->name);
-	if ((unsigned)f->type > BS_UNKNOWN || !names_metric_valid(f->name, n) ||
-	    base_len == 0)
+	if ((unsigned)f->type > BS_UNKNOWN || !names_metric_valid(f->name, n) || base_len == 0)
 		return -EINVAL;
 	/* A stateset's family name is also the label holding the state. */
 	if (f->type == BS_STATESET && !names_label_valid(f->name, base_len))
 		return -EINVAL;
 	if (f->unit && f->unit[0]) {
 		size_t ul = strlen(f->unit);
-		if (!unit_valid(f->unit, ul) || f->type == BS_INFO ||
+		if (!names_snake_valid(f->unit, ul, EMITTER_UNIT_MAX) || f->type == BS_INFO ||
 		    f->type == BS_STATESET || base_len < ul + 2 ||
 		    f->name[base_len - ul - 1] != '_' ||
 		    memcmp(f->name + base_len - ul, f->unit, ul) != 0)
@@ -153,8 +129,12 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 static int write_header(struct emitter *e)
 {
 	struct expo_family fam = {
-		.base = e->base, .base_len = e->base_len, .type = e->type,
-		.unit = e->unit, .help = e->help, .help_len = e->help_len,
+	    .base = e->base,
+	    .base_len = e->base_len,
+	    .type = e->type,
+	    .unit = e->unit,
+	    .help = e->help,
+	    .help_len = e->help_len,
 	};
 	unsigned repaired = 0;
 	if (expo_family_header(e->sink, e->format, &fam, &repaired) < 0)
@@ -167,15 +147,14 @@ static int write_header(struct emitter *e)
 
 /* Room for the longest label block a series may have. Allocated once per
  * emitter; only the pages a scrape touches become resident. */
-#define SCRATCH_SIZE \
-	(EMITTER_MAX_LABELS * (NAMES_LABEL_NAME_MAX + 3 * NAMES_LABEL_VALUE_MAX + 16))
+#define SCRATCH_SIZE (EMITTER_MAX_LABELS * (NAMES_LABEL_NAME_MAX + 3 * NAMES_LABEL_VALUE_MAX + 16))
 
 /* Validates a series' labels, checks it is new in its family, and leaves
  * its escaped label block in e->scratch: one pass over each name and value.
  * Returns the block's length or -errno. `reserved` is the label the type
  * itself adds (le, quantile, a stateset's name). */
-static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
-			    size_t n, const char *reserved)
+static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, size_t n,
+			    const char *reserved)
 {
 	const char *name_at[EMITTER_MAX_LABELS];
 	size_t name_len[EMITTER_MAX_LABELS];
@@ -194,8 +173,8 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
 		if (i)
 			*p++ = ',';
 		char *start = p;
-		char *end = labels[i].name && labels[i].value
-				    ? names_copy_label(p, labels[i].name) : NULL;
+		char *end =
+		    labels[i].name && labels[i].value ? names_copy_label(p, labels[i].name) : NULL;
 		if (!end || (reserved && strcmp(labels[i].name, reserved) == 0))
 			return refuse(e, "invalid_label", -EINVAL);
 		name_at[i] = p;
@@ -228,12 +207,11 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels,
 	return p - e->scratch;
 }
 
-static int line(struct emitter *e, const char *suffix, size_t suffix_len,
-		size_t labels_len, const struct expo_extra *extra,
-		struct bs_value v)
+static int line(struct emitter *e, const char *suffix, size_t suffix_len, size_t labels_len,
+		const struct expo_extra *extra, struct bs_value v)
 {
-	if (expo_line(e->sink, e->base, e->base_len, suffix, suffix_len, e->scratch,
-		      labels_len, extra, v) < 0)
+	if (expo_line(e->sink, e->base, e->base_len, suffix, suffix_len, e->scratch, labels_len,
+		      extra, v) < 0)
 		return refuse(e, "output_full", -ENOBUFS);
 	e->lines++;
 	return 0;
@@ -245,8 +223,8 @@ static bool value_negative_or_nan(struct bs_value v)
 	       (v.kind == BS_VAL_F64 && (isnan(v.f) || v.f < 0));
 }
 
-static int emitter_sample(struct bs_emitter *pub, const struct bs_label *labels,
-			  size_t n, struct bs_value v)
+static int emitter_sample(struct bs_emitter *pub, const struct bs_label *labels, size_t n,
+			  struct bs_value v)
 {
 	struct emitter *e = (struct emitter *)pub;
 
@@ -281,8 +259,7 @@ static int histogram_check(const struct bs_histogram *h, uint64_t *total)
 {
 	uint64_t sum = 0;
 
-	if (!h || h->nbuckets == 0 || h->nbuckets > EMITTER_MAX_BUCKETS ||
-	    !h->upper || !h->count)
+	if (!h || h->nbuckets == 0 || h->nbuckets > EMITTER_MAX_BUCKETS || !h->upper || !h->count)
 		return -EINVAL;
 	for (size_t i = 0; i < h->nbuckets; i++) {
 		if (isnan(h->upper[i]) || (i && h->upper[i] <= h->upper[i - 1]))
@@ -298,15 +275,15 @@ static int histogram_check(const struct bs_histogram *h, uint64_t *total)
 
 static struct bs_value u64_value(uint64_t u)
 {
-	return (struct bs_value){ .kind = BS_VAL_U64, .u = u };
+	return (struct bs_value){.kind = BS_VAL_U64, .u = u};
 }
 
-static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labels,
-			     size_t n, const struct bs_histogram *h)
+static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labels, size_t n,
+			     const struct bs_histogram *h)
 {
 	struct emitter *e = (struct emitter *)pub;
 	char le[FMT_NUM_MAX + 4];
-	struct expo_extra extra = { .name = "le", .name_len = 2, .value = le };
+	struct expo_extra extra = {.name = "le", .name_len = 2, .value = le};
 	uint64_t total, cum = 0;
 	int rc = 0;
 
@@ -349,20 +326,20 @@ static int summary_check(const struct bs_summary *s)
 	    (s->nquantiles && (!s->quantile || !s->value)))
 		return -EINVAL;
 	for (size_t i = 0; i < s->nquantiles; i++)
-		if (!(s->quantile[i] >= 0 && s->quantile[i] <= 1) ||
-		    isnan(s->value[i]) || s->value[i] < 0)
+		if (!(s->quantile[i] >= 0 && s->quantile[i] <= 1) || isnan(s->value[i]) ||
+		    s->value[i] < 0)
 			return -EINVAL;
 	if (s->sum.kind == BS_VAL_F64 && isnan(s->sum.f))
 		return -EINVAL;
 	return 0;
 }
 
-static int emitter_summary(struct bs_emitter *pub, const struct bs_label *labels,
-			   size_t n, const struct bs_summary *s)
+static int emitter_summary(struct bs_emitter *pub, const struct bs_label *labels, size_t n,
+			   const struct bs_summary *s)
 {
 	struct emitter *e = (struct emitter *)pub;
 	char q[FMT_NUM_MAX + 4];
-	struct expo_extra extra = { .name = "quantile", .name_len = 8, .value = q };
+	struct expo_extra extra = {.name = "quantile", .name_len = 8, .value = q};
 	int rc = 0;
 
 	if (!e->has_family)
@@ -375,7 +352,7 @@ static int emitter_summary(struct bs_emitter *pub, const struct bs_label *labels
 	if (ll < 0)
 		return (int)ll;
 	for (size_t i = 0; i < s->nquantiles && rc == 0; i++) {
-		struct bs_value v = { .kind = BS_VAL_F64, .f = s->value[i] };
+		struct bs_value v = {.kind = BS_VAL_F64, .f = s->value[i]};
 		extra.value_len = (size_t)(fmt_f64_canonical(q, s->quantile[i]) - q);
 		rc = line(e, "", 0, (size_t)ll, &extra, v);
 	}
@@ -398,9 +375,8 @@ static int states_check(const char *const *states, const bool *active, size_t n)
 	return 0;
 }
 
-static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *labels,
-			    size_t n, const char *const *states,
-			    const bool *active, size_t nstates)
+static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *labels, size_t n,
+			    const char *const *states, const bool *active, size_t nstates)
 {
 	struct emitter *e = (struct emitter *)pub;
 	int rc = 0;
@@ -420,10 +396,9 @@ static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *label
 	for (size_t i = 0; i < nstates && rc == 0; i++) {
 		unsigned repaired = 0;
 		bool cut;
-		char *end = names_escape(escaped, states[i], NAMES_LABEL_VALUE_MAX, true,
-					 &repaired, &cut);
-		struct expo_extra extra = { e->base, e->base_len, escaped,
-					    (size_t)(end - escaped) };
+		char *end =
+		    names_escape(escaped, states[i], NAMES_LABEL_VALUE_MAX, true, &repaired, &cut);
+		struct expo_extra extra = {e->base, e->base_len, escaped, (size_t)(end - escaped)};
 		if (repaired)
 			emitter_drop(pub, "invalid_utf8_repaired", repaired);
 		rc = line(e, "", 0, (size_t)ll, &extra, u64_value(active[i] ? 1 : 0));
@@ -433,17 +408,17 @@ static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *label
 }
 
 static const struct bs_emitter_ops emitter_ops = {
-	.family = emitter_family,
-	.sample = emitter_sample,
-	.histogram = emitter_histogram,
-	.summary = emitter_summary,
-	.stateset = emitter_stateset,
-	.drop = emitter_drop,
-	.expired = emitter_expired,
+    .family = emitter_family,
+    .sample = emitter_sample,
+    .histogram = emitter_histogram,
+    .summary = emitter_summary,
+    .stateset = emitter_stateset,
+    .drop = emitter_drop,
+    .expired = emitter_expired,
 };
 
-void emitter_init(struct emitter *e, enum expo_format f, struct sink *s,
-		  struct famreg *reg, uint64_t deadline_ns)
+void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
+		  uint64_t deadline_ns)
 {
 	memset(e, 0, sizeof(*e));
 	e->pub.ops = &emitter_ops;

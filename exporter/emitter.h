@@ -49,11 +49,10 @@ struct emitter {
 };
 
 /* Adds n to `reason` in a table of EMITTER_MAX_REASONS, the last slot "other". */
-void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason,
-	       uint64_t n);
+void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint64_t n);
 
-void emitter_init(struct emitter *e, enum expo_format f, struct sink *s,
-		  struct famreg *reg, uint64_t deadline_ns);
+void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
+		  uint64_t deadline_ns);
 void emitter_free(struct emitter *e);
 uint64_t emitter_now_ns(void);
 

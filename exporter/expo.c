@@ -9,18 +9,16 @@
 #include "names.h"
 
 static const char *const om_type_name[] = {
-	[BS_COUNTER] = "counter", [BS_GAUGE] = "gauge",
-	[BS_HISTOGRAM] = "histogram", [BS_SUMMARY] = "summary",
-	[BS_INFO] = "info", [BS_STATESET] = "stateset",
-	[BS_UNKNOWN] = "unknown",
+    [BS_COUNTER] = "counter", [BS_GAUGE] = "gauge", [BS_HISTOGRAM] = "histogram",
+    [BS_SUMMARY] = "summary", [BS_INFO] = "info",   [BS_STATESET] = "stateset",
+    [BS_UNKNOWN] = "unknown",
 };
 
 /* Text 0.0.4 has no info, stateset or unknown: they travel as gauges and untyped. */
 static const char *const text_type_name[] = {
-	[BS_COUNTER] = "counter", [BS_GAUGE] = "gauge",
-	[BS_HISTOGRAM] = "histogram", [BS_SUMMARY] = "summary",
-	[BS_INFO] = "gauge", [BS_STATESET] = "gauge",
-	[BS_UNKNOWN] = "untyped",
+    [BS_COUNTER] = "counter", [BS_GAUGE] = "gauge", [BS_HISTOGRAM] = "histogram",
+    [BS_SUMMARY] = "summary", [BS_INFO] = "gauge",  [BS_STATESET] = "gauge",
+    [BS_UNKNOWN] = "untyped",
 };
 
 static char *put(char *p, const char *s, size_t n)
@@ -41,8 +39,8 @@ static const char *text_family_suffix(enum bs_metric_type t)
 	return "";
 }
 
-static char *meta_line(char *p, const char *kind, size_t kind_len,
-		       const struct expo_family *fam, const char *suffix)
+static char *meta_line(char *p, const char *kind, size_t kind_len, const struct expo_family *fam,
+		       const char *suffix)
 {
 	p = put(p, kind, kind_len);
 	p = put(p, fam->base, fam->base_len);
@@ -51,8 +49,8 @@ static char *meta_line(char *p, const char *kind, size_t kind_len,
 	return p;
 }
 
-int expo_family_header(struct sink *s, enum expo_format f,
-		       const struct expo_family *fam, unsigned *repaired)
+int expo_family_header(struct sink *s, enum expo_format f, const struct expo_family *fam,
+		       unsigned *repaired)
 {
 	size_t unit_len = fam->unit ? strlen(fam->unit) : 0;
 	size_t need = 3 * (fam->base_len + 16) + 3 * fam->help_len + unit_len + 64;
@@ -93,10 +91,9 @@ static char *put_value(char *p, struct bs_value v)
 	return p;
 }
 
-int expo_line(struct sink *s, const char *name, size_t name_len,
-	      const char *suffix, size_t suffix_len, const char *labels,
-	      size_t labels_len, const struct expo_extra *extra,
-	      struct bs_value v)
+int expo_line(struct sink *s, const char *name, size_t name_len, const char *suffix,
+	      size_t suffix_len, const char *labels, size_t labels_len,
+	      const struct expo_extra *extra, struct bs_value v)
 {
 	size_t need = name_len + suffix_len + labels_len + FMT_NUM_MAX + 8;
 	if (extra)

@@ -10,8 +10,7 @@
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
 
 #define EXPO_CONTENT_TYPE_TEXT "text/plain; version=0.0.4; charset=utf-8"
-#define EXPO_CONTENT_TYPE_OPENMETRICS \
-	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+#define EXPO_CONTENT_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 struct expo_family {
 	const char *base; /* the OpenMetrics family name: no _total or _info */
@@ -22,8 +21,8 @@ struct expo_family {
 	size_t help_len;
 };
 
-int expo_family_header(struct sink *s, enum expo_format f,
-		       const struct expo_family *fam, unsigned *repaired);
+int expo_family_header(struct sink *s, enum expo_format f, const struct expo_family *fam,
+		       unsigned *repaired);
 
 /* An extra label after the series' own (le, quantile, a stateset's state);
  * its value is written as given. */
@@ -35,10 +34,9 @@ struct expo_extra {
 };
 
 /* One line: name+suffix{labels,extra} value */
-int expo_line(struct sink *s, const char *name, size_t name_len,
-	      const char *suffix, size_t suffix_len, const char *labels,
-	      size_t labels_len, const struct expo_extra *extra,
-	      struct bs_value v);
+int expo_line(struct sink *s, const char *name, size_t name_len, const char *suffix,
+	      size_t suffix_len, const char *labels, size_t labels_len,
+	      const struct expo_extra *extra, struct bs_value v);
 
 int expo_eof(struct sink *s, enum expo_format f);
 

@@ -11,13 +11,13 @@
 #include "names.h"
 
 static const char *const suffixes[][5] = {
-	[BS_COUNTER] = { "", "_total", "_created" },
-	[BS_GAUGE] = { "" },
-	[BS_HISTOGRAM] = { "", "_bucket", "_count", "_sum", "_created" },
-	[BS_SUMMARY] = { "", "_count", "_sum", "_created" },
-	[BS_INFO] = { "", "_info" },
-	[BS_STATESET] = { "" },
-	[BS_UNKNOWN] = { "" },
+    [BS_COUNTER] = {"", "_total", "_created"},
+    [BS_GAUGE] = {""},
+    [BS_HISTOGRAM] = {"", "_bucket", "_count", "_sum", "_created"},
+    [BS_SUMMARY] = {"", "_count", "_sum", "_created"},
+    [BS_INFO] = {"", "_info"},
+    [BS_STATESET] = {""},
+    [BS_UNKNOWN] = {""},
 };
 
 int famreg_init(struct famreg *r)
@@ -36,7 +36,7 @@ static size_t find(const struct famreg *r, const char *s, size_t n)
 
 static int grow(struct famreg *r)
 {
-	struct famreg bigger = { .cap = r->cap ? r->cap * 2 : 256 };
+	struct famreg bigger = {.cap = r->cap ? r->cap * 2 : 256};
 	bigger.name = calloc(bigger.cap, sizeof(char *));
 	if (!bigger.name)
 		return -ENOMEM;
@@ -49,8 +49,7 @@ static int grow(struct famreg *r)
 	return 0;
 }
 
-int famreg_claim(struct famreg *r, const char *base, size_t len,
-		 enum bs_metric_type type)
+int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_type type)
 {
 	char buf[NAMES_METRIC_MAX + 16];
 	const char *const *sfx = suffixes[type];

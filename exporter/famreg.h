@@ -18,8 +18,7 @@ struct famreg {
 int famreg_init(struct famreg *r);
 /* Claims the family `base` of `type` and every name its samples use.
  * Returns 0, -EEXIST when any is taken, -ENOMEM. */
-int famreg_claim(struct famreg *r, const char *base, size_t len,
-		 enum bs_metric_type type);
+int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_type type);
 void famreg_free(struct famreg *r);
 
 #endif

@@ -29,11 +29,11 @@ struct http_server {
 	unsigned in_flight;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code,
-			     const char *type, const char *body)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
+			     const char *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
-		strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -45,8 +45,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code,
 	return rc;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code,
-				  const char *body)
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code, const char *body)
 {
 	return reply(c, code, "text/plain; charset=utf-8", body);
 }
@@ -69,13 +68,13 @@ struct selection {
 	struct collset *set;
 	struct instance *only[CONFIG_COLLECTORS_MAX];
 	size_t n;
-	bool any;		/* a collect[] parameter was given */
+	bool any; /* a collect[] parameter was given */
 	char unknown[CONFIG_NAME_MAX + 1];
 	bool bad;
 };
 
-static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind,
-				  const char *key, const char *value)
+static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
 {
 	struct selection *sel = cls;
 	(void)kind;
@@ -98,8 +97,8 @@ static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind,
 
 static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
 {
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "X-Prometheus-Scrape-Timeout-Seconds");
+	const char *h =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Prometheus-Scrape-Timeout-Seconds");
 	char *end;
 	if (!h)
 		return cfg->scrape_timeout;
@@ -139,8 +138,8 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	if (!ctx || !miov)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		miov[i] = (struct MHD_IoVec){ iov[i].iov_base, iov[i].iov_len };
-	*ctx = (struct response_ctx){ s, sc };
+		miov[i] = (struct MHD_IoVec){iov[i].iov_base, iov[i].iov_len};
+	*ctx = (struct response_ctx){s, sc};
 	r = MHD_create_response_from_iovec(miov, (unsigned)n, response_done, ctx);
 	free(miov);
 	if (!r)
@@ -165,13 +164,12 @@ fail:
 
 static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c)
 {
-	struct selection sel = { 0 };
+	struct selection sel = {0};
 	char msg[128];
 
 	if (__atomic_add_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL) > s->opt.max_requests) {
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-				  "too many concurrent scrapes\n");
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many concurrent scrapes\n");
 	}
 	sel.set = s->opt.current(s->opt.ctx);
 	if (!sel.set) {
@@ -186,14 +184,14 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, msg);
 	}
 	struct scrape_request req = {
-		.set = sel.set,
-		.only = sel.any ? sel.only : NULL,
-		.nonly = sel.n,
-		.format = negotiate_format(MHD_lookup_connection_value(
-			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)),
-		.gzip = negotiate_gzip(MHD_lookup_connection_value(
-			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
-		.timeout_s = scrape_timeout(c, sel.set->config),
+	    .set = sel.set,
+	    .only = sel.any ? sel.only : NULL,
+	    .nonly = sel.n,
+	    .format = negotiate_format(
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)),
+	    .gzip = negotiate_gzip(
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
+	    .timeout_s = scrape_timeout(c, sel.set->config),
 	};
 	struct scrape *sc = scrape_run(&req);
 	collset_put(sel.set); /* the scrape holds its own reference */
@@ -205,8 +203,8 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version,
-			      const char *upload, size_t *upload_size, void **con_cls)
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
 {
 	struct http_server *s = cls;
 	(void)version;
@@ -241,8 +239,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("http", "detail", msg);
 }
 
-int http_parse_listen(const char *s, char *host, size_t hostlen, char *port,
-		      size_t portlen)
+int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
 {
 	const char *colon = strrchr(s, ':');
 	const char *h = s;
@@ -271,8 +268,8 @@ int http_parse_listen(const char *s, char *host, size_t hostlen, char *port,
 static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
 {
 	char host[256], port[16];
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *ai = NULL;
 	int fd = -1, one = 1, zero = 0, rc;
 
@@ -309,8 +306,7 @@ fail:
 	return -errno;
 }
 
-int http_start(const struct http_options *opt, struct http_server **out,
-	       char *err, size_t errlen)
+int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
 	int fds[HTTP_LISTEN_MAX], family[HTTP_LISTEN_MAX];
@@ -325,20 +321,17 @@ int http_start(const struct http_options *opt, struct http_server **out,
 			goto fail;
 	}
 	for (size_t i = 0; i < nfds; i++) {
-		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
-				 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG |
-				 MHD_USE_ITC | (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0);
+		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				 MHD_USE_ERROR_LOG | MHD_USE_ITC |
+				 (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0);
 		s->daemon[i] = MHD_start_daemon(
-			flags, 0, NULL, NULL, handle, s,
-			MHD_OPTION_LISTEN_SOCKET, fds[i],
-			MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
-			MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			MHD_OPTION_END);
+		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fds[i],
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
+		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
+		    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 		if (!s->daemon[i]) {
-			snprintf(err, errlen, "cannot start HTTP server on '%s'",
-				 opt->listen[i]);
+			snprintf(err, errlen, "cannot start HTTP server on '%s'", opt->listen[i]);
 			for (size_t j = i; j < nfds; j++)
 				close(fds[j]);
 			nfds = 0;

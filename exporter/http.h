@@ -22,11 +22,9 @@ struct http_options {
 struct http_server;
 
 /* Binds every address first, so a busy port is a clear error at start. */
-int http_start(const struct http_options *opt, struct http_server **out,
-	       char *err, size_t errlen);
+int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen);
 void http_stop(struct http_server *s);
 /* Splits "host:port", "[v6]:port" or ":port"; exposed for tests. */
-int http_parse_listen(const char *s, char *host, size_t hostlen, char *port,
-		      size_t portlen);
+int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen);
 
 #endif

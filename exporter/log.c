@@ -11,7 +11,7 @@
 static enum bs_log_level min_level = BS_LOG_INFO;
 static bool as_json;
 
-static const char *const level_name[] = { "debug", "info", "warn", "error" };
+static const char *const level_name[] = {"debug", "info", "warn", "error"};
 
 int log_parse_level(const char *s, enum bs_log_level *out)
 {
@@ -98,7 +98,7 @@ static void add_pair(struct line *l, const char *k, const char *v, bool first)
 
 void log_vmsg(enum bs_log_level level, const char *msg, va_list kv)
 {
-	struct line l = { .len = 0 };
+	struct line l = {.len = 0};
 	struct timeval tv;
 	struct tm tm;
 	char ts[40];

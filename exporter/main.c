@@ -30,8 +30,7 @@ static struct collset *current_get(void *ctx)
 	return s;
 }
 
-static void host_log(enum bs_log_level level, const char *collector,
-		     const char *msg, ...)
+static void host_log(enum bs_log_level level, const char *collector, const char *msg, ...)
 {
 	/* Prefix the collector's own pairs with its name: one line, one write. */
 	char line[1024];
@@ -47,8 +46,8 @@ static void host_log(enum bs_log_level level, const char *collector,
 }
 
 static const struct bs_host host = {
-	.abi_version = BS_COLLECTOR_ABI_VERSION,
-	.log = host_log,
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .log = host_log,
 };
 
 /* Loads a configuration into a new collector set; the old one stays on error. */
@@ -132,8 +131,7 @@ static int serve(struct cli *cli)
 		collset_put(current);
 		return 1;
 	}
-	log_info("binstat_exporter started", "version", BS_VERSION, "config",
-		 cli->config_file);
+	log_info("binstat_exporter started", "version", BS_VERSION, "config", cli->config_file);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGTERM);
@@ -164,8 +162,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (cli.version) {
-		printf("binstat_exporter %s (revision %s, %s)\n", BS_VERSION,
-		       BS_REVISION, BS_COMPILER);
+		printf("binstat_exporter %s (revision %s, %s)\n", BS_VERSION, BS_REVISION,
+		       BS_COMPILER);
 		return 0;
 	}
 	log_setup(cli.log_level, cli.log_json);

@@ -38,6 +38,16 @@ bool names_label_valid(const char *s, size_t n)
 	return true;
 }
 
+bool names_snake_valid(const char *s, size_t n, size_t max)
+{
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
 bool names_has_suffix(const char *s, size_t n, const char *suffix)
 {
 	size_t k = strlen(suffix);
@@ -90,12 +100,12 @@ size_t names_utf8_cut(const char *s, size_t n, size_t max)
 /* PLAIN bytes are copied in runs; anything else stops the run. */
 enum { PLAIN, SPECIAL };
 static const unsigned char value_class[256] = {
-	['\0'] = SPECIAL, ['\\'] = SPECIAL, ['"'] = SPECIAL, ['\n'] = SPECIAL,
-	[0x80 ... 0xFF] = SPECIAL,
+    ['\0'] = SPECIAL, ['\\'] = SPECIAL,		 ['"'] = SPECIAL,
+    ['\n'] = SPECIAL, [0x80 ... 0xFF] = SPECIAL,
 };
 
-char *names_escape(char *dst, const char *src, size_t max, bool quote,
-		   unsigned *repaired, bool *truncated)
+char *names_escape(char *dst, const char *src, size_t max, bool quote, unsigned *repaired,
+		   bool *truncated)
 {
 	const unsigned char *s = (const unsigned char *)src;
 	size_t i = 0;
@@ -139,7 +149,10 @@ char *names_escape(char *dst, const char *src, size_t max, bool quote,
 }
 
 static const unsigned char label_char[256] = {
-	['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['_'] = 1, ['0' ... '9'] = 2,
+    ['a' ... 'z'] = 1,
+    ['A' ... 'Z'] = 1,
+    ['_'] = 1,
+    ['0' ... '9'] = 2,
 };
 
 char *names_copy_label(char *dst, const char *src)

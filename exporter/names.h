@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NAMES_METRIC_MAX 256      /* bytes in a metric family name */
+#define NAMES_METRIC_MAX 256 /* bytes in a metric family name */
 #define NAMES_LABEL_NAME_MAX 128
 #define NAMES_LABEL_VALUE_MAX 4096 /* longer values are cut at a character boundary */
 #define NAMES_HELP_MAX 4096
@@ -13,6 +13,8 @@
 bool names_metric_valid(const char *s, size_t n);
 /* A label name a collector may use: valid, and not reserved (no "__" prefix). */
 bool names_label_valid(const char *s, size_t n);
+/* 1 to max of a-z, 0-9 and _: units and drop reasons. */
+bool names_snake_valid(const char *s, size_t n, size_t max);
 bool names_has_suffix(const char *s, size_t n, const char *suffix);
 
 /* Writes the C string `src` escaped into `dst`: \\ and \n always, \" too when
@@ -20,8 +22,8 @@ bool names_has_suffix(const char *s, size_t n, const char *suffix);
  * bytes are read, never inside a UTF-8 sequence; *truncated says which.
  * Invalid UTF-8 bytes become U+FFFD, counted in *repaired. `dst` must hold
  * 3 * max + 3 bytes. */
-char *names_escape(char *dst, const char *src, size_t max, bool quote,
-		   unsigned *repaired, bool *truncated);
+char *names_escape(char *dst, const char *src, size_t max, bool quote, unsigned *repaired,
+		   bool *truncated);
 /* Copies a label name into dst while checking it (names_label_valid);
  * NULL when invalid. dst must hold NAMES_LABEL_NAME_MAX bytes. */
 char *names_copy_label(char *dst, const char *src);

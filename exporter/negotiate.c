@@ -18,7 +18,7 @@ static struct span trim(const char *p, const char *end)
 		p++;
 	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
-	return (struct span){ p, (size_t)(end - p) };
+	return (struct span){p, (size_t)(end - p)};
 }
 
 static bool span_is(struct span s, const char *lit)
@@ -51,7 +51,7 @@ struct element {
 /* Splits "type;a=b;q=0.5" into its parts. */
 static struct element parse_element(const char *p, const char *end)
 {
-	struct element e = { .q = 1 };
+	struct element e = {.q = 1};
 	const char *semi = memchr(p, ';', (size_t)(end - p));
 
 	e.type = trim(p, semi ? semi : end);

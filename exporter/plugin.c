@@ -23,26 +23,28 @@ static struct loaded cache[PLUGIN_CACHE_MAX];
 static size_t ncache;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int check_ops(const struct bs_collector *c, const char *path,
-		     const char *name, char *err, size_t errlen)
+static int check_ops(const struct bs_collector *c, const char *path, const char *name, char *err,
+		     size_t errlen)
 {
 	if (c->abi_version != BS_COLLECTOR_ABI_VERSION) {
-		snprintf(err, errlen, "%s: collector ABI version %u, this exporter "
-			 "needs %u: rebuild the plugin", path, c->abi_version,
-			 BS_COLLECTOR_ABI_VERSION);
+		snprintf(err, errlen,
+			 "%s: collector ABI version %u, this exporter "
+			 "needs %u: rebuild the plugin",
+			 path, c->abi_version, BS_COLLECTOR_ABI_VERSION);
 		return -EPROTO;
 	}
-	if (!c->name || strcmp(c->name, name) != 0 || !c->init || !c->collect ||
-	    !c->shutdown) {
-		snprintf(err, errlen, "%s: collector '%s' lacks a name matching the "
-			 "file, or an init, collect or shutdown operation", path, name);
+	if (!c->name || strcmp(c->name, name) != 0 || !c->init || !c->collect || !c->shutdown) {
+		snprintf(err, errlen,
+			 "%s: collector '%s' lacks a name matching the "
+			 "file, or an init, collect or shutdown operation",
+			 path, name);
 		return -EPROTO;
 	}
 	return 0;
 }
 
-static int load(const char *path, const char *name,
-		const struct bs_collector **out, char *err, size_t errlen)
+static int load(const char *path, const char *name, const struct bs_collector **out, char *err,
+		size_t errlen)
 {
 	char sym[sizeof(BS_COLLECTOR_SYMBOL_PREFIX) + CONFIG_NAME_MAX];
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -54,8 +56,8 @@ static int load(const char *path, const char *name,
 	snprintf(sym, sizeof(sym), "%s%s", BS_COLLECTOR_SYMBOL_PREFIX, name);
 	const struct bs_collector *c = dlsym(h, sym);
 	if (!c) {
-		snprintf(err, errlen, "%s: no symbol %s: not a binstat collector plugin",
-			 path, sym);
+		snprintf(err, errlen, "%s: no symbol %s: not a binstat collector plugin", path,
+			 sym);
 		dlclose(h);
 		return -ENOENT;
 	}
@@ -68,8 +70,8 @@ static int load(const char *path, const char *name,
 	return 0;
 }
 
-int plugin_load(const char *dir, const char *name,
-		const struct bs_collector **out, char *err, size_t errlen)
+int plugin_load(const char *dir, const char *name, const struct bs_collector **out, char *err,
+		size_t errlen)
 {
 	char path[PLUGIN_PATH_MAX];
 	int rc = 0;

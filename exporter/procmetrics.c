@@ -62,8 +62,8 @@ static long count_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
-static void gauge(struct bs_emitter *em, const char *name, const char *unit,
-		  const char *help, double v)
+static void gauge(struct bs_emitter *em, const char *name, const char *unit, const char *help,
+		  double v)
 {
 	bs_family(em, name, BS_GAUGE, unit, help);
 	bs_sample_f64(em, NULL, 0, v);
@@ -89,16 +89,15 @@ void procmetrics_emit(struct bs_emitter *em)
 	bs_family(em, "process_cpu_seconds_total", BS_COUNTER, "seconds",
 		  "Total user and system CPU time spent in seconds.");
 	bs_sample_f64(em, NULL, 0, cpu);
-	gauge(em, "process_resident_memory_bytes", "bytes",
-	      "Resident memory size in bytes.", (double)rss * (double)sysconf(_SC_PAGESIZE));
-	gauge(em, "process_virtual_memory_bytes", "bytes",
-	      "Virtual memory size in bytes.", (double)vsize);
+	gauge(em, "process_resident_memory_bytes", "bytes", "Resident memory size in bytes.",
+	      (double)rss * (double)sysconf(_SC_PAGESIZE));
+	gauge(em, "process_virtual_memory_bytes", "bytes", "Virtual memory size in bytes.",
+	      (double)vsize);
 	gauge(em, "process_start_time_seconds", "seconds",
-	      "Start time of the process since unix epoch in seconds.",
-	      boot_time() + start);
+	      "Start time of the process since unix epoch in seconds.", boot_time() + start);
 	gauge(em, "process_open_fds", NULL, "Number of open file descriptors.",
 	      (double)count_fds());
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		gauge(em, "process_max_fds", NULL,
-		      "Maximum number of open file descriptors.", (double)rl.rlim_cur);
+		gauge(em, "process_max_fds", NULL, "Maximum number of open file descriptors.",
+		      (double)rl.rlim_cur);
 }

@@ -36,7 +36,7 @@ struct scrape {
 	struct famreg reg;
 	struct scrape_job *job;
 	size_t njobs;
-	struct sink out;  /* the assembled body, chunks taken from the jobs */
+	struct sink out; /* the assembled body, chunks taken from the jobs */
 	unsigned char gz_head[GZIP_HEADER_LEN], gz_trail[GZIP_TRAILER_LEN];
 	struct iovec *iov;
 	size_t niov, total;
@@ -69,16 +69,15 @@ void scrape_put(struct scrape *sc)
 
 static struct timespec mono_abs(uint64_t ns)
 {
-	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000u),
-				  .tv_nsec = (long)(ns % 1000000000u) };
+	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000u),
+				 .tv_nsec = (long)(ns % 1000000000u)};
 }
 
 /* pthread_mutex_timedlock takes CLOCK_REALTIME; the deadline is monotonic. */
 static struct timespec realtime_abs(uint64_t mono_deadline)
 {
 	struct timespec now;
-	uint64_t left = mono_deadline > emitter_now_ns()
-				? mono_deadline - emitter_now_ns() : 0;
+	uint64_t left = mono_deadline > emitter_now_ns() ? mono_deadline - emitter_now_ns() : 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + left;
 	return mono_abs(ns);
@@ -193,8 +192,7 @@ static void jobs_wait(struct scrape *sc)
 	struct timespec until = mono_abs(sc->deadline_ns);
 
 	pthread_mutex_lock(&sc->lock);
-	while (sc->pending > 0 &&
-	       pthread_cond_timedwait(&sc->cond, &sc->lock, &until) != ETIMEDOUT)
+	while (sc->pending > 0 && pthread_cond_timedwait(&sc->cond, &sc->lock, &until) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&sc->lock);
 }
@@ -205,7 +203,7 @@ static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
 		  "How long a collector took in this scrape.");
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
-		struct bs_label l = { "collector", j->inst->name };
+		struct bs_label l = {"collector", j->inst->name};
 		double s = j->done ? j->seconds : (emitter_now_ns() - sc->start_ns) / 1e9;
 		bs_sample_f64(em, &l, 1, s);
 	}
@@ -213,7 +211,7 @@ static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
 		  "Whether a collector succeeded in this scrape.");
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
-		struct bs_label l = { "collector", j->inst->name };
+		struct bs_label l = {"collector", j->inst->name};
 		bs_sample_u64(em, &l, 1, j->done && j->rc == 0);
 	}
 }
@@ -228,8 +226,9 @@ static void collect_results(struct scrape *sc)
 			sink_append(&sc->out, &j->sink);
 			continue;
 		}
-		const char *why = !j->done ? "deadline exceeded"
-			: j->inst->ops ? strerror(-j->rc) : j->inst->error;
+		const char *why = !j->done	 ? "deadline exceeded"
+				  : j->inst->ops ? strerror(-j->rc)
+						 : j->inst->error;
 		log_warn("collector failed", "collector", j->inst->name, "err", why);
 	}
 }
@@ -266,14 +265,14 @@ static int body_vector(struct scrape *sc)
 		return -ENOMEM;
 	if (sc->gzip) {
 		gzip_header(sc->gz_head);
-		sc->iov[sc->niov++] = (struct iovec){ sc->gz_head, GZIP_HEADER_LEN };
+		sc->iov[sc->niov++] = (struct iovec){sc->gz_head, GZIP_HEADER_LEN};
 	}
 	for (struct sink_chunk *c = sc->out.head; c; c = c->next)
 		if (c->len)
-			sc->iov[sc->niov++] = (struct iovec){ c->data, c->len };
+			sc->iov[sc->niov++] = (struct iovec){c->data, c->len};
 	if (sc->gzip) {
 		gzip_trailer(sc->gz_trail, sc->out.crc, sc->out.raw_bytes);
-		sc->iov[sc->niov++] = (struct iovec){ sc->gz_trail, GZIP_TRAILER_LEN };
+		sc->iov[sc->niov++] = (struct iovec){sc->gz_trail, GZIP_TRAILER_LEN};
 	}
 	for (size_t i = 0; i < sc->niov; i++)
 		sc->total += sc->iov[i].iov_len;

@@ -14,7 +14,7 @@ static size_t ncollectors;
 static bool reload_ok = true;
 static double reload_ts;
 
-static const unsigned http_codes[] = { 200, 400, 404, 405, 500, 503 };
+static const unsigned http_codes[] = {200, 400, 404, 405, 500, 503};
 static uint64_t http_count[sizeof(http_codes) / sizeof(http_codes[0]) + 1];
 
 struct collstats *selfstats_collector(const char *name)
@@ -69,7 +69,7 @@ static void emit_http(struct bs_emitter *em)
 {
 	size_t n = sizeof(http_codes) / sizeof(http_codes[0]);
 	char code[16];
-	struct bs_label l = { "code", code };
+	struct bs_label l = {"code", code};
 
 	bs_family(em, "binstat_exporter_http_responses_total", BS_COUNTER, NULL,
 		  "HTTP responses the exporter sent, by status code.");
@@ -89,8 +89,8 @@ static void emit_drops(struct bs_emitter *em)
 	for (size_t i = 0; i < ncollectors; i++) {
 		const struct collstats *cs = &collectors[i];
 		for (size_t j = 0; j < cs->ndrops; j++) {
-			struct bs_label l[2] = { { "collector", cs->name },
-						 { "reason", cs->drops[j].reason } };
+			struct bs_label l[2] = {{"collector", cs->name},
+						{"reason", cs->drops[j].reason}};
 			bs_sample_u64(em, l, 2, cs->drops[j].n);
 		}
 	}
@@ -99,9 +99,9 @@ static void emit_drops(struct bs_emitter *em)
 void selfstats_emit(struct bs_emitter *em)
 {
 	struct bs_label build[] = {
-		{ "version", BS_VERSION },
-		{ "revision", BS_REVISION },
-		{ "compiler", BS_COMPILER },
+	    {"version", BS_VERSION},
+	    {"revision", BS_REVISION},
+	    {"compiler", BS_COMPILER},
 	};
 
 	bs_family(em, "binstat_exporter_build_info", BS_GAUGE, NULL,
@@ -111,8 +111,8 @@ void selfstats_emit(struct bs_emitter *em)
 	bs_family(em, "binstat_exporter_config_last_reload_successful", BS_GAUGE, NULL,
 		  "Whether the last configuration load succeeded (1) or was rejected (0).");
 	bs_sample_u64(em, NULL, 0, reload_ok);
-	bs_family(em, "binstat_exporter_config_last_reload_success_timestamp_seconds",
-		  BS_GAUGE, "seconds", "When the configuration was last loaded successfully.");
+	bs_family(em, "binstat_exporter_config_last_reload_success_timestamp_seconds", BS_GAUGE,
+		  "seconds", "When the configuration was last loaded successfully.");
 	bs_sample_f64(em, NULL, 0, reload_ts);
 	emit_drops(em);
 	pthread_mutex_unlock(&lock);

@@ -33,8 +33,7 @@ int sink_init(struct sink *s, bool deflate, size_t limit)
 	s->limit = limit;
 	s->deflating = deflate;
 	s->crc = crc32(0, NULL, 0);
-	if (deflate && deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8,
-				    Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflate && deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	return 0;
 }
@@ -197,7 +196,7 @@ void sink_free(struct sink *s)
 void gzip_header(unsigned char out[GZIP_HEADER_LEN])
 {
 	static const unsigned char h[GZIP_HEADER_LEN] = {
-		0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 /* Unix */
+	    0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 /* Unix */
 	};
 	memcpy(out, h, sizeof(h));
 }

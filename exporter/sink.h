@@ -17,16 +17,16 @@ struct sink_chunk {
 };
 
 struct sink {
-	char *stage;		/* where writers format; a chunk's data when raw */
+	char *stage; /* where writers format; a chunk's data when raw */
 	size_t stage_len;
 	size_t stage_cap;
 	struct sink_chunk *head, *tail;
-	size_t out_bytes;	/* bytes in finished chunks */
-	size_t limit;		/* the most raw (uncompressed) bytes it takes */
-	bool overflow;		/* a write was refused for the limit */
+	size_t out_bytes; /* bytes in finished chunks */
+	size_t limit;	  /* the most raw (uncompressed) bytes it takes */
+	bool overflow;	  /* a write was refused for the limit */
 	bool deflating;
 	z_stream z;
-	uint32_t crc;		/* of the uncompressed bytes, for the gzip trailer */
+	uint32_t crc; /* of the uncompressed bytes, for the gzip trailer */
 	uint64_t raw_bytes;
 };
 

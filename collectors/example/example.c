@@ -11,16 +11,15 @@
 struct example {
 	const struct bs_host *host;
 	uint64_t scrapes;
-	uint64_t bench_series;	/* extra gauge series, for benchmarks */
+	uint64_t bench_series; /* extra gauge series, for benchmarks */
 	uint64_t bench_per_family;
-	double sleep_s;		/* delay each collect, for deadline tests */
-	bool fail;		/* make collect fail */
-	bool hostile;		/* emit invalid items, to show they are counted */
+	double sleep_s; /* delay each collect, for deadline tests */
+	bool fail;	/* make collect fail */
+	bool hostile;	/* emit invalid items, to show they are counted */
 };
 
 /* Each option: absent keeps the default, present and wrong fails init. */
-static int example_init(const struct bs_host *host, const struct bs_conf *conf,
-			void **state)
+static int example_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
 {
 	const struct bs_conf_ops *c = conf->ops;
 	struct example *ex = calloc(1, sizeof(*ex));
@@ -45,15 +44,15 @@ static int example_init(const struct bs_host *host, const struct bs_conf *conf,
 
 static void emit_types(struct example *ex, struct bs_emitter *em)
 {
-	static const double upper[] = { 0.001, 0.01, 0.1, 1 };
-	static const uint64_t count[] = { 3, 5, 0, 2, 1 }; /* last: above 1 */
-	static const double bounds_inf[] = { 0.001, 0.01, 0.1, 1, INFINITY };
-	static const double q[] = { 0.5, 0.9, 0.99 };
-	static const double qv[] = { 0.002, 0.05, 0.8 };
-	static const char *const states[] = { "running", "paused", "stopped" };
-	static const bool active[] = { true, false, false };
-	struct bs_label dev[] = { { "device", "vda" } };
-	struct bs_label info[] = { { "version", "1.0" }, { "host", "example" } };
+	static const double upper[] = {0.001, 0.01, 0.1, 1};
+	static const uint64_t count[] = {3, 5, 0, 2, 1}; /* last: above 1 */
+	static const double bounds_inf[] = {0.001, 0.01, 0.1, 1, INFINITY};
+	static const double q[] = {0.5, 0.9, 0.99};
+	static const double qv[] = {0.002, 0.05, 0.8};
+	static const char *const states[] = {"running", "paused", "stopped"};
+	static const bool active[] = {true, false, false};
+	struct bs_label dev[] = {{"device", "vda"}};
+	struct bs_label info[] = {{"version", "1.0"}, {"host", "example"}};
 
 	bs_family(em, "example_events_total", BS_COUNTER, NULL,
 		  "Events seen; one series sits at 2^64-1 to prove exact integers.");
@@ -63,7 +62,7 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 
 	bs_family(em, "example_temperature_celsius", BS_GAUGE, "celsius",
 		  "A gauge with a unit, and the special float values.");
-	struct bs_label which = { "which", "current" };
+	struct bs_label which = {"which", "current"};
 	bs_sample_f64(em, &which, 1, 21.5);
 	which.value = "nan";
 	bs_sample_f64(em, &which, 1, NAN);
@@ -72,9 +71,8 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 	which.value = "low";
 	bs_sample_f64(em, &which, 1, -INFINITY);
 
-	struct bs_histogram h = { 4, upper, count, true,
-				  { .kind = BS_VAL_F64, .f = 3.25 } };
-	struct bs_histogram h_inf = { 5, bounds_inf, count, false, { .kind = BS_VAL_U64 } };
+	struct bs_histogram h = {4, upper, count, true, {.kind = BS_VAL_F64, .f = 3.25}};
+	struct bs_histogram h_inf = {5, bounds_inf, count, false, {.kind = BS_VAL_U64}};
 	bs_family(em, "example_latency_seconds", BS_HISTOGRAM, "seconds",
 		  "A histogram with a sum, and one without (the last bound +Inf).");
 	dev[0].value = "vda";
@@ -82,9 +80,8 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 	dev[0].value = "vdb";
 	em->ops->histogram(em, dev, 1, &h_inf);
 
-	struct bs_summary s = { 3, q, qv, 11, { .kind = BS_VAL_F64, .f = 4.5 } };
-	bs_family(em, "example_rpc_seconds", BS_SUMMARY, "seconds",
-		  "A summary with quantiles.");
+	struct bs_summary s = {3, q, qv, 11, {.kind = BS_VAL_F64, .f = 4.5}};
+	bs_family(em, "example_rpc_seconds", BS_SUMMARY, "seconds", "A summary with quantiles.");
 	em->ops->summary(em, NULL, 0, &s);
 
 	bs_family(em, "example_build", BS_INFO, NULL, "An info metric.");
@@ -100,13 +97,13 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 /* Things a careless collector might write: each is refused and counted. */
 static void emit_hostile(struct bs_emitter *em)
 {
-	struct bs_label bad_utf8 = { "value", "ok\xff\xfe" };
-	struct bs_label dup = { "n", "1" };
+	struct bs_label bad_utf8 = {"value", "ok\xff\xfe"};
+	struct bs_label dup = {"n", "1"};
 
 	bs_family(em, "example_hostile", BS_GAUGE, NULL, "Invalid input, repaired or dropped.");
 	bs_sample_u64(em, &bad_utf8, 1, 1);
 	bs_sample_u64(em, &dup, 1, 1);
-	bs_sample_u64(em, &dup, 1, 2); /* duplicate series */
+	bs_sample_u64(em, &dup, 1, 2);				   /* duplicate series */
 	bs_family(em, "example_hostile", BS_GAUGE, NULL, "twice"); /* duplicate family */
 	bs_family(em, "0bad name", BS_GAUGE, NULL, "invalid name");
 	bs_drop(em, "example_reason", 3);
@@ -115,7 +112,7 @@ static void emit_hostile(struct bs_emitter *em)
 static void emit_bench(struct example *ex, struct bs_emitter *em)
 {
 	char fam[64], a[24], b[24];
-	struct bs_label l[3] = { { "instance", a }, { "device", b }, { "mode", "user" } };
+	struct bs_label l[3] = {{"instance", a}, {"device", b}, {"mode", "user"}};
 
 	for (uint64_t i = 0; i < ex->bench_series; i++) {
 		if (i % ex->bench_per_family == 0) {
@@ -139,8 +136,8 @@ static int example_collect(void *state, struct bs_emitter *em)
 	struct example *ex = state;
 
 	if (ex->sleep_s > 0) {
-		struct timespec ts = { (time_t)ex->sleep_s,
-				       (long)((ex->sleep_s - floor(ex->sleep_s)) * 1e9) };
+		struct timespec ts = {(time_t)ex->sleep_s,
+				      (long)((ex->sleep_s - floor(ex->sleep_s)) * 1e9)};
 		nanosleep(&ts, NULL);
 	}
 	if (ex->fail)
@@ -158,10 +155,10 @@ static void example_shutdown(void *state)
 }
 
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_example = {
-	.abi_version = BS_COLLECTOR_ABI_VERSION,
-	.name = "example",
-	.description = "one family of every metric type, for tests and as a model",
-	.init = example_init,
-	.collect = example_collect,
-	.shutdown = example_shutdown,
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .name = "example",
+    .description = "one family of every metric type, for tests and as a model",
+    .init = example_init,
+    .collect = example_collect,
+    .shutdown = example_shutdown,
 };

@@ -78,15 +78,14 @@ struct bs_emitter;
  * Each returns 0, or -errno when the item was rejected (and counted as dropped). */
 struct bs_emitter_ops {
 	int (*family)(struct bs_emitter *em, const struct bs_family *fam);
-	int (*sample)(struct bs_emitter *em, const struct bs_label *labels,
-		      size_t nlabels, struct bs_value value);
-	int (*histogram)(struct bs_emitter *em, const struct bs_label *labels,
-			 size_t nlabels, const struct bs_histogram *h);
-	int (*summary)(struct bs_emitter *em, const struct bs_label *labels,
-		       size_t nlabels, const struct bs_summary *s);
-	int (*stateset)(struct bs_emitter *em, const struct bs_label *labels,
-			size_t nlabels, const char *const *states,
-			const bool *active, size_t nstates);
+	int (*sample)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels,
+		      struct bs_value value);
+	int (*histogram)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels,
+			 const struct bs_histogram *h);
+	int (*summary)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels,
+		       const struct bs_summary *s);
+	int (*stateset)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels,
+			const char *const *states, const bool *active, size_t nstates);
 	/* Counts `n` items of outside input dropped for `reason` (a short
 	 * snake_case word from a fixed set the collector owns). */
 	void (*drop)(struct bs_emitter *em, const char *reason, uint64_t n);
@@ -98,47 +97,41 @@ struct bs_emitter {
 	const struct bs_emitter_ops *ops;
 };
 
-static inline int bs_family(struct bs_emitter *em, const char *name,
-			    enum bs_metric_type type, const char *unit,
-			    const char *help)
+static inline int bs_family(struct bs_emitter *em, const char *name, enum bs_metric_type type,
+			    const char *unit, const char *help)
 {
-	struct bs_family f = { name, help, unit, type };
+	struct bs_family f = {name, help, unit, type};
 	return em->ops->family(em, &f);
 }
 
-static inline int bs_sample_u64(struct bs_emitter *em,
-				const struct bs_label *labels, size_t n,
+static inline int bs_sample_u64(struct bs_emitter *em, const struct bs_label *labels, size_t n,
 				uint64_t v)
 {
-	struct bs_value val = { .kind = BS_VAL_U64, .u = v };
+	struct bs_value val = {.kind = BS_VAL_U64, .u = v};
 	return em->ops->sample(em, labels, n, val);
 }
 
-static inline int bs_sample_i64(struct bs_emitter *em,
-				const struct bs_label *labels, size_t n,
+static inline int bs_sample_i64(struct bs_emitter *em, const struct bs_label *labels, size_t n,
 				int64_t v)
 {
-	struct bs_value val = { .kind = BS_VAL_I64, .i = v };
+	struct bs_value val = {.kind = BS_VAL_I64, .i = v};
 	return em->ops->sample(em, labels, n, val);
 }
 
-static inline int bs_sample_f64(struct bs_emitter *em,
-				const struct bs_label *labels, size_t n,
+static inline int bs_sample_f64(struct bs_emitter *em, const struct bs_label *labels, size_t n,
 				double v)
 {
-	struct bs_value val = { .kind = BS_VAL_F64, .f = v };
+	struct bs_value val = {.kind = BS_VAL_F64, .f = v};
 	return em->ops->sample(em, labels, n, val);
 }
 
 /* An info metric's one sample: its labels are the information, its value 1. */
-static inline int bs_info(struct bs_emitter *em, const struct bs_label *labels,
-			  size_t n)
+static inline int bs_info(struct bs_emitter *em, const struct bs_label *labels, size_t n)
 {
 	return bs_sample_u64(em, labels, n, 1);
 }
 
-static inline void bs_drop(struct bs_emitter *em, const char *reason,
-			   uint64_t n)
+static inline void bs_drop(struct bs_emitter *em, const char *reason, uint64_t n)
 {
 	em->ops->drop(em, reason, n);
 }
@@ -159,13 +152,12 @@ struct bs_conf_ops {
 	enum bs_conf_kind (*kind)(const struct bs_conf *node);
 	size_t (*length)(const struct bs_conf *node);
 	const struct bs_conf *(*item)(const struct bs_conf *node, size_t i);
-	int (*get_str)(const struct bs_conf *node, const char *key,
-		       const char **out);
+	int (*get_str)(const struct bs_conf *node, const char *key, const char **out);
 	int (*get_bool)(const struct bs_conf *node, const char *key, bool *out);
-	int (*get_u64)(const struct bs_conf *node, const char *key,
-		       uint64_t min, uint64_t max, uint64_t *out);
-	int (*get_f64)(const struct bs_conf *node, const char *key, double min,
-		       double max, double *out);
+	int (*get_u64)(const struct bs_conf *node, const char *key, uint64_t min, uint64_t max,
+		       uint64_t *out);
+	int (*get_f64)(const struct bs_conf *node, const char *key, double min, double max,
+		       double *out);
 	/* The scalar of a sequence item or a node itself; NULL when not a scalar. */
 	const char *(*scalar)(const struct bs_conf *node);
 	/* Records a collector-specific error about `node` ("wrong pattern"),
@@ -183,8 +175,7 @@ enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
 struct bs_host {
 	uint32_t abi_version;
 	/* Structured log line: msg plus key/value pairs, NULL-terminated. */
-	void (*log)(enum bs_log_level level, const char *collector,
-		    const char *msg, ...);
+	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...);
 };
 
 /* A collector. `init` gets its YAML node (never NULL: an empty map when the
@@ -195,8 +186,7 @@ struct bs_collector {
 	uint32_t abi_version; /* BS_COLLECTOR_ABI_VERSION: checked at load */
 	const char *name;
 	const char *description;
-	int (*init)(const struct bs_host *host, const struct bs_conf *conf,
-		    void **state);
+	int (*init)(const struct bs_host *host, const struct bs_conf *conf, void **state);
 	int (*collect)(void *state, struct bs_emitter *em);
 	void (*shutdown)(void *state);
 };

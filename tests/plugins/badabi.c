@@ -22,9 +22,9 @@ static void nop_shutdown(void *s)
 }
 
 const struct bs_collector binstat_collector_badabi = {
-	.abi_version = BS_COLLECTOR_ABI_VERSION + 1,
-	.name = "badabi",
-	.init = nop_init,
-	.collect = nop_collect,
-	.shutdown = nop_shutdown,
+    .abi_version = BS_COLLECTOR_ABI_VERSION + 1,
+    .name = "badabi",
+    .init = nop_init,
+    .collect = nop_collect,
+    .shutdown = nop_shutdown,
 };

@@ -27,8 +27,8 @@ static int slow_init(const struct bs_host *h, const struct bs_conf *c, void **st
 static int slow_collect(void *state, struct bs_emitter *em)
 {
 	struct slow *s = state;
-	struct timespec ts = { (time_t)s->sleep_s,
-			       (long)((s->sleep_s - (double)(time_t)s->sleep_s) * 1e9) };
+	struct timespec ts = {(time_t)s->sleep_s,
+			      (long)((s->sleep_s - (double)(time_t)s->sleep_s) * 1e9)};
 	nanosleep(&ts, NULL);
 	bs_family(em, "slow_done", BS_GAUGE, NULL, "Written after the sleep.");
 	return bs_sample_u64(em, NULL, 0, 1);
@@ -40,9 +40,9 @@ static void slow_shutdown(void *state)
 }
 
 const struct bs_collector binstat_collector_slow = {
-	.abi_version = BS_COLLECTOR_ABI_VERSION,
-	.name = "slow",
-	.init = slow_init,
-	.collect = slow_collect,
-	.shutdown = slow_shutdown,
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .name = "slow",
+    .init = slow_init,
+    .collect = slow_collect,
+    .shutdown = slow_shutdown,
 };

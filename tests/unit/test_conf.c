@@ -49,13 +49,17 @@ static void test_errors_have_positions(void **state)
 {
 	(void)state;
 	expect_error("globl: 1\n", "t.yml:1:1: unknown key 'globl'");
-	expect_error("global:\n  scrape_timeout: fast\n", "t.yml:2:19: 'scrape_timeout' must be a duration");
-	expect_error("global:\n  scrape_timeout: 2h\n", "t.yml:2:19: 'scrape_timeout' must be between");
+	expect_error("global:\n  scrape_timeout: fast\n",
+		     "t.yml:2:19: 'scrape_timeout' must be a duration");
+	expect_error("global:\n  scrape_timeout: 2h\n",
+		     "t.yml:2:19: 'scrape_timeout' must be between");
 	expect_error("global:\n  max_response_bytes: 12XB\n", "t.yml:2:23:");
-	expect_error("global:\n  plugin_dir: [a]\n", "t.yml:2:15: 'plugin_dir' must be a single value");
+	expect_error("global:\n  plugin_dir: [a]\n",
+		     "t.yml:2:15: 'plugin_dir' must be a single value");
 	expect_error("global: 3\n", "'global' must be a mapping");
 	expect_error("collectors:\n  Bad-Name: {}\n", "t.yml:2:3: collector name 'Bad-Name'");
-	expect_error("collectors:\n  x:\n    enabled: maybe\n", "t.yml:3:14: 'enabled' must be true or false");
+	expect_error("collectors:\n  x:\n    enabled: maybe\n",
+		     "t.yml:3:14: 'enabled' must be true or false");
 	expect_error("collectors:\n  x: 5\n", "options of collector 'x' must be a mapping");
 	expect_error("a: 1\na: 2\n", "t.yml:2:1: duplicate key 'a'");
 	expect_error("- 1\n", "must be a mapping");
@@ -67,10 +71,11 @@ static void test_hostile_yaml(void **state)
 	char deep[4096] = "";
 	(void)state;
 	/* An alias bomb expands past the node cap instead of eating memory. */
-	expect_error("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
-		     "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
-		     "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
-		     "too many nodes");
+	expect_error(
+	    "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+	    "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+	    "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+	    "too many nodes");
 	for (int i = 0; i < 100; i++)
 		strcat(deep, "[");
 	expect_error(deep, "t.yml:");
@@ -105,10 +110,10 @@ static void test_getters(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_and_values),
-		cmocka_unit_test(test_errors_have_positions),
-		cmocka_unit_test(test_hostile_yaml),
-		cmocka_unit_test(test_getters),
+	    cmocka_unit_test(test_defaults_and_values),
+	    cmocka_unit_test(test_errors_have_positions),
+	    cmocka_unit_test(test_hostile_yaml),
+	    cmocka_unit_test(test_getters),
 	};
 	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }

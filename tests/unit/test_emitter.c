@@ -12,34 +12,32 @@ static struct bs_emitter *E(struct capture *c)
 static void test_counter_both_formats(void **state)
 {
 	struct capture c;
-	struct bs_label l = { "cpu", "0" };
+	struct bs_label l = {"cpu", "0"};
 	(void)state;
 
 	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
 	bs_family(E(&c), "x_seconds_total", BS_COUNTER, "seconds", "Time \"spent\".\n");
 	bs_sample_u64(E(&c), &l, 1, UINT64_MAX);
-	assert_string_equal(capture_end(&c),
-			    "# HELP x_seconds_total Time \"spent\".\\n\n"
-			    "# TYPE x_seconds_total counter\n"
-			    "x_seconds_total{cpu=\"0\"} 18446744073709551615\n");
+	assert_string_equal(capture_end(&c), "# HELP x_seconds_total Time \"spent\".\\n\n"
+					     "# TYPE x_seconds_total counter\n"
+					     "x_seconds_total{cpu=\"0\"} 18446744073709551615\n");
 	capture_free(&c);
 
 	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
 	bs_family(E(&c), "x_seconds", BS_COUNTER, "seconds", "Time \"spent\".\n");
 	bs_sample_u64(E(&c), &l, 1, 7);
-	assert_string_equal(capture_end(&c),
-			    "# HELP x_seconds Time \\\"spent\\\".\\n\n"
-			    "# TYPE x_seconds counter\n"
-			    "# UNIT x_seconds seconds\n"
-			    "x_seconds_total{cpu=\"0\"} 7\n");
+	assert_string_equal(capture_end(&c), "# HELP x_seconds Time \\\"spent\\\".\\n\n"
+					     "# TYPE x_seconds counter\n"
+					     "# UNIT x_seconds seconds\n"
+					     "x_seconds_total{cpu=\"0\"} 7\n");
 	capture_free(&c);
 }
 
 static void test_histogram(void **state)
 {
-	static const double up[] = { 0, 1, 2 };
-	static const uint64_t n[] = { 1, 2, 3 };
-	struct bs_histogram h = { 3, up, n, true, { .kind = BS_VAL_U64, .u = 9 } };
+	static const double up[] = {0, 1, 2};
+	static const uint64_t n[] = {1, 2, 3};
+	struct bs_histogram h = {3, up, n, true, {.kind = BS_VAL_U64, .u = 9}};
 	struct capture c;
 	(void)state;
 
@@ -71,25 +69,25 @@ static void test_histogram(void **state)
 
 static void test_histogram_refused(void **state)
 {
-	static const double unordered[] = { 1, 1 };
-	static const double nan_bound[] = { NAN };
-	static const uint64_t n[] = { UINT64_MAX, 1 };
-	static const double ok[] = { 1, 2 };
-	struct bs_label le = { "le", "x" };
+	static const double unordered[] = {1, 1};
+	static const double nan_bound[] = {NAN};
+	static const uint64_t n[] = {UINT64_MAX, 1};
+	static const double ok[] = {1, 2};
+	struct bs_label le = {"le", "x"};
 	struct capture c;
 	(void)state;
 
 	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
 	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
-	struct bs_histogram h1 = { 2, unordered, n, false, { 0 } };
-	struct bs_histogram h2 = { 1, nan_bound, n, false, { 0 } };
-	struct bs_histogram h3 = { 2, ok, n, false, { 0 } }; /* counts overflow */
-	struct bs_histogram h4 = { 0, ok, n, false, { 0 } };
+	struct bs_histogram h1 = {2, unordered, n, false, {0}};
+	struct bs_histogram h2 = {1, nan_bound, n, false, {0}};
+	struct bs_histogram h3 = {2, ok, n, false, {0}}; /* counts overflow */
+	struct bs_histogram h4 = {0, ok, n, false, {0}};
 	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h1), 0);
 	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h2), 0);
 	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h3), 0);
 	assert_int_not_equal(E(&c)->ops->histogram(E(&c), NULL, 0, &h4), 0);
-	h3.count = (const uint64_t[]){ 1, 1 };
+	h3.count = (const uint64_t[]){1, 1};
 	assert_int_not_equal(E(&c)->ops->histogram(E(&c), &le, 1, &h3), 0);
 	assert_int_equal(capture_drops(&c, "invalid_value"), 4);
 	assert_int_equal(capture_drops(&c, "invalid_label"), 1);
@@ -99,12 +97,12 @@ static void test_histogram_refused(void **state)
 
 static void test_summary_info_stateset_unknown(void **state)
 {
-	static const double q[] = { 0.5, 1 };
-	static const double v[] = { 1.5, 3 };
-	static const char *const st[] = { "a", "b\"" };
-	static const bool on[] = { false, true };
-	struct bs_summary s = { 2, q, v, 4, { .kind = BS_VAL_F64, .f = 6.5 } };
-	struct bs_label info = { "v", "1" };
+	static const double q[] = {0.5, 1};
+	static const double v[] = {1.5, 3};
+	static const char *const st[] = {"a", "b\""};
+	static const bool on[] = {false, true};
+	struct bs_summary s = {2, q, v, 4, {.kind = BS_VAL_F64, .f = 6.5}};
+	struct bs_label info = {"v", "1"};
 	struct capture c;
 	(void)state;
 
@@ -117,14 +115,13 @@ static void test_summary_info_stateset_unknown(void **state)
 	E(&c)->ops->stateset(E(&c), NULL, 0, st, on, 2);
 	bs_family(E(&c), "u", BS_UNKNOWN, NULL, "U");
 	bs_sample_f64(E(&c), NULL, 0, -0.5);
-	assert_string_equal(capture_end(&c),
-			    "# HELP s S\n# TYPE s summary\n"
-			    "s{quantile=\"0.5\"} 1.5\ns{quantile=\"1.0\"} 3\n"
-			    "s_sum 6.5\ns_count 4\n"
-			    "# HELP i I\n# TYPE i info\ni_info{v=\"1\"} 1\n"
-			    "# HELP st T\n# TYPE st stateset\n"
-			    "st{st=\"a\"} 0\nst{st=\"b\\\"\"} 1\n"
-			    "# HELP u U\n# TYPE u unknown\nu -0.5\n");
+	assert_string_equal(capture_end(&c), "# HELP s S\n# TYPE s summary\n"
+					     "s{quantile=\"0.5\"} 1.5\ns{quantile=\"1.0\"} 3\n"
+					     "s_sum 6.5\ns_count 4\n"
+					     "# HELP i I\n# TYPE i info\ni_info{v=\"1\"} 1\n"
+					     "# HELP st T\n# TYPE st stateset\n"
+					     "st{st=\"a\"} 0\nst{st=\"b\\\"\"} 1\n"
+					     "# HELP u U\n# TYPE u unknown\nu -0.5\n");
 	capture_free(&c);
 
 	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
@@ -140,9 +137,9 @@ static void test_summary_info_stateset_unknown(void **state)
 
 static void test_duplicates(void **state)
 {
-	struct bs_label ab[] = { { "a", "1" }, { "b", "2" } };
-	struct bs_label ba[] = { { "b", "2" }, { "a", "1" } };
-	struct bs_label twice[] = { { "a", "1" }, { "a", "2" } };
+	struct bs_label ab[] = {{"a", "1"}, {"b", "2"}};
+	struct bs_label ba[] = {{"b", "2"}, {"a", "1"}};
+	struct bs_label twice[] = {{"a", "1"}, {"a", "2"}};
 	struct capture c;
 	(void)state;
 
@@ -167,7 +164,7 @@ static void test_duplicates(void **state)
 
 static void test_refused_families_and_values(void **state)
 {
-	struct bs_label reserved = { "__name__", "x" };
+	struct bs_label reserved = {"__name__", "x"};
 	struct capture c;
 	(void)state;
 
@@ -192,7 +189,7 @@ static void test_refused_families_and_values(void **state)
 static void test_label_repair_and_truncation(void **state)
 {
 	char *big = malloc(NAMES_LABEL_VALUE_MAX + 100);
-	struct bs_label l = { "v", "bad\xff" };
+	struct bs_label l = {"v", "bad\xff"};
 	struct capture c;
 	(void)state;
 
@@ -234,7 +231,7 @@ static void test_output_cap(void **state)
 {
 	struct capture c;
 	char v[32];
-	struct bs_label l = { "i", v };
+	struct bs_label l = {"i", v};
 	int refused = 0;
 	(void)state;
 
@@ -255,15 +252,15 @@ static void test_output_cap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counter_both_formats),
-		cmocka_unit_test(test_histogram),
-		cmocka_unit_test(test_histogram_refused),
-		cmocka_unit_test(test_summary_info_stateset_unknown),
-		cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_refused_families_and_values),
-		cmocka_unit_test(test_label_repair_and_truncation),
-		cmocka_unit_test(test_drop_reasons_bounded),
-		cmocka_unit_test(test_output_cap),
+	    cmocka_unit_test(test_counter_both_formats),
+	    cmocka_unit_test(test_histogram),
+	    cmocka_unit_test(test_histogram_refused),
+	    cmocka_unit_test(test_summary_info_stateset_unknown),
+	    cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_refused_families_and_values),
+	    cmocka_unit_test(test_label_repair_and_truncation),
+	    cmocka_unit_test(test_drop_reasons_bounded),
+	    cmocka_unit_test(test_output_cap),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }

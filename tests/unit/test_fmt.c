@@ -89,10 +89,10 @@ static void test_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_integers),
-		cmocka_unit_test(test_specials),
-		cmocka_unit_test(test_canonical),
-		cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_integers),
+	    cmocka_unit_test(test_specials),
+	    cmocka_unit_test(test_canonical),
+	    cmocka_unit_test(test_round_trip),
 	};
 	return cmocka_run_group_tests_name("fmt", tests, NULL, NULL);
 }

@@ -126,10 +126,10 @@ static void test_utf8_cut(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_metric_names),  cmocka_unit_test(test_label_names),
-		cmocka_unit_test(test_escape),	      cmocka_unit_test(test_utf8_repair),
-		cmocka_unit_test(test_help_escape),
-		cmocka_unit_test(test_escape_stops_at_max), cmocka_unit_test(test_copy_label),   cmocka_unit_test(test_utf8_cut),
+	    cmocka_unit_test(test_metric_names), cmocka_unit_test(test_label_names),
+	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_utf8_repair),
+	    cmocka_unit_test(test_help_escape),	 cmocka_unit_test(test_escape_stops_at_max),
+	    cmocka_unit_test(test_copy_label),	 cmocka_unit_test(test_utf8_cut),
 	};
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
 }

@@ -10,20 +10,24 @@ static void test_format(void **state)
 	assert_int_equal(negotiate_format(""), EXPO_TEXT);
 	assert_int_equal(negotiate_format("*/*"), EXPO_TEXT);
 	/* What Prometheus 3 sends. */
-	assert_int_equal(negotiate_format(
+	assert_int_equal(
+	    negotiate_format(
 		"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,"
 		"application/openmetrics-text;version=0.0.1;q=0.4,"
 		"text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,"
-		"text/plain;version=0.0.4;q=0.2,*/*;q=0.1"), EXPO_OPENMETRICS);
+		"text/plain;version=0.0.4;q=0.2,*/*;q=0.1"),
+	    EXPO_OPENMETRICS);
 	/* Prometheus 2. */
-	assert_int_equal(negotiate_format(
+	assert_int_equal(
+	    negotiate_format(
 		"application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
 		"version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
-			 EXPO_OPENMETRICS);
+	    EXPO_OPENMETRICS);
 	assert_int_equal(negotiate_format("text/plain;q=0.9, application/openmetrics-text;q=0.5"),
 			 EXPO_TEXT);
 	assert_int_equal(negotiate_format("application/openmetrics-text;q=0"), EXPO_TEXT);
-	assert_int_equal(negotiate_format("application/openmetrics-text; q=1.0 "), EXPO_OPENMETRICS);
+	assert_int_equal(negotiate_format("application/openmetrics-text; q=1.0 "),
+			 EXPO_OPENMETRICS);
 	assert_int_equal(negotiate_format("APPLICATION/OpenMetrics-Text"), EXPO_OPENMETRICS);
 	assert_int_equal(negotiate_format("application/openmetrics-text;q=banana"), EXPO_TEXT);
 	assert_int_equal(negotiate_format("application/openmetrics-text;q=2"), EXPO_TEXT);
@@ -58,9 +62,9 @@ static void test_gzip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_huge_header),
-		cmocka_unit_test(test_gzip),
+	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_huge_header),
+	    cmocka_unit_test(test_gzip),
 	};
 	return cmocka_run_group_tests_name("negotiate", tests, NULL, NULL);
 }

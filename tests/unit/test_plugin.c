@@ -53,10 +53,10 @@ static void test_missing_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_loads_example),
-		cmocka_unit_test(test_abi_mismatch),
-		cmocka_unit_test(test_missing_symbol),
-		cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_loads_example),
+	    cmocka_unit_test(test_abi_mismatch),
+	    cmocka_unit_test(test_missing_symbol),
+	    cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@ static void host_log(enum bs_log_level l, const char *c, const char *m, ...)
 	(void)m;
 }
 
-static const struct bs_host host = { BS_COLLECTOR_ABI_VERSION, host_log };
+static const struct bs_host host = {BS_COLLECTOR_ABI_VERSION, host_log};
 
 static struct collset *build(const char *yaml)
 {
@@ -30,10 +30,10 @@ static struct collset *build(const char *yaml)
 }
 
 /* Runs a scrape and returns its body as a string (gunzipped if needed). */
-static char *run(struct collset *set, struct instance **only, size_t n, enum expo_format f,
-		 bool gz, double timeout, double *took)
+static char *run(struct collset *set, struct instance **only, size_t n, enum expo_format f, bool gz,
+		 double timeout, double *took)
 {
-	struct scrape_request req = { set, only, n, f, gz, timeout };
+	struct scrape_request req = {set, only, n, f, gz, timeout};
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	struct scrape *sc = scrape_run(&req);
@@ -56,7 +56,7 @@ static char *run(struct collset *set, struct instance **only, size_t n, enum exp
 	}
 	size_t cap = 1 << 22;
 	char *out = malloc(cap);
-	z_stream z = { 0 };
+	z_stream z = {0};
 	inflateInit2(&z, 16 + 15);
 	z.next_in = raw;
 	z.avail_in = (uInt)off;
@@ -74,8 +74,10 @@ static void test_all_collectors(void **state)
 	(void)state;
 	struct collset *set = build("collectors:\n  example: {}\n");
 	char *body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
-	assert_non_null(strstr(body, "example_events_total{device=\"max\"} 18446744073709551615\n"));
-	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
+	assert_non_null(
+	    strstr(body, "example_events_total{device=\"max\"} 18446744073709551615\n"));
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
 	assert_non_null(strstr(body, "process_open_fds "));
 	assert_non_null(strstr(body, "\n# EOF\n"));
 	assert_string_equal(body + strlen(body) - 6, "# EOF\n");
@@ -108,13 +110,15 @@ static void test_deadline(void **state)
 	struct collset *set = build("collectors:\n  example:\n    sleep_seconds: 2\n");
 	char *body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
 	assert_true(took < 1.0);
-	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
 	assert_null(strstr(body, "example_events_total"));
 	free(body);
 	/* The next scrape waits on the still-running collect and also fails in time. */
 	body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
 	assert_true(took < 1.0);
-	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
 	free(body);
 	collset_put(set); /* the straggling threads hold their own references */
 }
@@ -129,8 +133,10 @@ static void test_selection_and_failures(void **state)
 	assert_null(collset_find(set, "off"));
 	assert_non_null(strstr(collset_find(set, "nothere")->error, "nothere.so"));
 	char *body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
-	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
-	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"nothere\"} 0\n"));
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"nothere\"} 0\n"));
 	assert_non_null(strstr(body, "example_events_total"));
 	free(body);
 	body = run(set, &ex, 1, EXPO_TEXT, false, 5, NULL);
@@ -175,12 +181,12 @@ int main(void)
 {
 	log_setup(BS_LOG_ERROR + 1, false);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_collectors),
-		cmocka_unit_test(test_gzip_matches_plain),
-		cmocka_unit_test(test_deadline),
-		cmocka_unit_test(test_selection_and_failures),
-		cmocka_unit_test(test_config_error_in_plugin_options),
-		cmocka_unit_test(test_hostile_collector_counted),
+	    cmocka_unit_test(test_all_collectors),
+	    cmocka_unit_test(test_gzip_matches_plain),
+	    cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_selection_and_failures),
+	    cmocka_unit_test(test_config_error_in_plugin_options),
+	    cmocka_unit_test(test_hostile_collector_counted),
 	};
 	return cmocka_run_group_tests_name("scrape", tests, NULL, NULL);
 }

@@ -38,8 +38,8 @@ static void test_raw_chunks(void **state)
 /* Three parts deflated separately, then wrapped: zlib must read one stream. */
 static void test_gzip_concatenation(void **state)
 {
-	static const char *const parts[] = { "alpha ", "beta beta ", "gamma! " };
-	static const size_t sizes[] = { 200000, 7, 100000 };
+	static const char *const parts[] = {"alpha ", "beta beta ", "gamma! "};
+	static const size_t sizes[] = {200000, 7, 100000};
 	static unsigned char body[1 << 20], plain[1 << 20];
 	struct sink all, part;
 	size_t n = GZIP_HEADER_LEN, want = 0;
@@ -60,7 +60,7 @@ static void test_gzip_concatenation(void **state)
 	n += GZIP_TRAILER_LEN;
 	assert_int_equal(all.raw_bytes, want);
 
-	z_stream z = { 0 };
+	z_stream z = {0};
 	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
 	z.next_in = body;
 	z.avail_in = (uInt)n;
@@ -92,9 +92,9 @@ static void test_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_raw_chunks),
-		cmocka_unit_test(test_gzip_concatenation),
-		cmocka_unit_test(test_limit),
+	    cmocka_unit_test(test_raw_chunks),
+	    cmocka_unit_test(test_gzip_concatenation),
+	    cmocka_unit_test(test_limit),
 	};
 	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);
 }
