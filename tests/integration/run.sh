@@ -297,6 +297,35 @@ check "Prometheus sees the target up" test "$up" = 1
 hist=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=example_latency_seconds_bucket%7Bdevice%3D%22vda%22%2Cle%3D%221.0%22%7D" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
 check "Prometheus reads the histogram bucket le=1.0 as 10 (got '$hist')" test "$hist" = 10
 
+# Every dashboard query is valid PromQL (Grafana's variables substituted).
+$PY - "$HERE/../../dashboards" >"$WORK/queries.txt" <<'EOF'
+import json, pathlib, sys
+for f in pathlib.Path(sys.argv[1]).glob("*.json"):
+    for p in json.load(open(f))["panels"]:
+        for t in p.get("targets", []):
+            print(t["expr"].replace("$__rate_interval", "1m").replace("$job", ".*").replace("$instance", ".*"))
+EOF
+bad=0
+while IFS= read -r q; do
+	out=$(curl -s --data-urlencode "query=$q" "http://127.0.0.1:$PP/api/v1/query")
+	echo "$out" | grep -q '"status":"success"' || { bad=1; echo "bad query: $q: $out"; }
+done <"$WORK/queries.txt"
+check "dashboard queries ($(wc -l <"$WORK/queries.txt")) are accepted by Prometheus" test $bad = 0
+
+# make install honours PREFIX and DESTDIR, and the installed binary looks for
+# plugins in the library folder, not the build tree.
+ROOT=$(cd "$HERE/../.." && pwd)
+make -s -C "$ROOT" B="$B" PREFIX=/usr DESTDIR="$WORK/root" install >"$WORK/install.log" 2>&1
+check "make install: binary, plugin, header and config in DESTDIR" test -x "$WORK/root/usr/bin/binstat_exporter" \
+	-a -f "$WORK/root/usr/lib/binstat_exporter/plugins/example.so" \
+	-a -f "$WORK/root/usr/include/binstat/collector.h" -a -f "$WORK/root/etc/binstat_exporter/binstat_exporter.yml"
+printf 'collectors:\n  example: {}\n' >"$WORK/installed.yml"
+"$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml" >"$WORK/installed.out" 2>&1
+check "installed binary: default plugin folder is /usr/lib/binstat_exporter/plugins" \
+	grep -q "/usr/lib/binstat_exporter/plugins/example.so" "$WORK/installed.out"
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$WORK/root/usr/lib/binstat_exporter/plugins" >"$WORK/installed.yml"
+check "installed binary: loads the installed plugin" "$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml"
+
 echo
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" = 0 ]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages binstat_exporter needs and are missing:
+#   tools/deps.sh run    to build and run
+#   tools/deps.sh test   to build and pass `make check`
+#   tools/deps.sh bench  to run `make bench` with its Go peer
+set -eu
+run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev curl)
+test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
+	python3 gzip)
+bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev)
+case "${1:-}" in
+run) want=("${run[@]}") ;;
+test) want=("${test[@]}") ;;
+bench) want=("${bench[@]}") ;;
+*) echo "usage: $0 run|test|bench" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} = 0 ] && exit 0
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "installing: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
