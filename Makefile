@@ -68,6 +68,12 @@ $(B)/tests/%: tests/unit/%.c $(B)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libcore.a $(LIBS) -lcmocka
 
+# A collector's unit tests (test_<collector>_*.c) link its sources directly.
+$(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collectors/kvm/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
+		$(B)/libcore.a $(LIBS) -lcmocka
+
 unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 	@set -e; for t in $(UNIT_BINS); do \
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \

@@ -1,0 +1,49 @@
+/* One KVM stats fd: validated once when opened, read with one pread per
+ * scrape. fds whose descriptor blocks are identical share one schema. */
+#ifndef KVM_STATSFD_H
+#define KVM_STATSFD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvm_metric.h"
+
+#define KVM_ID_MAX 64
+#define KVM_SCHEMAS_MAX 64
+
+struct kvm_schema {
+	struct kvm_schema *next;
+	int refs;
+	unsigned char *raw; /* name_size and the descriptor block: the identity */
+	size_t raw_len;
+	size_t data_size;
+	struct kvm_metric *metric;
+	size_t nmetric;
+};
+
+struct kvm_schemas {
+	struct kvm_schema *head;
+	size_t n;
+};
+
+struct kvm_statsfd {
+	int fd;
+	uint32_t data_offset;
+	struct kvm_schema *schema;
+	uint64_t *data; /* schema->data_size bytes, as last read */
+	bool fresh;	/* the last read succeeded */
+	char id[KVM_ID_MAX];
+};
+
+/* Validates the fd's header and descriptors and finds or makes its schema.
+ * Takes the fd on success (closed by kvm_statsfd_close); on failure the
+ * caller keeps it. `vcpu` picks the kvm_vcpu_ or kvm_vm_ prefix. */
+int kvm_statsfd_open(struct kvm_statsfd *s, int fd, bool vcpu, struct kvm_schemas *cache,
+		     kvm_drop_fn *drop, void *ctx);
+/* One pread of the whole data block. */
+int kvm_statsfd_read(struct kvm_statsfd *s);
+void kvm_statsfd_close(struct kvm_statsfd *s, struct kvm_schemas *cache);
+void kvm_schemas_free(struct kvm_schemas *cache);
+
+#endif
