@@ -16,16 +16,16 @@
 #include <string.h>
 
 static const char *const unit_name[] = {
-	[KVM_U_NONE] = NULL,	  [KVM_U_BYTES] = "bytes",  [KVM_U_SECONDS] = "seconds",
-	[KVM_U_CYCLES] = "cycles", [KVM_U_BOOLEAN] = NULL,
+    [KVM_U_NONE] = NULL,       [KVM_U_BYTES] = "bytes", [KVM_U_SECONDS] = "seconds",
+    [KVM_U_CYCLES] = "cycles", [KVM_U_BOOLEAN] = NULL,
 };
 
 /* Unit tokens the kernel's names end with, per unit. */
-static const char *const seconds_tokens[] = { "_ns", "_us", "_ms", "_s", "_nsec", "_usec",
-					      "_msec", "_sec", "_secs", "_seconds", NULL };
-static const char *const bytes_tokens[] = { "_bytes", "_b", "_kb", "_mb", "_gb", "_kib",
-					    "_mib", "_gib", NULL };
-static const char *const cycles_tokens[] = { "_cycles", NULL };
+static const char *const seconds_tokens[] = {"_ns",   "_us",  "_ms",   "_s",	   "_nsec", "_usec",
+					     "_msec", "_sec", "_secs", "_seconds", NULL};
+static const char *const bytes_tokens[] = {"_bytes", "_b",   "_kb",  "_mb", "_gb",
+					   "_kib",   "_mib", "_gib", NULL};
+static const char *const cycles_tokens[] = {"_cycles", NULL};
 
 static size_t strip(const char *name, size_t n, const char *const *tokens)
 {
@@ -40,9 +40,9 @@ static size_t strip(const char *name, size_t n, const char *const *tokens)
 static void family_name(const char *prefix, const struct kvm_stat_desc *d, char *out)
 {
 	static const char *const *const tokens[] = {
-		[KVM_U_BYTES] = bytes_tokens,
-		[KVM_U_SECONDS] = seconds_tokens,
-		[KVM_U_CYCLES] = cycles_tokens,
+	    [KVM_U_BYTES] = bytes_tokens,
+	    [KVM_U_SECONDS] = seconds_tokens,
+	    [KVM_U_CYCLES] = cycles_tokens,
 	};
 	size_t n = strlen(d->name);
 
@@ -57,26 +57,26 @@ static void family_name(const char *prefix, const struct kvm_stat_desc *d, char 
 }
 
 static const uint64_t pow10_u64[] = {
-	1ull,
-	10ull,
-	100ull,
-	1000ull,
-	10000ull,
-	100000ull,
-	1000000ull,
-	10000000ull,
-	100000000ull,
-	1000000000ull,
-	10000000000ull,
-	100000000000ull,
-	1000000000000ull,
-	10000000000000ull,
-	100000000000000ull,
-	1000000000000000ull,
-	10000000000000000ull,
-	100000000000000000ull,
-	1000000000000000000ull,
-	10000000000000000000ull,
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
 };
 
 static void conversion(const struct kvm_stat_desc *d, struct kvm_metric *m)
@@ -105,17 +105,17 @@ static void conversion(const struct kvm_stat_desc *d, struct kvm_metric *m)
 
 struct bs_value kvm_metric_value(const struct kvm_metric *m, uint64_t raw)
 {
-	static const double exact_pow10[] = { 1e0,  1e1,  1e2,	1e3,  1e4,  1e5,  1e6,	1e7,
-					      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-					      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	static const double exact_pow10[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
+					     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 	uint64_t v;
 
 	if (m->exact && !__builtin_mul_overflow(raw, m->factor, &v))
-		return (struct bs_value){ .kind = BS_VAL_U64, .u = v };
+		return (struct bs_value){.kind = BS_VAL_U64, .u = v};
 	if (m->pow10_div)
-		return (struct bs_value){ .kind = BS_VAL_F64,
-					  .f = (double)raw / exact_pow10[m->pow10_div] };
-	return (struct bs_value){ .kind = BS_VAL_F64, .f = (double)raw * m->scale };
+		return (struct bs_value){.kind = BS_VAL_F64,
+					 .f = (double)raw / exact_pow10[m->pow10_div]};
+	return (struct bs_value){.kind = BS_VAL_F64, .f = (double)raw * m->scale};
 }
 
 /* The kernel's bucket rules (include/linux/kvm_host.h):
@@ -132,11 +132,13 @@ uint64_t kvm_bucket_upper_raw(unsigned ktype, uint32_t bucket_size, uint32_t i)
 
 static int histogram_bounds(const struct kvm_stat_desc *d, struct kvm_metric *m)
 {
-	m->le = malloc((d->size - 1) * sizeof(double));
+	m->le = malloc(d->size * sizeof(double));
 	if (!m->le)
 		return -ENOMEM;
+	m->le[d->size - 1] = INFINITY; /* the last bucket takes everything above */
 	for (uint32_t i = 0; i + 1 < d->size; i++) {
-		struct bs_value v = kvm_metric_value(m, kvm_bucket_upper_raw(d->type, d->bucket_size, i));
+		struct bs_value v =
+		    kvm_metric_value(m, kvm_bucket_upper_raw(d->type, d->bucket_size, i));
 		m->le[i] = v.kind == BS_VAL_U64 ? (double)v.u : v.f;
 	}
 	return 0;
@@ -188,9 +190,9 @@ int kvm_metrics_build(const char *prefix, const struct kvm_stat_desc *descs, siz
 		m->index = d->offset / 8;
 		m->nvalues = d->size;
 		m->sum_index = -1;
-		m->mtype = d->type == KVM_T_CUMULATIVE ? BS_COUNTER
+		m->mtype = d->type == KVM_T_CUMULATIVE				 ? BS_COUNTER
 			   : (d->type == KVM_T_INSTANT || d->type == KVM_T_PEAK) ? BS_GAUGE
-										  : BS_HISTOGRAM;
+										 : BS_HISTOGRAM;
 		conversion(d, m);
 		if (m->mtype == BS_HISTOGRAM && histogram_bounds(d, m) < 0) {
 			kvm_metrics_free(out, built);

@@ -26,7 +26,7 @@ struct kvm_metric {
 	uint64_t factor;
 	int pow10_div; /* >0: divide by 10^pow10_div (exact power) instead of scale */
 	double scale;
-	double *le;    /* histograms: nvalues - 1 finite upper bounds; last is +Inf */
+	double *le;    /* histograms: nvalues upper bounds in base units, the last +Inf */
 	int sum_index; /* histograms: the paired cumulative total's index, or -1 */
 	char stat[KVM_NAME_SIZE_MAX]; /* the kernel's name, for help and filters */
 };

@@ -14,8 +14,7 @@ static uint32_t le32(const unsigned char *p)
 	return v;
 }
 
-int kvm_stats_parse_header(const void *buf, size_t len, struct kvm_stats_hdr *h,
-			   const char **why)
+int kvm_stats_parse_header(const void *buf, size_t len, struct kvm_stats_hdr *h, const char **why)
 {
 	const unsigned char *p = buf;
 
@@ -164,7 +163,8 @@ int kvm_stats_parse_descs(const struct kvm_stats_hdr *h, const void *buf, size_t
 	}
 	/* The data block must not overlap the descriptors (selftest's last check). */
 	uint64_t desc_end = (uint64_t)h->desc_offset + kvm_stats_desc_block_size(h);
-	if (*nout == 0 || !(h->data_offset >= desc_end || h->data_offset + size <= h->desc_offset)) {
+	if (*nout == 0 ||
+	    !(h->data_offset >= desc_end || h->data_offset + size <= h->desc_offset)) {
 		drop(ctx, *nout ? "overlapping_blocks" : "no_valid_stats");
 		return -EINVAL;
 	}

@@ -6,12 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KVM_HDR_SIZE 24		   /* six __u32: flags name_size num_desc id_offset desc_offset data_offset */
-#define KVM_DESC_FIXED 16	   /* flags, exponent, size, offset, bucket_size */
-#define KVM_NAME_SIZE_MAX 256	   /* the kernel uses 48 */
-#define KVM_DESC_MAX 4096	   /* descriptors in one fd */
-#define KVM_STAT_VALUES_MAX 4096   /* u64 values in one stat (histogram buckets) */
-#define KVM_DATA_MAX (1u << 20)	   /* bytes of the data block */
+#define KVM_HDR_SIZE 24	  /* six __u32: flags name_size num_desc id_offset desc_offset data_offset \
+			   */
+#define KVM_DESC_FIXED 16 /* flags, exponent, size, offset, bucket_size */
+#define KVM_NAME_SIZE_MAX 256	 /* the kernel uses 48 */
+#define KVM_DESC_MAX 4096	 /* descriptors in one fd */
+#define KVM_STAT_VALUES_MAX 4096 /* u64 values in one stat (histogram buckets) */
+#define KVM_DATA_MAX (1u << 20)	 /* bytes of the data block */
 #define KVM_FILE_OFFSET_MAX (1u << 24)
 
 /* Type, unit and base as <linux/kvm.h> numbers them (shifted down). */
@@ -37,8 +38,7 @@ typedef void kvm_drop_fn(void *ctx, const char *reason);
 
 /* Checks the header's sizes and offsets against the caps above.
  * Returns 0 or -EINVAL with a reason in *why. */
-int kvm_stats_parse_header(const void *buf, size_t len, struct kvm_stats_hdr *h,
-			   const char **why);
+int kvm_stats_parse_header(const void *buf, size_t len, struct kvm_stats_hdr *h, const char **why);
 /* Bytes of the descriptor block the header announces. */
 size_t kvm_stats_desc_block_size(const struct kvm_stats_hdr *h);
 /* Copies the id string ("kvm-1234" or "kvm-1234/vcpu-0"); -EINVAL if it

@@ -42,8 +42,8 @@ static struct kvm_schema *schema_find(struct kvm_schemas *cache, const unsigned 
 }
 
 /* Parses a descriptor block into a new schema, which takes `raw`. */
-static struct kvm_schema *schema_new(const struct kvm_stats_hdr *h, unsigned char *raw,
-				     size_t len, bool vcpu, kvm_drop_fn *drop, void *ctx)
+static struct kvm_schema *schema_new(const struct kvm_stats_hdr *h, unsigned char *raw, size_t len,
+				     bool vcpu, kvm_drop_fn *drop, void *ctx)
 {
 	struct kvm_schema *s = calloc(1, sizeof(*s));
 	struct kvm_stat_desc *descs = calloc(h->num_desc, sizeof(*descs));

@@ -30,22 +30,24 @@ static int make_file(const struct fake_desc *d, size_t n, const uint64_t *data, 
 	int fd = memfd_create("kvmstats", 0);
 	uint32_t desc_offset = 24 + name_size;
 	uint32_t data_offset = desc_offset + (uint32_t)n * (16 + name_size);
-	uint32_t hdr[6] = { 0, name_size, (uint32_t)n, 24, desc_offset, data_offset };
+	uint32_t hdr[6] = {0, name_size, (uint32_t)n, 24, desc_offset, data_offset};
 	char *idbuf = calloc(1, name_size);
 
 	memcpy(idbuf, id, strlen(id) < name_size ? strlen(id) : name_size);
 	assert_int_equal(pwrite(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
 	assert_int_equal(pwrite(fd, idbuf, name_size, 24), name_size);
 	for (size_t i = 0; i < n; i++) {
-		unsigned char buf[16 + KVM_NAME_SIZE_MAX] = { 0 };
+		unsigned char buf[16 + KVM_NAME_SIZE_MAX] = {0};
 		memcpy(buf, &d[i].flags, 4);
 		memcpy(buf + 4, &d[i].exponent, 2);
 		memcpy(buf + 6, &d[i].size, 2);
 		memcpy(buf + 8, &d[i].offset, 4);
 		memcpy(buf + 12, &d[i].bucket_size, 4);
-		memcpy(buf + 16, d[i].name, strlen(d[i].name) < name_size ? strlen(d[i].name) : name_size);
-		assert_int_equal(pwrite(fd, buf, 16 + name_size, desc_offset + i * (16 + name_size)),
-				 16 + name_size);
+		memcpy(buf + 16, d[i].name,
+		       strlen(d[i].name) < name_size ? strlen(d[i].name) : name_size);
+		assert_int_equal(
+		    pwrite(fd, buf, 16 + name_size, desc_offset + i * (16 + name_size)),
+		    16 + name_size);
 	}
 	assert_int_equal(pwrite(fd, data, nwords * 8, data_offset), (ssize_t)(nwords * 8));
 	free(idbuf);
@@ -74,13 +76,13 @@ static bool dropped(const struct drops *d, const char *reason)
 
 /* Like the kernel's vCPU block: descriptors deliberately not in offset order. */
 static const struct fake_desc vcpu_descs[] = {
-	{ "halt_wait_hist", T(4) | U(2), -9, 32, 16, 0 },
-	{ "exits", T(0), 0, 1, 0, 0 },
-	{ "halt_wait_ns", T(0) | U(2), -9, 1, 8, 0 },
-	{ "guest_mode", T(1) | U(4), 0, 1, 272, 0 },
-	{ "mem_kb", T(1) | U(1) | BASE(1), 10, 1, 280, 0 },
-	{ "max_busy", T(2), 0, 1, 288, 0 },
-	{ "lin_hist", T(3), 0, 4, 296, 10 },
+    {"halt_wait_hist", T(4) | U(2), -9, 32, 16, 0},
+    {"exits", T(0), 0, 1, 0, 0},
+    {"halt_wait_ns", T(0) | U(2), -9, 1, 8, 0},
+    {"guest_mode", T(1) | U(4), 0, 1, 272, 0},
+    {"mem_kb", T(1) | U(1) | BASE(1), 10, 1, 280, 0},
+    {"max_busy", T(2), 0, 1, 288, 0},
+    {"lin_hist", T(3), 0, 4, 296, 10},
 };
 
 static const struct kvm_metric *find(const struct kvm_schema *s, const char *family)
@@ -93,10 +95,10 @@ static const struct kvm_metric *find(const struct kvm_schema *s, const char *fam
 
 static void test_mapping(void **state)
 {
-	uint64_t data[41] = { 0 };
-	struct kvm_schemas cache = { 0 };
+	uint64_t data[41] = {0};
+	struct kvm_schemas cache = {0};
 	struct kvm_statsfd s;
-	struct drops dr = { 0 };
+	struct drops dr = {0};
 	(void)state;
 
 	data[0] = 77;	      /* exits */
@@ -131,6 +133,7 @@ static void test_mapping(void **state)
 	assert_true(m->le[1] == 1e-9);
 	assert_true(m->le[3] == 7e-9);
 	assert_true(m->le[30] == 1073741823 / 1e9);
+	assert_true(isinf(m->le[31]));
 	assert_null(find(s.schema, "kvm_vcpu_halt_wait_seconds_total"));
 
 	m = find(s.schema, "kvm_vcpu_guest_mode");
@@ -160,7 +163,7 @@ static void test_mapping(void **state)
 
 static void test_exact_and_scaled_values(void **state)
 {
-	struct kvm_metric m = { 0 };
+	struct kvm_metric m = {0};
 	(void)state;
 	m.exact = true;
 	m.factor = 1000;
@@ -183,31 +186,31 @@ static void test_bad_descriptors(void **state)
 		struct fake_desc d;
 		const char *why;
 	} cases[] = {
-		{ { "t", T(9), 0, 1, 8, 0 }, "unknown_type" },
-		{ { "u", U(9), 0, 1, 8, 0 }, "unknown_unit" },
-		{ { "b", BASE(5), 0, 1, 8, 0 }, "unknown_base" },
-		{ { "f", 1u << 20, 0, 1, 8, 0 }, "unknown_flags" },
-		{ { "e", U(2), 3, 1, 8, 0 }, "bad_exponent" },
-		{ { "n", U(0), -1, 1, 8, 0 }, "bad_exponent" },
-		{ { "z", 0, 0, 0, 8, 0 }, "bad_size" },
-		{ { "s", 0, 0, 2, 8, 0 }, "bad_size" },
-		{ { "h", T(4), 0, 1, 8, 0 }, "bad_size" },
-		{ { "l", T(3), 0, 4, 8, 0 }, "bad_bucket_size" },
-		{ { "k", T(4), 0, 4, 8, 5 }, "bad_bucket_size" },
-		{ { "o", 0, 0, 1, 12, 0 }, "bad_offset" },
-		{ { "p", 0, 0, 1, KVM_DATA_MAX, 0 }, "bad_offset" },
-		{ { "Bad-Name", 0, 0, 1, 8, 0 }, "bad_name" },
-		{ { "", 0, 0, 1, 8, 0 }, "bad_name" },
-		{ { "good", 0, 0, 1, 16, 0 }, "duplicate_name" },
+	    {{"t", T(9), 0, 1, 8, 0}, "unknown_type"},
+	    {{"u", U(9), 0, 1, 8, 0}, "unknown_unit"},
+	    {{"b", BASE(5), 0, 1, 8, 0}, "unknown_base"},
+	    {{"f", 1u << 20, 0, 1, 8, 0}, "unknown_flags"},
+	    {{"e", U(2), 3, 1, 8, 0}, "bad_exponent"},
+	    {{"n", U(0), -1, 1, 8, 0}, "bad_exponent"},
+	    {{"z", 0, 0, 0, 8, 0}, "bad_size"},
+	    {{"s", 0, 0, 2, 8, 0}, "bad_size"},
+	    {{"h", T(4), 0, 1, 8, 0}, "bad_size"},
+	    {{"l", T(3), 0, 4, 8, 0}, "bad_bucket_size"},
+	    {{"k", T(4), 0, 4, 8, 5}, "bad_bucket_size"},
+	    {{"o", 0, 0, 1, 12, 0}, "bad_offset"},
+	    {{"p", 0, 0, 1, KVM_DATA_MAX, 0}, "bad_offset"},
+	    {{"Bad-Name", 0, 0, 1, 8, 0}, "bad_name"},
+	    {{"", 0, 0, 1, 8, 0}, "bad_name"},
+	    {{"good", 0, 0, 1, 16, 0}, "duplicate_name"},
 	};
-	uint64_t data[4] = { 1, 2, 3, 4 };
+	uint64_t data[4] = {1, 2, 3, 4};
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fake_desc d[2] = { { "good", 0, 0, 1, 0, 0 }, cases[i].d };
-		struct kvm_schemas cache = { 0 };
+		struct fake_desc d[2] = {{"good", 0, 0, 1, 0, 0}, cases[i].d};
+		struct kvm_schemas cache = {0};
 		struct kvm_statsfd s;
-		struct drops dr = { 0 };
+		struct drops dr = {0};
 		int fd = make_file(d, 2, data, 4, NAME_SIZE, "kvm-1");
 		assert_int_equal(kvm_statsfd_open(&s, fd, false, &cache, record, &dr), 0);
 		if (!dropped(&dr, cases[i].why))
@@ -222,14 +225,14 @@ static void test_bad_descriptors(void **state)
 static void test_name_without_nul(void **state)
 {
 	char longname[NAME_SIZE + 1];
-	uint64_t data[2] = { 0 };
-	struct kvm_schemas cache = { 0 };
+	uint64_t data[2] = {0};
+	struct kvm_schemas cache = {0};
 	struct kvm_statsfd s;
-	struct drops dr = { 0 };
+	struct drops dr = {0};
 	(void)state;
 	memset(longname, 'a', NAME_SIZE);
 	longname[NAME_SIZE] = '\0';
-	struct fake_desc d[2] = { { "good", 0, 0, 1, 0, 0 }, { longname, 0, 0, 1, 8, 0 } };
+	struct fake_desc d[2] = {{"good", 0, 0, 1, 0, 0}, {longname, 0, 0, 1, 8, 0}};
 	int fd = make_file(d, 2, data, 2, NAME_SIZE, "kvm-1");
 	assert_int_equal(kvm_statsfd_open(&s, fd, false, &cache, record, &dr), 0);
 	assert_true(dropped(&dr, "name_without_nul"));
@@ -241,18 +244,18 @@ static void test_bad_headers(void **state)
 	struct kvm_stats_hdr h;
 	const char *why;
 	(void)state;
-	uint32_t good[6] = { 0, 48, 2, 24, 72, 200 };
+	uint32_t good[6] = {0, 48, 2, 24, 72, 200};
 	assert_int_equal(kvm_stats_parse_header(good, 24, &h, &why), 0);
 	assert_int_equal(kvm_stats_parse_header(good, 20, &h, &why), -EINVAL);
 	assert_string_equal(why, "short_header");
 	static const uint32_t bad[][6] = {
-		{ 0, 0, 2, 24, 72, 200 },	     /* name_size 0 */
-		{ 0, 100000, 2, 24, 72, 200 },	     /* name_size huge */
-		{ 0, 48, 0, 24, 72, 200 },	     /* no descriptors */
-		{ 0, 48, 1000000, 24, 72, 200 },     /* a billion... */
-		{ 0, 48, 2, 4, 72, 200 },	     /* id inside the header */
-		{ 0, 48, 2, 24, 72, 100 },	     /* data inside descriptors */
-		{ 0, 48, 2, 24, 0xFFFFFFF0u, 200 },  /* offset past the cap */
+	    {0, 0, 2, 24, 72, 200},	      /* name_size 0 */
+	    {0, 100000, 2, 24, 72, 200},      /* name_size huge */
+	    {0, 48, 0, 24, 72, 200},	      /* no descriptors */
+	    {0, 48, 1000000, 24, 72, 200},    /* a billion... */
+	    {0, 48, 2, 4, 72, 200},	      /* id inside the header */
+	    {0, 48, 2, 24, 72, 100},	      /* data inside descriptors */
+	    {0, 48, 2, 24, 0xFFFFFFF0u, 200}, /* offset past the cap */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (kvm_stats_parse_header(bad[i], 24, &h, &why) == 0)
@@ -261,11 +264,11 @@ static void test_bad_headers(void **state)
 
 static void test_bad_files(void **state)
 {
-	struct kvm_schemas cache = { 0 };
+	struct kvm_schemas cache = {0};
 	struct kvm_statsfd s;
-	struct drops dr = { 0 };
-	uint64_t data[2] = { 0 };
-	struct fake_desc d[1] = { { "a", 0, 0, 1, 0, 0 } };
+	struct drops dr = {0};
+	uint64_t data[2] = {0};
+	struct fake_desc d[1] = {{"a", 0, 0, 1, 0, 0}};
 	(void)state;
 
 	/* An id that does not start with "kvm". */
@@ -279,14 +282,14 @@ static void test_bad_files(void **state)
 	assert_int_not_equal(kvm_statsfd_open(&s, fd, false, &cache, record, &dr), 0);
 	close(fd);
 	/* Nothing valid left. */
-	struct fake_desc bad[1] = { { "a", T(9), 0, 1, 0, 0 } };
+	struct fake_desc bad[1] = {{"a", T(9), 0, 1, 0, 0}};
 	fd = make_file(bad, 1, data, 1, NAME_SIZE, "kvm-1");
 	assert_int_not_equal(kvm_statsfd_open(&s, fd, false, &cache, record, &dr), 0);
 	assert_true(dropped(&dr, "no_valid_stats"));
 	close(fd);
 	/* Data shorter than the descriptors promise: the read fails, no crash. */
 	fd = make_file(d, 1, data, 1, NAME_SIZE, "kvm-1");
-	struct fake_desc far[1] = { { "a", 0, 0, 1, 4096, 0 } };
+	struct fake_desc far[1] = {{"a", 0, 0, 1, 4096, 0}};
 	close(fd);
 	fd = make_file(far, 1, data, 1, NAME_SIZE, "kvm-1");
 	assert_int_equal(kvm_statsfd_open(&s, fd, false, &cache, record, &dr), 0);
@@ -299,12 +302,9 @@ static void test_bad_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mapping),
-		cmocka_unit_test(test_exact_and_scaled_values),
-		cmocka_unit_test(test_bad_descriptors),
-		cmocka_unit_test(test_name_without_nul),
-		cmocka_unit_test(test_bad_headers),
-		cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_mapping),	    cmocka_unit_test(test_exact_and_scaled_values),
+	    cmocka_unit_test(test_bad_descriptors), cmocka_unit_test(test_name_without_nul),
+	    cmocka_unit_test(test_bad_headers),	    cmocka_unit_test(test_bad_files),
 	};
 	return cmocka_run_group_tests_name("kvm_stats", tests, NULL, NULL);
 }

@@ -1,0 +1,207 @@
+/* Finds the stats fds VMM processes hold and copies them with pidfd_getfd.
+ * KVM refuses KVM_GET_STATS_FD from another process (its ioctls must come
+ * from the VM's own mm), but a stats fd the VMM already holds reads fine
+ * from anywhere: copying those is the passive way in. */
+#include "kvm_discover.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define CMDLINE_MAX 65536
+
+/* QEMU option values: key=value pairs split on ',', with ",," a literal comma. */
+static void opt_value(const char *arg, const char *key, bool implied, char *out, size_t outlen)
+{
+	size_t klen = strlen(key), o = 0;
+	bool first = true;
+
+	for (const char *p = arg; *p;) {
+		const char *start = p;
+		char val[256];
+		size_t v = 0;
+		for (; *p && !(p[0] == ',' && p[1] != ','); p++) {
+			if (p[0] == ',' && p[1] == ',')
+				p++;
+			if (v + 1 < sizeof(val))
+				val[v++] = *p;
+		}
+		val[v] = '\0';
+		if (*p == ',')
+			p++;
+		bool has_eq = memchr(start, '=', (size_t)(p - start)) != NULL;
+		if ((first && implied && !has_eq) ||
+		    (strncmp(val, key, klen) == 0 && val[klen] == '=')) {
+			const char *s = has_eq ? val + klen + 1 : val;
+			for (o = 0; s[o] && o + 1 < outlen; o++)
+				out[o] = s[o];
+			out[o] = '\0';
+			return;
+		}
+		first = false;
+	}
+}
+
+void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id)
+{
+	const char *end = buf + len;
+
+	id->name[0] = id->uuid[0] = '\0';
+	for (const char *a = buf; a < end; a += strnlen(a, (size_t)(end - a)) + 1) {
+		const char *next = a + strnlen(a, (size_t)(end - a)) + 1;
+		if (next >= end)
+			break;
+		if (strcmp(a, "-name") == 0 || strcmp(a, "--name") == 0)
+			opt_value(next, "guest", true, id->name, sizeof(id->name));
+		else if (strcmp(a, "-uuid") == 0 || strcmp(a, "--uuid") == 0)
+			snprintf(id->uuid, sizeof(id->uuid), "%.36s", next);
+	}
+}
+
+pid_t kvm_tgid_of(const char *proc, pid_t tid)
+{
+	char path[128], line[256];
+	pid_t tgid = -1;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
+{
+	char path[128], buf[PATH_MAX];
+	int fd;
+	ssize_t n;
+
+	memset(id, 0, sizeof(*id));
+	snprintf(path, sizeof(path), "%s/%d/cmdline", proc, (int)pid);
+	char *cmd = malloc(CMDLINE_MAX);
+	if (cmd && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, cmd, CMDLINE_MAX);
+		close(fd);
+		if (n > 0)
+			kvm_cmdline_identity(cmd, (size_t)n, id);
+	}
+	free(cmd);
+	snprintf(path, sizeof(path), "%s/%d/exe", proc, (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		const char *base = strrchr(buf, '/');
+		snprintf(id->vmm, sizeof(id->vmm), "%.63s", base ? base + 1 : buf);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%d/comm", proc, (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof(id->vmm) - 1);
+		close(fd);
+		if (n > 0)
+			snprintf(id->vmm, sizeof(id->vmm), "%.*s", (int)strcspn(buf, "\n"), buf);
+	}
+}
+
+struct candidate {
+	int fd;
+	int vcpu; /* -1: the VM's */
+};
+
+/* Reads the link of each fd; keeps those that are KVM stats fds. */
+static size_t list_stats_fds(const char *proc, pid_t pid, struct candidate *out, size_t max)
+{
+	char path[128], link[64];
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < max) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		int fd = atoi(e->d_name);
+		if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+			out[n++] = (struct candidate){fd, -1};
+		else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
+			 isdigit((unsigned char)link[26]))
+			out[n++] = (struct candidate){fd, atoi(link + 26)};
+	}
+	closedir(d);
+	return n;
+}
+
+int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pidfd_fn *pidfd_of,
+		     kvm_drop_fn *drop, void *ctx)
+{
+	struct candidate *c = malloc(KVM_FDS_PER_PROCESS_MAX * sizeof(*c));
+	struct kvm_identity ident;
+	int added = 0;
+
+	if (!c)
+		return -ENOMEM;
+	/* Our own copies are stats fds too: never discover ourselves. */
+	size_t n = pid == getpid() ? 0 : list_stats_fds(proc, pid, c, KVM_FDS_PER_PROCESS_MAX);
+	if (n == 0)
+		goto out;
+	int pidfd = pidfd_of(ctx, pid);
+	if (pidfd < 0)
+		goto out;
+	kvm_vmset_prune(set, pid);
+	read_identity(proc, pid, &ident);
+	/* VM fds first, so vCPUs find their VM. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if ((pass == 0) != (c[i].vcpu < 0) || kvm_vmset_holds(set, pid, c[i].fd))
+				continue;
+			int fd = (int)syscall(SYS_pidfd_getfd, pidfd, c[i].fd, 0);
+			if (fd < 0) {
+				if (errno == EPERM) {
+					added = -EPERM;
+					goto out;
+				}
+				continue; /* closed meanwhile */
+			}
+			if (kvm_vmset_add(set, pid, fd, c[i].fd, c[i].vcpu, &ident, drop, ctx) == 0)
+				added++;
+		}
+	}
+out:
+	free(c);
+	return added;
+}
+
+int kvm_discover_all(const char *proc, int (*scan)(void *ctx, pid_t pid), void *ctx)
+{
+	DIR *d = opendir(proc);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return -errno;
+	while (rc != -EPERM && (e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			rc = scan(ctx, (pid_t)atoi(e->d_name));
+	closedir(d);
+	return rc == -EPERM ? rc : 0;
+}

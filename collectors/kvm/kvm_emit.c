@@ -1,0 +1,233 @@
+/* Writes the held VMs' statistics. Families are written whole, one after
+ * another: for each metric of each distinct schema, every VM's series.
+ * Per-VM mode sums vCPU counters, histograms and instant gauges, takes the
+ * max of peaks, and counts the vCPUs where a boolean is true. */
+#include "kvm_emit.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool kvm_filter_match(const struct kvm_filter *f, const char *name)
+{
+	bool in = f->ninclude == 0;
+	for (size_t i = 0; i < f->ninclude && !in; i++)
+		in = fnmatch(f->include[i], name, 0) == 0;
+	for (size_t i = 0; i < f->nexclude && in; i++)
+		in = fnmatch(f->exclude[i], name, 0) != 0;
+	return in;
+}
+
+void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, struct bs_emitter *em)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct kvm_vm *vm = set->vm[i];
+		if (!kvm_filter_match(vms, vm->label))
+			continue;
+		if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
+			bs_drop(em, "read_error", 1);
+		for (size_t j = 0; j < vm->nvcpu; j++)
+			if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
+				bs_drop(em, "read_error", 1);
+	}
+}
+
+static const struct kvm_metric *metric_named(const struct kvm_schema *s, const char *family)
+{
+	for (size_t i = 0; i < s->nmetric; i++)
+		if (strcmp(s->metric[i].family, family) == 0)
+			return &s->metric[i];
+	return NULL;
+}
+
+/* The same metric in another schema (rare: one kernel has one layout). */
+static const struct kvm_metric *metric_in(const struct kvm_statsfd *s, const struct kvm_metric *m,
+					  const struct kvm_schema *of)
+{
+	if (!s->fresh)
+		return NULL;
+	return s->schema == of ? m : metric_named(s->schema, m->family);
+}
+
+static void write_values(struct bs_emitter *em, const struct kvm_metric *m, const uint64_t *vals,
+			 uint64_t sum_raw, bool counted, const struct bs_label *l, size_t nl)
+{
+	if (m->mtype == BS_HISTOGRAM) {
+		struct bs_histogram h = {m->nvalues, m->le, vals, m->sum_index >= 0,
+					 kvm_metric_value(m, sum_raw)};
+		em->ops->histogram(em, l, nl, &h);
+	} else if (m->boolean) {
+		/* counted: already the number of vCPUs where it is true */
+		bs_sample_u64(em, l, nl, counted ? vals[0] : vals[0] != 0);
+	} else {
+		em->ops->sample(em, l, nl, kvm_metric_value(m, vals[0]));
+	}
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* Folds one vCPU's values into acc by the metric's kind. */
+static void aggregate(const struct kvm_metric *m, const uint64_t *data, uint64_t *acc,
+		      uint64_t *sum)
+{
+	const uint64_t *v = data + m->index;
+	if (m->boolean) {
+		acc[0] += v[0] != 0;
+	} else if (m->ktype == KVM_T_PEAK) {
+		acc[0] = v[0] > acc[0] ? v[0] : acc[0];
+	} else {
+		for (uint32_t k = 0; k < m->nvalues; k++)
+			acc[k] = sat_add(acc[k], v[k]);
+	}
+	if (m->sum_index >= 0)
+		*sum = sat_add(*sum, data[m->sum_index]);
+}
+
+struct emit_ctx {
+	struct bs_emitter *em;
+	const struct kvm_vmset *set;
+	enum kvm_mode mode;
+	const struct kvm_filter *vms;
+	uint64_t acc[KVM_STAT_VALUES_MAX];
+};
+
+static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
+			    const struct kvm_schema *s)
+{
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		if (!vm->has_vmfd || !kvm_filter_match(c->vms, vm->label))
+			continue;
+		const struct kvm_metric *mm = metric_in(&vm->vmfd, m, s);
+		if (!mm)
+			continue;
+		struct bs_label l = {"vm", vm->label};
+		const uint64_t *d = vm->vmfd.data;
+		write_values(c->em, mm, d + mm->index, mm->sum_index >= 0 ? d[mm->sum_index] : 0,
+			     false, &l, 1);
+	}
+}
+
+static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
+			      const struct kvm_schema *s)
+{
+	char idx[16];
+
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		if (!kvm_filter_match(c->vms, vm->label))
+			continue;
+		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
+		uint64_t sum = 0;
+		const struct kvm_metric *agg = NULL;
+		memset(c->acc, 0, m->nvalues * sizeof(c->acc[0]));
+		for (size_t j = 0; j < vm->nvcpu; j++) {
+			const struct kvm_vcpu *v = &vm->vcpu[j];
+			const struct kvm_metric *mm = metric_in(&v->s, m, s);
+			if (!mm || mm->nvalues != m->nvalues)
+				continue;
+			if (c->mode == KVM_PER_VCPU) {
+				snprintf(idx, sizeof(idx), "%d", v->index);
+				const uint64_t *d = v->s.data;
+				write_values(c->em, mm, d + mm->index,
+					     mm->sum_index >= 0 ? d[mm->sum_index] : 0, false, l,
+					     2);
+			} else {
+				aggregate(mm, v->s.data, c->acc, &sum);
+				agg = mm;
+			}
+		}
+		if (agg)
+			write_values(c->em, agg, c->acc, sum, true, l, 1);
+	}
+}
+
+/* Whether an earlier schema of the same kind already wrote this family. */
+static bool written_before(const struct kvm_schema *const *schemas, size_t k, const char *family)
+{
+	for (size_t i = 0; i < k; i++)
+		if (metric_named(schemas[i], family))
+			return true;
+	return false;
+}
+
+static size_t distinct_schemas(const struct kvm_vmset *set, bool vcpu,
+			       const struct kvm_schema **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kvm_vm *vm = set->vm[i];
+		for (size_t j = 0; j < (vcpu ? vm->nvcpu : vm->has_vmfd); j++) {
+			const struct kvm_schema *s = vcpu ? vm->vcpu[j].s.schema : vm->vmfd.schema;
+			size_t k;
+			for (k = 0; k < n && out[k] != s; k++)
+				;
+			if (k == n && n < KVM_SCHEMAS_MAX)
+				out[n++] = s;
+		}
+	}
+	return n;
+}
+
+static void emit_level(struct emit_ctx *c, bool vcpu, const struct kvm_filter *stats)
+{
+	const struct kvm_schema *schemas[KVM_SCHEMAS_MAX];
+	size_t n = distinct_schemas(c->set, vcpu, schemas);
+
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < schemas[k]->nmetric; i++) {
+			const struct kvm_metric *m = &schemas[k]->metric[i];
+			if (!kvm_filter_match(stats, m->stat) ||
+			    written_before(schemas, k, m->family))
+				continue;
+			char help[KVM_NAME_SIZE_MAX + 64];
+			snprintf(help, sizeof(help), "KVM %s statistic %s%s.", vcpu ? "vCPU" : "VM",
+				 m->stat,
+				 vcpu && c->mode == KVM_PER_VM ? ", over the VM's vCPUs" : "");
+			bs_family(c->em, m->family, m->mtype, m->unit, help);
+			if (vcpu)
+				family_vcpu_level(c, m, schemas[k]);
+			else
+				family_vm_level(c, m, schemas[k]);
+		}
+	}
+}
+
+static void emit_info(struct emit_ctx *c)
+{
+	char pid[16], vcpus[16];
+
+	bs_family(c->em, "kvm_vm_info", BS_INFO, NULL,
+		  "A held VM: its VMM process, the kernel's stats id, its vCPU count.");
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		if (!kvm_filter_match(c->vms, vm->label))
+			continue;
+		snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
+		snprintf(vcpus, sizeof(vcpus), "%zu", vm->nvcpu);
+		struct bs_label l[] = {
+		    {"vm", vm->label}, {"name", vm->ident.name}, {"uuid", vm->ident.uuid},
+		    {"pid", pid},      {"vmm", vm->ident.vmm},	 {"stats_id", vm->id},
+		    {"vcpus", vcpus},
+		};
+		bs_info(c->em, l, sizeof(l) / sizeof(l[0]));
+	}
+}
+
+void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
+	      const struct kvm_filter *stats, const struct kvm_filter *vms)
+{
+	struct emit_ctx *c = malloc(sizeof(*c));
+	if (!c)
+		return;
+	*c = (struct emit_ctx){.em = em, .set = set, .mode = mode, .vms = vms};
+	emit_info(c);
+	emit_level(c, false, stats);
+	emit_level(c, true, stats);
+	free(c);
+}

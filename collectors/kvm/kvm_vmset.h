@@ -1,0 +1,58 @@
+/* The VMs the collector holds stats fds of, grouped from what discovery
+ * finds, with their identity and the label that names them. */
+#ifndef KVM_VMSET_H
+#define KVM_VMSET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "kvm_statsfd.h"
+
+#define KVM_LABEL_MAX 160
+
+struct kvm_vcpu {
+	struct kvm_statsfd s;
+	int index;  /* N of kvm-vcpu-stats:N */
+	int vmm_fd; /* the VMM's fd number we copied, for liveness checks; -1: handed over */
+};
+
+struct kvm_identity {
+	char name[128]; /* -name guest=NAME or -name NAME */
+	char uuid[40];	/* -uuid */
+	char vmm[64];	/* the VMM binary's base name */
+};
+
+struct kvm_vm {
+	pid_t pid;	     /* the VMM process */
+	char id[KVM_ID_MAX]; /* the VM's stats id (kvm-TID), or its vCPUs' prefix */
+	bool has_vmfd;
+	struct kvm_statsfd vmfd;
+	int vm_vmm_fd;
+	struct kvm_vcpu *vcpu;
+	size_t nvcpu, capvcpu;
+	struct kvm_identity ident;
+	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
+};
+
+struct kvm_vmset {
+	struct kvm_vm **vm;
+	size_t n, cap;
+	size_t max_vms, max_vcpus; /* caps from the configuration */
+	size_t nfds;
+	struct kvm_schemas schemas;
+};
+
+/* A stats fd discovery copied (or was handed): the set takes `fd` on
+ * success. `vcpu_index` < 0 for a VM fd. Returns 0, -EEXIST (already held;
+ * the fd is closed), or -errno (the fd is closed, the reason dropped). */
+int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu_index,
+		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx);
+/* Whether a VMM's fd number is already held for `pid` (kcmp-checked). */
+bool kvm_vmset_holds(const struct kvm_vmset *set, pid_t pid, int vmm_fd);
+/* Closes the fds the VMM no longer holds itself (kcmp); returns how many. */
+size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid);
+/* Closes every fd of the VMM `pid`; returns how many VMs went. */
+size_t kvm_vmset_remove_pid(struct kvm_vmset *set, pid_t pid);
+void kvm_vmset_free(struct kvm_vmset *set);
+
+#endif

@@ -1,0 +1,146 @@
+/* A minimal VMM for the KVM tests and benchmark: creates VMs and vCPUs on
+ * /dev/kvm, runs real guest code that makes a known number of port I/O
+ * exits and then halts, and keeps every stats fd open as the preload shim
+ * would, until SIGTERM. Each VM is created (with its vCPUs) by its own
+ * short-lived thread, as a one-VM-per-thread VMM would.
+ *   fixture VMS VCPUS IO_EXITS READY_FILE */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int kvm;
+static int io_exits;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fixture: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* Flat 32-bit protected-mode guest: io_exits times `out dx, al` to port
+ * 0x3f8, then hlt. (Real mode would be emulated by KVM where the CPU cannot
+ * run it directly, and emulated port I/O is not counted in io_exits.) */
+static size_t guest_code(unsigned char *p)
+{
+	size_t n = 0;
+	p[n++] = 0x66; /* mov dx, 0x3f8 */
+	p[n++] = 0xBA;
+	p[n++] = 0xF8;
+	p[n++] = 0x03;
+	p[n++] = 0xB0; /* mov al, 'x' */
+	p[n++] = 'x';
+	for (int i = 0; i < io_exits; i++)
+		p[n++] = 0xEE; /* out dx, al */
+	p[n++] = 0xF4; /* hlt */
+	return n;
+}
+
+static void run_vcpu(int vcpu, int run_size)
+{
+	struct kvm_run *run = mmap(NULL, (size_t)run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { .rip = 0x1000, .rflags = 0x2 };
+
+	if (run == MAP_FAILED)
+		die("mmap kvm_run");
+	if (ioctl(vcpu, KVM_GET_SREGS, &sregs) < 0)
+		die("KVM_GET_SREGS");
+	struct kvm_segment flat = { .base = 0, .limit = 0xFFFFFFFF, .selector = 0x10, .type = 3,
+				    .present = 1, .dpl = 0, .db = 1, .s = 1, .l = 0, .g = 1 };
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = flat;
+	flat.type = 11; /* execute/read, accessed */
+	flat.selector = 0x08;
+	sregs.cs = flat;
+	sregs.cr0 |= 1; /* PE */
+	if (ioctl(vcpu, KVM_SET_SREGS, &sregs) < 0 || ioctl(vcpu, KVM_SET_REGS, &regs) < 0)
+		die("KVM_SET_REGS");
+	for (;;) {
+		if (ioctl(vcpu, KVM_RUN, 0) < 0)
+			die("KVM_RUN");
+		if (run->exit_reason == KVM_EXIT_HLT)
+			break;
+		if (run->exit_reason != KVM_EXIT_IO) {
+			fprintf(stderr, "fixture: unexpected exit %u\n", run->exit_reason);
+			exit(1);
+		}
+	}
+	munmap(run, (size_t)run_size);
+}
+
+struct vm_args {
+	int vcpus;
+	int run_size;
+};
+
+/* Creates one VM and its vCPUs, runs the guest on each, keeps stats fds. */
+static void *make_vm(void *arg)
+{
+	struct vm_args *a = arg;
+	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	if (vm < 0)
+		die("KVM_CREATE_VM");
+	void *mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		die("mmap guest memory");
+	guest_code((unsigned char *)mem + 0x1000);
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = 0, .memory_size = 0x2000,
+		.userspace_addr = (unsigned long)mem,
+	};
+	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) < 0)
+		die("KVM_SET_USER_MEMORY_REGION");
+	if (ioctl(vm, KVM_GET_STATS_FD, 0) < 0)
+		die("KVM_GET_STATS_FD (vm)");
+	for (int i = 0; i < a->vcpus; i++) {
+		int vcpu = ioctl(vm, KVM_CREATE_VCPU, i);
+		if (vcpu < 0)
+			die("KVM_CREATE_VCPU");
+		if (ioctl(vcpu, KVM_GET_STATS_FD, 0) < 0)
+			die("KVM_GET_STATS_FD (vcpu)");
+		if (io_exits >= 0)
+			run_vcpu(vcpu, a->run_size);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: fixture VMS VCPUS IO_EXITS(-1: do not run) READY_FILE\n");
+		return 2;
+	}
+	int vms = atoi(argv[1]);
+	struct vm_args a = { .vcpus = atoi(argv[2]) };
+	io_exits = atoi(argv[3]);
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0)
+		die("/dev/kvm");
+	a.run_size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	for (int i = 0; i < vms; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, make_vm, &a) != 0)
+			die("pthread_create");
+		pthread_join(t, NULL);
+	}
+	FILE *f = fopen(argv[4], "w");
+	if (!f)
+		die("ready file");
+	fprintf(f, "%d\n", getpid());
+	fclose(f);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	int sig;
+	sigwait(&s, &sig);
+	return 0;
+}
