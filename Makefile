@@ -74,13 +74,18 @@ $(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collect
 	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
 		$(B)/libcore.a $(LIBS) -lcmocka
 
+$(B)/tests/kvm_fixture: tests/kvm/fixture.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
+
 unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 	@set -e; for t in $(UNIT_BINS); do \
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all
+integration: all $(B)/tests/kvm_fixture
 	tests/integration/run.sh $(B)
+	tests/integration/kvm.sh $(B)
 
 # The unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:

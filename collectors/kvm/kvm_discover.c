@@ -122,11 +122,15 @@ struct candidate {
 	int vcpu; /* -1: the VM's */
 };
 
-/* Reads the link of each fd; keeps those that are KVM stats fds. */
+/* Reads the link of each fd; keeps those that are KVM stats fds. Only a
+ * process that holds a VM itself (anon_inode:kvm-vm) is a VMM: another
+ * exporter, or any reader holding copies, is not, and counting its copies
+ * would count the VM twice. */
 static size_t list_stats_fds(const char *proc, pid_t pid, struct candidate *out, size_t max)
 {
 	char path[128], link[64];
 	size_t n = 0;
+	bool vmm = false;
 
 	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
 	DIR *d = opendir(path);
@@ -141,14 +145,16 @@ static size_t list_stats_fds(const char *proc, pid_t pid, struct candidate *out,
 			continue;
 		link[len] = '\0';
 		int fd = atoi(e->d_name);
-		if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+		if (strcmp(link, "anon_inode:kvm-vm") == 0)
+			vmm = true;
+		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
 			out[n++] = (struct candidate){fd, -1};
 		else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
 			 isdigit((unsigned char)link[26]))
 			out[n++] = (struct candidate){fd, atoi(link + 26)};
 	}
 	closedir(d);
-	return n;
+	return vmm ? n : 0;
 }
 
 int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pidfd_fn *pidfd_of,

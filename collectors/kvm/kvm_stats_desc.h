@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KVM_HDR_SIZE 24	  /* six __u32: flags name_size num_desc id_offset desc_offset data_offset \
+#define KVM_HDR_SIZE                                                                               \
+	24		  /* six __u32: flags name_size num_desc id_offset desc_offset data_offset \
 			   */
 #define KVM_DESC_FIXED 16 /* flags, exponent, size, offset, bucket_size */
 #define KVM_NAME_SIZE_MAX 256	 /* the kernel uses 48 */

@@ -6,31 +6,7 @@
 set -u
 B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
-EXPORTER="$B/binstat_exporter"
-PY=/usr/bin/python3 # Debian's python-prometheus-client lives here, not in pyenv
-WORK=$(mktemp -d /tmp/binstat-it.XXXXXX)
-PASSED=0 FAILED=0 SKIPPED=0
-PIDS=()
-
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-exec 2> >(grep -v ' Killed ' >&2) # bash reports the daemons it kills at exit
-
-pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/       /'; }
-skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP - $1: $2"; }
-check() { # check NAME COMMAND...: passes when the command succeeds
-	local name=$1; shift
-	local out
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
-}
-
-free_port() {
-	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$HERE/lib.sh"
 
 # Plugins from the build plus the test ones, in one folder.
 PLUGINS="$WORK/plugins"
@@ -48,25 +24,6 @@ collectors:
     bench_series: 2000
 $2
 EOF
-}
-
-# start_exporter CONFIG PORT [FLAGS...]: starts it and waits until it answers.
-start_exporter() {
-	local cfg=$1 port=$2; shift 2
-	"$EXPORTER" --config.file="$cfg" --web.listen-address="127.0.0.1:$port" "$@" \
-		>>"$WORK/exporter.log" 2>&1 &
-	LAST_PID=$!
-	PIDS+=("$LAST_PID")
-	for _ in $(seq 100); do
-		curl -sf "http://127.0.0.1:$port/-/healthy" >/dev/null && return 0
-		kill -0 "$LAST_PID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-
-metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
-	curl -g -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'
 }
 
 OM_ACCEPT='application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1'
@@ -102,7 +59,7 @@ write_config "$CFG" "  slow:
 PORT=$(free_port)
 if ! start_exporter "$CFG" "$PORT"; then
 	fail "exporter starts" "$(cat "$WORK/exporter.log")"
-	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	summary
 	exit 1
 fi
 pass "exporter starts on its config"
@@ -326,6 +283,4 @@ check "installed binary: default plugin folder is /usr/lib/binstat_exporter/plug
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$WORK/root/usr/lib/binstat_exporter/plugins" >"$WORK/installed.yml"
 check "installed binary: loads the installed plugin" "$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml"
 
-echo
-echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
-[ "$FAILED" = 0 ]
+summary

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# KVM collector against real /dev/kvm: a fixture VMM (tests/kvm/fixture.c)
+# runs guest code with a known number of port I/O exits; the exporter, a
+# separate process, must find it, report it exactly, and let go of it.
+# Usage: tests/integration/kvm.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+FIXTURE="$B/tests/kvm_fixture"
+IO=7
+
+if [ ! -w /dev/kvm ]; then
+	skip "KVM collector tests" "/dev/kvm is missing or not writable here"
+	summary
+	exit
+fi
+
+# start_fixture VMS VCPUS IO [ARGS]: sets FX to the fixture's pid once its guests ran.
+start_fixture() {
+	local ready="$WORK/fixture.$RANDOM"
+	"$FIXTURE" "$1" "$2" "$3" "$ready" "${@:4}" >>"$WORK/fixture.log" 2>&1 &
+	FX=$!
+	PIDS+=("$FX")
+	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+kvm_config() { # kvm_config FILE MODE
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: %s\n    rescan_interval_seconds: 3600\n' \
+		"$B/plugins" "$2" >"$1"
+}
+
+scrape() { curl -s "http://127.0.0.1:$1/metrics" >"$2"; }
+value() { awk -v m="$2" '$1 == m { print $2 }' "$1"; } # value FILE SERIES
+held_stats_fds() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'kvm-v[a-z]*-stats'; }
+
+start_fixture 2 2 $IO -name guest=web1,debug-threads=on -uuid 8f3c1d2e-0000-4000-8000-123456789abc
+check "fixture ran its guests" test $? = 0
+F1=$FX
+
+kvm_config "$WORK/vcpu.yml" per_vcpu
+PV=$(free_port)
+start_exporter "$WORK/vcpu.yml" "$PV"
+EXP=$LAST_PID
+scrape "$PV" "$WORK/vcpu.txt"
+check "per-vCPU: both VMs found" test "$(value "$WORK/vcpu.txt" kvm_collector_vms)" = 2
+check "per-vCPU: 6 stats fds held (2 VMs + 4 vCPUs)" test "$(value "$WORK/vcpu.txt" kvm_collector_stats_fds)" = 6
+check "per-vCPU: the exporter's own fd table agrees" test "$(held_stats_fds "$EXP")" = 6
+check "identity: -name guest=web1 is the vm label, -uuid in kvm_vm_info" \
+	grep -q 'kvm_vm_info{vm="web1",name="web1",uuid="8f3c1d2e-0000-4000-8000-123456789abc",pid="'"$F1"'",vmm="kvm_fixture"' "$WORK/vcpu.txt"
+check "identity: the second VM of the same VMM gets a unique label" grep -q 'kvm_vm_info{vm="web1/kvm-' "$WORK/vcpu.txt"
+
+# Exactly IO port exits and one halt on every vCPU. Where KVM runs the guest
+# directly, each `out` is an I/O exit (io_exits); where it emulates it (as
+# PVM does here), io_exits stays 0 and every userspace exit is in `exits`.
+ok=1 how=""
+for s in $(grep '^kvm_vcpu_halt_exits_total' "$WORK/vcpu.txt" | sed 's/^kvm_vcpu_halt_exits_total//; s/ .*//'); do
+	halt=$(value "$WORK/vcpu.txt" "kvm_vcpu_halt_exits_total$s")
+	io=$(value "$WORK/vcpu.txt" "kvm_vcpu_io_exits_total$s")
+	exits=$(value "$WORK/vcpu.txt" "kvm_vcpu_exits_total$s")
+	if [ "$halt" != 1 ]; then ok=0; how="halt_exits $halt on $s"; fi
+	if [ "$io" = $IO ]; then how=${how:-"io_exits = $IO"}
+	elif [ "$io" = 0 ] && [ "$exits" = $((IO + 1)) ]; then how=${how:-"port I/O emulated: io_exits 0, exits = $IO + 1"}
+	else ok=0; how="io_exits $io, exits $exits on $s"; fi
+done
+check "guest exits reported exactly on 4 vCPUs ($how)" test $ok = 1 -a "$(grep -c '^kvm_vcpu_halt_exits_total' "$WORK/vcpu.txt")" = 4
+check "histogram: halt_wait as seconds with 32 log buckets and +Inf" \
+	test "$(grep -c 'kvm_vcpu_halt_wait_seconds_bucket{vm="web1",vcpu="0",' "$WORK/vcpu.txt")" = 32
+check "histogram: the paired total is its _sum, not a separate counter" \
+	sh -c "grep -q '^kvm_vcpu_halt_wait_seconds_sum{vm=\"web1\",vcpu=\"0\"}' '$WORK/vcpu.txt' && ! grep -q halt_wait_seconds_total '$WORK/vcpu.txt'"
+check "per-vCPU output passes promtool" sh -c "promtool check metrics <'$WORK/vcpu.txt'"
+curl -s -H 'Accept: application/openmetrics-text' "http://127.0.0.1:$PV/metrics" >"$WORK/vcpu.om"
+check "per-vCPU OpenMetrics passes the strict parser" $PY -c "
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as p
+list(p(open('$WORK/vcpu.om').read()))"
+
+# Per-VM mode sums the same vCPUs.
+kvm_config "$WORK/vm.yml" per_vm
+PM=$(free_port)
+start_exporter "$WORK/vm.yml" "$PM"
+scrape "$PM" "$WORK/vm.txt"
+scrape "$PV" "$WORK/vcpu2.txt"
+sum_vcpus() { awk -v p="$2{vm=\"web1\"," 'index($1, p) == 1 { s += $2 } END { print s + 0 }' "$1"; }
+check "per-VM: exits are the sum of the vCPUs' ($(sum_vcpus "$WORK/vcpu2.txt" kvm_vcpu_exits_total))" \
+	test "$(value "$WORK/vm.txt" 'kvm_vcpu_exits_total{vm="web1"}')" = "$(sum_vcpus "$WORK/vcpu2.txt" kvm_vcpu_exits_total)"
+check "per-VM: halt exits 2 (two vCPUs halted once)" test "$(value "$WORK/vm.txt" 'kvm_vcpu_halt_exits_total{vm="web1"}')" = 2
+check "per-VM: histogram count summed over vCPUs" \
+	test "$(value "$WORK/vm.txt" 'kvm_vcpu_halt_wait_seconds_count{vm="web1"}')" = "$(sum_vcpus "$WORK/vcpu2.txt" kvm_vcpu_halt_wait_seconds_count)"
+check "per-VM: no vcpu label" sh -c "! grep -q 'vcpu=\"' '$WORK/vm.txt'"
+check "per-VM output passes promtool" sh -c "promtool check metrics <'$WORK/vm.txt'"
+
+# A VMM started now is found through KVM's uevent (the rescan is an hour away).
+start_fixture 1 1 $IO
+F2=$FX
+found=0
+for _ in $(seq 60); do
+	scrape "$PV" "$WORK/late.txt"
+	[ "$(value "$WORK/late.txt" kvm_collector_vms)" = 3 ] && { found=1; break; }
+	sleep 0.1
+done
+check "a new VMM is found through its uevent, without a rescan (vms: $(value "$WORK/late.txt" kvm_collector_vms))" test $found = 1
+
+# When a VMM exits, its series go and the exporter holds none of its fds.
+kill "$F1"
+gone=0
+for _ in $(seq 50); do
+	[ "$(held_stats_fds "$EXP")" = 2 ] && { gone=1; break; }
+	sleep 0.05
+done
+check "VMM exit: the exporter closes its fds at once (2 left, the other VMM's)" test $gone = 1
+scrape "$PV" "$WORK/after.txt"
+check "VMM exit: its series are gone at the next scrape" sh -c "! grep -q 'vm=\"web1' '$WORK/after.txt'"
+check "VMM exit: the other VMM is still reported" test "$(value "$WORK/after.txt" kvm_collector_vms)" = 1
+kill "$F2"
+for _ in $(seq 50); do [ "$(held_stats_fds "$EXP")" = 0 ] && break; sleep 0.05; done
+check "all VMMs gone: no stats fd left in the exporter" test "$(held_stats_fds "$EXP")" = 0
+
+# Filters: only one stat, only some VMs.
+start_fixture 1 1 $IO -name guest=keep
+F3=$FX
+start_fixture 1 1 $IO -name guest=skip
+F4=$FX
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    stats:\n      include: [halt_exits, exits]\n    vms:\n      exclude: ["sk*"]\n' \
+	"$B/plugins" >"$WORK/filter.yml"
+PF=$(free_port)
+start_exporter "$WORK/filter.yml" "$PF"
+scrape "$PF" "$WORK/filter.txt"
+check "filters: included stats only" test "$(grep -c '^kvm_vcpu_' "$WORK/filter.txt")" = 2
+check "filters: excluded VM left out" sh -c "grep -q 'vm=\"keep\"' '$WORK/filter.txt' && ! grep -q 'vm=\"skip\"' '$WORK/filter.txt'"
+kill "$F3" "$F4"
+
+summary

@@ -1,0 +1,55 @@
+# Shared by the integration scripts: results, ports, starting the exporter.
+# Source after setting B (the build folder).
+EXPORTER="$B/binstat_exporter"
+PY=/usr/bin/python3 # Debian's python-prometheus-client lives here, not in pyenv
+WORK=$(mktemp -d /tmp/binstat-it.XXXXXX)
+PASSED=0 FAILED=0 SKIPPED=0
+PIDS=()
+
+MAIN_PID=$BASHPID
+cleanup() {
+	[ "$BASHPID" = "$MAIN_PID" ] || return 0 # not from a subshell
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+exec 2> >(grep -v ' Killed ' >&2) # bash reports the daemons it kills at exit
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/       /'; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "SKIP - $1: $2"; }
+check() { # check NAME COMMAND...: passes when the command succeeds
+	local name=$1; shift
+	local out
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
+}
+
+free_port() {
+	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_exporter CONFIG PORT [FLAGS...]: starts it and waits until it answers.
+start_exporter() {
+	local cfg=$1 port=$2; shift 2
+	"$EXPORTER" --config.file="$cfg" --web.listen-address="127.0.0.1:$port" "$@" \
+		>>"$WORK/exporter.log" 2>&1 &
+	LAST_PID=$!
+	PIDS+=("$LAST_PID")
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$port/-/healthy" >/dev/null && return 0
+		kill -0 "$LAST_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
+	curl -g -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'
+}
+
+
+summary() { # prints the closing line and returns non-zero on any failure
+	echo
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" = 0 ]
+}

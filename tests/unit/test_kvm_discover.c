@@ -1,0 +1,85 @@
+/* The pure parts of KVM discovery: VMM command lines and uevent messages. */
+#include "helpers.h"
+
+#include "kvm_discover.h"
+#include "kvm_uevent.h"
+
+static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
+{
+	char buf[1024];
+	size_t n = 0;
+	for (size_t i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]) + 1;
+		memcpy(buf + n, argv[i], l);
+		n += l;
+	}
+	kvm_cmdline_identity(buf, n, id);
+}
+
+static void test_cmdline(void **state)
+{
+	struct kvm_identity id;
+	(void)state;
+	const char *libvirt[] = {"/usr/bin/qemu-system-x86_64",
+				 "-name",
+				 "guest=web1,debug-threads=on",
+				 "-S",
+				 "-uuid",
+				 "8f3c1d2e-0000-4000-8000-123456789abc",
+				 "-smp",
+				 "2"};
+	ident(libvirt, 8, &id);
+	assert_string_equal(id.name, "web1");
+	assert_string_equal(id.uuid, "8f3c1d2e-0000-4000-8000-123456789abc");
+
+	const char *plain[] = {"qemu", "-name", "db,process=qemu-db"};
+	ident(plain, 3, &id);
+	assert_string_equal(id.name, "db");
+	assert_string_equal(id.uuid, "");
+
+	const char *comma[] = {"qemu", "--name", "guest=a,,b,debug-threads=on"};
+	ident(comma, 3, &id);
+	assert_string_equal(id.name, "a,b"); /* ",," is a literal comma */
+
+	const char *dangling[] = {"qemu", "-m", "64", "-name"}; /* no value: no name */
+	ident(dangling, 4, &id);
+	assert_string_equal(id.name, "");
+
+	char longname[600] = "guest=";
+	memset(longname + 6, 'x', 500);
+	longname[506] = '\0';
+	const char *big[] = {"qemu", "-name", longname};
+	ident(big, 3, &id);
+	assert_true(strlen(id.name) < sizeof(id.name));
+}
+
+static void test_uevent(void **state)
+{
+	static const char create[] =
+	    "change@/devices/virtual/misc/kvm\0ACTION=change\0"
+	    "DEVPATH=/devices/virtual/misc/kvm\0SUBSYSTEM=misc\0"
+	    "CREATED=3\0COUNT=1\0EVENT=create\0PID=13307\0"
+	    "STATS_PATH=/kvm/13307-4\0MAJOR=10\0MINOR=232\0DEVNAME=kvm\0SEQNUM=819";
+	static const char other[] = "add@/devices/x\0ACTION=add\0DEVNAME=sda\0PID=5";
+	static const char badpid[] = "change@/x\0DEVNAME=kvm\0EVENT=create\0PID=12ab";
+	static const char nonul[] = "change@/x\0DEVNAME=kvm\0EVENT=create\0PID=42";
+	pid_t pid = 0;
+	(void)state;
+	assert_int_equal(kvm_uevent_parse(create, sizeof(create), &pid), KVM_UEVENT_CREATE);
+	assert_int_equal(pid, 13307);
+	assert_int_equal(kvm_uevent_parse(other, sizeof(other), &pid), KVM_UEVENT_NONE);
+	assert_int_equal(kvm_uevent_parse(badpid, sizeof(badpid), &pid), KVM_UEVENT_NONE);
+	/* The last field without its NUL still parses within the length. */
+	assert_int_equal(kvm_uevent_parse(nonul, sizeof(nonul) - 1, &pid), KVM_UEVENT_CREATE);
+	assert_int_equal(pid, 42);
+	assert_int_equal(kvm_uevent_parse("", 0, &pid), KVM_UEVENT_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cmdline),
+	    cmocka_unit_test(test_uevent),
+	};
+	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
+}
