@@ -29,8 +29,15 @@ UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
 
+SHIM       = $(B)/lib/libbinstat_kvm_shim.so
+
 .PHONY: all check unit integration asan bench run install clean format format-check
-all: $(B)/binstat_exporter $(PLUGINS)
+all: $(B)/binstat_exporter $(PLUGINS) $(SHIM)
+
+# The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
+$(SHIM): collectors/kvm/shim/binstat_kvm_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -o $@ $< -ldl -lpthread
 
 $(B)/%.o: %.c $(wildcard include/binstat/*.h exporter/*.h)
 	@mkdir -p $(dir $@)
@@ -86,6 +93,7 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 integration: all $(B)/tests/kvm_fixture
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
+	tests/integration/qemu.sh $(B)
 
 # The unit tests again, under AddressSanitizer and UndefinedBehaviorSanitizer.
 asan:
@@ -107,15 +115,16 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
-install: $(B)/install/binstat_exporter $(PLUGINS)
+install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
+	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/binstat_exporter/
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:

@@ -174,6 +174,20 @@ static size_t distinct_schemas(const struct kvm_vmset *set, bool vcpu,
 	return n;
 }
 
+/* The kernel's stat name (and a histogram's paired total) lead the help,
+ * so an operator can find the statistic in the kernel's documentation. */
+static void help_text(char *help, size_t len, const struct kvm_metric *m, bool vcpu,
+		      enum kvm_mode mode)
+{
+	int n = snprintf(help, len, "KVM %s statistic %s", vcpu ? "vCPU" : "VM", m->stat);
+	if (m->sum_stat[0])
+		n += snprintf(help + n, len - (size_t)n, " (sum: %s)", m->sum_stat);
+	snprintf(help + n, len - (size_t)n, "%s",
+		 vcpu && mode == KVM_PER_VM
+		     ? ", over the VM's vCPUs (summed; peaks: max; booleans: vCPUs true)."
+		     : ".");
+}
+
 static void emit_level(struct emit_ctx *c, bool vcpu, const struct kvm_filter *stats)
 {
 	const struct kvm_schema *schemas[KVM_SCHEMAS_MAX];
@@ -185,10 +199,8 @@ static void emit_level(struct emit_ctx *c, bool vcpu, const struct kvm_filter *s
 			if (!kvm_filter_match(stats, m->stat) ||
 			    written_before(schemas, k, m->family))
 				continue;
-			char help[KVM_NAME_SIZE_MAX + 64];
-			snprintf(help, sizeof(help), "KVM %s statistic %s%s.", vcpu ? "vCPU" : "VM",
-				 m->stat,
-				 vcpu && c->mode == KVM_PER_VM ? ", over the VM's vCPUs" : "");
+			char help[2 * KVM_NAME_SIZE_MAX + 96];
+			help_text(help, sizeof(help), m, vcpu, c->mode);
 			bs_family(c->em, m->family, m->mtype, m->unit, help);
 			if (vcpu)
 				family_vcpu_level(c, m, schemas[k]);

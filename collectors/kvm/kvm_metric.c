@@ -163,6 +163,7 @@ static void pair_totals(const struct kvm_stat_desc *descs, size_t n, struct kvm_
 		for (size_t j = 0; j < n; j++) {
 			if (!folded[j] && pairs_with(&descs[i], &m[i], &descs[j], m[j].family)) {
 				m[i].sum_index = (int)(descs[j].offset / 8);
+				memcpy(m[i].sum_stat, descs[j].name, sizeof(m[i].sum_stat));
 				folded[j] = true;
 				break;
 			}

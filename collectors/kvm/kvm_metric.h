@@ -28,7 +28,8 @@ struct kvm_metric {
 	double scale;
 	double *le;    /* histograms: nvalues upper bounds in base units, the last +Inf */
 	int sum_index; /* histograms: the paired cumulative total's index, or -1 */
-	char stat[KVM_NAME_SIZE_MAX]; /* the kernel's name, for help and filters */
+	char stat[KVM_NAME_SIZE_MAX];	  /* the kernel's name, for help and filters */
+	char sum_stat[KVM_NAME_SIZE_MAX]; /* histograms: the paired total's name, or "" */
 };
 
 /* Fills out[] (room for n) from descs; `prefix` is "kvm_vm" or "kvm_vcpu".

@@ -40,22 +40,31 @@ static size_t guest_code(unsigned char *p)
 	p[n++] = 'x';
 	for (int i = 0; i < io_exits; i++)
 		p[n++] = 0xEE; /* out dx, al */
-	p[n++] = 0xF4; /* hlt */
+	p[n++] = 0xF4;	       /* hlt */
 	return n;
 }
 
 static void run_vcpu(int vcpu, int run_size)
 {
-	struct kvm_run *run = mmap(NULL, (size_t)run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+	struct kvm_run *run =
+	    mmap(NULL, (size_t)run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
 	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = 0x1000, .rflags = 0x2 };
+	struct kvm_regs regs = {.rip = 0x1000, .rflags = 0x2};
 
 	if (run == MAP_FAILED)
 		die("mmap kvm_run");
 	if (ioctl(vcpu, KVM_GET_SREGS, &sregs) < 0)
 		die("KVM_GET_SREGS");
-	struct kvm_segment flat = { .base = 0, .limit = 0xFFFFFFFF, .selector = 0x10, .type = 3,
-				    .present = 1, .dpl = 0, .db = 1, .s = 1, .l = 0, .g = 1 };
+	struct kvm_segment flat = {.base = 0,
+				   .limit = 0xFFFFFFFF,
+				   .selector = 0x10,
+				   .type = 3,
+				   .present = 1,
+				   .dpl = 0,
+				   .db = 1,
+				   .s = 1,
+				   .l = 0,
+				   .g = 1};
 	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = flat;
 	flat.type = 11; /* execute/read, accessed */
 	flat.selector = 0x08;
@@ -93,8 +102,10 @@ static void *make_vm(void *arg)
 		die("mmap guest memory");
 	guest_code((unsigned char *)mem + 0x1000);
 	struct kvm_userspace_memory_region region = {
-		.slot = 0, .guest_phys_addr = 0, .memory_size = 0x2000,
-		.userspace_addr = (unsigned long)mem,
+	    .slot = 0,
+	    .guest_phys_addr = 0,
+	    .memory_size = 0x2000,
+	    .userspace_addr = (unsigned long)mem,
 	};
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		die("KVM_SET_USER_MEMORY_REGION");
@@ -119,7 +130,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int vms = atoi(argv[1]);
-	struct vm_args a = { .vcpus = atoi(argv[2]) };
+	struct vm_args a = {.vcpus = atoi(argv[2])};
 	io_exits = atoi(argv[3]);
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
