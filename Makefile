@@ -104,9 +104,14 @@ check: format-check unit integration asan
 	@echo "make check: all suites passed"
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
-bench: all $(B)/bench/bench_writer
+bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)
+	bench/kvm.sh $(B)
+
+$(B)/bench/bench_kvm_floor: bench/bench_kvm_floor.c $(wildcard collectors/kvm/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) -lm
 
 $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 	@mkdir -p $(dir $@)

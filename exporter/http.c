@@ -321,8 +321,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 			goto fail;
 	}
 	for (size_t i = 0; i < nfds; i++) {
+		/* poll, not select: collectors may hold thousands of fds, so ours
+		 * are numbered far above FD_SETSIZE. */
 		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				 MHD_USE_ERROR_LOG | MHD_USE_ITC |
+				 MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_POLL |
 				 (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0);
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fds[i],

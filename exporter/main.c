@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -102,6 +103,17 @@ static int check_config(const char *file)
 	return failed;
 }
 
+/* A collector may hold an fd per vCPU of every VM on the host: take all
+ * the fds the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* Stopping waits for connection threads; a stuck one must not hold the
  * process past the grace period a service manager gives it. */
 static void *shutdown_watchdog(void *arg)
@@ -177,5 +189,6 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
 	return serve(&cli);
 }

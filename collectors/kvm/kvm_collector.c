@@ -315,7 +315,9 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 
 static void kvm_shutdown(void *state);
 
-static int start_watcher(struct kvm_collector *k)
+/* The watcher's fds exist before the first scan (it registers pidfds, and
+ * uevents arriving meanwhile are queued); its thread starts after it. */
+static int open_watch_fds(struct kvm_collector *k)
 {
 	struct epoll_event stop = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
 	struct epoll_event uev = {.events = EPOLLIN, .data.u64 = UINT64_MAX - 1};
@@ -330,9 +332,6 @@ static int start_watcher(struct kvm_collector *k)
 	else
 		k->host->log(BS_LOG_WARN, "kvm", "no uevents: new VMs appear at the next rescan",
 			     "err", strerror(-k->ueventfd), (char *)NULL);
-	if (pthread_create(&k->thread, NULL, watcher, k) != 0)
-		return -EAGAIN;
-	k->thread_started = true;
 	return 0;
 }
 
@@ -348,14 +347,19 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	pthread_mutex_init(&k->lock, NULL);
 	if ((rc = read_config(k, conf)) < 0)
 		goto fail;
-	if ((rc = start_watcher(k)) < 0)
+	if ((rc = open_watch_fds(k)) < 0)
 		goto fail;
-	/* The first walk happens now, so the first scrape sees the VMs. The
-	 * watcher waits for next_rescan_ns, which this sets. */
+	/* The first walk happens now, so the first scrape sees the VMs; it
+	 * also sets when the watcher walks next. */
 	if (k->passive)
 		full_scan(k);
 	else
 		k->next_rescan_ns = UINT64_MAX;
+	if (pthread_create(&k->thread, NULL, watcher, k) != 0) {
+		rc = -EAGAIN;
+		goto fail;
+	}
+	k->thread_started = true;
 	*state = k;
 	return 0;
 fail:

@@ -122,22 +122,42 @@ struct candidate {
 	int vcpu; /* -1: the VM's */
 };
 
+struct candidates {
+	struct candidate *c;
+	size_t n, cap;
+	int max_fd;
+};
+
+static bool candidates_push(struct candidates *cs, int fd, int vcpu)
+{
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 64;
+		struct candidate *c;
+		if (cap > KVM_FDS_PER_PROCESS_MAX || !(c = realloc(cs->c, cap * sizeof(*c))))
+			return false;
+		cs->c = c;
+		cs->cap = cap;
+	}
+	cs->c[cs->n++] = (struct candidate){fd, vcpu};
+	cs->max_fd = fd > cs->max_fd ? fd : cs->max_fd;
+	return true;
+}
+
 /* Reads the link of each fd; keeps those that are KVM stats fds. Only a
  * process that holds a VM itself (anon_inode:kvm-vm) is a VMM: another
  * exporter, or any reader holding copies, is not, and counting its copies
  * would count the VM twice. */
-static size_t list_stats_fds(const char *proc, pid_t pid, struct candidate *out, size_t max)
+static void list_stats_fds(const char *proc, pid_t pid, struct candidates *cs)
 {
 	char path[128], link[64];
-	size_t n = 0;
-	bool vmm = false;
+	bool vmm = false, room = true;
 
 	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
 	DIR *d = opendir(path);
 	if (!d)
-		return 0;
+		return;
 	struct dirent *e;
-	while ((e = readdir(d)) && n < max) {
+	while (room && (e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
@@ -148,39 +168,45 @@ static size_t list_stats_fds(const char *proc, pid_t pid, struct candidate *out,
 		if (strcmp(link, "anon_inode:kvm-vm") == 0)
 			vmm = true;
 		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
-			out[n++] = (struct candidate){fd, -1};
+			room = candidates_push(cs, fd, -1);
 		else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
 			 isdigit((unsigned char)link[26]))
-			out[n++] = (struct candidate){fd, atoi(link + 26)};
+			room = candidates_push(cs, fd, atoi(link + 26));
 	}
 	closedir(d);
-	return vmm ? n : 0;
+	if (!vmm)
+		cs->n = 0;
 }
 
 int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pidfd_fn *pidfd_of,
 		     kvm_drop_fn *drop, void *ctx)
 {
-	struct candidate *c = malloc(KVM_FDS_PER_PROCESS_MAX * sizeof(*c));
+	struct candidates cs = {.max_fd = -1};
 	struct kvm_identity ident;
+	bool *held = NULL;
 	int added = 0;
 
-	if (!c)
-		return -ENOMEM;
 	/* Our own copies are stats fds too: never discover ourselves. */
-	size_t n = pid == getpid() ? 0 : list_stats_fds(proc, pid, c, KVM_FDS_PER_PROCESS_MAX);
-	if (n == 0)
+	if (pid != getpid())
+		list_stats_fds(proc, pid, &cs);
+	if (cs.n == 0)
 		goto out;
 	int pidfd = pidfd_of(ctx, pid);
 	if (pidfd < 0)
 		goto out;
 	kvm_vmset_prune(set, pid);
+	if (!(held = kvm_vmset_held_by_fd(set, pid, cs.max_fd))) {
+		added = -ENOMEM;
+		goto out;
+	}
 	read_identity(proc, pid, &ident);
 	/* VM fds first, so vCPUs find their VM. */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			if ((pass == 0) != (c[i].vcpu < 0) || kvm_vmset_holds(set, pid, c[i].fd))
-				continue;
-			int fd = (int)syscall(SYS_pidfd_getfd, pidfd, c[i].fd, 0);
+		for (size_t i = 0; i < cs.n; i++) {
+			const struct candidate *c = &cs.c[i];
+			if ((pass == 0) != (c->vcpu < 0) || held[c->fd])
+				continue; /* prune just kept only the live copies */
+			int fd = (int)syscall(SYS_pidfd_getfd, pidfd, c->fd, 0);
 			if (fd < 0) {
 				if (errno == EPERM) {
 					added = -EPERM;
@@ -188,12 +214,13 @@ int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pid
 				}
 				continue; /* closed meanwhile */
 			}
-			if (kvm_vmset_add(set, pid, fd, c[i].fd, c[i].vcpu, &ident, drop, ctx) == 0)
+			if (kvm_vmset_add(set, pid, fd, c->fd, c->vcpu, &ident, drop, ctx) == 0)
 				added++;
 		}
 	}
 out:
-	free(c);
+	free(held);
+	free(cs.c);
 	return added;
 }
 

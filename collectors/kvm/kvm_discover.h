@@ -7,7 +7,7 @@
 
 #include "kvm_vmset.h"
 
-#define KVM_FDS_PER_PROCESS_MAX 8192
+#define KVM_FDS_PER_PROCESS_MAX (1 << 20) /* stats fds looked at in one process */
 
 /* Gives the pidfd of `pid` (kept and watched by the caller), or -errno. */
 typedef int kvm_pidfd_fn(void *ctx, pid_t pid);

@@ -19,35 +19,23 @@ static bool same_file(pid_t pid, int vmm_fd, int our_fd)
 	return syscall(SYS_kcmp, getpid(), pid, KCMP_FILE, our_fd, vmm_fd) == 0;
 }
 
-bool kvm_vmset_holds(const struct kvm_vmset *set, pid_t pid, int vmm_fd)
+bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid)
-			continue;
-		if (vm->has_vmfd && vm->vm_vmm_fd == vmm_fd && same_file(pid, vmm_fd, vm->vmfd.fd))
-			return true;
-		for (size_t j = 0; j < vm->nvcpu; j++)
-			if (vm->vcpu[j].vmm_fd == vmm_fd &&
-			    same_file(pid, vmm_fd, vm->vcpu[j].s.fd))
-				return true;
-	}
-	return false;
-}
+	bool *held = calloc((size_t)max_fd + 1, sizeof(bool));
 
-static bool id_held(const struct kvm_vmset *set, pid_t pid, const char *id)
-{
+	if (!held)
+		return NULL;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct kvm_vm *vm = set->vm[i];
 		if (vm->pid != pid)
 			continue;
-		if (vm->has_vmfd && strcmp(vm->vmfd.id, id) == 0)
-			return true;
+		if (vm->has_vmfd && vm->vm_vmm_fd >= 0 && vm->vm_vmm_fd <= max_fd)
+			held[vm->vm_vmm_fd] = true;
 		for (size_t j = 0; j < vm->nvcpu; j++)
-			if (strcmp(vm->vcpu[j].s.id, id) == 0)
-				return true;
+			if (vm->vcpu[j].vmm_fd >= 0 && vm->vcpu[j].vmm_fd <= max_fd)
+				held[vm->vcpu[j].vmm_fd] = true;
 	}
-	return false;
+	return held;
 }
 
 static bool label_taken(const struct kvm_vmset *set, const char *label)
@@ -149,9 +137,10 @@ static int attach(struct kvm_vmset *set, pid_t pid, struct kvm_statsfd *s, int v
 		/* A VM fd may arrive after its vCPUs formed a VM under the same id. */
 		vm = NULL;
 		for (size_t i = 0; i < set->n && !vm; i++)
-			if (set->vm[i]->pid == pid && strcmp(set->vm[i]->id, s->id) == 0 &&
-			    !set->vm[i]->has_vmfd)
+			if (set->vm[i]->pid == pid && strcmp(set->vm[i]->id, s->id) == 0)
 				vm = set->vm[i];
+		if (vm && vm->has_vmfd)
+			return -EEXIST; /* a second stats fd of the same VM */
 		if (!vm && !(vm = vm_new(set, pid, s->id, ident)))
 			return -ENOSPC;
 		vm->vmfd = *s;
@@ -161,6 +150,9 @@ static int attach(struct kvm_vmset *set, pid_t pid, struct kvm_statsfd *s, int v
 	}
 	if (!(vm = vm_for_vcpu(set, pid, s->id, ident)))
 		return -ENOSPC;
+	for (size_t j = 0; j < vm->nvcpu; j++)
+		if (strcmp(vm->vcpu[j].s.id, s->id) == 0)
+			return -EEXIST; /* QEMU 8.1+ and the shim both hold this vCPU's */
 	return add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
 }
 
@@ -174,12 +166,11 @@ int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu
 		close(fd);
 		return rc;
 	}
-	/* QEMU 8.1+ and the shim may both hold a vCPU's stats fd: one is enough. */
-	if (id_held(set, pid, s.id)) {
-		kvm_statsfd_close(&s, &set->schemas);
-		return -EEXIST;
-	}
 	rc = attach(set, pid, &s, vmm_fd, vcpu_index, ident);
+	if (rc == -EEXIST) {
+		kvm_statsfd_close(&s, &set->schemas);
+		return rc;
+	}
 	if (rc < 0) {
 		drop(ctx, rc == -ENOSPC ? "too_many_vms_or_vcpus" : "out_of_memory");
 		kvm_statsfd_close(&s, &set->schemas);

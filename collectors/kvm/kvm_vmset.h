@@ -47,8 +47,10 @@ struct kvm_vmset {
  * the fd is closed), or -errno (the fd is closed, the reason dropped). */
 int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu_index,
 		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx);
-/* Whether a VMM's fd number is already held for `pid` (kcmp-checked). */
-bool kvm_vmset_holds(const struct kvm_vmset *set, pid_t pid, int vmm_fd);
+/* For each fd number 0..max_fd of VMM `pid`, whether we hold a copy of it
+ * (a calloc'd array the caller frees, NULL when out of memory). Call after
+ * kvm_vmset_prune, which drops copies whose number the VMM reused. */
+bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd);
 /* Closes the fds the VMM no longer holds itself (kcmp); returns how many. */
 size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid);
 /* Closes every fd of the VMM `pid`; returns how many VMs went. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int kvm;
@@ -132,6 +133,11 @@ int main(int argc, char **argv)
 	int vms = atoi(argv[1]);
 	struct vm_args a = {.vcpus = atoi(argv[2])};
 	io_exits = atoi(argv[3]);
+	struct rlimit rl; /* 1,000 VMs of 8 vCPUs take 18,000 fds */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
 		die("/dev/kvm");
