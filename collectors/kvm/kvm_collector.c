@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 
 #include "kvm_discover.h"
 #include "kvm_emit.h"
+#include "kvm_handover.h"
 #include "kvm_uevent.h"
 
 #ifndef SYS_pidfd_open
@@ -29,6 +31,14 @@
 #define PENDING_MAX 256
 #define WATCH_MAX 65536
 #define WDROPS_MAX 16
+#define HANDOVER_CONNS_MAX 64
+#define HANDOVER_IDS_MAX 64
+
+/* epoll tags besides VMM pids */
+#define TAG_STOP UINT64_MAX
+#define TAG_UEVENT (UINT64_MAX - 1)
+#define TAG_LISTEN (UINT64_MAX - 2)
+#define TAG_CONN (1ull << 62) /* | the connection's index */
 
 /* After a create event, the process is looked at again at these delays:
  * stats fds appear when the VMM (or the shim) opens them, not at once. */
@@ -44,6 +54,11 @@ struct pending {
 struct watch {
 	pid_t pid;
 	int pidfd;
+};
+
+struct conn {
+	int fd; /* -1: a free slot */
+	pid_t peer;
 };
 
 struct kvm_collector {
@@ -65,6 +80,12 @@ struct kvm_collector {
 	size_t npending;
 	uint64_t next_rescan_ns;
 	bool eperm_logged;
+	/* the hand-over socket: off when no path is configured */
+	const char *handover_path;
+	int listenfd;
+	uint64_t allow_uid[HANDOVER_IDS_MAX], allow_gid[HANDOVER_IDS_MAX];
+	size_t nallow_uid, nallow_gid;
+	struct conn conns[HANDOVER_CONNS_MAX];
 	/* drops found between scrapes, reported by the next collect */
 	struct {
 		const char *reason;
@@ -225,6 +246,73 @@ static void read_uevents(struct kvm_collector *k)
 	}
 }
 
+/* ---- the hand-over socket ---- */
+
+static bool allowed(const uint64_t *list, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == id)
+			return true;
+	return false;
+}
+
+static void handover_accept(struct kvm_collector *k)
+{
+	int fd;
+
+	while ((fd = accept4(k->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		struct conn *slot = NULL;
+		for (size_t i = 0; i < HANDOVER_CONNS_MAX && !slot; i++)
+			if (k->conns[i].fd < 0)
+				slot = &k->conns[i];
+		bool ok = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+			  (allowed(k->allow_uid, k->nallow_uid, cred.uid) ||
+			   allowed(k->allow_gid, k->nallow_gid, cred.gid));
+		struct epoll_event ev = {.events = EPOLLIN,
+					 .data.u64 = TAG_CONN | (uint64_t)(slot - k->conns)};
+		if (!ok || !slot || epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			pthread_mutex_lock(&k->lock);
+			watcher_drop(k, ok ? "handover_too_many_peers" : "handover_refused");
+			pthread_mutex_unlock(&k->lock);
+			close(fd);
+			continue;
+		}
+		*slot = (struct conn){fd, cred.pid};
+	}
+}
+
+/* Takes every message waiting on a connection; closes it at its end. */
+static void handover_read(struct kvm_collector *k, struct conn *c)
+{
+	struct kvm_handover_msg m;
+	int fd, rc;
+
+	while ((rc = kvm_handover_recv(c->fd, &m, &fd)) != 0) {
+		if (rc == -EPIPE) {
+			close(c->fd); /* leaves the epoll set with it */
+			c->fd = -1;
+			return;
+		}
+		pthread_mutex_lock(&k->lock);
+		if (rc < 0) {
+			watcher_drop(k, "handover_malformed");
+		} else {
+			pid_t pid = m.pid ? m.pid : c->peer;
+			/* The VMM is watched like a discovered one: its exit closes the fd. */
+			if (pidfd_of(k, pid) < 0) {
+				watcher_drop(k, "handover_bad_pid");
+				close(fd);
+			} else {
+				kvm_vmset_add(&k->set, pid, fd, -1, m.vcpu, &m.ident, watcher_drop,
+					      k);
+			}
+		}
+		pthread_mutex_unlock(&k->lock);
+	}
+}
+
 static int next_timeout_ms(const struct kvm_collector *k)
 {
 	uint64_t now = now_ns(), next = k->next_rescan_ns;
@@ -241,12 +329,17 @@ static void *watcher(void *arg)
 	for (;;) {
 		int n = epoll_wait(k->epfd, ev, 32, next_timeout_ms(k));
 		for (int i = 0; i < n; i++) {
-			if (ev[i].data.u64 == UINT64_MAX)
-				return NULL; /* stop */
-			if (ev[i].data.u64 == UINT64_MAX - 1)
+			uint64_t tag = ev[i].data.u64;
+			if (tag == TAG_STOP)
+				return NULL;
+			if (tag == TAG_UEVENT)
 				read_uevents(k);
+			else if (tag == TAG_LISTEN)
+				handover_accept(k);
+			else if (tag & TAG_CONN)
+				handover_read(k, &k->conns[tag & ~TAG_CONN]);
 			else
-				vmm_exited(k, (pid_t)ev[i].data.u64);
+				vmm_exited(k, (pid_t)tag);
 		}
 		run_pending(k);
 		if (now_ns() >= k->next_rescan_ns)
@@ -283,6 +376,42 @@ static int read_filter(const struct bs_conf *conf, const char *key, struct kvm_f
 	return 0;
 }
 
+static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, size_t *n)
+{
+	const struct bs_conf *list = node->ops->child(node, key);
+	char *end;
+	if (!list)
+		return 0;
+	if (list->ops->kind(list) != BS_CONF_SEQ || list->ops->length(list) > HANDOVER_IDS_MAX)
+		return list->ops->error(list, "must be a list of at most 64 numeric ids");
+	for (size_t i = 0; i < list->ops->length(list); i++) {
+		const char *s = list->ops->scalar(list->ops->item(list, i));
+		unsigned long v = s ? strtoul(s, &end, 10) : 0;
+		if (!s || !*s || *end || v > 0xFFFFFFFFul)
+			return list->ops->error(list, "ids must be numbers");
+		out[(*n)++] = v;
+	}
+	return 0;
+}
+
+static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
+{
+	const struct bs_conf *h = conf->ops->child(conf, "handover");
+	if (!h)
+		return 0;
+	if (h->ops->kind(h) != BS_CONF_MAP)
+		return h->ops->error(h,
+				     "handover must be a mapping (socket, allow_uids, allow_gids)");
+	if (h->ops->get_str(h, "socket", &k->handover_path) < 0)
+		return h->ops->error(h, "handover needs a socket path");
+	if (read_ids(h, "allow_uids", k->allow_uid, &k->nallow_uid) < 0 ||
+	    read_ids(h, "allow_gids", k->allow_gid, &k->nallow_gid) < 0)
+		return -EINVAL;
+	if (k->nallow_uid + k->nallow_gid == 0)
+		return h->ops->error(h, "handover needs allow_uids or allow_gids");
+	return 0;
+}
+
 static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 {
 	const struct bs_conf_ops *c = conf->ops;
@@ -298,7 +427,8 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	    c->get_str(conf, "proc", &k->proc) == -EINVAL ||
 	    c->get_u64(conf, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
 	    c->get_u64(conf, "max_vcpus_per_vm", 1, 4096, &max_vcpus) == -EINVAL ||
-	    read_filter(conf, "stats", &k->stats) < 0 || read_filter(conf, "vms", &k->vms) < 0)
+	    read_filter(conf, "stats", &k->stats) < 0 || read_filter(conf, "vms", &k->vms) < 0 ||
+	    read_handover(k, conf) < 0)
 		return -EINVAL;
 	if (strcmp(mode, "per_vm") == 0)
 		k->mode = KVM_PER_VM;
@@ -319,8 +449,8 @@ static void kvm_shutdown(void *state);
  * uevents arriving meanwhile are queued); its thread starts after it. */
 static int open_watch_fds(struct kvm_collector *k)
 {
-	struct epoll_event stop = {.events = EPOLLIN, .data.u64 = UINT64_MAX};
-	struct epoll_event uev = {.events = EPOLLIN, .data.u64 = UINT64_MAX - 1};
+	struct epoll_event stop = {.events = EPOLLIN, .data.u64 = TAG_STOP};
+	struct epoll_event uev = {.events = EPOLLIN, .data.u64 = TAG_UEVENT};
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stopfd = eventfd(0, EFD_CLOEXEC);
@@ -332,6 +462,17 @@ static int open_watch_fds(struct kvm_collector *k)
 	else
 		k->host->log(BS_LOG_WARN, "kvm", "no uevents: new VMs appear at the next rescan",
 			     "err", strerror(-k->ueventfd), (char *)NULL);
+	if (k->handover_path) {
+		struct epoll_event lev = {.events = EPOLLIN, .data.u64 = TAG_LISTEN};
+		/* Anyone may connect; SO_PEERCRED against the allow-list decides. */
+		k->listenfd = kvm_handover_listen(k->handover_path, 0666);
+		if (k->listenfd < 0) {
+			k->host->log(BS_LOG_ERROR, "kvm", "cannot listen for hand-over", "path",
+				     k->handover_path, "err", strerror(-k->listenfd), (char *)NULL);
+			return k->listenfd;
+		}
+		epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->listenfd, &lev);
+	}
 	return 0;
 }
 
@@ -343,7 +484,9 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	if (!k)
 		return -ENOMEM;
 	k->host = host;
-	k->epfd = k->stopfd = k->ueventfd = -1;
+	k->epfd = k->stopfd = k->ueventfd = k->listenfd = -1;
+	for (size_t i = 0; i < HANDOVER_CONNS_MAX; i++)
+		k->conns[i].fd = -1;
 	pthread_mutex_init(&k->lock, NULL);
 	if ((rc = read_config(k, conf)) < 0)
 		goto fail;
@@ -413,6 +556,13 @@ static void kvm_shutdown(void *state)
 		close(k->stopfd);
 	if (k->ueventfd >= 0)
 		close(k->ueventfd);
+	for (size_t i = 0; i < HANDOVER_CONNS_MAX; i++)
+		if (k->conns[i].fd >= 0)
+			close(k->conns[i].fd);
+	if (k->listenfd >= 0) {
+		close(k->listenfd);
+		unlink(k->handover_path);
+	}
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 }

@@ -124,6 +124,39 @@ kill "$F2"
 for _ in $(seq 50); do [ "$(held_stats_fds "$EXP")" = 0 ] && break; sleep 0.05; done
 check "all VMMs gone: no stats fd left in the exporter" test "$(held_stats_fds "$EXP")" = 0
 
+# The hand-over socket: an exporter with passive discovery off receives the
+# stats fds from the VMM itself, and refuses peers not on its allow-list.
+handover_config() { # handover_config FILE SOCKET UID
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    passive: false\n    handover:\n      socket: %s\n      allow_uids: [%s]\n' \
+		"$B/plugins" "$2" "$3" >"$1"
+}
+handover_config "$WORK/ho.yml" "$WORK/ho.sock" "$(id -u)"
+PH=$(free_port)
+start_exporter "$WORK/ho.yml" "$PH"
+EXPH=$LAST_PID
+FIXTURE_HANDOVER="$WORK/ho.sock" start_fixture 2 2 $IO
+FH=$FX
+for _ in $(seq 50); do
+	scrape "$PH" "$WORK/ho.txt"
+	[ "$(value "$WORK/ho.txt" kvm_collector_stats_fds)" = 6 ] && break
+	sleep 0.1
+done
+check "hand-over: the VMM's 6 stats fds arrive over the socket" test "$(value "$WORK/ho.txt" kvm_collector_stats_fds)" = 6
+check "hand-over: identity from the message" grep -q 'kvm_vm_info{vm="handed-1",name="handed-1",uuid="",pid="'"$FH"'",vmm="fixture"' "$WORK/ho.txt"
+check "hand-over: the guest's halt counted" test "$(value "$WORK/ho.txt" 'kvm_vcpu_halt_exits_total{vm="handed-0"}')" = 2
+kill "$FH"
+for _ in $(seq 50); do [ "$(held_stats_fds "$EXPH")" = 0 ] && break; sleep 0.05; done
+check "hand-over: the sender's exit closes its fds" test "$(held_stats_fds "$EXPH")" = 0
+handover_config "$WORK/ho2.yml" "$WORK/ho2.sock" 4242
+PH2=$(free_port)
+start_exporter "$WORK/ho2.yml" "$PH2"
+FIXTURE_HANDOVER="$WORK/ho2.sock" start_fixture 1 1 $IO
+F5=$FX
+scrape "$PH2" "$WORK/ho2.txt"
+check "hand-over: a peer not on the allow-list is refused and counted" \
+	sh -c "grep -q '^kvm_collector_stats_fds 0' '$WORK/ho2.txt' && grep -q 'binstat_collector_dropped_total{collector=\"kvm\",reason=\"handover_refused\"} 1' '$WORK/ho2.txt'"
+kill "$F5"
+
 # Filters: only one stat, only some VMs.
 start_fixture 1 1 $IO -name guest=keep
 F3=$FX

@@ -260,7 +260,7 @@ import json, pathlib, sys
 for f in pathlib.Path(sys.argv[1]).glob("*.json"):
     for p in json.load(open(f))["panels"]:
         for t in p.get("targets", []):
-            print(t["expr"].replace("$__rate_interval", "1m").replace("$job", ".*").replace("$instance", ".*"))
+            print(t["expr"].replace("$__rate_interval", "1m").replace("$job", ".*").replace("$instance", ".*").replace("$vm", ".*"))
 EOF
 bad=0
 while IFS= read -r q; do
@@ -268,6 +268,14 @@ while IFS= read -r q; do
 	echo "$out" | grep -q '"status":"success"' || { bad=1; echo "bad query: $q: $out"; }
 done <"$WORK/queries.txt"
 check "dashboard queries ($(wc -l <"$WORK/queries.txt")) are accepted by Prometheus" test $bad = 0
+
+# Every configuration shipped in config/ is valid (docs that cannot rot).
+ROOT_CFG=$(cd "$HERE/../.." && pwd)/config
+for f in "$ROOT_CFG"/binstat_exporter.yml "$ROOT_CFG"/examples/*.yml; do
+	sed "s|^global:|global:\n  plugin_dir: $PLUGINS|" "$f" >"$WORK/shipped.yml"
+	grep -q '^global:' "$f" || printf 'global:\n  plugin_dir: %s\n' "$PLUGINS" >>"$WORK/shipped.yml"
+	check "shipped config $(basename "$f") passes --check-config" "$EXPORTER" --check-config --config.file="$WORK/shipped.yml"
+done
 
 # make install honours PREFIX and DESTDIR, and the installed binary looks for
 # plugins in the library folder, not the build tree.

@@ -4,7 +4,9 @@
  * would, until SIGTERM. Each VM is created (with its vCPUs) by its own
  * short-lived thread, as a one-VM-per-thread VMM would.
  *   fixture VMS VCPUS IO_EXITS READY_FILE [-name guest=NAME] [-uuid UUID]
- * (the trailing options are only there for the exporter to read, as QEMU's) */
+ * (the trailing options are only there for the exporter to read, as QEMU's)
+ * With FIXTURE_HANDOVER=PATH it also passes every stats fd to the exporter's
+ * hand-over socket, as a VMM that cooperates would. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -16,10 +18,18 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int kvm;
 static int io_exits;
+
+/* Every stats fd made, for the hand-over: fd, VM number, vCPU (-1: the VM's). */
+static struct held {
+	int fd, vm, vcpu;
+} held[40000];
+static int nheld, nvms;
 
 static void die(const char *what)
 {
@@ -110,18 +120,62 @@ static void *make_vm(void *arg)
 	};
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		die("KVM_SET_USER_MEMORY_REGION");
-	if (ioctl(vm, KVM_GET_STATS_FD, 0) < 0)
+	int vmstats = ioctl(vm, KVM_GET_STATS_FD, 0);
+	if (vmstats < 0)
 		die("KVM_GET_STATS_FD (vm)");
+	int me = nvms++; /* VMs are made one at a time */
+	held[nheld++] = (struct held){vmstats, me, -1};
 	for (int i = 0; i < a->vcpus; i++) {
 		int vcpu = ioctl(vm, KVM_CREATE_VCPU, i);
 		if (vcpu < 0)
 			die("KVM_CREATE_VCPU");
-		if (ioctl(vcpu, KVM_GET_STATS_FD, 0) < 0)
+		int st = ioctl(vcpu, KVM_GET_STATS_FD, 0);
+		if (st < 0)
 			die("KVM_GET_STATS_FD (vcpu)");
+		held[nheld++] = (struct held){st, me, i};
 		if (io_exits >= 0)
 			run_vcpu(vcpu, a->run_size);
 	}
 	return NULL;
+}
+
+/* Sends each stats fd with its identity, one SCM_RIGHTS message each. */
+static void hand_over(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("hand-over connect");
+	for (int i = 0; i < nheld; i++) {
+		char text[256];
+		int n = snprintf(text, sizeof(text), "BINSTAT-KVM 1\nname=handed-%d\nvmm=fixture\n",
+				 held[i].vm);
+		if (held[i].vcpu >= 0)
+			n +=
+			    snprintf(text + n, sizeof(text) - (size_t)n, "vcpu=%d\n", held[i].vcpu);
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {text, (size_t)n};
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.buf,
+				     .msg_controllen = sizeof(ctl.buf)};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &held[i].fd, sizeof(int));
+		if (sendmsg(s, &msg, MSG_NOSIGNAL) < 0) {
+			/* refused by the exporter: a test of exactly that */
+			fprintf(stderr, "fixture: hand-over refused: %s\n", strerror(errno));
+			break;
+		}
+	}
+	close(s);
 }
 
 int main(int argc, char **argv)
@@ -148,6 +202,8 @@ int main(int argc, char **argv)
 			die("pthread_create");
 		pthread_join(t, NULL);
 	}
+	if (getenv("FIXTURE_HANDOVER"))
+		hand_over(getenv("FIXTURE_HANDOVER"));
 	FILE *f = fopen(argv[4], "w");
 	if (!f)
 		die("ready file");

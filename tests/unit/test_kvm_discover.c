@@ -2,6 +2,7 @@
 #include "helpers.h"
 
 #include "kvm_discover.h"
+#include "kvm_handover.h"
 #include "kvm_uevent.h"
 
 static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
@@ -73,6 +74,34 @@ static void test_uevent(void **state)
 	assert_int_equal(kvm_uevent_parse(nonul, sizeof(nonul) - 1, &pid), KVM_UEVENT_CREATE);
 	assert_int_equal(pid, 42);
 	assert_int_equal(kvm_uevent_parse("", 0, &pid), KVM_UEVENT_NONE);
+}
+
+static int parse(const char *text, struct kvm_handover_msg *m)
+{
+	return kvm_handover_parse(text, strlen(text), m);
+}
+
+static void test_handover_messages(void **state)
+{
+	struct kvm_handover_msg m;
+	(void)state;
+	assert_int_equal(parse("BINSTAT-KVM 1\nname=web1\nuuid=abc\npid=77\nvcpu=3\n", &m), 0);
+	assert_string_equal(m.ident.name, "web1");
+	assert_string_equal(m.ident.uuid, "abc");
+	assert_int_equal(m.pid, 77);
+	assert_int_equal(m.vcpu, 3);
+	assert_int_equal(parse("BINSTAT-KVM 1\n", &m), 0);
+	assert_int_equal(m.vcpu, -1); /* the VM's own stats fd */
+	assert_int_equal(m.pid, 0);   /* the sender is the VMM */
+	assert_int_equal(parse("BINSTAT-KVM 2\nname=x\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\nnope=x\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\nname\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\nvcpu=-1\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\npid=99999999999\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\nname=a\tb\n", &m), -EINVAL);
+	char big[400] = "BINSTAT-KVM 1\nname=";
+	memset(big + strlen(big), 'x', 300);
+	assert_int_equal(parse(big, &m), -EINVAL); /* longer than a name may be */
 }
 
 int main(void)

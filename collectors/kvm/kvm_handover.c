@@ -1,0 +1,141 @@
+/* The hand-over socket, the fourth way the KVM stats interface was designed
+ * for: "the stats data reading workload can be handed over to other
+ * unprivileged process". Everything a peer sends is checked: the magic, each
+ * line, the numbers, and exactly one fd a message. */
+#include "kvm_handover.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int parse_int(const char *s, size_t n, long max, long *out)
+{
+	char num[16];
+	char *end;
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	long v = strtol(num, &end, 10);
+	if (*end || v < 0 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Copies a value into dst unless it holds a byte below space (a label value
+ * may be anything printable; the emitter escapes it). */
+static int copy_value(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	if (n >= dstlen)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20)
+			return -EINVAL;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m)
+{
+	size_t magic = strlen(KVM_HANDOVER_MAGIC);
+	const char *p = buf + magic, *end = buf + len;
+
+	memset(m, 0, sizeof(*m));
+	m->vcpu = -1;
+	if (len < magic || memcmp(buf, KVM_HANDOVER_MAGIC, magic) != 0)
+		return -EINVAL;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *eq = memchr(p, '=', (size_t)(eol - p));
+		long v;
+		if (!eq)
+			return -EINVAL;
+		size_t klen = (size_t)(eq - p), vlen = (size_t)(eol - eq - 1);
+		int rc;
+		if (klen == 4 && memcmp(p, "name", 4) == 0)
+			rc = copy_value(m->ident.name, sizeof(m->ident.name), eq + 1, vlen);
+		else if (klen == 4 && memcmp(p, "uuid", 4) == 0)
+			rc = copy_value(m->ident.uuid, sizeof(m->ident.uuid), eq + 1, vlen);
+		else if (klen == 3 && memcmp(p, "vmm", 3) == 0)
+			rc = copy_value(m->ident.vmm, sizeof(m->ident.vmm), eq + 1, vlen);
+		else if (klen == 3 && memcmp(p, "pid", 3) == 0) {
+			rc = parse_int(eq + 1, vlen, 4194304, &v);
+			m->pid = (pid_t)v;
+		} else if (klen == 4 && memcmp(p, "vcpu", 4) == 0) {
+			rc = parse_int(eq + 1, vlen, 1 << 20, &v);
+			m->vcpu = (int)v;
+		} else
+			rc = -EINVAL;
+		if (rc < 0)
+			return rc;
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int kvm_handover_listen(const char *path, unsigned mode)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(path); /* a socket left by an earlier run */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
+	    listen(fd, 64) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
+{
+	char buf[KVM_HANDOVER_MSG_MAX];
+	union {
+		char space[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {buf, sizeof(buf)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.space,
+			     .msg_controllen = sizeof(ctl.space)};
+	int nfds = 0, fds[4];
+
+	*fd = -1;
+	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -EPIPE;
+	if (n == 0)
+		return -EPIPE;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && nfds < 4; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	/* A truncated message or control block, or other than one fd: refused. */
+	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 1 ||
+	    kvm_handover_parse(buf, (size_t)n, m) < 0) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -EINVAL;
+	}
+	*fd = fds[0];
+	return 1;
+}

@@ -1,0 +1,33 @@
+/* The hand-over socket: a VMM or a privileged helper passes stats fds to an
+ * exporter that has no capability of its own (SCM_RIGHTS, one fd a message). */
+#ifndef KVM_HANDOVER_H
+#define KVM_HANDOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "kvm_vmset.h"
+
+#define KVM_HANDOVER_MSG_MAX 1024
+#define KVM_HANDOVER_MAGIC "BINSTAT-KVM 1\n"
+
+/* One message's identity text:
+ *   BINSTAT-KVM 1\n name=NAME\n uuid=UUID\n pid=VMM_PID\n vcpu=N\n
+ * every line but the first optional; no vcpu line: the VM's stats fd. */
+struct kvm_handover_msg {
+	struct kvm_identity ident;
+	pid_t pid; /* the VMM, watched for the fd's lifetime; 0: the sender */
+	int vcpu;  /* -1: the VM's stats fd */
+};
+
+/* Parses the text part; -EINVAL for a bad magic, line, key or number. */
+int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m);
+/* A listening SOCK_SEQPACKET socket at path (replacing a stale one), or -errno. */
+int kvm_handover_listen(const char *path, unsigned mode);
+/* Receives one message: its fd in *fd (-1 if none came). Returns 1 for a
+ * message, 0 when none is waiting, -EPIPE at end of stream, -EINVAL for a
+ * malformed one (any fds it carried are closed). */
+int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd);
+
+#endif
