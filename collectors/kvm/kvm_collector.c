@@ -19,6 +19,7 @@
 
 #include <binstat/collector.h>
 
+#include "kvm_attach.h"
 #include "kvm_discover.h"
 #include "kvm_emit.h"
 #include "kvm_handover.h"
@@ -70,6 +71,8 @@ struct kvm_collector {
 	const char *proc;
 	double rescan_s;
 	bool passive;
+	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
+	bool attach_eperm_logged;
 
 	pthread_t thread;
 	bool thread_started;
@@ -166,10 +169,31 @@ static bool holds_pid(const struct kvm_collector *k, pid_t pid)
 
 /* ---- scanning (callers hold no lock; each process is scanned under it) ---- */
 
+/* Attach mode, before a look at a process: outside the lock, since ptrace
+ * takes its time and scrapes must not wait on it. */
+static void attach_pid(struct kvm_collector *k, pid_t pid)
+{
+	char n[16], p[16];
+	int rc = kvm_attach_pid(k->proc, pid);
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	if (rc > 0) {
+		snprintf(n, sizeof(n), "%d", rc);
+		k->host->log(BS_LOG_INFO, "kvm", "attached: the VMM opened its stats fds", "pid", p,
+			     "fds", n, (char *)NULL);
+	} else if (rc == -EPERM && !k->attach_eperm_logged) {
+		k->host->log(BS_LOG_ERROR, "kvm", "attach refused: ptrace needs CAP_SYS_PTRACE",
+			     "pid", p, (char *)NULL);
+		k->attach_eperm_logged = true;
+	}
+}
+
 static int scan_pid(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
 
+	if (k->attach && pid != getpid())
+		attach_pid(k, pid);
 	pthread_mutex_lock(&k->lock);
 	int rc = kvm_discover_pid(&k->set, k->proc, pid, pidfd_of, watcher_drop, k);
 	if (!holds_pid(k, pid))
@@ -424,6 +448,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	if (c->get_str(conf, "mode", &mode) == -EINVAL ||
 	    c->get_f64(conf, "rescan_interval_seconds", 1, 86400, &k->rescan_s) == -EINVAL ||
 	    c->get_bool(conf, "passive", &k->passive) == -EINVAL ||
+	    c->get_bool(conf, "attach", &k->attach) == -EINVAL ||
 	    c->get_str(conf, "proc", &k->proc) == -EINVAL ||
 	    c->get_u64(conf, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
 	    c->get_u64(conf, "max_vcpus_per_vm", 1, 4096, &max_vcpus) == -EINVAL ||
@@ -494,7 +519,7 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 		goto fail;
 	/* The first walk happens now, so the first scrape sees the VMs; it
 	 * also sets when the watcher walks next. */
-	if (k->passive)
+	if (k->passive || k->attach)
 		full_scan(k);
 	else
 		k->next_rescan_ns = UINT64_MAX;

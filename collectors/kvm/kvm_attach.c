@@ -1,0 +1,315 @@
+/* Attach mode: makes a stock VMM open its own stats fds, by injecting
+ * ioctl(fd, KVM_GET_STATS_FD) into one of its threads with ptrace, as
+ * `gdb -p PID -batch -ex 'call (int)ioctl(FD, 0xaece, 0)'` does. KVM only
+ * answers that ioctl from the VM's own address space, hence the injection.
+ *
+ * Safety: only a thread blocked in a syscall other than KVM_RUN is used (its
+ * registers then point just past a `syscall` instruction to reuse); the
+ * registers are restored exactly, so the interrupted syscall restarts as if
+ * nothing happened; a signal that arrives meanwhile is re-delivered at
+ * detach; anything unexpected gives up and detaches. x86-64 only.
+ *
+ * Every vCPU ioctl takes vcpu->mutex, which the vCPU's thread holds for all
+ * of KVM_RUN: asked from another thread, it would block that thread (QEMU's
+ * main loop) for as long as the guest stays in. So a vCPU's stats fd is
+ * asked for only from that vCPU's own thread, and only while it is outside
+ * KVM_RUN (QEMU's vCPU threads wait there while the guest is paused or
+ * userspace handles an exit); stopped by us, it cannot go back in. A VM's
+ * stats fd takes no such lock and is asked for from the main thread. */
+#include "kvm_attach.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ATTACH_FDS_MAX 4096
+#define STEP_TRIES 16
+
+/* One ioctl to inject: on fd, in thread tid. */
+struct target {
+	int fd;
+	pid_t tid;
+};
+
+struct plan {
+	struct target t[ATTACH_FDS_MAX];
+	size_t n;
+	bool vcpu_has_stats[ATTACH_FDS_MAX];
+	int vcpu_fd_of[ATTACH_FDS_MAX];	   /* by vCPU index */
+	pid_t vcpu_tid_of[ATTACH_FDS_MAX]; /* by vCPU index */
+	int vm_fds[ATTACH_FDS_MAX];
+	size_t nvm, nvmstats;
+};
+
+/* The VMM's VM and vCPU fds, and which have a stats fd beside them. */
+static void read_fds(const char *proc, pid_t pid, struct plan *p)
+{
+	char path[128], link[64];
+
+	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (len <= 0 || !isdigit((unsigned char)e->d_name[0]))
+			continue;
+		link[len] = '\0';
+		int fd = atoi(e->d_name);
+		int idx = -1;
+		if (strcmp(link, "anon_inode:kvm-vm") == 0 && p->nvm < ATTACH_FDS_MAX)
+			p->vm_fds[p->nvm++] = fd;
+		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+			p->nvmstats++;
+		else if (sscanf(link, "anon_inode:kvm-vcpu-stats:%d", &idx) == 1 && idx >= 0 &&
+			 idx < ATTACH_FDS_MAX)
+			p->vcpu_has_stats[idx] = true;
+		else if (sscanf(link, "anon_inode:kvm-vcpu:%d", &idx) == 1 && idx >= 0 &&
+			 idx < ATTACH_FDS_MAX)
+			p->vcpu_fd_of[idx] = fd;
+	}
+	closedir(d);
+}
+
+/* Which thread runs each vCPU: QEMU names them "CPU N/KVM" (libvirt always
+ * sets debug-threads=on); any VMM's thread seen in KVM_RUN on a vCPU fd is
+ * that vCPU's. Also picks the main thread for VM ioctls. */
+/* Kernel threads and the kernel's user workers (KVM's NX huge page
+ * recovery thread lives in the VMM's thread group) cannot be traced, and
+ * their syscall file shows stale registers. */
+static bool is_worker(const char *proc, pid_t pid, pid_t tid)
+{
+	char path[192], buf[512];
+	unsigned long flags = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", proc, (int)pid, (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* comm may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return true;
+	return flags & (0x00200000ul /* PF_KTHREAD */ | 0x00004000ul /* PF_USER_WORKER */);
+}
+
+static bool read_line(const char *path, char *line, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	bool ok = f && fgets(line, (int)len, f);
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+/* Which thread runs each vCPU: QEMU names them "CPU N/KVM" (libvirt always
+ * sets debug-threads=on); failing a name, a thread seen in KVM_RUN on a
+ * vCPU fd is that vCPU's. */
+static void read_threads(const char *proc, pid_t pid, struct plan *p)
+{
+	char path[192], line[256];
+	pid_t seen_in_run[ATTACH_FDS_MAX] = {0};
+
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid_t tid = (pid_t)atoi(e->d_name);
+		int idx = -1;
+		long nr = -1;
+		unsigned long a1 = 0, a2 = 0;
+		if (is_worker(proc, pid, tid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/task/%d/comm", proc, (int)pid, (int)tid);
+		if (read_line(path, line, sizeof(line)) && sscanf(line, "CPU %d/KVM", &idx) == 1 &&
+		    idx >= 0 && idx < ATTACH_FDS_MAX)
+			p->vcpu_tid_of[idx] = tid;
+		snprintf(path, sizeof(path), "%s/%d/task/%d/syscall", proc, (int)pid, (int)tid);
+		if (read_line(path, line, sizeof(line)) &&
+		    sscanf(line, "%ld %lx %lx", &nr, &a1, &a2) == 3 && nr == SYS_ioctl &&
+		    a2 == KVM_RUN)
+			for (int i = 0; i < ATTACH_FDS_MAX; i++)
+				if (p->vcpu_fd_of[i] == (int)a1)
+					seen_in_run[i] = tid;
+	}
+	closedir(d);
+	for (int i = 0; i < ATTACH_FDS_MAX; i++)
+		if (!p->vcpu_tid_of[i])
+			p->vcpu_tid_of[i] = seen_in_run[i];
+}
+
+static void make_plan(const char *proc, pid_t pid, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; i < ATTACH_FDS_MAX; i++)
+		p->vcpu_fd_of[i] = -1;
+	read_fds(proc, pid, p);
+	if (p->nvm == 0)
+		return; /* not a VMM */
+	read_threads(proc, pid, p);
+	/* With one VM per VMM (the common case) this is exact; with several,
+	 * every VM is asked again and the duplicates are dropped by stats id. */
+	if (p->nvmstats < p->nvm)
+		for (size_t i = 0; i < p->nvm; i++)
+			p->t[p->n++] = (struct target){p->vm_fds[i], pid};
+	for (int i = 0; i < ATTACH_FDS_MAX && p->n < ATTACH_FDS_MAX; i++)
+		if (p->vcpu_fd_of[i] >= 0 && !p->vcpu_has_stats[i] && p->vcpu_tid_of[i] > 0)
+			p->t[p->n++] = (struct target){p->vcpu_fd_of[i], p->vcpu_tid_of[i]};
+}
+
+#if defined(__x86_64__)
+
+/* Waits for the tracee's next stop; a signal other than SIGTRAP is kept in
+ * *pending to be re-delivered at detach. Returns the stop's signal or -1. */
+static int wait_stop(pid_t tid, int *pending)
+{
+	int status;
+	if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+		return -1;
+	int sig = WSTOPSIG(status);
+	if (status >> 16 == PTRACE_EVENT_STOP)
+		return 0; /* the interrupt (or group) stop */
+	if (sig != SIGTRAP)
+		*pending = sig;
+	return sig;
+}
+
+/* Runs one ioctl(fd, KVM_GET_STATS_FD) at the syscall instruction at
+ * `at`, from the saved registers. Returns its result (a new fd in the VMM). */
+static long inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned long at, int fd,
+		       int *pending)
+{
+	struct user_regs_struct r = *saved;
+
+	r.rip = at;
+	r.rax = SYS_ioctl;
+	r.rdi = (unsigned long)fd;
+	r.rsi = KVM_GET_STATS_FD;
+	r.rdx = 0;
+	r.orig_rax = (unsigned long)-1; /* no syscall restart on these registers */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
+		return -errno;
+	for (int tries = 0; tries < STEP_TRIES; tries++) {
+		if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) < 0)
+			return -errno;
+		int sig = wait_stop(tid, pending);
+		if (sig < 0)
+			return -ECHILD;
+		if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+			return -errno;
+		if (sig == SIGTRAP && r.rip == at + 2)
+			return (long)r.rax;
+		/* A signal stopped it before the syscall: it waits in *pending;
+		 * put the registers back at the instruction and step again. */
+		if (r.rip != at)
+			return -EIO;
+	}
+	return -EAGAIN;
+}
+
+/* Injects, in thread tid, the ioctl of every target that names tid. */
+static int inject(pid_t tid, const struct plan *p)
+{
+	struct user_regs_struct saved;
+	int pending = 0, opened = 0, rc = 0;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
+		rc = -errno;
+		goto detach;
+	}
+	/* A signal may stop it before the interrupt does; keep it and wait on. */
+	for (int i = 0; i < STEP_TRIES; i++) {
+		int sig = wait_stop(tid, &pending);
+		if (sig == 0)
+			break;
+		if (sig < 0 || i == STEP_TRIES - 1) {
+			rc = -ECHILD;
+			goto detach;
+		}
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+	}
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0) {
+		rc = -errno;
+		goto detach;
+	}
+	/* Blocked in a syscall, and not KVM_RUN: the two bytes before rip are
+	 * that `syscall` (0f 05), which we run again for our ioctl. */
+	errno = 0;
+	long word = ptrace(PTRACE_PEEKTEXT, tid, saved.rip - 2, 0);
+	if ((long)saved.orig_rax < 0 || errno || (word & 0xFFFF) != 0x050F ||
+	    (saved.orig_rax == SYS_ioctl && saved.rsi == KVM_RUN)) {
+		rc = -EBUSY;
+		goto restore;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->t[i].tid != tid)
+			continue;
+		long r = inject_one(tid, &saved, saved.rip - 2, p->t[i].fd, &pending);
+		if (r >= 0)
+			opened++;
+		else if (r == -ECHILD || r == -EIO)
+			break; /* the thread is in a state we did not expect: stop */
+	}
+restore:
+	/* Exactly as it was: the interrupted syscall restarts on resume. */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &saved) < 0)
+		rc = rc ? rc : -errno;
+detach:
+	ptrace(PTRACE_DETACH, tid, 0, (void *)(long)pending);
+	return rc < 0 ? rc : opened;
+}
+
+int kvm_attach_pid(const char *proc, pid_t pid)
+{
+	struct plan *p = malloc(sizeof(*p));
+	int opened = 0, rc = 0;
+
+	if (!p)
+		return -ENOMEM;
+	make_plan(proc, pid, p);
+	for (size_t i = 0; i < p->n; i++) {
+		bool first = true; /* each thread once */
+		for (size_t j = 0; j < i && first; j++)
+			first = p->t[j].tid != p->t[i].tid;
+		if (!first)
+			continue;
+		int r = inject(p->t[i].tid, p);
+		if (r > 0)
+			opened += r;
+		else if (r < 0)
+			rc = r; /* that thread was not in a safe place: try at the next look */
+	}
+	free(p);
+	return opened ? opened : rc;
+}
+
+#else
+
+int kvm_attach_pid(const char *proc, pid_t pid)
+{
+	(void)proc;
+	(void)pid;
+	return -ENOSYS;
+}
+
+#endif

@@ -1,0 +1,13 @@
+/* Attach mode: makes a stock VMM open its own stats fds (ptrace injection). */
+#ifndef KVM_ATTACH_H
+#define KVM_ATTACH_H
+
+#include <sys/types.h>
+
+/* Makes VMM `pid` open the stats fds its VMs and vCPUs lack, so passive
+ * discovery can copy them. Returns how many it opened, 0 when none was
+ * missing, or -errno when it gave up (the VMM untouched): -EBUSY when no
+ * thread was in a safe place, -ENOSYS off x86-64. Needs CAP_SYS_PTRACE. */
+int kvm_attach_pid(const char *proc, pid_t pid);
+
+#endif
