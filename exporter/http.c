@@ -126,22 +126,47 @@ static void response_done(void *cls)
 	free(rc);
 }
 
+/* A body with deflated parts, inflated as the client reads (chunked). */
+static ssize_t read_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct response_ctx *ctx = cls;
+	(void)pos;
+	ssize_t n = scrape_read(ctx->sc, buf, max);
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+/* The body straight from the chunks, zero-copy. */
+static struct MHD_Response *iovec_response(struct response_ctx *ctx)
+{
+	const struct iovec *iov;
+	size_t total, n = scrape_body(ctx->sc, &iov, &total);
+	struct MHD_IoVec *miov = calloc(n ? n : 1, sizeof(*miov));
+	struct MHD_Response *r;
+
+	if (!miov)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		miov[i] = (struct MHD_IoVec){iov[i].iov_base, iov[i].iov_len};
+	r = MHD_create_response_from_iovec(miov, (unsigned)n, response_done, ctx);
+	free(miov);
+	return r;
+}
+
 static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection *c,
 				   struct scrape *sc, enum expo_format f, bool gz)
 {
-	const struct iovec *iov;
-	size_t total, n = scrape_body(sc, &iov, &total);
 	struct response_ctx *ctx = malloc(sizeof(*ctx));
-	struct MHD_IoVec *miov = calloc(n ? n : 1, sizeof(*miov));
 	struct MHD_Response *r = NULL;
 
-	if (!ctx || !miov)
+	if (!ctx)
 		goto fail;
-	for (size_t i = 0; i < n; i++)
-		miov[i] = (struct MHD_IoVec){iov[i].iov_base, iov[i].iov_len};
 	*ctx = (struct response_ctx){s, sc};
-	r = MHD_create_response_from_iovec(miov, (unsigned)n, response_done, ctx);
-	free(miov);
+	r = scrape_body_is_text(sc)
+		? iovec_response(ctx)
+		: MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_body, ctx,
+						    response_done);
 	if (!r)
 		goto fail;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -155,7 +180,6 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	selfstats_http_response(200);
 	return ret;
 fail:
-	free(miov);
 	free(ctx);
 	scrape_put(sc);
 	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);

@@ -13,6 +13,10 @@
 #include "log.h"
 #include "procmetrics.h"
 
+/* An uncompressed response keeps each collector's output as text up to this
+ * much, and deflated past it; it is inflated as it is sent. */
+#define SCRAPE_SPILL_BYTES (8u << 20)
+
 struct scrape_job {
 	struct scrape *sc;
 	struct instance *inst;
@@ -40,6 +44,12 @@ struct scrape {
 	unsigned char gz_head[GZIP_HEADER_LEN], gz_trail[GZIP_TRAILER_LEN];
 	struct iovec *iov;
 	size_t niov, total;
+	bool has_deflated; /* some chunk is deflated in an uncompressed response */
+	/* scrape_read's place */
+	struct sink_chunk *rd_chunk;
+	size_t rd_off;
+	z_stream rd_z;
+	bool rd_z_init, rd_in_run;
 };
 
 static void scrape_free(struct scrape *sc)
@@ -52,6 +62,8 @@ static void scrape_free(struct scrape *sc)
 	sink_free(&sc->out);
 	famreg_free(&sc->reg);
 	free(sc->iov);
+	if (sc->rd_z_init)
+		inflateEnd(&sc->rd_z);
 	collset_put(sc->set);
 	pthread_cond_destroy(&sc->cond);
 	pthread_mutex_destroy(&sc->lock);
@@ -179,6 +191,8 @@ static int jobs_start(struct scrape *sc, const struct scrape_request *req)
 			sc->njobs++;
 			continue;
 		}
+		if (!sc->gzip)
+			sink_spill_after(&job->sink, SCRAPE_SPILL_BYTES);
 		emitter_init(&job->em, sc->format, &job->sink, &sc->reg, sc->deadline_ns);
 		sc->njobs++;
 		job_start(sc, job);
@@ -267,9 +281,12 @@ static int body_vector(struct scrape *sc)
 		gzip_header(sc->gz_head);
 		sc->iov[sc->niov++] = (struct iovec){sc->gz_head, GZIP_HEADER_LEN};
 	}
-	for (struct sink_chunk *c = sc->out.head; c; c = c->next)
+	for (struct sink_chunk *c = sc->out.head; c; c = c->next) {
 		if (c->len)
 			sc->iov[sc->niov++] = (struct iovec){c->data, c->len};
+		sc->has_deflated |= c->deflated && !sc->gzip;
+	}
+	sc->rd_chunk = sc->out.head;
 	if (sc->gzip) {
 		gzip_trailer(sc->gz_trail, sc->out.crc, sc->out.raw_bytes);
 		sc->iov[sc->niov++] = (struct iovec){sc->gz_trail, GZIP_TRAILER_LEN};
@@ -298,6 +315,69 @@ struct scrape *scrape_run(const struct scrape_request *req)
 fail:
 	scrape_put(sc);
 	return NULL;
+}
+
+bool scrape_body_is_text(const struct scrape *sc)
+{
+	return !sc->has_deflated;
+}
+
+/* Inflates from the current deflated chunk into out; a run of deflated
+ * chunks is one stream (each part ends with a sync flush, so parts chain). */
+static ssize_t read_deflated(struct scrape *sc, char *out, size_t max)
+{
+	struct sink_chunk *c = sc->rd_chunk;
+	if (!sc->rd_z_init) {
+		if (inflateInit2(&sc->rd_z, -15) != Z_OK)
+			return -1;
+		sc->rd_z_init = true;
+	} else if (!sc->rd_in_run) {
+		inflateReset(&sc->rd_z);
+	}
+	sc->rd_in_run = true;
+	sc->rd_z.next_in = (Bytef *)c->data + sc->rd_off;
+	sc->rd_z.avail_in = (uInt)(c->len - sc->rd_off);
+	sc->rd_z.next_out = (Bytef *)out;
+	sc->rd_z.avail_out = (uInt)max;
+	int rc = inflate(&sc->rd_z, Z_SYNC_FLUSH);
+	if (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)
+		return -1;
+	sc->rd_off = c->len - sc->rd_z.avail_in;
+	size_t made = max - sc->rd_z.avail_out;
+	/* Move on only once this chunk is used up and inflate holds nothing
+	 * back (it filled less than it was given). */
+	if (sc->rd_off == c->len && sc->rd_z.avail_out > 0) {
+		sc->rd_chunk = c->next;
+		sc->rd_off = 0;
+		if (!sc->rd_chunk || !sc->rd_chunk->deflated)
+			sc->rd_in_run = false;
+	}
+	return (ssize_t)made;
+}
+
+ssize_t scrape_read(struct scrape *sc, char *buf, size_t max)
+{
+	size_t done = 0;
+
+	while (done < max && sc->rd_chunk) {
+		struct sink_chunk *c = sc->rd_chunk;
+		if (c->deflated) {
+			ssize_t n = read_deflated(sc, buf + done, max - done);
+			if (n < 0)
+				return -1;
+			done += (size_t)n;
+			continue;
+		}
+		size_t n = c->len - sc->rd_off < max - done ? c->len - sc->rd_off : max - done;
+		memcpy(buf + done, c->data + sc->rd_off, n);
+		done += n;
+		sc->rd_off += n;
+		if (sc->rd_off == c->len) {
+			sc->rd_chunk = c->next;
+			sc->rd_off = 0;
+		}
+	}
+	return (ssize_t)done;
 }
 
 size_t scrape_body(struct scrape *sc, const struct iovec **iov, size_t *total)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "collset.h"
@@ -24,8 +25,16 @@ struct scrape_request {
 /* Runs the scrape and returns it with its response ready, or NULL when out
  * of memory. The response stays valid until scrape_put. */
 struct scrape *scrape_run(const struct scrape_request *req);
-/* The response body as a vector of pieces; returns how many. */
+/* The response body as a vector of pieces; returns how many. Only when
+ * scrape_body_is_text: otherwise read it with scrape_read. */
 size_t scrape_body(struct scrape *sc, const struct iovec **iov, size_t *total);
+/* False when part of an uncompressed response was kept deflated (a large
+ * collector output): the body is then produced by scrape_read. */
+bool scrape_body_is_text(const struct scrape *sc);
+/* Fills buf with up to max bytes of text, inflating as it goes. Returns the
+ * bytes written, 0 at the end, -1 on a corrupt stream. Not thread-safe: one
+ * reader per scrape. */
+ssize_t scrape_read(struct scrape *sc, char *buf, size_t max);
 void scrape_put(struct scrape *sc);
 
 #endif

@@ -14,6 +14,7 @@ static struct sink_chunk *chunk_new(size_t cap)
 	c->next = NULL;
 	c->len = 0;
 	c->cap = cap;
+	c->deflated = false;
 	return c;
 }
 
@@ -52,10 +53,12 @@ static int deflate_stage(struct sink *s, int flush)
 	s->crc = crc32(s->crc, (const Bytef *)s->stage, (uInt)s->stage_len);
 	s->raw_bytes += s->stage_len;
 	do {
-		if (!s->tail || s->tail->len == s->tail->cap) {
+		/* Deflated bytes never share a chunk with text (a spilled sink). */
+		if (!s->tail || s->tail->len == s->tail->cap || !s->tail->deflated) {
 			struct sink_chunk *c = chunk_new(SINK_CHUNK);
 			if (!c)
 				return -ENOMEM;
+			c->deflated = true;
 			chunk_push(s, c);
 		}
 		struct sink_chunk *t = s->tail;
@@ -110,6 +113,28 @@ static int stage_alloc(struct sink *s, size_t n)
 	return 0;
 }
 
+void sink_spill_after(struct sink *s, size_t at)
+{
+	s->spill_at = at;
+}
+
+/* Raw until spill_at, then deflated: what was written stays as it is. */
+static int spill(struct sink *s)
+{
+	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
+		return -ENOMEM;
+	if (s->stage) {
+		free(stage_chunk(s));
+		s->stage = NULL;
+		s->stage_cap = 0;
+	}
+	if (deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	s->deflating = true;
+	s->spill_at = 0;
+	return 0;
+}
+
 char *sink_reserve(struct sink *s, size_t n)
 {
 	/* The limit counts uncompressed bytes, so it means the same with gzip. */
@@ -117,6 +142,8 @@ char *sink_reserve(struct sink *s, size_t n)
 		goto fail;
 	if (s->stage && s->stage_cap - s->stage_len >= n)
 		return s->stage + s->stage_len;
+	if (s->spill_at && s->raw_bytes + s->stage_len >= s->spill_at && spill(s) < 0)
+		goto fail;
 	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
 		goto fail;
 	if (stage_alloc(s, n) < 0)

@@ -13,6 +13,7 @@ struct sink_chunk {
 	struct sink_chunk *next;
 	size_t len;
 	size_t cap;
+	bool deflated; /* raw deflate data, not text */
 	char data[];
 };
 
@@ -25,6 +26,7 @@ struct sink {
 	size_t limit;	  /* the most raw (uncompressed) bytes it takes */
 	bool overflow;	  /* a write was refused for the limit */
 	bool deflating;
+	size_t spill_at; /* raw sinks: past this many bytes, keep the rest deflated */
 	z_stream z;
 	uint32_t crc; /* of the uncompressed bytes, for the gzip trailer */
 	uint64_t raw_bytes;
@@ -33,6 +35,9 @@ struct sink {
 /* `deflate`: compress into raw deflate blocks that end byte-aligned, so the
  * sinks of one scrape concatenate into one gzip member. */
 int sink_init(struct sink *s, bool deflate, size_t limit);
+/* A raw sink that keeps what comes after its first `at` bytes deflated (its
+ * chunks flagged), so a huge output is never held whole as text. */
+void sink_spill_after(struct sink *s, size_t at);
 /* Room for n more bytes at the returned pointer, or NULL once over the limit
  * or out of memory (s->overflow is then set and the sink takes no more). */
 char *sink_reserve(struct sink *s, size_t n);
