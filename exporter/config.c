@@ -24,6 +24,9 @@ static int load_global(struct config *c, const struct conf_node *g)
 	rc = conf_get_bytes(g, "max_response_bytes", 4096, 1ull << 40, &c->max_response_bytes);
 	if (rc == -EINVAL)
 		return rc;
+	rc = conf_get_bytes(g, "spill_uncompressed_after", 0, 1ull << 40, &c->spill_after);
+	if (rc == -EINVAL)
+		return rc;
 	rc = conf_get_str(g, "plugin_dir", &c->plugin_dir);
 	if (rc == -EINVAL)
 		return rc;
@@ -76,6 +79,7 @@ struct config *config_load(const char *file, const char *text, const char *defau
 	c->scrape_timeout = 10;
 	c->timeout_offset = 0.5;
 	c->max_response_bytes = 256ull << 20;
+	c->spill_after = 8ull << 20;
 	c->plugin_dir = default_plugin_dir;
 	c->doc = conf_load(file, text, err, errlen);
 	if (!c->doc)

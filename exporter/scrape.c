@@ -13,10 +13,6 @@
 #include "log.h"
 #include "procmetrics.h"
 
-/* An uncompressed response keeps each collector's output as text up to this
- * much, and deflated past it; it is inflated as it is sent. */
-#define SCRAPE_SPILL_BYTES (8u << 20)
-
 struct scrape_job {
 	struct scrape *sc;
 	struct instance *inst;
@@ -191,8 +187,10 @@ static int jobs_start(struct scrape *sc, const struct scrape_request *req)
 			sc->njobs++;
 			continue;
 		}
+		/* An uncompressed response keeps each collector's output as text up
+		 * to spill_after and deflated past it, inflated as it is sent. */
 		if (!sc->gzip)
-			sink_spill_after(&job->sink, SCRAPE_SPILL_BYTES);
+			sink_spill_after(&job->sink, req->set->config->spill_after);
 		emitter_init(&job->em, sc->format, &job->sink, &sc->reg, sc->deadline_ns);
 		sc->njobs++;
 		job_start(sc, job);

@@ -10,19 +10,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 FIXTURE="$B/tests/kvm_fixture"
 IO=7
 
-if [ ! -w /dev/kvm ]; then
-	skip "KVM collector tests" "/dev/kvm is missing or not writable here"
-	summary
-	exit
-fi
-
-# The counts below assume the fixture's VMs are the only ones on this host.
-other_vmms() { ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_inode:kvm-vm$'; }
-if [ "$(other_vmms)" != 0 ]; then
-	skip "KVM tests" "$(other_vmms) VM(s) of other VMMs already run on this host and would change every count"
-	summary
-	exit
-fi
+require_lone_kvm "KVM collector tests"
 
 # start_fixture VMS VCPUS IO [ARGS]: sets FX to the fixture's pid once its guests ran.
 start_fixture() {

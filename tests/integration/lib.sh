@@ -48,6 +48,28 @@ metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
 }
 
 
+# wait_for_metric PORT PATTERN: true once a scrape matches (grep), within 10 s.
+wait_for_metric() {
+	for _ in $(seq 100); do
+		curl -s "http://127.0.0.1:$1/metrics" | grep -q "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# require_lone_kvm NAME: ends the script with a visible SKIP unless /dev/kvm
+# works and no other VMM runs (the tests count every VM on the host).
+require_lone_kvm() {
+	local why="" n
+	n=$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_inode:kvm-vm$')
+	[ -w /dev/kvm ] || why="/dev/kvm is missing or not writable here"
+	[ -z "$why" ] && [ "$n" != 0 ] && why="$n VM(s) of other VMMs already run on this host and would change every count"
+	[ -z "$why" ] && return 0
+	skip "$1" "$why"
+	summary
+	exit 0
+}
+
 summary() { # prints the closing line and returns non-zero on any failure
 	echo
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
