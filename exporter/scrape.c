@@ -238,9 +238,9 @@ static void collect_results(struct scrape *sc)
 			sink_append(&sc->out, &j->sink);
 			continue;
 		}
-		const char *why = !j->done	 ? "deadline exceeded"
-				  : j->inst->ops ? strerror(-j->rc)
-						 : j->inst->error;
+		if (!j->inst->ops)
+			continue; /* never started: logged once, at load */
+		const char *why = !j->done ? "deadline exceeded" : strerror(-j->rc);
 		log_warn("collector failed", "collector", j->inst->name, "err", why);
 	}
 }

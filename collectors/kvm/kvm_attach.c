@@ -224,12 +224,30 @@ static long inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned
 	return -EAGAIN;
 }
 
+/* Whether the thread sits in KVM_RUN right now, from /proc alone: even
+ * PTRACE_INTERRUPT would kick it out, so it is not touched at all. */
+static bool in_kvm_run(pid_t pid, pid_t tid)
+{
+	char path[96], line[256];
+	long nr = -1;
+	unsigned long a1 = 0, a2 = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	return !read_line(path, line, sizeof(line)) ||
+	       (sscanf(line, "%ld %lx %lx", &nr, &a1, &a2) == 3 && nr == SYS_ioctl &&
+		a2 == KVM_RUN);
+}
+
 /* Injects, in thread tid, the ioctl of every target that names tid. */
-static int inject(pid_t tid, const struct plan *p)
+static int inject(pid_t pid, pid_t tid, const struct plan *p)
 {
 	struct user_regs_struct saved;
 	int pending = 0, opened = 0, rc = 0;
 
+	/* A thread that enters KVM_RUN just after this look is caught by the
+	 * check on its registers below, and left at once. */
+	if (in_kvm_run(pid, tid))
+		return -EBUSY;
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
 		return -errno;
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
@@ -293,7 +311,7 @@ int kvm_attach_pid(const char *proc, pid_t pid)
 			first = p->t[j].tid != p->t[i].tid;
 		if (!first)
 			continue;
-		int r = inject(p->t[i].tid, p);
+		int r = inject(pid, p->t[i].tid, p);
 		if (r > 0)
 			opened += r;
 		else if (r < 0)
