@@ -1,6 +1,8 @@
 # binstat_exporter: `make` builds, `make check` runs every test, `make bench`
 # prints figures, `make run` serves the default config. Warnings are errors.
 
+# bash: make fuzz needs pipefail.
+SHELL     := /bin/bash
 VERSION   := 0.1.0
 REVISION  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PREFIX    ?= /usr/local
@@ -31,7 +33,7 @@ TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tes
 
 SHIM       = $(B)/lib/libbinstat_kvm_shim.so
 
-.PHONY: all check unit integration asan bench run install clean format format-check
+.PHONY: all check unit integration asan bench run install clean format format-check fuzz
 all: $(B)/binstat_exporter $(PLUGINS) $(SHIM)
 
 # The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
@@ -101,6 +103,7 @@ asan:
 		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
 
 check: format-check unit integration asan
+	$(MAKE) fuzz FUZZ_SECONDS=10
 	@echo "make check: all suites passed"
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
@@ -117,6 +120,25 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(LIBS)
 
+# Fuzzers of the parsers of outside input (libFuzzer, clang). `make fuzz`
+# runs each for FUZZ_SECONDS; `make check` runs them briefly.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+	      -Iinclude -Iexporter -Icollectors/kvm
+FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c)
+
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) $(LIBS)
+
+fuzz: $(FUZZERS)
+	@set -eo pipefail; for f in $(FUZZERS); do \
+		mkdir -p build-fuzz/corpus/$$(basename $$f); \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+			build-fuzz/corpus/$$(basename $$f) 2>&1 | tail -1; \
+	done
+
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
@@ -129,11 +151,11 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM)
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/fuzz/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: ok"
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

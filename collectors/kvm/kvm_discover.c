@@ -59,7 +59,9 @@ void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id)
 	id->name[0] = id->uuid[0] = '\0';
 	for (const char *a = buf; a < end; a += strnlen(a, (size_t)(end - a)) + 1) {
 		const char *next = a + strnlen(a, (size_t)(end - a)) + 1;
-		if (next >= end)
+		/* The value must end inside the buffer: a command line cut at
+		 * CMDLINE_MAX has no NUL after its last argument. */
+		if (next >= end || !memchr(next, '\0', (size_t)(end - next)))
 			break;
 		if (strcmp(a, "-name") == 0 || strcmp(a, "--name") == 0)
 			opt_value(next, "guest", true, id->name, sizeof(id->name));

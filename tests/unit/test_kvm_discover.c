@@ -42,6 +42,11 @@ static void test_cmdline(void **state)
 	ident(comma, 3, &id);
 	assert_string_equal(id.name, "a,b"); /* ",," is a literal comma */
 
+	/* A command line cut short: the uuid's value has no NUL in the buffer. */
+	static const char cut[] = {0, '-', 'u', 'u', 'i', 'd', 0, (char)0xb9, 4};
+	kvm_cmdline_identity(cut, sizeof(cut), &id);
+	assert_string_equal(id.uuid, "");
+
 	const char *dangling[] = {"qemu", "-m", "64", "-name"}; /* no value: no name */
 	ident(dangling, 4, &id);
 	assert_string_equal(id.name, "");
