@@ -6,7 +6,7 @@
 set -eu
 run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev curl)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
-	python3 gzip qemu-system-x86)
+	python3 gzip qemu-system-x86 clang libclang-rt-14-dev)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev)
 case "${1:-}" in
 run) want=("${run[@]}") ;;
