@@ -555,7 +555,7 @@ static int kvm_collect(void *state, struct bs_emitter *em)
 		k->wdrops[i].n = 0;
 	}
 	kvm_read_all(&k->set, &k->vms, em);
-	kvm_emit(em, &k->set, k->mode, &k->stats, &k->vms);
+	kvm_emit(em, &k->set, k->mode, &k->stats);
 	collect_totals(k, em);
 	pthread_mutex_unlock(&k->lock);
 	return 0;

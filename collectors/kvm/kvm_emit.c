@@ -23,7 +23,8 @@ void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, struct bs
 {
 	for (size_t i = 0; i < set->n; i++) {
 		struct kvm_vm *vm = set->vm[i];
-		if (!kvm_filter_match(vms, vm->label))
+		vm->included = kvm_filter_match(vms, vm->label);
+		if (!vm->included)
 			continue;
 		if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
 			bs_drop(em, "read_error", 1);
@@ -92,7 +93,6 @@ struct emit_ctx {
 	struct bs_emitter *em;
 	const struct kvm_vmset *set;
 	enum kvm_mode mode;
-	const struct kvm_filter *vms;
 	uint64_t acc[KVM_STAT_VALUES_MAX];
 };
 
@@ -101,7 +101,7 @@ static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
 {
 	for (size_t i = 0; i < c->set->n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
-		if (!vm->has_vmfd || !kvm_filter_match(c->vms, vm->label))
+		if (!vm->has_vmfd || !vm->included)
 			continue;
 		const struct kvm_metric *mm = metric_in(&vm->vmfd, m, s);
 		if (!mm)
@@ -120,7 +120,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 
 	for (size_t i = 0; i < c->set->n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
-		if (!kvm_filter_match(c->vms, vm->label))
+		if (!vm->included)
 			continue;
 		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
 		uint64_t sum = 0;
@@ -218,7 +218,7 @@ static void emit_info(struct emit_ctx *c)
 		  "A held VM: its VMM process, the kernel's stats id, its vCPU count.");
 	for (size_t i = 0; i < c->set->n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
-		if (!kvm_filter_match(c->vms, vm->label))
+		if (!vm->included)
 			continue;
 		snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
 		snprintf(vcpus, sizeof(vcpus), "%zu", vm->nvcpu);
@@ -232,12 +232,12 @@ static void emit_info(struct emit_ctx *c)
 }
 
 void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
-	      const struct kvm_filter *stats, const struct kvm_filter *vms)
+	      const struct kvm_filter *stats)
 {
 	struct emit_ctx *c = malloc(sizeof(*c));
 	if (!c)
 		return;
-	*c = (struct emit_ctx){.em = em, .set = set, .mode = mode, .vms = vms};
+	*c = (struct emit_ctx){.em = em, .set = set, .mode = mode};
 	emit_info(c);
 	emit_level(c, false, stats);
 	emit_level(c, true, stats);

@@ -32,6 +32,7 @@ struct kvm_vm {
 	size_t nvcpu, capvcpu;
 	struct kvm_identity ident;
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
+	bool included;		   /* passes the vms filter: set by each scrape's read */
 };
 
 struct kvm_vmset {
