@@ -32,9 +32,15 @@ UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
 
 SHIM       = $(B)/lib/libbinstat_kvm_shim.so
+LIBDCI4    = $(B)/lib/libdci4.so
 
 .PHONY: all check unit integration asan bench run install clean format format-check fuzz
-all: $(B)/binstat_exporter $(PLUGINS) $(SHIM)
+all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
+
+# The DCI4 supplier library applications link against (docs/dci4-transport.md).
+$(LIBDCI4): $(wildcard lib/dci4/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdci4.so.0 -o $@ $(wildcard lib/dci4/*.c) -lpthread
 
 # The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
 # Preloaded into VMMs that have no sanitizer runtime: never built with one.
@@ -150,9 +156,12 @@ fuzz: $(FUZZERS)
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
-install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM)
+install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/binstat_exporter/
+	install -m 0755 $(LIBDCI4) $(DESTDIR)$(LIBDIR)/libdci4.so.0
+	install -d $(DESTDIR)$(PREFIX)/include/dci4
+	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h

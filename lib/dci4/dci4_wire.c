@@ -7,7 +7,7 @@
 
 static const uint8_t magic[4] = {'D', 'C', 'I', '4'};
 
-static void put32(uint8_t *p, uint32_t v)
+void dci4_put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
@@ -15,7 +15,7 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static uint32_t get32(const uint8_t *p)
+uint32_t dci4_get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -27,7 +27,7 @@ void dci4_put_header(uint8_t out[DCI4_HEADER_LEN], uint16_t op, uint32_t length)
 	out[5] = 0;
 	out[6] = (uint8_t)op;
 	out[7] = (uint8_t)(op >> 8);
-	put32(out + 8, length);
+	dci4_put32(out + 8, length);
 }
 
 int dci4_get_header(const uint8_t *buf, size_t len, struct dci4_header *h)
@@ -36,7 +36,7 @@ int dci4_get_header(const uint8_t *buf, size_t len, struct dci4_header *h)
 		return -EPROTO;
 	h->version = (uint16_t)(buf[4] | buf[5] << 8);
 	h->op = (uint16_t)(buf[6] | buf[7] << 8);
-	h->length = get32(buf + 8);
+	h->length = dci4_get32(buf + 8);
 	if (h->version != DCI4_VERSION)
 		return -EPROTO;
 	return h->length > DCI4_BODY_MAX ? -EMSGSIZE : 0;
@@ -63,16 +63,16 @@ int dci4_encode_info(const struct dci4_info *info, uint8_t *out, size_t cap)
 
 	if (n > cap)
 		return -ENOSPC;
-	put32(out, DCI4_OK);
-	put32(out + 4, info->i_version);
-	put32(out + 8, info->features);
-	put32(out + 12, info->max_stat);
-	put32(out + 16, info->type);
-	put32(out + 20, info->s_version);
+	dci4_put32(out, DCI4_OK);
+	dci4_put32(out + 4, info->i_version);
+	dci4_put32(out + 8, info->features);
+	dci4_put32(out + 12, info->max_stat);
+	dci4_put32(out + 16, info->type);
+	dci4_put32(out + 20, info->s_version);
 	memcpy(out + 24, info->reset, 8);
-	put32(out + 32, ml);
-	put32(out + 36, tl);
-	put32(out + 40, dl);
+	dci4_put32(out + 32, ml);
+	dci4_put32(out + 36, tl);
+	dci4_put32(out + 40, dl);
 	memcpy(out + INFO_FIXED, info->module, ml - 1);
 	out[INFO_FIXED + ml - 1] = '\0';
 	memcpy(out + INFO_FIXED + ml, info->title, tl - 1);
@@ -84,15 +84,15 @@ int dci4_encode_info(const struct dci4_info *info, uint8_t *out, size_t cap)
 
 int dci4_decode_info(const uint8_t *body, size_t len, struct dci4_info *info)
 {
-	if (len < INFO_FIXED || get32(body) != DCI4_OK)
+	if (len < INFO_FIXED || dci4_get32(body) != DCI4_OK)
 		return -EPROTO;
-	info->i_version = get32(body + 4);
-	info->features = get32(body + 8);
-	info->max_stat = get32(body + 12);
-	info->type = get32(body + 16);
-	info->s_version = get32(body + 20);
+	info->i_version = dci4_get32(body + 4);
+	info->features = dci4_get32(body + 8);
+	info->max_stat = dci4_get32(body + 12);
+	info->type = dci4_get32(body + 16);
+	info->s_version = dci4_get32(body + 20);
 	memcpy(info->reset, body + 24, 8);
-	uint32_t ml = get32(body + 32), tl = get32(body + 36), dl = get32(body + 40);
+	uint32_t ml = dci4_get32(body + 32), tl = dci4_get32(body + 36), dl = dci4_get32(body + 40);
 	const uint8_t *p = body + INFO_FIXED, *end = body + len;
 	if (get_string(p, (size_t)(end - p), ml, info->module) < 0)
 		return -EPROTO;
@@ -128,14 +128,14 @@ int dci4_encode_desc(const struct dci4_desc *d, uint8_t *out, size_t cap)
 	if (n > cap)
 		return -ENOSPC;
 	memset(out, 0, n);
-	put32(out, d->type);
-	put32(out + 4, d->format);
-	put32(out + 8, d->presentation);
-	put32(out + 12, d->type == ST_UNUSED ? 0 : d->size);
-	put32(out + 16, d->volatility);
-	put32(out + 20, 0); /* name_tag: must be zero */
-	put32(out + 24, 0); /* spare */
-	put32(out + 28, nl);
+	dci4_put32(out, d->type);
+	dci4_put32(out + 4, d->format);
+	dci4_put32(out + 8, d->presentation);
+	dci4_put32(out + 12, d->type == ST_UNUSED ? 0 : d->size);
+	dci4_put32(out + 16, d->volatility);
+	dci4_put32(out + 20, 0); /* name_tag: must be zero */
+	dci4_put32(out + 24, 0); /* spare */
+	dci4_put32(out + 28, nl);
 	if (nl)
 		memcpy(out + DESC_FIXED, d->name, nl - 1);
 	return (int)n;
@@ -146,14 +146,14 @@ int dci4_decode_desc(const uint8_t *buf, size_t len, struct dci4_desc *d)
 	if (len < DESC_FIXED)
 		return -EPROTO;
 	memset(d, 0, sizeof(*d));
-	d->type = get32(buf);
-	d->format = get32(buf + 4);
-	d->presentation = get32(buf + 8);
-	d->size = get32(buf + 12);
-	d->volatility = get32(buf + 16);
-	d->name_tag = get32(buf + 20);
-	d->spare = get32(buf + 24);
-	uint32_t nl = get32(buf + 28);
+	d->type = dci4_get32(buf);
+	d->format = dci4_get32(buf + 4);
+	d->presentation = dci4_get32(buf + 8);
+	d->size = dci4_get32(buf + 12);
+	d->volatility = dci4_get32(buf + 16);
+	d->name_tag = dci4_get32(buf + 20);
+	d->spare = dci4_get32(buf + 24);
+	uint32_t nl = dci4_get32(buf + 28);
 	if (d->size % 4 || d->size > DCI4_VALUE_MAX || d->spare != 0)
 		return -EPROTO;
 	if (d->type == ST_UNUSED)

@@ -57,6 +57,10 @@ struct dci4_desc {
 	char name[DCI4_STRING_MAX];
 };
 
+/* Little-endian framing fields. */
+void dci4_put32(uint8_t *p, uint32_t v);
+uint32_t dci4_get32(const uint8_t *p);
+
 void dci4_put_header(uint8_t out[DCI4_HEADER_LEN], uint16_t op, uint32_t length);
 /* Checks magic, version and the length cap; -EPROTO or -EMSGSIZE. */
 int dci4_get_header(const uint8_t *buf, size_t len, struct dci4_header *h);
