@@ -35,7 +35,15 @@ SHIM       = $(B)/lib/libbinstat_kvm_shim.so
 LIBDCI4    = $(B)/lib/libdci4.so
 
 .PHONY: all check unit integration asan bench run install clean format format-check fuzz
-all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
+all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(B)/dci4stat
+
+# dci4stat, the generic DCI4 display program, and the tests' supplier.
+$(B)/dci4stat: programs/dci4stat.c $(wildcard lib/dci4/*.[ch])
+	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+
+$(B)/tests/dci4_test_supplier: tests/dci4/test_supplier.c $(wildcard lib/dci4/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
 
 # The DCI4 supplier library applications link against (docs/dci4-transport.md).
 $(LIBDCI4): $(wildcard lib/dci4/*.[ch])
@@ -103,10 +111,11 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(B)/tests/kvm_fixture
+integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/qemu.sh $(B)
+	tests/integration/dci4.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
@@ -163,12 +172,13 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
+	install -m 0755 $(B)/dci4stat $(DESTDIR)$(BINDIR)/dci4stat
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/fuzz/*.c lib/*/*.[ch] tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:

@@ -38,7 +38,8 @@ void dci4_supplier_close(struct dci4_supplier *s);
 /* Adds to integer statistics, atomically as a group: a read sees all of
  * these deltas or none. Any thread; waits at most for a pointer swap. */
 void dci4_add(struct dci4_supplier *s, size_t n, const uint32_t *stats, const uint64_t *deltas);
-/* Sets a statistic's whole value (len bytes, as SA_READ lays it out). */
+/* Sets a statistic's value: for an integer statistic the host-order integer
+ * (len up to 8), for any other its bytes as SA_READ lays them out. */
 void dci4_set(struct dci4_supplier *s, uint32_t stat, const void *value, size_t len);
 
 /* Serving from the application's event loop: poll this fd for input, then

@@ -1,0 +1,209 @@
+/* The gatherer's side of DCI4: every reply is checked against the request
+ * that caused it and against the caps, and every wait has a timeout, so a
+ * hostile or dying supplier costs a bounded time and memory. */
+#include "dci4_gatherer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int dci4_connect(struct dci4_conn *c, const char *path, int timeout_ms)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	c->timeout_ms = timeout_ms;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return -errno;
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(c->fd);
+		c->fd = -1;
+		return -e;
+	}
+	return 0;
+}
+
+void dci4_disconnect(struct dci4_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static int io_full(struct dci4_conn *c, void *buf, size_t n, bool out)
+{
+	uint8_t *p = buf;
+	while (n) {
+		struct pollfd pfd = {c->fd, out ? POLLOUT : POLLIN, 0};
+		if (poll(&pfd, 1, c->timeout_ms) <= 0)
+			return -ETIMEDOUT;
+		ssize_t r = out ? send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT)
+				: recv(c->fd, p, n, MSG_DONTWAIT);
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0)
+			return -EPIPE; /* the supplier went away */
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* One request and its reply body (malloc'd, at most DCI4_BODY_MAX). */
+static int transact(struct dci4_conn *c, uint16_t op, const uint32_t *args, size_t nargs,
+		    uint8_t **body, uint32_t *len)
+{
+	uint8_t req[DCI4_HEADER_LEN + 12], hdr[DCI4_HEADER_LEN];
+	struct dci4_header h;
+	int rc;
+
+	for (size_t i = 0; i < nargs; i++)
+		dci4_put32(req + DCI4_HEADER_LEN + 4 * i, args[i]);
+	dci4_put_header(req, op, (uint32_t)(4 * nargs));
+	if ((rc = io_full(c, req, DCI4_HEADER_LEN + 4 * nargs, true)) < 0 ||
+	    (rc = io_full(c, hdr, sizeof(hdr), false)) < 0)
+		return rc;
+	if ((rc = dci4_get_header(hdr, sizeof(hdr), &h)) < 0)
+		return rc;
+	if (h.op != (op | DCI4_REPLY) || h.length < 4)
+		return -EPROTO;
+	if (!(*body = malloc(h.length)))
+		return -ENOMEM;
+	if ((rc = io_full(c, *body, h.length, false)) < 0) {
+		free(*body);
+		return rc;
+	}
+	*len = h.length;
+	if (dci4_get32(*body) != DCI4_OK) {
+		free(*body);
+		return -EREMOTEIO;
+	}
+	return 0;
+}
+
+int dci4_info(struct dci4_conn *c, struct dci4_info *info)
+{
+	uint8_t *b;
+	uint32_t len;
+	int rc = transact(c, SP_INFO, NULL, 0, &b, &len);
+	if (rc < 0)
+		return rc;
+	rc = dci4_decode_info(b, len, info);
+	free(b);
+	if (rc == 0 && info->max_stat >= DCI4_GATHER_STATS_MAX)
+		rc = -E2BIG; /* "a billion statistics": refused before any allocation */
+	return rc;
+}
+
+/* A range reply: checks the counts against the request and the body. */
+static int range_counts(const uint8_t *b, uint32_t len, uint32_t asked, uint32_t bufsize,
+			uint32_t *processed, uint32_t *used)
+{
+	if (len < 12)
+		return -EPROTO;
+	*processed = dci4_get32(b + 4);
+	*used = dci4_get32(b + 8);
+	if (*processed > asked || *used > bufsize || 12 + *used != len ||
+	    (*processed == 0 && asked > 0))
+		return -EPROTO; /* nothing fit: a buffer this size always holds one */
+	return 0;
+}
+
+#define GATHER_BUFFER (64 * 1024)
+
+int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *descs)
+{
+	uint32_t next = 0;
+
+	while (next <= max_stat) {
+		uint32_t args[3] = {next, max_stat, GATHER_BUFFER}, len, processed, used;
+		uint8_t *b;
+		int rc = transact(c, SA_DESCRIBE, args, 3, &b, &len);
+		if (rc < 0)
+			return rc;
+		rc = range_counts(b, len, max_stat - next + 1, GATHER_BUFFER, &processed, &used);
+		size_t off = 12;
+		for (uint32_t i = 0; rc == 0 && i < processed; i++) {
+			int n = dci4_decode_desc(b + off, len - off, &descs[next + i]);
+			if (n < 0)
+				rc = n;
+			else
+				off += (size_t)n;
+		}
+		if (rc == 0 && off != len)
+			rc = -EPROTO;
+		free(b);
+		if (rc < 0)
+			return rc;
+		next += processed;
+	}
+	return 0;
+}
+
+int dci4_read_range(struct dci4_conn *c, const struct dci4_desc *descs, uint32_t first,
+		    uint32_t last, uint8_t *values, const size_t *offsets)
+{
+	uint32_t next = first;
+
+	while (next <= last) {
+		uint32_t args[3] = {next, last, GATHER_BUFFER}, len, processed, used;
+		uint8_t *b;
+		int rc = transact(c, SA_READ, args, 3, &b, &len);
+		if (rc < 0)
+			return rc;
+		rc = range_counts(b, len, last - next + 1, GATHER_BUFFER, &processed, &used);
+		size_t off = 12;
+		for (uint32_t i = 0; rc == 0 && i < processed; i++) {
+			uint32_t size = descs[next + i].size;
+			if (off + size > len)
+				rc = -EPROTO; /* the sizes described and the bytes sent disagree */
+			else
+				memcpy(values + offsets[next + i], b + off, size);
+			off += size;
+		}
+		if (rc == 0 && off != len)
+			rc = -EPROTO;
+		free(b);
+		if (rc < 0)
+			return rc;
+		next += processed;
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int dci4_list_suppliers(const char *dir, char **paths, size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) && n < max) {
+		size_t l = strlen(e->d_name);
+		if (l <= 5 || strcmp(e->d_name + l - 5, ".sock") != 0)
+			continue;
+		size_t need = strlen(dir) + l + 2;
+		if (!(paths[n] = malloc(need)))
+			break;
+		snprintf(paths[n++], need, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	qsort(paths, n, sizeof(char *), cmp_str);
+	return (int)n;
+}

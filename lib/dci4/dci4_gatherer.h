@@ -1,0 +1,37 @@
+/* The gatherer's side of DCI4 (docs/dci4-transport.md): find suppliers,
+ * describe their statistics and read their values, trusting nothing. Used
+ * by dci4stat and the DCI collector. */
+#ifndef DCI4_GATHERER_H
+#define DCI4_GATHERER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dci4_wire.h"
+
+#define DCI4_GATHER_STATS_MAX 65535 /* max_stat + 1 a gatherer accepts */
+#define DCI4_GATHER_SUPPLIERS_MAX 4096
+
+struct dci4_conn {
+	int fd;
+	int timeout_ms; /* for each reply */
+};
+
+/* Connects to the socket at path; -errno (ECONNREFUSED: a supplier gone). */
+int dci4_connect(struct dci4_conn *c, const char *path, int timeout_ms);
+void dci4_disconnect(struct dci4_conn *c);
+
+int dci4_info(struct dci4_conn *c, struct dci4_info *info);
+/* Describes statistics 0..max_stat into descs (room for max_stat + 1),
+ * asking again where a reply stopped short. -EPROTO on a malformed reply. */
+int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *descs);
+/* Reads first..last into values (their sizes added up), at offsets[i] for
+ * statistic i; several requests if one does not hold them. */
+int dci4_read_range(struct dci4_conn *c, const struct dci4_desc *descs, uint32_t first,
+		    uint32_t last, uint8_t *values, const size_t *offsets);
+
+/* The socket paths in dir ending ".sock", sorted; returns how many (at most
+ * max), each malloc'd into paths[]. */
+int dci4_list_suppliers(const char *dir, char **paths, size_t max);
+
+#endif
