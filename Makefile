@@ -35,10 +35,13 @@ SHIM       = $(B)/lib/libbinstat_kvm_shim.so
 LIBDCI4    = $(B)/lib/libdci4.so
 
 .PHONY: all check unit integration asan bench run install clean format format-check fuzz
-all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(B)/dci4stat
+all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(B)/dci4stat $(B)/dci4-netdev
 
 # dci4stat, the generic DCI4 display program, and the tests' supplier.
 $(B)/dci4stat: programs/dci4stat.c $(wildcard lib/dci4/*.[ch])
+	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+
+$(B)/dci4-netdev: programs/dci4-netdev.c $(wildcard lib/dci4/*.[ch])
 	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
 
 $(B)/tests/dci4_test_supplier: tests/dci4/test_supplier.c $(wildcard lib/dci4/*.[ch])
@@ -172,7 +175,7 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
-	install -m 0755 $(B)/dci4stat $(DESTDIR)$(BINDIR)/dci4stat
+	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \

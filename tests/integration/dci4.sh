@@ -42,4 +42,35 @@ check "a supplier that exits removes its sockets" test -z "$(ls "$DIR")"
 "$B/dci4stat" -d "$DIR" >"$WORK/none.txt" 2>&1
 check "dci4stat with no suppliers: exit 0, nothing printed" test $? = 0 -a ! -s "$WORK/none.txt"
 
+# dci4-netdev: every interface a supplier; loopback traffic shows up.
+ND="$WORK/netdev"
+mkdir -p "$ND"
+"$B/dci4-netdev" -d "$ND" -i 100 >"$WORK/netdev.log" 2>&1 &
+NDP=$!
+PIDS+=("$NDP")
+for _ in $(seq 100); do [ -S "$ND/dci4-netdev.lo.sock" ] && break; sleep 0.05; done
+check "dci4-netdev: one supplier per interface (lo among them)" test -S "$ND/dci4-netdev.lo.sock" -a \
+	"$(ls "$ND" | wc -l)" = "$(ls /sys/class/net | wc -l)"
+rx() { "$B/dci4stat" -d "$ND" dci4-netdev.lo | awk '$1 == "rx_bytes" { print $2 }'; }
+before=$(rx)
+$PY - <<'EOF'
+import socket, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def sink():
+    c, _ = srv.accept()
+    while c.recv(65536):
+        pass
+t = threading.Thread(target=sink); t.start()
+s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * 2_000_000); s.close(); t.join()
+EOF
+sleep 0.4
+after=$(rx)
+check "dci4-netdev: lo rx_bytes rose by at least the 2 MB sent ($before -> $after)" \
+	test "$((after - before))" -ge 2000000
+check "dci4-netdev: lo shown with its address and link" sh -c \
+	"'$B/dci4stat' -d '$ND' dci4-netdev.lo | grep -q 'ipv4 *127.0.0.1' && '$B/dci4stat' -d '$ND' dci4-netdev.lo | grep -q 'link_up *yes'"
+kill "$NDP"
+wait "$NDP"
+check "dci4-netdev: its sockets go when it stops" test -z "$(ls "$ND")"
+
 summary
