@@ -121,20 +121,27 @@ static int range_counts(const uint8_t *b, uint32_t len, uint32_t asked, uint32_t
 
 #define GATHER_BUFFER (64 * 1024)
 
-int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *descs)
-{
-	uint32_t next = 0;
+/* Takes the record of statistic `stat` at p (left bytes remain); returns
+ * the bytes it used or -EPROTO. */
+typedef int take_fn(void *ctx, uint32_t stat, const uint8_t *p, size_t left);
 
-	while (next <= max_stat) {
-		uint32_t args[3] = {next, max_stat, GATHER_BUFFER}, len, processed, used;
+/* Runs op over first..last, asking again from where a reply stopped (the
+ * partial-buffer rule), until every statistic is taken. */
+static int range_loop(struct dci4_conn *c, uint16_t op, uint32_t first, uint32_t last,
+		      take_fn *take, void *ctx)
+{
+	uint32_t next = first;
+
+	while (next <= last) {
+		uint32_t args[3] = {next, last, GATHER_BUFFER}, len, processed, used;
 		uint8_t *b;
-		int rc = transact(c, SA_DESCRIBE, args, 3, &b, &len);
+		int rc = transact(c, op, args, 3, &b, &len);
 		if (rc < 0)
 			return rc;
-		rc = range_counts(b, len, max_stat - next + 1, GATHER_BUFFER, &processed, &used);
+		rc = range_counts(b, len, last - next + 1, GATHER_BUFFER, &processed, &used);
 		size_t off = 12;
 		for (uint32_t i = 0; rc == 0 && i < processed; i++) {
-			int n = dci4_decode_desc(b + off, len - off, &descs[next + i]);
+			int n = take(ctx, next + i, b + off, len - off);
 			if (n < 0)
 				rc = n;
 			else
@@ -150,35 +157,38 @@ int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *
 	return 0;
 }
 
+static int take_desc(void *ctx, uint32_t stat, const uint8_t *p, size_t left)
+{
+	struct dci4_desc *descs = ctx;
+	return dci4_decode_desc(p, left, &descs[stat]);
+}
+
+int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *descs)
+{
+	return range_loop(c, SA_DESCRIBE, 0, max_stat, take_desc, descs);
+}
+
+struct read_ctx {
+	const struct dci4_desc *descs;
+	uint8_t *values;
+	const size_t *offsets;
+};
+
+static int take_value(void *ctx, uint32_t stat, const uint8_t *p, size_t left)
+{
+	struct read_ctx *r = ctx;
+	uint32_t size = r->descs[stat].size;
+	if (size > left)
+		return -EPROTO; /* the sizes described and the bytes sent disagree */
+	memcpy(r->values + r->offsets[stat], p, size);
+	return (int)size;
+}
+
 int dci4_read_range(struct dci4_conn *c, const struct dci4_desc *descs, uint32_t first,
 		    uint32_t last, uint8_t *values, const size_t *offsets)
 {
-	uint32_t next = first;
-
-	while (next <= last) {
-		uint32_t args[3] = {next, last, GATHER_BUFFER}, len, processed, used;
-		uint8_t *b;
-		int rc = transact(c, SA_READ, args, 3, &b, &len);
-		if (rc < 0)
-			return rc;
-		rc = range_counts(b, len, last - next + 1, GATHER_BUFFER, &processed, &used);
-		size_t off = 12;
-		for (uint32_t i = 0; rc == 0 && i < processed; i++) {
-			uint32_t size = descs[next + i].size;
-			if (off + size > len)
-				rc = -EPROTO; /* the sizes described and the bytes sent disagree */
-			else
-				memcpy(values + offsets[next + i], b + off, size);
-			off += size;
-		}
-		if (rc == 0 && off != len)
-			rc = -EPROTO;
-		free(b);
-		if (rc < 0)
-			return rc;
-		next += processed;
-	}
-	return 0;
+	struct read_ctx r = {descs, values, offsets};
+	return range_loop(c, SA_READ, first, last, take_value, &r);
 }
 
 static int cmp_str(const void *a, const void *b)
