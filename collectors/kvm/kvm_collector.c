@@ -287,23 +287,22 @@ static void handover_accept(struct kvm_collector *k)
 	while ((fd = accept4(k->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		struct conn *slot = NULL;
-		for (size_t i = 0; i < HANDOVER_CONNS_MAX && !slot; i++)
-			if (k->conns[i].fd < 0)
-				slot = &k->conns[i];
+		size_t slot = 0;
+		while (slot < HANDOVER_CONNS_MAX && k->conns[slot].fd >= 0)
+			slot++;
 		bool ok = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
 			  (allowed(k->allow_uid, k->nallow_uid, cred.uid) ||
 			   allowed(k->allow_gid, k->nallow_gid, cred.gid));
-		struct epoll_event ev = {.events = EPOLLIN,
-					 .data.u64 = TAG_CONN | (uint64_t)(slot - k->conns)};
-		if (!ok || !slot || epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_CONN | slot};
+		if (!ok || slot == HANDOVER_CONNS_MAX ||
+		    epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			pthread_mutex_lock(&k->lock);
 			watcher_drop(k, ok ? "handover_too_many_peers" : "handover_refused");
 			pthread_mutex_unlock(&k->lock);
 			close(fd);
 			continue;
 		}
-		*slot = (struct conn){fd, cred.pid};
+		k->conns[slot] = (struct conn){fd, cred.pid};
 	}
 }
 
