@@ -105,50 +105,23 @@ int dci4_info(struct dci4_conn *c, struct dci4_info *info)
 	return rc;
 }
 
-/* A range reply: checks the counts against the request and the body. */
-static int range_counts(const uint8_t *b, uint32_t len, uint32_t asked, uint32_t bufsize,
-			uint32_t *processed, uint32_t *used)
-{
-	if (len < 12)
-		return -EPROTO;
-	*processed = dci4_get32(b + 4);
-	*used = dci4_get32(b + 8);
-	if (*processed > asked || *used > bufsize || 12 + *used != len ||
-	    (*processed == 0 && asked > 0))
-		return -EPROTO; /* nothing fit: a buffer this size always holds one */
-	return 0;
-}
-
 #define GATHER_BUFFER (64 * 1024)
-
-/* Takes the record of statistic `stat` at p (left bytes remain); returns
- * the bytes it used or -EPROTO. */
-typedef int take_fn(void *ctx, uint32_t stat, const uint8_t *p, size_t left);
 
 /* Runs op over first..last, asking again from where a reply stopped (the
  * partial-buffer rule), until every statistic is taken. */
 static int range_loop(struct dci4_conn *c, uint16_t op, uint32_t first, uint32_t last,
-		      take_fn *take, void *ctx)
+		      dci4_take_fn *take, void *ctx)
 {
 	uint32_t next = first;
 
 	while (next <= last) {
-		uint32_t args[3] = {next, last, GATHER_BUFFER}, len, processed, used;
+		uint32_t args[3] = {next, last, GATHER_BUFFER}, len;
 		uint8_t *b;
 		int rc = transact(c, op, args, 3, &b, &len);
 		if (rc < 0)
 			return rc;
-		rc = range_counts(b, len, last - next + 1, GATHER_BUFFER, &processed, &used);
-		size_t off = 12;
-		for (uint32_t i = 0; rc == 0 && i < processed; i++) {
-			int n = take(ctx, next + i, b + off, len - off);
-			if (n < 0)
-				rc = n;
-			else
-				off += (size_t)n;
-		}
-		if (rc == 0 && off != len)
-			rc = -EPROTO;
+		uint32_t processed;
+		rc = dci4_parse_range(b, len, next, last, GATHER_BUFFER, take, ctx, &processed);
 		free(b);
 		if (rc < 0)
 			return rc;

@@ -45,9 +45,10 @@ int dci4_get_header(const uint8_t *buf, size_t len, struct dci4_header *h)
 /* A string field: length with NUL at most DCI4_STRING_MAX, NUL last, none before. */
 static int get_string(const uint8_t *p, size_t avail, uint32_t n, char *out)
 {
-	if (n == 0 || n > DCI4_STRING_MAX || n > avail || p[n - 1] != '\0' ||
-	    memchr(p, '\0', n - 1))
+	if (n == 0 || n > DCI4_STRING_MAX || n > avail)
 		return -EPROTO;
+	if (p[n - 1] != '\0' || memchr(p, '\0', n - 1))
+		return -EBADMSG; /* a name without its NUL, or with one inside */
 	memcpy(out, p, n);
 	return 0;
 }
@@ -94,13 +95,16 @@ int dci4_decode_info(const uint8_t *body, size_t len, struct dci4_info *info)
 	memcpy(info->reset, body + 24, 8);
 	uint32_t ml = dci4_get32(body + 32), tl = dci4_get32(body + 36), dl = dci4_get32(body + 40);
 	const uint8_t *p = body + INFO_FIXED, *end = body + len;
-	if (get_string(p, (size_t)(end - p), ml, info->module) < 0)
-		return -EPROTO;
+	int rc;
+	if ((rc = get_string(p, (size_t)(end - p), ml, info->module)) < 0)
+		return rc;
 	p += ml;
-	if (get_string(p, (size_t)(end - p), tl, info->title) < 0)
-		return -EPROTO;
+	if ((rc = get_string(p, (size_t)(end - p), tl, info->title)) < 0)
+		return rc;
 	p += tl;
-	if (get_string(p, (size_t)(end - p), dl, info->description) < 0 || p + dl != end)
+	if ((rc = get_string(p, (size_t)(end - p), dl, info->description)) < 0)
+		return rc;
+	if (p + dl != end)
 		return -EPROTO;
 	return 0;
 }
@@ -154,12 +158,16 @@ int dci4_decode_desc(const uint8_t *buf, size_t len, struct dci4_desc *d)
 	d->name_tag = dci4_get32(buf + 20);
 	d->spare = dci4_get32(buf + 24);
 	uint32_t nl = dci4_get32(buf + 28);
-	if (d->size % 4 || d->size > DCI4_VALUE_MAX || d->spare != 0)
+	if (d->size % 4 || d->size > DCI4_VALUE_MAX)
+		return -ERANGE;
+	if (d->spare != 0)
 		return -EPROTO;
 	if (d->type == ST_UNUSED)
 		return d->size == 0 && nl == 0 ? DESC_FIXED : -EPROTO;
-	if (get_string(buf + DESC_FIXED, len - DESC_FIXED, nl, d->name) < 0 ||
-	    DESC_FIXED + pad4(nl) > len)
+	int rc = get_string(buf + DESC_FIXED, len - DESC_FIXED, nl, d->name);
+	if (rc < 0)
+		return rc;
+	if (DESC_FIXED + pad4(nl) > len)
 		return -EPROTO;
 	return (int)(DESC_FIXED + pad4(nl));
 }
@@ -222,4 +230,27 @@ int dci4_value_time(const struct dci4_desc *d, const uint8_t *slot, double *seco
 		return 0;
 	}
 	return -EPROTO;
+}
+
+int dci4_parse_range(const uint8_t *body, size_t len, uint32_t first, uint32_t last,
+		     uint32_t bufsize, dci4_take_fn *take, void *ctx, uint32_t *processed)
+{
+	if (len < 12 || first > last)
+		return -EPROTO;
+	uint32_t n = dci4_get32(body + 4), used = dci4_get32(body + 8);
+	/* Nothing processed is a lie too: the next statistic fits any buffer
+	 * this side asks with (its size was described). */
+	if (n == 0 || n > last - first + 1 || used > bufsize || 12 + (size_t)used != len)
+		return -EPROTO;
+	size_t off = 12;
+	for (uint32_t i = 0; i < n; i++) {
+		int r = take(ctx, first + i, body + off, len - off);
+		if (r < 0)
+			return r;
+		off += (size_t)r;
+	}
+	if (off != len)
+		return -EPROTO;
+	*processed = n;
+	return 0;
 }

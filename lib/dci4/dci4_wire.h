@@ -76,6 +76,15 @@ int dci4_encode_desc(const struct dci4_desc *d, uint8_t *out, size_t cap);
  * overruns len, has a bad size, a name without its NUL or spare bits set. */
 int dci4_decode_desc(const uint8_t *buf, size_t len, struct dci4_desc *d);
 
+/* Takes the record of statistic `stat` at p (`left` bytes remain); returns
+ * the bytes it used, or -errno. */
+typedef int dci4_take_fn(void *ctx, uint32_t stat, const uint8_t *p, size_t left);
+/* Checks an SA_DESCRIBE or SA_READ reply body (status first) to a request
+ * for first..last with a buffer of bufsize bytes, and hands each record to
+ * take in order; *processed says how many (ask again from first+processed). */
+int dci4_parse_range(const uint8_t *body, size_t len, uint32_t first, uint32_t last,
+		     uint32_t bufsize, dci4_take_fn *take, void *ctx, uint32_t *processed);
+
 /* An integer value of slot (d->size bytes) as the description says: width
  * from the type, byte order and signedness from the format. */
 int dci4_value_int(const struct dci4_desc *d, const uint8_t *slot, bool *is_signed, uint64_t *u,

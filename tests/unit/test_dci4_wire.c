@@ -48,7 +48,7 @@ static void test_info(void **state)
 	assert_int_equal(dci4_decode_info(buf, (size_t)n - 1, &out), -EPROTO); /* cut */
 	assert_int_equal(dci4_decode_info(buf, (size_t)n + 1, &out), -EPROTO); /* trailing */
 	buf[44 + 11] = 'y'; /* the NUL ending "dci4-netdev" overwritten */
-	assert_int_equal(dci4_decode_info(buf, (size_t)n, &out), -EPROTO);
+	assert_int_equal(dci4_decode_info(buf, (size_t)n, &out), -EBADMSG);
 	assert_int_equal(dci4_encode_info(&in, buf, 20), -ENOSPC);
 }
 
@@ -67,7 +67,12 @@ static void test_desc(void **state)
 	assert_int_equal(out.size, 8);
 	assert_int_equal(dci4_decode_desc(buf, (size_t)n - 4, &out), -EPROTO); /* cut */
 	buf[12] = 6; /* size 6: not a multiple of 4 */
-	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EPROTO);
+	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -ERANGE);
+	buf[12] = 8;
+	memset(buf + 32, 'x', 12); /* "rx_bytes" and its padding: no NUL left */
+	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EBADMSG);
+	memcpy(buf + 32, "rx_bytes\0\0\0", 12);
+	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), n);
 	buf[12] = 8;
 	buf[24] = 1; /* spare */
 	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EPROTO);
