@@ -99,6 +99,10 @@ $(B)/tests/test_dci4_%: tests/unit/test_dci4_%.c $(B)/libcore.a $(wildcard lib/d
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) $(B)/libcore.a $(LIBS) -lcmocka
 
+$(B)/tests/test_statmap: tests/unit/test_statmap.c $(B)/libcore.a $(wildcard lib/statmap/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ilib/statmap -o $@ $< lib/statmap/statmap.c $(B)/libcore.a $(LIBS) -lcmocka
+
 # A collector's unit tests (test_<collector>_*.c) link its sources directly.
 $(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collectors/kvm/*.[ch])
 	@mkdir -p $(dir $@)
