@@ -81,11 +81,15 @@ $(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-# Each collector folder is one plugin; only its binstat_collector_ symbol is exported.
+# Each collector folder is one plugin; only its binstat_collector_ symbol is
+# exported. A collector built on shared code in lib/ names it here.
+DCI_LIBS  = lib/dci4/dci4_wire.c lib/dci4/dci4_format.c lib/statmap/statmap.c
+LIBS_dci  = $(DCI_LIBS)
+INCS_dci  = -Ilib/dci4 -Ilib/statmap
 .SECONDEXPANSION:
-$(B)/plugins/%.so: $$(wildcard collectors/%/*.c) $(wildcard include/binstat/*.h)
+$(B)/plugins/%.so: $$(wildcard collectors/%/*.c) $$(LIBS_$$*) $(wildcard include/binstat/*.h lib/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) -lm
+	$(CC) $(CFLAGS_ALL) $(INCS_$*) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) -lm
 
 $(B)/testplugins/%.so: tests/plugins/%.c include/binstat/collector.h
 	@mkdir -p $(dir $@)

@@ -1,0 +1,178 @@
+/* The supplier set follows the supplier directory: sockets that appear
+ * become suppliers, sockets that vanish (or are replaced) take their
+ * connection and description with them. */
+#include "dci_supplier.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+struct entry {
+	char name[DCI_NAME_MAX + 1];
+	ino_t ino;
+};
+
+int dci_set_init(struct dci_set *set)
+{
+	memset(set, 0, sizeof(*set));
+	set->epfd = epoll_create1(EPOLL_CLOEXEC);
+	return set->epfd < 0 ? -errno : 0;
+}
+
+void dci_sup_forget(struct dci_set *set, struct dci_sup *s)
+{
+	if (s->layout) {
+		set->stats_total -= s->layout->nstats;
+		set->epoch++;
+	}
+	dci_layout_free(s->layout);
+	dci_layout_free(s->building);
+	free(s->values);
+	s->layout = s->building = NULL;
+	s->values = NULL;
+	s->statics_read = false;
+}
+
+static void sup_free(struct dci_set *set, struct dci_sup *s)
+{
+	dci_sup_forget(set, s);
+	dci_link_free(&s->link);
+	free(s->path);
+	free(s);
+}
+
+void dci_set_free(struct dci_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		sup_free(set, set->sup[i]);
+	free(set->sup);
+	if (set->epfd >= 0)
+		close(set->epfd);
+	memset(set, 0, sizeof(*set));
+	set->epfd = -1;
+}
+
+/* "<name>.sock" with name 1 to 64 of [A-Za-z0-9._-] (the transport's rule). */
+static bool socket_name(const char *file, char *name)
+{
+	size_t n = strlen(file);
+	if (n <= 5 || n - 5 > DCI_NAME_MAX || strcmp(file + n - 5, ".sock") != 0)
+		return false;
+	n -= 5;
+	for (size_t i = 0; i < n; i++) {
+		char c = file[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	memcpy(name, file, n);
+	name[n] = '\0';
+	return true;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+/* The sockets in dir, sorted by name; *n of them in a malloc'd array. */
+static int list_dir(const char *dir, struct bs_emitter *em, struct entry **out, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct entry *e = NULL;
+	size_t cap = 0, looked = 0;
+	struct dirent *de;
+
+	*n = 0;
+	*out = NULL;
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) && looked++ < DCI_DIR_ENTRIES_MAX) {
+		if (de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN)
+			continue;
+		if (*n == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			struct entry *ne = realloc(e, c * sizeof(*e));
+			if (!ne)
+				break;
+			e = ne;
+			cap = c;
+		}
+		if (!socket_name(de->d_name, e[*n].name)) {
+			bs_drop(em, "bad_socket_name", 1);
+			continue;
+		}
+		e[(*n)++].ino = de->d_ino;
+	}
+	if (looked > DCI_DIR_ENTRIES_MAX)
+		bs_drop(em, "too_many_suppliers", 1);
+	closedir(d);
+	qsort(e, *n, sizeof(*e), cmp_entry);
+	*out = e;
+	return 0;
+}
+
+static struct dci_sup *sup_new(const char *dir, const struct entry *e)
+{
+	struct dci_sup *s = calloc(1, sizeof(*s));
+	size_t need = strlen(dir) + strlen(e->name) + 7;
+
+	if (!s || !(s->path = malloc(need))) {
+		free(s);
+		return NULL;
+	}
+	snprintf(s->path, need, "%s/%s.sock", dir, e->name);
+	memcpy(s->name, e->name, sizeof(s->name));
+	s->ino = e->ino;
+	dci_link_init(&s->link);
+	return s;
+}
+
+int dci_set_sync(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em)
+{
+	struct entry *e;
+	size_t n, i = 0, j = 0, k = 0;
+	int rc = list_dir(cfg->dir, em, &e, &n);
+
+	if (rc < 0)
+		return rc;
+	if (n > cfg->max_suppliers) {
+		bs_drop(em, "too_many_suppliers", n - cfg->max_suppliers);
+		n = cfg->max_suppliers;
+	}
+	struct dci_sup **next = n ? calloc(n, sizeof(*next)) : NULL;
+	if (n && !next) {
+		free(e);
+		return -ENOMEM;
+	}
+	/* Both lists are sorted: one merge keeps, adds and drops. */
+	while (i < set->n || j < n) {
+		int c = i == set->n ? 1 : j == n ? -1 : strcmp(set->sup[i]->name, e[j].name);
+		if (c < 0 || (c == 0 && set->sup[i]->ino != e[j].ino)) {
+			sup_free(set, set->sup[i++]);
+			set->epoch++;
+			continue;
+		}
+		if (c == 0) {
+			next[k++] = set->sup[i++];
+			j++;
+			continue;
+		}
+		struct dci_sup *s = sup_new(cfg->dir, &e[j++]);
+		if (!s) {
+			bs_drop(em, "no_memory", 1);
+			continue;
+		}
+		next[k++] = s;
+		set->epoch++;
+	}
+	free(set->sup);
+	free(e);
+	set->sup = next;
+	set->n = k;
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* The suppliers the DCI collector knows: one per socket in the supplier
+ * directory, each with its connection, its description and its values,
+ * kept across scrapes. */
+#ifndef DCI_SUPPLIER_H
+#define DCI_SUPPLIER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dci4_wire.h"
+#include "dci_layout.h"
+#include "dci_link.h"
+#include "statmap.h"
+
+#define DCI_NAME_MAX 64		  /* a socket's name before ".sock" */
+#define DCI_DIR_ENTRIES_MAX 65536 /* directory entries looked at per scrape */
+
+struct dci_config {
+	const char *dir;
+	double timeout_s;	    /* all of a scrape's exchanges */
+	double describe_interval_s; /* 0: only on reset or reconnect */
+	uint64_t max_suppliers, max_stats, max_stats_total, max_label_len;
+	struct statmap map;
+};
+
+enum dci_state {
+	DCI_IDLE,
+	DCI_BUSY,   /* requests in flight */
+	DCI_DONE,   /* every value of this scrape read */
+	DCI_FAILED, /* counted by reason; left out of this scrape */
+	DCI_GONE,   /* its socket refuses: a stale file, not a supplier */
+};
+
+struct dci_sup {
+	char name[DCI_NAME_MAX + 1]; /* the `supplier` label */
+	char *path;
+	ino_t ino; /* a new socket under the same name is a new supplier */
+	struct dci_link link;
+	struct dci4_info info; /* the last SP_INFO */
+	bool have_info;
+	struct dci_layout *layout; /* the description in use; NULL until described */
+	uint8_t *values;	   /* layout->value_bytes */
+	struct dci_layout *building;
+	uint32_t gen; /* bumped when layout changes: older reads are ignored */
+	bool statics_read, must_describe, retried, want_out;
+	uint64_t describes;
+	uint64_t described_ns;
+	enum dci_state state;
+};
+
+struct dci_set {
+	struct dci_sup **sup; /* sorted by name */
+	size_t n, cap;
+	int epfd;
+	uint64_t epoch;	    /* bumped whenever a layout or the set changes */
+	size_t stats_total; /* statistics described, all suppliers */
+};
+
+int dci_set_init(struct dci_set *set);
+void dci_set_free(struct dci_set *set);
+/* Makes the set the sockets now in cfg->dir (at most max_suppliers, the
+ * first by name). A missing directory is an empty set. -errno when it
+ * cannot be read. */
+int dci_set_sync(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em);
+/* Forgets a supplier's description (its statistics leave the budget). */
+void dci_sup_forget(struct dci_set *set, struct dci_sup *s);
+
+#endif
