@@ -113,6 +113,11 @@ $(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collect
 	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
 		$(B)/libcore.a $(LIBS) -lcmocka
 
+$(B)/tests/test_dci_%: tests/unit/test_dci_%.c $(B)/libcore.a $(wildcard collectors/dci/*.[ch] lib/*/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INCS_dci) -Icollectors/dci -o $@ $< $(wildcard collectors/dci/dci_*.c) \
+		$(DCI_LIBS) $(B)/libcore.a $(LIBS) -lcmocka
+
 $(B)/tests/kvm_fixture: tests/kvm/fixture.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
@@ -127,6 +132,7 @@ integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier
 	tests/integration/kvm.sh $(B)
 	tests/integration/qemu.sh $(B)
 	tests/integration/dci4.sh $(B)
+	tests/integration/dci_collector.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
@@ -158,9 +164,10 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/dci4
+	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/dci4 -Ilib/statmap -Icollectors/dci
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c)
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c) \
+	    lib/statmap/statmap.c collectors/dci/dci_layout.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)

@@ -176,6 +176,21 @@ static bool same_family(const struct dci_stat *a, const struct dci_stat *b)
 	       (a->unit == b->unit || (a->unit && b->unit && strcmp(a->unit, b->unit) == 0));
 }
 
+/* The rule's help with its placeholders filled from the defining member, or
+ * one naming the statistic. */
+static void family_help(const struct dci_member *m, const struct dci_config *cfg, char *out)
+{
+	const struct dci_stat *st = stat_of(m);
+	const struct dci4_info *info = &m->sup->info;
+	const char *values[4] = {info->module, info->title, m->sup->name, st->name};
+
+	if (st->rule->help)
+		statmap_help(&cfg->map, st->rule->help, values, out, HELP_MAX);
+	else
+		snprintf(out, HELP_MAX, "DCI4 statistic \"%.200s\" of %.100s.", st->name,
+			 info->module);
+}
+
 static void emit_family(const struct dci_member *m, size_t n, const struct dci_config *cfg,
 			struct bs_emitter *em)
 {
@@ -191,11 +206,8 @@ static void emit_family(const struct dci_member *m, size_t n, const struct dci_c
 			continue;
 		}
 		if (!opened) {
-			if (!def->rule->help)
-				snprintf(help, sizeof(help), "DCI4 statistic \"%.200s\" of %.100s.",
-					 def->name, m[0].sup->info.module);
-			opened = bs_family(em, def->metric, def->mtype, def->unit,
-					   def->rule->help ? def->rule->help : help) == 0;
+			family_help(&m[0], cfg, help);
+			opened = bs_family(em, def->metric, def->mtype, def->unit, help) == 0;
 			if (!opened)
 				return; /* rejected, and counted, by the emitter */
 		}

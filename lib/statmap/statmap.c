@@ -140,6 +140,26 @@ int statmap_expand(const struct statmap *m, const char *tmpl, const char *const 
 	return 0;
 }
 
+void statmap_help(const struct statmap *m, const char *tmpl, const char *const *values, char *out,
+		  size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *p = tmpl; *p && n + 1 < cap;) {
+		const char *close = *p == '{' ? strchr(p, '}') : NULL;
+		int k = close ? key_index(m, p + 1, (size_t)(close - p - 1)) : -1;
+		if (k < 0) {
+			out[n++] = *p++;
+			continue;
+		}
+		size_t l = strnlen(values[k], cap - 1 - n);
+		memcpy(out + n, values[k], l);
+		n += l;
+		p = close + 1;
+	}
+	out[n] = '\0';
+}
+
 const struct statmap_rule *statmap_match(const struct statmap *m, const char *const *values)
 {
 	for (size_t r = 0; r < m->n; r++) {

@@ -57,6 +57,11 @@ const struct statmap_rule *statmap_match(const struct statmap *m, const char *co
 int statmap_expand(const struct statmap *m, const char *tmpl, const char *const *values,
 		   const char *unit, char *out);
 
+/* Help text from a rule's help: "{key}" becomes that key's raw value
+ * (other braces are kept). Writes at most cap - 1 bytes and a NUL. */
+void statmap_help(const struct statmap *m, const char *tmpl, const char *const *values, char *out,
+		  size_t cap);
+
 /* Free text made into a metric name part: ASCII letters lowercased, digits
  * kept, each run of anything else one '_', none at either end. Writes at
  * most cap - 1 bytes and a NUL; returns the length. */

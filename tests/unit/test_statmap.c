@@ -74,6 +74,18 @@ static void test_expand(void **state)
 	assert_int_equal(statmap_expand(&m, "x_{stat}", lv, NULL, out), -ERANGE);
 }
 
+static void test_help(void **state)
+{
+	struct statmap m = {.keys = keys, .nkeys = 3};
+	const char *v[] = {"dci4-netdev", "eth0", "RX bytes"};
+	char out[64];
+	(void)state;
+	statmap_help(&m, "{stat} of {title} ({nope}) {", v, out, sizeof(out));
+	assert_string_equal(out, "RX bytes of eth0 ({nope}) {");
+	statmap_help(&m, "{module}{module}{module}", v, out, 20);
+	assert_string_equal(out, "dci4-netdevdci4-net");
+}
+
 static void test_rules(void **state)
 {
 	struct loaded l;
@@ -182,9 +194,9 @@ static void test_unique(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sanitize), cmocka_unit_test(test_expand),
-	    cmocka_unit_test(test_rules),    cmocka_unit_test(test_rule_errors),
-	    cmocka_unit_test(test_unique),
+	    cmocka_unit_test(test_sanitize),	cmocka_unit_test(test_expand),
+	    cmocka_unit_test(test_help),	cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_rule_errors), cmocka_unit_test(test_unique),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""A DCI4 supplier written from docs/dci4-transport.md alone, that can
+misbehave on purpose: the hostile suppliers of the collector's tests.
+
+  fake_supplier.py DIR NAME MODE [LOGFILE]
+
+MODE: normal, silent (never answers), slow (each reply after 3 s), badsize
+(a size that is not a multiple of 4), billion (claims 10^9 statistics),
+nonul (a name without its NUL), changing (stat 0 grows from 4 to 8 bytes
+after the first describe; reset unchanged), vanish (dies in the middle of a
+read reply, its socket removed). LOGFILE gets one line per request:
+"op first last bufsize".
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+DIR, NAME, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+LOG = open(sys.argv[4], "a", buffering=1) if len(sys.argv) > 4 else None
+SA_DESCRIBE, SA_READ, SP_INFO = 0, 1, 2
+ST_STRING, ST_INTEGER32, ST_INTEGER64 = 2, 5, 6
+SIF_UNSIGNED = 1
+SV_STATIC, SV_VOLATILE = 0, 2
+
+# (type, format, presentation, size, volatility, name)
+stats = [
+    [ST_INTEGER32, SIF_UNSIGNED, 1, 4, SV_VOLATILE, b"requests"],
+    [ST_INTEGER64, SIF_UNSIGNED, 1, 8, SV_STATIC, b"capacity"],
+    [ST_STRING, 0, 0, 512, SV_STATIC, b"label"],
+    [ST_INTEGER64, SIF_UNSIGNED, 1, 8, SV_VOLATILE, b"bytes"],
+]
+described = 0
+reads = 0
+lock = threading.Lock()
+
+
+def header(op, length):
+    return b"DCI4" + struct.pack("<HHI", 1, op | 0x8000, length)
+
+
+def info():
+    max_stat = 10**9 if MODE == "billion" else len(stats) - 1
+    strings = [b"fake\0", (NAME + "\0").encode(), b"A hostile supplier\0"]
+    body = struct.pack("<IIIIII", 0, 101, 0, max_stat, 0, 100) + b"RESET\0\0\0"
+    body += struct.pack("<III", *(len(s) for s in strings)) + b"".join(strings)
+    return header(SP_INFO, len(body)) + body
+
+
+def desc_record(s):
+    t, f, p, size, vol, name = s
+    name = name + (b"" if MODE == "nonul" else b"\0")
+    padded = name + b"\0" * (-len(name) % 4)
+    if MODE == "badsize":
+        size = 6
+    return struct.pack("<IIIIIIII", t, f, p, size, vol, 0, 0, len(name)) + padded
+
+
+def value(i, s):
+    if s[0] == ST_STRING:
+        return b"static text".ljust(s[3], b"\0")
+    v = {0: reads, 1: 1 << 40, 3: 1000 * reads}[i]
+    return v.to_bytes(s[3], "little")
+
+
+def answer_range(op, first, last, bufsize):
+    global described, reads
+    recs = []
+    used = 0
+    with lock:
+        if op == SA_READ:
+            reads += 1
+        for i in range(first, last + 1):
+            r = desc_record(stats[i]) if op == SA_DESCRIBE else value(i, stats[i])
+            if used + len(r) > bufsize:
+                break
+            recs.append(r)
+            used += len(r)
+        if op == SA_DESCRIBE and first + len(recs) > last:
+            described += 1
+            if MODE == "changing" and described == 1:
+                stats[0][1], stats[0][3], stats[0][0] = SIF_UNSIGNED, 8, ST_INTEGER64
+    body = struct.pack("<III", 0, len(recs), used) + b"".join(recs)
+    return header(op, len(body)) + body
+
+
+def recv_all(c, n):
+    b = b""
+    while len(b) < n:
+        got = c.recv(n - len(b))
+        if not got:
+            raise EOFError
+        b += got
+    return b
+
+
+def serve(c):
+    try:
+        while True:
+            h = recv_all(c, 12)
+            op, length = struct.unpack("<HI", h[6:12])
+            args = struct.unpack("<III", recv_all(c, length)) if length == 12 else (0, 0, 0)
+            if LOG:
+                LOG.write("%d %d %d %d\n" % ((op,) + args))
+            if MODE == "silent":
+                continue
+            if MODE == "slow":
+                time.sleep(3)
+            reply = info() if op == SP_INFO else answer_range(op, *args)
+            if MODE == "vanish" and op == SA_READ:
+                c.sendall(reply[: len(reply) // 2])
+                os.unlink(path)
+                os._exit(0)
+            c.sendall(reply)
+    except (EOFError, OSError):
+        pass
+    c.close()
+
+
+path = os.path.join(DIR, NAME + ".sock")
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(16)
+print("ready", flush=True)
+while True:
+    conn, _ = srv.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# The DCI collector against real suppliers: the C test supplier (every type),
+# a request-logging supplier, each hostile supplier on its own and all at
+# once, and dci4-netdev with loopback traffic.
+# Usage: tests/integration/dci_collector.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+FAKE="$HERE/../dci4/fake_supplier.py"
+TIMEOUT=1
+
+# dir_with NAME: a fresh supplier directory.
+dir_with() { mkdir -p "$WORK/$1"; echo "$WORK/$1"; }
+
+wait_ready() { # wait_ready FILE: until a supplier printed "ready"
+	for _ in $(seq 100); do grep -q ready "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+start_c_supplier() { # the C test supplier: test.unit0 and test.unit1
+	"$B/tests/dci4_test_supplier" "$1" >"$1.c.out" 2>&1 &
+	PIDS+=("$!")
+	wait_ready "$1.c.out"
+}
+
+start_fake() { # start_fake DIR NAME MODE [LOG]
+	$PY "$FAKE" "$@" >"$1/../$2.out" 2>&1 &
+	LAST_FAKE=$!
+	PIDS+=("$LAST_FAKE")
+	wait_ready "$1/../$2.out"
+}
+
+# config DIR [RULES...]: an exporter config with only the DCI collector.
+config() {
+	local dir=$1; shift
+	cat >"$dir.yml" <<-EOF
+	collectors:
+	  kvm: {enabled: false}
+	  dci:
+	    supplier_dir: $dir
+	    timeout_seconds: $TIMEOUT
+	EOF
+	if [ $# -gt 0 ]; then
+		echo "    rules:" >>"$dir.yml"
+		for r in "$@"; do echo "      - $r" >>"$dir.yml"; done
+	fi
+	echo "$dir.yml"
+}
+
+scrape() { curl -s "http://127.0.0.1:$1/metrics"; }
+value_of() { awk -v m="$2" '$1 == m { print $2 }' <<<"$1"; }
+dropped() { value_of "$1" "binstat_collector_dropped_total{collector=\"dci\",reason=\"$2\"}"; }
+
+# ---- the C test supplier: every type mapped ----
+D=$(dir_with every)
+start_c_supplier "$D"
+PORT=$(free_port)
+start_exporter "$(config "$D" \
+	"{match: {stat: packets_received}, type: counter}" \
+	"{match: {module: test_supplier, stat: 'temperature*'}, name: 'test_{stat}', type: gauge, unit: celsius, help: 'A temperature change.'}" \
+	"{match: {stat: netmask}, drop: true}")" "$PORT"
+out=$(scrape "$PORT")
+has() { check "every type: $1" grep -qxF -- "$1" <<<"$out"; }
+has 'dci_supplier_up{supplier="test.unit0"} 1'
+has 'dci_supplier_info{supplier="test.unit1",module="test_supplier",title="unit1",description="A test supplier for dci4stat",type="network_driver",version="1.02",interface_version="1.01"} 1'
+has '# TYPE dci_test_supplier_packets_received_total counter'
+has 'dci_test_supplier_flags{supplier="test.unit0"} 258'
+has '# TYPE test_temperature_delta_celsius gauge'
+has '# HELP test_temperature_delta_celsius A temperature change.'
+has 'test_temperature_delta_celsius{supplier="test.unit0"} -5'
+has 'dci_test_supplier_link_up{supplier="test.unit0"} 1'
+has 'dci_test_supplier_promiscuous{supplier="test.unit0"} 0'
+has 'dci_test_supplier_driver_info{supplier="test.unit0",value="virtio_net"} 1'
+has 'dci_test_supplier_mac_info{supplier="test.unit1",value="52:54:00:12:34:57"} 1'
+has 'dci_test_supplier_ipv4_info{supplier="test.unit0",value="192.168.0.10"} 1'
+has 'dci_test_supplier_last_change_seconds{supplier="test.unit0"} 1700000000'
+has 'dci_test_supplier_uptime_seconds{supplier="test.unit0"} 2.5'
+check "every type: a dropped statistic is not exported" sh -c "! grep -q netmask <<'EOF'
+$out
+EOF"
+check "every type: promtool accepts the output" sh -c "curl -s http://127.0.0.1:$PORT/metrics | promtool check metrics"
+p1=$(value_of "$out" 'dci_test_supplier_packets_received_total{supplier="test.unit0"}')
+sleep 0.2
+p2=$(value_of "$(scrape "$PORT")" 'dci_test_supplier_packets_received_total{supplier="test.unit0"}')
+check "every type: the counter moves between scrapes ($p1 -> $p2)" test "${p2:-0}" -gt "${p1:-0}"
+kill "$LAST_PID"
+
+# ---- what is asked: one describe, statics once, SP_INFO and reads together ----
+D=$(dir_with logged)
+start_fake "$D" fake.logged normal "$WORK/requests.log"
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+for _ in 1 2 3; do scrape "$PORT" >"$WORK/out"; done
+check "requests: 3 scrapes, 3 SP_INFO" test "$(grep -c '^2 ' "$WORK/requests.log")" = 3
+check "requests: described once (0..3)" test "$(grep '^0 ' "$WORK/requests.log")" = "0 0 3 65536"
+check "requests: the first read takes every value (statics too)" \
+	test "$(grep '^1 ' "$WORK/requests.log" | head -1)" = "1 0 3 532"
+check "requests: later reads skip the 520 bytes of statics" \
+	test "$(grep '^1 ' "$WORK/requests.log" | tail -n +2 | sort | uniq -c | tr -s ' ' | tr '\n' ,)" = " 2 1 0 0 4, 2 1 3 3 8,"
+check "requests: the static values exported every scrape" sh -c "
+	grep -qxF 'dci_fake_capacity{supplier=\"fake.logged\"} 1099511627776' $WORK/out &&
+	grep -qxF 'dci_fake_label_info{supplier=\"fake.logged\",value=\"static text\"} 1' $WORK/out"
+kill "$LAST_PID"
+
+intact() { # intact WHAT FILE: both C test suppliers up, all 22 statistics there
+	check "$1: the other suppliers are intact" sh -c "
+		grep -qxF 'dci_supplier_up{supplier=\"test.unit0\"} 1' '$2' &&
+		grep -qxF 'dci_supplier_up{supplier=\"test.unit1\"} 1' '$2' &&
+		test \$(grep -c '^dci_test_supplier_[a-z0-9_]*{supplier=\"test.unit[01]\"' '$2') = 22"
+}
+
+# ---- each hostile supplier on its own, next to the C supplier ----
+# hostile MODE REASON: the scrape ends within the timeout and a half, the
+# hostile supplier is down and counted by REASON, the others are intact,
+# and the exporter's peak memory stays small.
+hostile() {
+	local mode=$1 reason=$2 d port t0 t1 ms
+	d=$(dir_with "hostile-$mode")
+	start_c_supplier "$d"
+	start_fake "$d" "fake.$mode" "$mode"
+	port=$(free_port)
+	start_exporter "$(config "$d")" "$port"
+	t0=$(date +%s%N)
+	scrape "$port" >"$WORK/out"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	out=$(cat "$WORK/out")
+	check "$mode: the scrape took ${ms} ms (timeout ${TIMEOUT} s)" test "$ms" -lt $((TIMEOUT * 1000 + 500))
+	check "$mode: counted as $reason" test "$(dropped "$out" "$reason")" -ge 1
+	check "$mode: the supplier is down" \
+		grep -qxF "dci_supplier_up{supplier=\"fake.$mode\"} 0" "$WORK/out"
+	intact "$mode" "$WORK/out"
+	local hwm
+	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$LAST_PID/status")
+	check "$mode: peak memory ${hwm} kB (under 64 MiB)" test "$hwm" -lt 65536
+	kill "$LAST_PID" "$LAST_FAKE" 2>/dev/null
+}
+hostile silent timeout
+hostile slow timeout
+hostile badsize bad_size
+hostile billion too_many_stats
+hostile nonul name_unterminated
+hostile vanish disconnected
+
+# Descriptions changed without a new reset: counted, then followed.
+D=$(dir_with changing)
+start_fake "$D" fake.changing changing
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+scrape "$PORT" >"$WORK/out"
+out=$(cat "$WORK/out")
+check "changing: counted as read_mismatch" test "$(dropped "$out" read_mismatch)" = 1
+check "changing: counted as description_changed" test "$(dropped "$out" description_changed)" = 1
+check "changing: described twice" grep -qxF 'dci_supplier_describes_total{supplier="fake.changing"} 2' "$WORK/out"
+check "changing: up, the grown value read whole (2 reads answered)" sh -c "
+	grep -qxF 'dci_supplier_up{supplier=\"fake.changing\"} 1' '$WORK/out' &&
+	grep -qxF 'dci_fake_bytes{supplier=\"fake.changing\"} 2000' '$WORK/out'"
+kill "$LAST_PID"
+
+# ---- all at once: one timeout, not one per supplier ----
+D=$(dir_with all)
+start_c_supplier "$D"
+for m in silent slow badsize billion nonul; do start_fake "$D" "fake.$m" "$m"; done
+for i in 1 2 3 4; do start_fake "$D" "fake.silent$i" silent; done
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+t0=$(date +%s%N)
+scrape "$PORT" >"$WORK/out"
+ms=$((($(date +%s%N) - t0) / 1000000))
+out=$(cat "$WORK/out")
+check "all at once: 6 silent or slow suppliers cost one timeout (${ms} ms)" test "$ms" -lt $((TIMEOUT * 1000 + 500))
+check "all at once: 6 timeouts counted" test "$(dropped "$out" timeout)" = 6
+intact "all at once" "$WORK/out"
+before=$(ls "/proc/$LAST_PID/fd" | wc -l)
+for _ in 1 2 3; do scrape "$PORT" >/dev/null; done
+after=$(ls "/proc/$LAST_PID/fd" | wc -l)
+check "all at once: no fd leaks over 3 more scrapes ($before -> $after)" test "$after" -le "$before"
+kill "$LAST_PID"
+
+# ---- dci4-netdev end to end: loopback traffic seen through the exporter ----
+D=$(dir_with netdev)
+"$B/dci4-netdev" -d "$D" -i 100 >"$WORK/netdev.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 100); do [ -S "$D/dci4-netdev.lo.sock" ] && break; sleep 0.05; done
+PORT=$(free_port)
+# The shipped configuration, pointed at this directory: its rules are tested too.
+sed "s|supplier_dir: /run/dci4|supplier_dir: $D|" "$HERE/../../config/binstat_exporter.yml" >"$WORK/shipped.yml"
+start_exporter "$WORK/shipped.yml" "$PORT"
+RX='dci_netdev_rx_bytes_total{supplier="dci4-netdev.lo"}'
+before=$(value_of "$(scrape "$PORT")" "$RX")
+$PY - <<'EOF'
+import socket, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def sink():
+    c, _ = srv.accept()
+    while c.recv(65536):
+        pass
+t = threading.Thread(target=sink); t.start()
+s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * 3_000_000); s.close(); t.join()
+EOF
+sleep 0.4
+after=$(value_of "$(scrape "$PORT")" "$RX")
+check "netdev: exported lo rx_bytes rose by at least the 3 MB sent ($before -> $after)" \
+	test "$((${after:-0} - ${before:-0}))" -ge 3000000
+scrape "$PORT" >"$WORK/out"
+check "netdev: the shipped rules make rx_bytes a counter with its help" sh -c "
+	grep -qxF '# TYPE dci_netdev_rx_bytes_total counter' '$WORK/out' &&
+	grep -qF '# HELP dci_netdev_rx_bytes_total rx_bytes of the interface' '$WORK/out'"
+check "netdev: lo's address as an info metric, its link up" sh -c "
+	grep -qxF 'dci_netdev_ipv4_info{supplier=\"dci4-netdev.lo\",value=\"127.0.0.1\"} 1' '$WORK/out' &&
+	grep -qxF 'dci_netdev_link_up{supplier=\"dci4-netdev.lo\"} 1' '$WORK/out'"
+kill "$LAST_PID"
+
+summary
