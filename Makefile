@@ -147,10 +147,16 @@ check: format-check unit integration asan
 	@echo "make check: all suites passed"
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
-bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture
+bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
+       $(B)/bench/bench_dci_suppliers
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)
+	bench/dci.sh $(B)
+
+$(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(wildcard lib/dci4/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
 
 $(B)/bench/bench_kvm_floor: bench/bench_kvm_floor.c $(wildcard collectors/kvm/*.[ch])
 	@mkdir -p $(dir $@)
