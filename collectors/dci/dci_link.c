@@ -123,9 +123,11 @@ static int take_header(struct dci_link *l)
 {
 	struct dci4_header h;
 	const struct dci_req *r = &l->q[l->qhead];
+	int rc = dci4_get_header(l->hdr, sizeof(l->hdr), &h);
 
-	if (l->qn == 0 || dci4_get_header(l->hdr, sizeof(l->hdr), &h) < 0 ||
-	    h.op != (r->op | DCI4_REPLY) || h.length < 4)
+	if (rc < 0)
+		return rc; /* -EMSGSIZE past any reply's cap */
+	if (l->qn == 0 || h.op != (r->op | DCI4_REPLY) || h.length < 4)
 		return -EPROTO;
 	if (h.length > reply_max(r))
 		return -EMSGSIZE;
