@@ -86,10 +86,13 @@ $(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.
 DCI_LIBS  = lib/dci4/dci4_wire.c lib/dci4/dci4_format.c lib/statmap/statmap.c
 LIBS_dci  = $(DCI_LIBS)
 INCS_dci  = -Ilib/dci4 -Ilib/statmap
+LIBS_xen  = lib/statmap/statmap.c
+INCS_xen  = -Ilib/statmap
+LDLIBS_xen = -lxenstore -lxengnttab -lxenevtchn
 .SECONDEXPANSION:
 $(B)/plugins/%.so: $$(wildcard collectors/%/*.c) $$(LIBS_$$*) $(wildcard include/binstat/*.h lib/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(INCS_$*) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) -lm
+	$(CC) $(CFLAGS_ALL) $(INCS_$*) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) $(LDLIBS_$*) -lm
 
 $(B)/testplugins/%.so: tests/plugins/%.c include/binstat/collector.h
 	@mkdir -p $(dir $@)
@@ -117,6 +120,22 @@ $(B)/tests/test_dci_%: tests/unit/test_dci_%.c $(B)/libcore.a $(wildcard collect
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(INCS_dci) -Icollectors/dci -o $@ $< $(wildcard collectors/dci/dci_*.c) \
 		$(DCI_LIBS) $(B)/libcore.a $(LIBS) -lcmocka
+
+# The Xen tests: a stand-in for the hypervisor beneath the real libraries,
+# and simulated guests built on the provider library.
+$(B)/tests/libfakexen.so: tests/xen/fakexen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_ALL)) -shared -o $@ $< -ldl
+
+$(B)/lib/libpvstats.so: $(wildcard lib/pvstats/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libpvstats.so.0 -o $@ lib/pvstats/pvstats.c \
+		-lxenstore -lxengnttab -lxenevtchn
+
+$(B)/tests/xen_guest: tests/xen/guest.c $(wildcard lib/pvstats/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ilib/pvstats -o $@ $< lib/pvstats/pvstats.c \
+		-lxenstore -lxengnttab -lxenevtchn
 
 $(B)/tests/kvm_fixture: tests/kvm/fixture.c
 	@mkdir -p $(dir $@)

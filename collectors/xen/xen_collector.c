@@ -1,0 +1,241 @@
+/* The Xen collector plugin: the monitoring agent of the PV driver
+ * statistics interface (seed 000). A watcher thread keeps the registry of
+ * domains and sets current from xenstore watches; collect asks every live
+ * set for an update at once and writes what came back. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <binstat/collector.h>
+
+#include "xen_emit.h"
+#include "xen_registry.h"
+#include "xen_sample.h"
+
+#define TAG_STOP 1
+#define TAG_XS 2
+#define WATCHES_PER_ROUND 4096 /* then the dirty domains get their turn */
+
+static const char *const rule_keys[] = {"provider", "set", "stat"};
+
+struct xen_collector {
+	const struct bs_host *host;
+	struct xen_caps caps;
+	struct statmap map;
+	double timeout_s, scan_interval_s, resync_s;
+	bool create_stats_key;
+	struct xen_seam *seam;
+	struct xen_registry reg;
+	bool reg_ready;
+	struct xen_families fam;
+	pthread_t thread;
+	bool thread_started;
+	int epfd, stopfd;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the watcher ---- */
+
+/* Marks what a fired watch concerns; true when the domain list must be read. */
+static bool note_watch(struct xen_collector *k, char **vec)
+{
+	const char *token = vec[1]; /* [0] the path, [1] the token */
+	uint32_t domid;
+
+	if (token[0] != 's')
+		return true; /* @introduceDomain, @releaseDomain */
+	domid = (uint32_t)strtoul(token + 1, NULL, 10);
+	struct xen_domain *d = xen_registry_find(&k->reg, domid);
+	if (d)
+		d->dirty = true;
+	return false;
+}
+
+/* Scans dirty domains whose rest period is over; returns ms until the next is due. */
+static int scan_due(struct xen_collector *k)
+{
+	uint64_t now = now_ns(), next = UINT64_MAX;
+
+	for (size_t i = 0; i < k->reg.ndom; i++) {
+		struct xen_domain *d = k->reg.dom[i];
+		if (!d->dirty)
+			continue;
+		if (now < d->next_scan_ns) { /* a guest churning its keys waits its turn */
+			next = d->next_scan_ns < next ? d->next_scan_ns : next;
+			continue;
+		}
+		xen_registry_scan(&k->reg, d);
+		d->dirty = false;
+		d->next_scan_ns = now + (uint64_t)(k->scan_interval_s * 1e9);
+	}
+	return next == UINT64_MAX ? -1 : (int)((next - now) / 1000000 + 1);
+}
+
+static void *watcher_main(void *arg)
+{
+	struct xen_collector *k = arg;
+	uint64_t next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
+	int wait_ms = -1;
+
+	for (;;) {
+		struct epoll_event ev[4];
+		uint64_t now = now_ns();
+		int resync_ms = now >= next_resync ? 0 : (int)((next_resync - now) / 1000000 + 1);
+		int n = epoll_wait(k->epfd, ev, 4,
+				   wait_ms < 0 || resync_ms < wait_ms ? resync_ms : wait_ms);
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.u32 == TAG_STOP)
+				return NULL;
+		bool sync = now_ns() >= next_resync;
+		char **vec;
+		pthread_mutex_lock(&k->reg.lock);
+		for (int w = 0; w < WATCHES_PER_ROUND && xen_xs_next_watch(k->seam, &vec) == 1;
+		     w++) {
+			sync |= note_watch(k, vec);
+			free(vec);
+		}
+		if (sync) {
+			xen_registry_sync_domains(&k->reg);
+			next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
+		}
+		wait_ms = scan_due(k);
+		pthread_mutex_unlock(&k->reg.lock);
+	}
+}
+
+/* ---- configuration ---- */
+
+static int read_config(struct xen_collector *k, const struct bs_conf *conf)
+{
+	const struct bs_conf_ops *c = conf->ops;
+
+	k->caps = (struct xen_caps){
+	    .domains = 4096, .providers = 16, .sets = 64, .pages = 4, .label_len = 64};
+	k->timeout_s = 1;
+	k->scan_interval_s = 0.1;
+	k->resync_s = 60;
+	if (c->get_bool(conf, "create_stats_key", &k->create_stats_key) == -EINVAL ||
+	    c->get_f64(conf, "timeout_seconds", 0.001, 600, &k->timeout_s) == -EINVAL ||
+	    c->get_f64(conf, "rescan_min_interval_seconds", 0, 60, &k->scan_interval_s) ==
+		-EINVAL ||
+	    c->get_f64(conf, "resync_interval_seconds", 1, 86400, &k->resync_s) == -EINVAL ||
+	    c->get_u64(conf, "max_domains", 1, 65536, &k->caps.domains) == -EINVAL ||
+	    c->get_u64(conf, "max_providers_per_domain", 1, 1024, &k->caps.providers) == -EINVAL ||
+	    c->get_u64(conf, "max_sets_per_domain", 1, 4096, &k->caps.sets) == -EINVAL ||
+	    c->get_u64(conf, "max_pages_per_set", 1, 256, &k->caps.pages) == -EINVAL ||
+	    c->get_u64(conf, "max_label_length", 8, 256, &k->caps.label_len) == -EINVAL)
+		return -EINVAL;
+	if (k->caps.label_len > XEN_LABEL_MAX)
+		return c->error(c->child(conf, "max_label_length"),
+				"max_label_length must be at most 64");
+	return statmap_init(&k->map, c->child(conf, "rules"), rule_keys, 3);
+}
+
+/* ---- the plugin ---- */
+
+static void xen_shutdown(void *state)
+{
+	struct xen_collector *k = state;
+	if (!k)
+		return;
+	if (k->thread_started) {
+		uint64_t one = 1;
+		if (write(k->stopfd, &one, sizeof(one)) == sizeof(one))
+			pthread_join(k->thread, NULL);
+	}
+	xen_families_free(&k->fam);
+	if (k->reg_ready)
+		xen_registry_free(&k->reg);
+	xen_seam_close(k->seam);
+	if (k->epfd >= 0)
+		close(k->epfd);
+	if (k->stopfd >= 0)
+		close(k->stopfd);
+	statmap_free(&k->map);
+	free(k);
+}
+
+static int start_watching(struct xen_collector *k)
+{
+	struct epoll_event stop = {.events = EPOLLIN, .data.u32 = TAG_STOP};
+	struct epoll_event xs = {.events = EPOLLIN, .data.u32 = TAG_XS};
+
+	k->epfd = epoll_create1(EPOLL_CLOEXEC);
+	k->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (k->epfd < 0 || k->stopfd < 0 ||
+	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0 ||
+	    xen_xs_watch(k->seam, "@introduceDomain", "I") < 0 ||
+	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 ||
+	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, xen_xs_fd(k->seam), &xs) < 0)
+		return errno ? -errno : -EIO;
+	/* The first look is made now, so the first scrape has the sets. */
+	pthread_mutex_lock(&k->reg.lock);
+	xen_registry_sync_domains(&k->reg);
+	scan_due(k);
+	pthread_mutex_unlock(&k->reg.lock);
+	if (pthread_create(&k->thread, NULL, watcher_main, k) != 0)
+		return -EAGAIN;
+	k->thread_started = true;
+	return 0;
+}
+
+static int xen_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
+{
+	struct xen_collector *k = calloc(1, sizeof(*k));
+	int rc;
+
+	*state = NULL;
+	if (!k)
+		return -ENOMEM;
+	k->host = host;
+	k->epfd = k->stopfd = -1;
+	if ((rc = read_config(k, conf)) < 0)
+		goto fail;
+	if ((rc = xen_seam_open(&k->seam)) < 0) {
+		host->log(BS_LOG_ERROR, "xen",
+			  "cannot open xenstore, grant tables or event channels", "error",
+			  strerror(-rc), (char *)NULL);
+		goto fail;
+	}
+	if ((rc = xen_registry_init(&k->reg, k->seam, &k->caps, &k->map, k->create_stats_key)) < 0)
+		goto fail;
+	k->reg_ready = true;
+	if ((rc = start_watching(k)) < 0)
+		goto fail;
+	*state = k;
+	return 0;
+fail:
+	xen_shutdown(k);
+	return rc;
+}
+
+static int xen_collect(void *state, struct bs_emitter *em)
+{
+	struct xen_collector *k = state;
+
+	xen_sample(&k->reg, k->timeout_s, em); /* returns holding the lock */
+	int rc = xen_emit(&k->reg, &k->fam, em);
+	pthread_mutex_unlock(&k->reg.lock);
+	return rc;
+}
+
+BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_xen = {
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .name = "xen",
+    .description = "Xen PV driver and agent statistics sets (the monitoring agent)",
+    .init = xen_init,
+    .collect = xen_collect,
+    .shutdown = xen_shutdown,
+};

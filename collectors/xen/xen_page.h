@@ -1,0 +1,45 @@
+/* The pages of the PV statistics interface (seed 000): 64-byte
+ * {uint8_t type; char name[63];} tuples, and 64-byte values at the same
+ * offsets. Pure functions over copies of guest pages. */
+#ifndef XEN_PAGE_H
+#define XEN_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XEN_PAGE_SIZE 4096
+#define XEN_TUPLE_SIZE 64
+#define XEN_TUPLES_PER_PAGE (XEN_PAGE_SIZE / XEN_TUPLE_SIZE)
+#define XEN_NAME_MAX 63
+
+#define STATS_TYPE_S64 1
+#define STATS_TYPE_U64 2
+#define STATS_TYPE_DOUBLE 3
+#define STATS_TYPE_ASCII 4
+
+struct xen_stat {
+	uint8_t type;
+	uint32_t slot; /* tuple index over all pages: the value's place too */
+	char name[XEN_NAME_MAX + 1];
+};
+
+/* True for a NUL-terminated name of (isalnum || ispunct || ' ') within
+ * `max` bytes, in the C locale; *len gets its length. */
+bool xen_name_valid(const char *s, size_t max, size_t *len);
+
+typedef void xen_reject_fn(void *ctx, const char *reason);
+
+/* Reads the tuples of `npages` copied name pages into out (room for
+ * npages * 64), stopping at type 0. A tuple with an unknown type or a bad
+ * name is left out and reported (unknown_type, bad_name). Returns how many
+ * statistics were taken. */
+size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_stat *out,
+		       xen_reject_fn *reject, void *ctx);
+
+/* A value slot (64 bytes of a copied value page). Numbers come back as
+ * the type says; an ASCII value is checked like a name (false if bad). */
+uint64_t xen_value_u64(const uint8_t *slot);
+bool xen_value_ascii(const uint8_t *slot, const char **text);
+
+#endif

@@ -1,0 +1,121 @@
+/* Sampling per the specification's handshake: notify, wait for the
+ * provider's signal, read. A port is unmasked once per scrape, just before
+ * its request, so a guest flooding its channel (XSA-332) gets at most a
+ * few deliveries per scrape, and its flood costs only its own answer. */
+#include "xen_sample.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#define WAIT_SLICE_MS 50
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Takes what has been delivered; returns how many awaited answers came. */
+static size_t take_pending(struct xen_registry *r, size_t budget, uint64_t *spurious)
+{
+	size_t answered = 0;
+	int p;
+
+	while (budget-- > 0 && (p = xen_evt_pending(r->seam)) >= 0) {
+		struct xen_set *s = (uint32_t)p < XEN_PORTS_MAX ? r->by_port[p] : NULL;
+		if (s && s->awaiting) {
+			s->awaiting = false;
+			s->fresh = true;
+			answered++;
+		} else {
+			(*spurious)++;
+		}
+	}
+	return answered;
+}
+
+/* Unmasks every live port and clears what was raised before this scrape
+ * asked, so that no old signal passes for an answer. */
+static size_t ask_all(struct xen_registry *r, uint64_t *spurious)
+{
+	size_t asked = 0, live = 0;
+	int p;
+
+	for (size_t i = 0; i < r->ndom; i++)
+		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
+			struct xen_set *s = r->dom[i]->set[k];
+			s->fresh = s->awaiting = false;
+			xen_evt_unmask(r->seam, s->port);
+			live++;
+		}
+	for (size_t budget = 2 * live + 16; budget > 0 && (p = xen_evt_pending(r->seam)) >= 0;
+	     budget--) {
+		(*spurious)++;
+		xen_evt_unmask(r->seam, (uint32_t)p);
+	}
+	for (size_t i = 0; i < r->ndom; i++)
+		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
+			struct xen_set *s = r->dom[i]->set[k];
+			if (xen_evt_notify(r->seam, s->port) == 0) {
+				s->awaiting = true;
+				asked++;
+			}
+		}
+	return asked;
+}
+
+static size_t count_awaiting(const struct xen_registry *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ndom; i++)
+		for (size_t k = 0; k < r->dom[i]->nsets; k++)
+			n += r->dom[i]->set[k]->awaiting;
+	return n;
+}
+
+/* Sets that answered get their pages copied; the others time out. */
+static void finish(struct xen_registry *r, struct bs_emitter *em)
+{
+	for (size_t i = 0; i < r->ndom; i++)
+		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
+			struct xen_set *s = r->dom[i]->set[k];
+			if (s->fresh) {
+				memcpy(s->copy, s->values, (size_t)s->npages * XEN_PAGE_SIZE);
+			} else if (s->awaiting) {
+				s->awaiting = false;
+				s->timeouts++;
+				bs_drop(em, "timeout", 1);
+			}
+		}
+}
+
+void xen_sample(struct xen_registry *r, double timeout_s, struct bs_emitter *em)
+{
+	uint64_t deadline = now_ns() + (uint64_t)(timeout_s * 1e9), spurious = 0;
+	struct pollfd pfd;
+
+	pthread_mutex_lock(&r->lock);
+	size_t left = ask_all(r, &spurious);
+	pfd = (struct pollfd){xen_evt_fd(r->seam), POLLIN, 0};
+	while (left > 0 && !em->ops->expired(em)) {
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			break;
+		uint64_t ms = (deadline - now) / 1000000 + 1;
+		uint64_t epoch = r->epoch;
+		/* The lock is let go while waiting: withdrawals are not held up. */
+		pthread_mutex_unlock(&r->lock);
+		poll(&pfd, 1, ms < WAIT_SLICE_MS ? (int)ms : WAIT_SLICE_MS);
+		pthread_mutex_lock(&r->lock);
+		size_t got = take_pending(r, 4 * left + 64, &spurious);
+		left = got > left ? 0 : left - got;
+		if (r->epoch != epoch)
+			left = count_awaiting(r); /* a set withdrawn while asked */
+	}
+	finish(r, em);
+	if (spurious)
+		bs_drop(em, "spurious_event", spurious);
+}

@@ -1,0 +1,150 @@
+/* The real backend of the seam: the libraries a dom0 toolstack uses. */
+#include "xen_seam.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <xenevtchn.h>
+#include <xengnttab.h>
+#include <xenstore.h>
+
+struct xen_seam {
+	struct xs_handle *xs;
+	xengnttab_handle *gnt;
+	xenevtchn_handle *evt;
+};
+
+static int err(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+int xen_seam_open(struct xen_seam **out)
+{
+	struct xen_seam *x = calloc(1, sizeof(*x));
+	int rc = -ENOMEM;
+
+	if (!x)
+		return rc;
+	errno = 0;
+	if (!(x->xs = xs_open(0)) || !(x->gnt = xengnttab_open(NULL, 0)) ||
+	    !(x->evt = xenevtchn_open(NULL, 0))) {
+		rc = err();
+		xen_seam_close(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
+void xen_seam_close(struct xen_seam *x)
+{
+	if (!x)
+		return;
+	if (x->evt)
+		xenevtchn_close(x->evt);
+	if (x->gnt)
+		xengnttab_close(x->gnt);
+	if (x->xs)
+		xs_close(x->xs);
+	free(x);
+}
+
+char **xen_xs_directory(struct xen_seam *x, const char *path, unsigned *n)
+{
+	return xs_directory(x->xs, XBT_NULL, path, n);
+}
+
+char *xen_xs_read(struct xen_seam *x, const char *path, unsigned *len)
+{
+	return xs_read(x->xs, XBT_NULL, path, len);
+}
+
+int xen_xs_write(struct xen_seam *x, const char *path, const char *value)
+{
+	return xs_write(x->xs, XBT_NULL, path, value, (unsigned)strlen(value)) ? 0 : err();
+}
+
+int xen_xs_make_owned(struct xen_seam *x, const char *path, uint32_t domid)
+{
+	/* The first entry names the owner, who may read and write; others may not. */
+	struct xs_permissions perms[1] = {{.id = domid, .perms = XS_PERM_NONE}};
+
+	if (!xs_mkdir(x->xs, XBT_NULL, path) ||
+	    !xs_set_permissions(x->xs, XBT_NULL, path, perms, 1))
+		return err();
+	return 0;
+}
+
+int xen_xs_watch(struct xen_seam *x, const char *path, const char *token)
+{
+	return xs_watch(x->xs, path, token) ? 0 : err();
+}
+
+int xen_xs_unwatch(struct xen_seam *x, const char *path, const char *token)
+{
+	return xs_unwatch(x->xs, path, token) ? 0 : err();
+}
+
+int xen_xs_next_watch(struct xen_seam *x, char ***vec)
+{
+	errno = 0;
+	*vec = xs_check_watch(x->xs);
+	if (*vec)
+		return 1;
+	return errno == EAGAIN || errno == 0 ? 0 : err();
+}
+
+int xen_xs_fd(struct xen_seam *x)
+{
+	return xs_fileno(x->xs);
+}
+
+int xen_gnt_map_ro(struct xen_seam *x, uint32_t domid, const uint32_t *refs, uint32_t n, void **out)
+{
+	errno = 0;
+	*out = xengnttab_map_domain_grant_refs(x->gnt, n, domid, (uint32_t *)refs, PROT_READ);
+	return *out ? 0 : err();
+}
+
+void xen_gnt_unmap(struct xen_seam *x, void *addr, uint32_t n)
+{
+	xengnttab_unmap(x->gnt, addr, n);
+}
+
+int xen_evt_bind(struct xen_seam *x, uint32_t domid, uint32_t remote_port)
+{
+	errno = 0;
+	int p = xenevtchn_bind_interdomain(x->evt, domid, remote_port);
+	return p < 0 ? err() : p;
+}
+
+int xen_evt_unbind(struct xen_seam *x, uint32_t port)
+{
+	return xenevtchn_unbind(x->evt, port) < 0 ? err() : 0;
+}
+
+int xen_evt_notify(struct xen_seam *x, uint32_t port)
+{
+	return xenevtchn_notify(x->evt, port) < 0 ? err() : 0;
+}
+
+int xen_evt_pending(struct xen_seam *x)
+{
+	errno = 0;
+	int p = xenevtchn_pending(x->evt);
+	return p < 0 ? -EAGAIN : p;
+}
+
+int xen_evt_unmask(struct xen_seam *x, uint32_t port)
+{
+	return xenevtchn_unmask(x->evt, port) < 0 ? err() : 0;
+}
+
+int xen_evt_fd(struct xen_seam *x)
+{
+	return xenevtchn_fd(x->evt);
+}

@@ -1,0 +1,275 @@
+/* The provider library. Keys are written in the order the specification
+ * asks (refs first, event-channel last), and values are written only when
+ * the agent asks, so each sample it takes is self-consistent. */
+#include "pvstats.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <xenevtchn.h>
+#include <xengnttab.h>
+#include <xenstore.h>
+
+#define PAGE 4096
+#define PAGES_MAX 16
+#define TOOLSTACK_DOMID 0
+
+struct pvstats_set {
+	struct pvstats *p;
+	char path[512];
+	uint32_t npages, port;
+	uint8_t *names, *values;
+	uint32_t name_refs[PAGES_MAX], value_refs[PAGES_MAX];
+	pvstats_update_fn *update;
+	void *ctx;
+	struct pvstats_set *next;
+};
+
+struct pvstats {
+	char base[256];
+	struct xs_handle *xs;
+	xengntshr_handle *gnt;
+	xenevtchn_handle *evt;
+	struct pvstats_set *sets;
+};
+
+static int err_or(int fallback)
+{
+	return errno ? -errno : fallback;
+}
+
+struct pvstats *pvstats_open(const char *domain_path, int *err)
+{
+	struct pvstats *p = calloc(1, sizeof(*p));
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	snprintf(p->base, sizeof(p->base), "%s%sstats", domain_path ? domain_path : "",
+		 domain_path ? "/" : "");
+	errno = 0;
+	if (!(p->xs = xs_open(0)) || !(p->gnt = xengntshr_open(NULL, 0)) ||
+	    !(p->evt = xenevtchn_open(NULL, 0))) {
+		*err = err_or(-EIO);
+		pvstats_close(p);
+		return NULL;
+	}
+	return p;
+}
+
+void pvstats_close(struct pvstats *p)
+{
+	if (!p)
+		return;
+	while (p->sets)
+		pvstats_set_withdraw(p->sets, 0);
+	if (p->evt)
+		xenevtchn_close(p->evt);
+	if (p->gnt)
+		xengntshr_close(p->gnt);
+	if (p->xs)
+		xs_close(p->xs);
+	free(p);
+}
+
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 62)
+		return false;
+	for (; *s; s++)
+		if (*s < 0x20 || *s >= 0x7f)
+			return false;
+	return true;
+}
+
+/* xenstore node names allow only [A-Za-z0-9_@-] (cxenstored refuses the
+ * specification's own example, "Network #0", with EINVAL). */
+static bool node_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 62)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '@'))
+			return false;
+	return true;
+}
+
+static int write_key(struct pvstats_set *s, const char *key, const char *fmt, unsigned v)
+{
+	char path[600], val[16];
+	snprintf(path, sizeof(path), "%s/%s", s->path, key);
+	snprintf(val, sizeof(val), fmt, v);
+	return xs_write(s->p->xs, XBT_NULL, path, val, (unsigned)strlen(val)) ? 0 : err_or(-EIO);
+}
+
+static int advertise(struct pvstats_set *s)
+{
+	char key[32];
+	int rc = 0;
+	for (uint32_t i = 0; i < s->npages && rc == 0; i++) {
+		snprintf(key, sizeof(key), "name-type-ref%u", i);
+		rc = write_key(s, key, "%u", s->name_refs[i]);
+		snprintf(key, sizeof(key), "val-ref%u", i);
+		if (rc == 0)
+			rc = write_key(s, key, "%u", s->value_refs[i]);
+	}
+	/* Last: the agent may read everything above once it sees this. */
+	return rc ? rc : write_key(s, "event-channel", "%u", s->port);
+}
+
+static void set_free(struct pvstats_set *s)
+{
+	if (s->names)
+		xengntshr_unshare(s->p->gnt, s->names, s->npages);
+	if (s->values)
+		xengntshr_unshare(s->p->gnt, s->values, s->npages);
+	if (s->port)
+		xenevtchn_unbind(s->p->evt, s->port);
+	free(s);
+}
+
+struct pvstats_set *pvstats_set_open(struct pvstats *p, const char *provider, const char *set,
+				     const struct pvstats_stat *stats, size_t n,
+				     pvstats_update_fn *update, void *ctx, int *err)
+{
+	struct pvstats_set *s = calloc(1, sizeof(*s));
+	int rc = -EINVAL;
+
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->p = p;
+	s->update = update;
+	s->ctx = ctx;
+	s->npages = (uint32_t)((n + PVSTATS_PER_PAGE - 1) / PVSTATS_PER_PAGE);
+	if (s->npages == 0)
+		s->npages = 1;
+	if (!node_ok(provider) || !node_ok(set))
+		goto fail;
+	if (s->npages > PAGES_MAX) {
+		rc = -E2BIG;
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (stats[i].type < PVSTATS_S64 || stats[i].type > PVSTATS_ASCII ||
+		    !name_ok(stats[i].name))
+			goto fail;
+	snprintf(s->path, sizeof(s->path), "%s/%s/%s", p->base, provider, set);
+	errno = 0;
+	if (!(s->names = xengntshr_share_pages(p->gnt, TOOLSTACK_DOMID, (int)s->npages,
+					       s->name_refs, 0)) ||
+	    !(s->values = xengntshr_share_pages(p->gnt, TOOLSTACK_DOMID, (int)s->npages,
+						s->value_refs, 0))) {
+		rc = err_or(-ENOMEM);
+		goto fail;
+	}
+	memset(s->names, 0, (size_t)s->npages * PAGE); /* type 0 ends the list */
+	memset(s->values, 0, (size_t)s->npages * PAGE);
+	for (size_t i = 0; i < n; i++) {
+		s->names[i * 64] = stats[i].type;
+		memcpy(s->names + i * 64 + 1, stats[i].name, strlen(stats[i].name));
+	}
+	int port = xenevtchn_bind_unbound_port(p->evt, TOOLSTACK_DOMID);
+	if (port <= 0) {
+		rc = err_or(-EIO);
+		goto fail;
+	}
+	s->port = (uint32_t)port;
+	if ((rc = advertise(s)) < 0)
+		goto fail;
+	s->next = p->sets;
+	p->sets = s;
+	return s;
+fail:
+	set_free(s);
+	*err = rc;
+	return NULL;
+}
+
+void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms)
+{
+	struct pvstats *p = s->p;
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/event-channel", s->path);
+	xs_rm(p->xs, XBT_NULL, path);
+	/* A guest cannot ask whether the agent closed its port; it waits. */
+	nanosleep(&(struct timespec){grace_ms / 1000, (long)(grace_ms % 1000) * 1000000}, NULL);
+	xs_rm(p->xs, XBT_NULL, s->path);
+	*strrchr(s->path, '/') = '\0'; /* the provider's key, if no set is left */
+	unsigned n = 0;
+	char **left = xs_directory(p->xs, XBT_NULL, s->path, &n);
+	if (left && n == 0)
+		xs_rm(p->xs, XBT_NULL, s->path);
+	free(left);
+	for (struct pvstats_set **sp = &p->sets; *sp; sp = &(*sp)->next)
+		if (*sp == s) {
+			*sp = s->next;
+			break;
+		}
+	set_free(s);
+}
+
+static uint8_t *slot(struct pvstats_set *s, size_t i)
+{
+	return s->values + i * 64;
+}
+
+void pvstats_set_u64(struct pvstats_set *s, size_t i, uint64_t v)
+{
+	uint8_t *p = slot(s, i);
+	for (int k = 0; k < 8; k++, v >>= 8)
+		p[k] = (uint8_t)v;
+}
+
+void pvstats_set_s64(struct pvstats_set *s, size_t i, int64_t v)
+{
+	pvstats_set_u64(s, i, (uint64_t)v);
+}
+
+void pvstats_set_double(struct pvstats_set *s, size_t i, double v)
+{
+	uint64_t u;
+	memcpy(&u, &v, sizeof(u));
+	pvstats_set_u64(s, i, u);
+}
+
+void pvstats_set_ascii(struct pvstats_set *s, size_t i, const char *text)
+{
+	uint8_t *p = slot(s, i);
+	size_t k;
+	for (k = 0; k < 63 && text[k]; k++)
+		p[k] = text[k] >= 0x20 && text[k] < 0x7f ? (uint8_t)text[k] : '?';
+	memset(p + k, 0, 64 - k);
+}
+
+int pvstats_fd(const struct pvstats *p)
+{
+	return xenevtchn_fd(p->evt);
+}
+
+int pvstats_dispatch(struct pvstats *p)
+{
+	int port, n = 0;
+	while ((port = xenevtchn_pending(p->evt)) > 0) {
+		for (struct pvstats_set *s = p->sets; s; s = s->next) {
+			if (s->port != (uint32_t)port)
+				continue;
+			s->update(s->ctx, s);
+			__atomic_thread_fence(__ATOMIC_RELEASE); /* values before the signal */
+			xenevtchn_notify(p->evt, s->port);
+			n++;
+		}
+		xenevtchn_unmask(p->evt, (uint32_t)port);
+	}
+	return n;
+}

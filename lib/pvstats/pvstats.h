@@ -1,0 +1,57 @@
+/* The provider's half of the Xen PV statistics interface (seed 000), for a
+ * guest's drivers and agents: advertise sets of statistics in xenstore,
+ * share their name and value pages with the toolstack domain, answer its
+ * update requests, and withdraw cleanly. Links libxenstore, libxengnttab
+ * (grant sharing) and libxenevtchn, as a guest has them. */
+#ifndef PVSTATS_H
+#define PVSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PVSTATS_S64 1
+#define PVSTATS_U64 2
+#define PVSTATS_DOUBLE 3
+#define PVSTATS_ASCII 4
+#define PVSTATS_PER_PAGE 64
+
+struct pvstats;
+struct pvstats_set;
+
+struct pvstats_stat {
+	uint8_t type;	  /* PVSTATS_S64 .. PVSTATS_ASCII */
+	const char *name; /* 1 to 62 of (isalnum || ispunct || ' ') */
+};
+
+/* Called when the toolstack asks for fresh values: write every statistic
+ * of the set with the setters below; the library then signals back. */
+typedef void pvstats_update_fn(void *ctx, struct pvstats_set *set);
+
+/* domain_path: NULL inside a guest (keys are relative to its domain);
+ * "/local/domain/<domid>" for a process acting for a domain. */
+struct pvstats *pvstats_open(const char *domain_path, int *err);
+void pvstats_close(struct pvstats *p);
+
+/* Advertises stats/<provider>/<set>: pages shared with domain 0, refs
+ * written, event-channel written last. provider and set are xenstore node
+ * names, 1 to 62 of [A-Za-z0-9_@-]. NULL with *err (-EINVAL for a bad name
+ * or type, -E2BIG past 16 pages). */
+struct pvstats_set *pvstats_set_open(struct pvstats *p, const char *provider, const char *set,
+				     const struct pvstats_stat *stats, size_t n,
+				     pvstats_update_fn *update, void *ctx, int *err);
+/* Withdraws the set: deletes event-channel, gives the agent grace_ms to
+ * close its port, then removes the keys and ends the sharing. */
+void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms);
+
+void pvstats_set_u64(struct pvstats_set *s, size_t i, uint64_t v);
+void pvstats_set_s64(struct pvstats_set *s, size_t i, int64_t v);
+void pvstats_set_double(struct pvstats_set *s, size_t i, double v);
+/* Up to 63 bytes of (isalnum || ispunct || ' '); others become '?'. */
+void pvstats_set_ascii(struct pvstats_set *s, size_t i, const char *text);
+
+/* Serving from the application's loop: poll the fd, then dispatch. */
+int pvstats_fd(const struct pvstats *p);
+/* Answers every request that has arrived; returns how many. */
+int pvstats_dispatch(struct pvstats *p);
+
+#endif

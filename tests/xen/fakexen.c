@@ -1,0 +1,452 @@
+/* A stand-in for the Xen hypervisor beneath the real libraries, loaded
+ * with LD_PRELOAD: grant tables as shared files, event channels as Unix
+ * datagrams, and the few libxenctrl calls and /proc/xen files cxenstored
+ * needs. Everything above it (libxenstore against the real cxenstored, the
+ * exporter's Xen backend, the provider library) is the shipped code.
+ *
+ * FAKEXEN_DIR   the "hypervisor's" state (grants, ports); required
+ * FAKEXEN_DOMID the domain this process plays (default 0, the toolstack)
+ * FAKEXEN_LAX   set for xenstored: binding a port nobody offered succeeds */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <xenctrl.h>
+#include <xenevtchn.h>
+#include <xengnttab.h>
+
+#define PAGE 4096
+#define PORTS_MAX 65536
+#define EXPORT __attribute__((visibility("default")))
+
+static const char *dir(void)
+{
+	const char *d = getenv("FAKEXEN_DIR");
+	return d ? d : "/tmp/fakexen";
+}
+
+static uint32_t my_domid(void)
+{
+	const char *d = getenv("FAKEXEN_DOMID");
+	return d ? (uint32_t)strtoul(d, NULL, 10) : 0;
+}
+
+static void path_of(char *out, size_t n, const char *kind, uint32_t a, uint32_t b)
+{
+	snprintf(out, n, "%s/%s-%u-%u", dir(), kind, a, b);
+}
+
+static void ensure_dir(void)
+{
+	mkdir(dir(), 0755);
+}
+
+/* ---- /proc/xen for cxenstored ---- */
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	static int (*real_open)(const char *, int, ...);
+	char alt[512];
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	if (!real_open)
+		real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	if (strcmp(path, "/proc/xen/xsd_port") == 0 || strcmp(path, "/proc/xen/xsd_kva") == 0) {
+		ensure_dir();
+		snprintf(alt, sizeof(alt), "%s/%s", dir(), strrchr(path, '/') + 1);
+		int fd = real_open(alt, O_RDWR | O_CREAT, 0600);
+		if (fd >= 0 && strstr(path, "port") && lseek(fd, 0, SEEK_END) == 0 &&
+		    write(fd, "1\n", 2) != 2)
+			return -1;
+		if (fd >= 0 && strstr(path, "kva") && ftruncate(fd, PAGE) < 0)
+			return -1;
+		if (fd >= 0)
+			lseek(fd, 0, SEEK_SET);
+		return fd;
+	}
+	return real_open(path, flags, mode);
+}
+
+/* ---- libxenctrl: every domain exists ---- */
+
+EXPORT xc_interface *xc_interface_open(xentoollog_logger *l, xentoollog_logger *d, unsigned f)
+{
+	(void)l, (void)d, (void)f;
+	static int token;
+	return (xc_interface *)&token;
+}
+
+EXPORT int xc_interface_close(xc_interface *xch)
+{
+	(void)xch;
+	return 0;
+}
+
+EXPORT int xc_domain_getinfo(xc_interface *xch, uint32_t first, unsigned int max,
+			     xc_dominfo_t *info)
+{
+	(void)xch;
+	if (max == 0)
+		return 0;
+	memset(info, 0, sizeof(*info));
+	info->domid = first;
+	info->running = 1;
+	return 1;
+}
+
+/* ---- grant tables: page <domid>,<ref> is the file gnt-<domid>-<ref> ---- */
+
+struct share {
+	void *addr;
+	uint32_t count, first_ref;
+	struct share *next;
+};
+
+/* One struct for both handles, as in the library. */
+struct xengntdev_handle {
+	struct share *shares;
+};
+
+EXPORT xengnttab_handle *xengnttab_open(xentoollog_logger *l, unsigned f)
+{
+	(void)l, (void)f;
+	return calloc(1, sizeof(struct xengntdev_handle));
+}
+
+EXPORT int xengnttab_close(xengnttab_handle *h)
+{
+	free(h);
+	return 0;
+}
+
+EXPORT int xengnttab_set_max_grants(xengnttab_handle *h, uint32_t n)
+{
+	(void)h, (void)n;
+	return 0;
+}
+
+EXPORT void *xengnttab_map_domain_grant_refs(xengnttab_handle *h, uint32_t count, uint32_t domid,
+					     uint32_t *refs, int prot)
+{
+	char p[512];
+	(void)h;
+	uint8_t *base = mmap(NULL, (size_t)count * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	for (uint32_t i = 0; i < count; i++) {
+		path_of(p, sizeof(p), "gnt", domid, refs[i]);
+		int fd = open(p, (prot & PROT_WRITE) ? O_RDWR : O_RDONLY);
+		void *m = MAP_FAILED;
+		if (fd >= 0) {
+			m = mmap(base + (size_t)i * PAGE, PAGE, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+			close(fd);
+		} else if (getenv("FAKEXEN_LAX")) { /* xenstored's ring of a domain it is told of */
+			m = mmap(base + (size_t)i * PAGE, PAGE, prot,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		}
+		if (m == MAP_FAILED) {
+			munmap(base, (size_t)count * PAGE);
+			errno = EINVAL; /* a reference the domain never granted */
+			return NULL;
+		}
+	}
+	return base;
+}
+
+EXPORT void *xengnttab_map_grant_ref(xengnttab_handle *h, uint32_t domid, uint32_t ref, int prot)
+{
+	return xengnttab_map_domain_grant_refs(h, 1, domid, &ref, prot);
+}
+
+EXPORT int xengnttab_unmap(xengnttab_handle *h, void *addr, uint32_t count)
+{
+	(void)h;
+	return munmap(addr, (size_t)count * PAGE);
+}
+
+EXPORT xengntshr_handle *xengntshr_open(xentoollog_logger *l, unsigned f)
+{
+	(void)l, (void)f;
+	ensure_dir();
+	return calloc(1, sizeof(struct xengntdev_handle));
+}
+
+EXPORT void *xengntshr_share_pages(xengntshr_handle *h, uint32_t domid, int count, uint32_t *refs,
+				   int writable)
+{
+	struct xengntdev_handle *s = h;
+	static uint32_t next_ref = 8;
+	char p[512];
+	(void)domid, (void)writable;
+	uint8_t *base =
+	    mmap(NULL, (size_t)count * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	for (int i = 0; i < count; i++) {
+		int fd;
+		do { /* refs are the domain's: unique across its processes */
+			refs[i] = next_ref++;
+			path_of(p, sizeof(p), "gnt", my_domid(), refs[i]);
+		} while ((fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0 && errno == EEXIST);
+		if (fd < 0 || ftruncate(fd, PAGE) < 0 ||
+		    mmap(base + (size_t)i * PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 fd, 0) == MAP_FAILED)
+			return NULL;
+		close(fd);
+	}
+	struct share *sh = malloc(sizeof(*sh));
+	*sh = (struct share){base, (uint32_t)count, refs[0], s->shares};
+	s->shares = sh;
+	/* refs of one call are consecutive here; the unshare below relies on it */
+	for (int i = 1; i < count; i++)
+		if (refs[i] != refs[0] + (uint32_t)i)
+			sh->count = 0;
+	return base;
+}
+
+EXPORT int xengntshr_unshare(xengntshr_handle *h, void *addr, uint32_t count)
+{
+	struct xengntdev_handle *s = h;
+	char p[512];
+	for (struct share **sp = &s->shares; *sp; sp = &(*sp)->next) {
+		struct share *sh = *sp;
+		if (sh->addr != addr)
+			continue;
+		for (uint32_t i = 0; i < sh->count; i++) {
+			path_of(p, sizeof(p), "gnt", my_domid(), sh->first_ref + i);
+			unlink(p); /* the grant ends: no new mapping can be made */
+		}
+		*sp = sh->next;
+		free(sh);
+		break;
+	}
+	return munmap(addr, (size_t)count * PAGE);
+}
+
+EXPORT int xengntshr_close(xengntshr_handle *h)
+{
+	free(h);
+	return 0;
+}
+
+/* ---- event channels: port <domid>,<port> is the file port-<domid>-<port>
+ * naming its handle's socket and, once bound, the peer "<domid> <port>". ---- */
+
+struct xenevtchn_handle {
+	int fd;
+	char path[256];
+	unsigned char masked[PORTS_MAX / 8], pending[PORTS_MAX / 8];
+};
+
+static bool bit(const unsigned char *b, uint32_t p)
+{
+	return b[p / 8] & (1u << (p % 8));
+}
+
+static void set_bit(unsigned char *b, uint32_t p, bool on)
+{
+	if (on)
+		b[p / 8] |= (unsigned char)(1u << (p % 8));
+	else
+		b[p / 8] &= (unsigned char)~(1u << (p % 8));
+}
+
+EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
+{
+	static unsigned n;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	(void)l, (void)f;
+	ensure_dir();
+	xenevtchn_handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	snprintf(h->path, sizeof(h->path), "%s/h-%u-%d-%u", dir(), my_domid(), (int)getpid(), n++);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
+	unlink(h->path);
+	h->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+EXPORT xenevtchn_handle *xenevtchn_fdopen(xentoollog_logger *l, int fd, unsigned f)
+{
+	(void)l, (void)fd, (void)f;
+	errno = ENOSYS;
+	return NULL;
+}
+
+EXPORT int xenevtchn_close(xenevtchn_handle *h)
+{
+	if (!h)
+		return 0;
+	close(h->fd);
+	unlink(h->path);
+	free(h);
+	return 0;
+}
+
+EXPORT int xenevtchn_fd(xenevtchn_handle *h)
+{
+	return h->fd;
+}
+
+/* A new port of this domain, its file naming the handle (and peer). */
+static int new_port(xenevtchn_handle *h, uint32_t peer_dom, int peer_port)
+{
+	char p[512];
+	for (uint32_t port = 1; port < PORTS_MAX; port++) {
+		path_of(p, sizeof(p), "port", my_domid(), port);
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -1;
+		dprintf(fd, "%s %u %d\n", h->path, peer_dom, peer_port);
+		close(fd);
+		return (int)port;
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+static int read_port(uint32_t dom, uint32_t port, char *sock, uint32_t *peer_dom, int *peer_port)
+{
+	char p[512], line[600];
+	path_of(p, sizeof(p), "port", dom, port);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	int ok = fgets(line, sizeof(line), f) && sscanf(line, "%255s %u %d", sock, peer_dom,
+							  peer_port) == 3;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static int write_peer(uint32_t dom, uint32_t port, uint32_t peer_dom, int peer_port)
+{
+	char sock[256], p[512];
+	uint32_t od;
+	int op;
+	if (read_port(dom, port, sock, &od, &op) < 0)
+		return -1;
+	path_of(p, sizeof(p), "port", dom, port);
+	FILE *f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s %u %d\n", sock, peer_dom, peer_port);
+	fclose(f);
+	return 0;
+}
+
+EXPORT xenevtchn_port_or_error_t xenevtchn_bind_unbound_port(xenevtchn_handle *h, uint32_t dom)
+{
+	(void)dom;
+	return new_port(h, 0, -1);
+}
+
+EXPORT xenevtchn_port_or_error_t xenevtchn_bind_interdomain(xenevtchn_handle *h, uint32_t dom,
+							   evtchn_port_t remote)
+{
+	char sock[256];
+	uint32_t pd;
+	int pp;
+	if (read_port(dom, remote, sock, &pd, &pp) < 0 || pp >= 0) {
+		if (!getenv("FAKEXEN_LAX")) {
+			errno = EINVAL; /* not an unbound port of that domain */
+			return -1;
+		}
+		return new_port(h, dom, -1);
+	}
+	int port = new_port(h, dom, (int)remote);
+	if (port > 0 && write_peer(dom, remote, my_domid(), port) < 0)
+		return -1;
+	return port;
+}
+
+EXPORT xenevtchn_port_or_error_t xenevtchn_bind_virq(xenevtchn_handle *h, unsigned int virq)
+{
+	(void)virq;
+	return new_port(h, 0, -1);
+}
+
+EXPORT int xenevtchn_unbind(xenevtchn_handle *h, evtchn_port_t port)
+{
+	char sock[256], p[512];
+	uint32_t pd;
+	int pp;
+	(void)h;
+	if (read_port(my_domid(), port, sock, &pd, &pp) == 0 && pp >= 0)
+		write_peer(pd, (uint32_t)pp, 0, -1); /* the other end is unbound again */
+	path_of(p, sizeof(p), "port", my_domid(), port);
+	return unlink(p);
+}
+
+EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
+{
+	char sock[256], peer_sock[256];
+	uint32_t pd, x;
+	int pp, xp;
+	(void)h;
+	if (read_port(my_domid(), port, sock, &pd, &pp) < 0)
+		return -1;
+	if (pp < 0 || read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) < 0)
+		return 0; /* nobody bound at the other end: the event is lost */
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", peer_sock);
+	uint32_t msg = (uint32_t)pp;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* A full queue is a set pending bit: the event is not lost, merged. */
+	sendto(fd, &msg, sizeof(msg), MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return 0;
+}
+
+/* Delivery masks the port until unmasked, as the evtchn device does;
+ * events for a masked port are merged into its pending bit. */
+EXPORT xenevtchn_port_or_error_t xenevtchn_pending(xenevtchn_handle *h)
+{
+	uint32_t port;
+	while (recv(h->fd, &port, sizeof(port), MSG_DONTWAIT) == sizeof(port)) {
+		if (port >= PORTS_MAX)
+			continue;
+		if (bit(h->masked, port)) {
+			set_bit(h->pending, port, true);
+			continue;
+		}
+		set_bit(h->masked, port, true);
+		return (int)port;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+EXPORT int xenevtchn_unmask(xenevtchn_handle *h, evtchn_port_t port)
+{
+	if (port >= PORTS_MAX)
+		return -1;
+	set_bit(h->masked, port, false);
+	if (bit(h->pending, port)) { /* raised again, as Xen does on unmask */
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		uint32_t msg = port;
+		set_bit(h->pending, port, false);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
+		sendto(h->fd, &msg, sizeof(msg), MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	return 0;
+}
