@@ -243,25 +243,66 @@ EXPORT int xengntshr_close(xengntshr_handle *h)
 }
 
 /* ---- event channels: port <domid>,<port> is the file port-<domid>-<port>
- * naming its handle's socket and, once bound, the peer "<domid> <port>". ---- */
+ * naming its handle's socket and, once bound, the peer "<domid> <port>".
+ * Each handle has a shared bitmap of pending ports (<socket>.bits), as Xen
+ * keeps pending bits in shared memory: a flood on one port sets one bit
+ * and cannot crowd out another port's event. The socket only wakes. ---- */
+
+#define WORDS (PORTS_MAX / 64)
 
 struct xenevtchn_handle {
 	int fd;
 	char path[256];
-	unsigned char masked[PORTS_MAX / 8], pending[PORTS_MAX / 8];
+	uint64_t *pending; /* shared: set by notifiers, cleared on delivery */
+	uint64_t masked[WORDS];
+	unsigned cursor;
 };
 
-static bool bit(const unsigned char *b, uint32_t p)
+static uint64_t *map_bits(const char *sock_path, bool create)
 {
-	return b[p / 8] & (1u << (p % 8));
+	char p[300];
+	snprintf(p, sizeof(p), "%s.bits", sock_path);
+	int fd = open(p, O_RDWR | (create ? O_CREAT : 0), 0600);
+	if (fd < 0)
+		return NULL;
+	void *m = MAP_FAILED;
+	if (!create || ftruncate(fd, WORDS * 8) == 0)
+		m = mmap(NULL, WORDS * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return m == MAP_FAILED ? NULL : m;
 }
 
-static void set_bit(unsigned char *b, uint32_t p, bool on)
+/* The bitmaps of peers this process signals, mapped once each. */
+static uint64_t *peer_bits(const char *sock_path)
 {
-	if (on)
-		b[p / 8] |= (unsigned char)(1u << (p % 8));
-	else
-		b[p / 8] &= (unsigned char)~(1u << (p % 8));
+	static struct {
+		char path[256];
+		uint64_t *bits;
+	} cache[64];
+	static unsigned next;
+	for (unsigned i = 0; i < 64; i++)
+		if (cache[i].bits && strcmp(cache[i].path, sock_path) == 0)
+			return cache[i].bits;
+	uint64_t *b = map_bits(sock_path, false);
+	if (!b)
+		return NULL;
+	unsigned i = next++ % 64;
+	if (cache[i].bits)
+		munmap(cache[i].bits, WORDS * 8);
+	snprintf(cache[i].path, sizeof(cache[i].path), "%s", sock_path);
+	cache[i].bits = b;
+	return b;
+}
+
+static void wake(const char *sock_path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char one = 1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", sock_path);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* A full queue already means "readable": nothing is lost by EAGAIN. */
+	sendto(fd, &one, 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
 }
 
 EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
@@ -277,7 +318,8 @@ EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
 	unlink(h->path);
 	h->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    !(h->pending = map_bits(h->path, true))) {
 		free(h);
 		return NULL;
 	}
@@ -293,9 +335,13 @@ EXPORT xenevtchn_handle *xenevtchn_fdopen(xentoollog_logger *l, int fd, unsigned
 
 EXPORT int xenevtchn_close(xenevtchn_handle *h)
 {
+	char p[300];
 	if (!h)
 		return 0;
 	close(h->fd);
+	munmap(h->pending, WORDS * 8);
+	snprintf(p, sizeof(p), "%s.bits", h->path);
+	unlink(p);
 	unlink(h->path);
 	free(h);
 	return 0;
@@ -405,32 +451,33 @@ EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
 	(void)h;
 	if (read_port(my_domid(), port, sock, &pd, &pp) < 0)
 		return -1;
-	if (pp < 0 || read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) < 0)
+	if (pp < 0 || pp >= PORTS_MAX || read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) < 0)
 		return 0; /* nobody bound at the other end: the event is lost */
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", peer_sock);
-	uint32_t msg = (uint32_t)pp;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	/* A full queue is a set pending bit: the event is not lost, merged. */
-	sendto(fd, &msg, sizeof(msg), MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
-	close(fd);
+	uint64_t *bits = peer_bits(peer_sock);
+	if (!bits)
+		return 0;
+	__atomic_fetch_or(&bits[pp / 64], 1ull << (pp % 64), __ATOMIC_RELEASE);
+	wake(peer_sock);
 	return 0;
 }
 
-/* Delivery masks the port until unmasked, as the evtchn device does;
- * events for a masked port are merged into its pending bit. */
+/* Delivery masks the port until unmasked, as the evtchn device does; a
+ * masked port's events stay in its pending bit. */
 EXPORT xenevtchn_port_or_error_t xenevtchn_pending(xenevtchn_handle *h)
 {
-	uint32_t port;
-	while (recv(h->fd, &port, sizeof(port), MSG_DONTWAIT) == sizeof(port)) {
-		if (port >= PORTS_MAX)
+	char buf[64];
+	while (recv(h->fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	for (unsigned k = 0; k < WORDS; k++) {
+		unsigned w = (h->cursor + k) % WORDS;
+		uint64_t ready = __atomic_load_n(&h->pending[w], __ATOMIC_ACQUIRE) & ~h->masked[w];
+		if (!ready)
 			continue;
-		if (bit(h->masked, port)) {
-			set_bit(h->pending, port, true);
-			continue;
-		}
-		set_bit(h->masked, port, true);
-		return (int)port;
+		unsigned b = (unsigned)__builtin_ctzll(ready);
+		__atomic_fetch_and(&h->pending[w], ~(1ull << b), __ATOMIC_ACQ_REL);
+		h->masked[w] |= 1ull << b;
+		h->cursor = w; /* fair: the next search starts here */
+		return (int)(w * 64 + b);
 	}
 	errno = EAGAIN;
 	return -1;
@@ -440,13 +487,8 @@ EXPORT int xenevtchn_unmask(xenevtchn_handle *h, evtchn_port_t port)
 {
 	if (port >= PORTS_MAX)
 		return -1;
-	set_bit(h->masked, port, false);
-	if (bit(h->pending, port)) { /* raised again, as Xen does on unmask */
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
-		uint32_t msg = port;
-		set_bit(h->pending, port, false);
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
-		sendto(h->fd, &msg, sizeof(msg), MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
-	}
+	h->masked[port / 64] &= ~(1ull << (port % 64));
+	if (__atomic_load_n(&h->pending[port / 64], __ATOMIC_ACQUIRE) & (1ull << (port % 64)))
+		wake(h->path); /* raised again, as Xen does on unmask */
 	return 0;
 }

@@ -139,6 +139,157 @@ static int many(struct pvstats *p, int providers)
 	return serve(p);
 }
 
+/* ---- hostile guests: written by hand, as a malicious guest would ---- */
+
+enum {
+	RAW_BADNAME = 1,
+	RAW_NONUL = 2,
+	RAW_BADTYPE = 4,
+	RAW_ECFIRST = 8,
+	RAW_OUTOFORDER = 16,
+	RAW_TOOMANY = 32,
+	RAW_UNGRANTED = 64,
+	RAW_FLOOD = 128,
+	RAW_SILENT = 256,
+};
+
+struct raw {
+	struct xs_handle *xs;
+	xengntshr_handle *gnt;
+	xenevtchn_handle *evt;
+	char path[256];
+	uint32_t port, npages;
+	uint8_t *names, *values;
+	uint32_t nref[32], vref[32];
+};
+
+static void put(struct raw *r, const char *key, unsigned v)
+{
+	char path[320], val[16];
+	snprintf(path, sizeof(path), "%s/%s", r->path, key);
+	snprintf(val, sizeof(val), "%u", v);
+	xs_write(r->xs, XBT_NULL, path, val, (unsigned)strlen(val));
+}
+
+static void put_refs(struct raw *r, unsigned flags)
+{
+	char key[32];
+	for (uint32_t i = 0; i < r->npages; i++) {
+		if ((flags & RAW_OUTOFORDER) && i == 1)
+			continue;
+		snprintf(key, sizeof(key), "name-type-ref%u", i);
+		put(r, key, flags & RAW_UNGRANTED ? 90000 + i : r->nref[i]);
+		snprintf(key, sizeof(key), "val-ref%u", i);
+		put(r, key, flags & RAW_UNGRANTED ? 91000 + i : r->vref[i]);
+	}
+}
+
+/* Three statistics a, b, c; the flags break the second one, or the keys. */
+static int raw_set(struct raw *r, const char *provider, const char *set, unsigned flags)
+{
+	r->xs = xs_open(0);
+	r->gnt = xengntshr_open(NULL, 0);
+	r->evt = xenevtchn_open(NULL, 0);
+	if (!r->xs || !r->gnt || !r->evt)
+		return -1;
+	r->npages = flags & RAW_TOOMANY ? 20 : flags & RAW_OUTOFORDER ? 3 : 1;
+	r->names = xengntshr_share_pages(r->gnt, 0, (int)r->npages, r->nref, 0);
+	r->values = xengntshr_share_pages(r->gnt, 0, (int)r->npages, r->vref, 0);
+	if (!r->names || !r->values)
+		return -1;
+	const char *names[3] = {"a", "b", "c"};
+	for (int i = 0; i < 3; i++) {
+		r->names[i * 64] = PVSTATS_U64;
+		memcpy(r->names + i * 64 + 1, names[i], 2);
+	}
+	if (flags & RAW_BADNAME)
+		r->names[64 + 1] = 0x01;
+	if (flags & RAW_NONUL)
+		memset(r->names + 64 + 1, 'x', 63);
+	if (flags & RAW_BADTYPE)
+		r->names[64] = 9;
+	int port = xenevtchn_bind_unbound_port(r->evt, 0);
+	if (port <= 0)
+		return -1;
+	r->port = (uint32_t)port;
+	snprintf(r->path, sizeof(r->path), "%s/stats/%s/%s", base, provider, set);
+	if (flags & RAW_ECFIRST) {
+		put(r, "event-channel", r->port);
+		usleep(300000);
+		put_refs(r, flags);
+	} else {
+		put_refs(r, flags);
+		put(r, "event-channel", r->port);
+	}
+	return 0;
+}
+
+static int raw_serve(struct raw *r, unsigned flags)
+{
+	struct pollfd pfd = {xenevtchn_fd(r->evt), POLLIN, 0};
+	uint64_t n = 0;
+	printf("ready\n");
+	fflush(stdout);
+	while (!stop) {
+		if (flags & RAW_FLOOD) /* XSA-332: signal without end */
+			xenevtchn_notify(r->evt, r->port);
+		if (poll(&pfd, 1, flags & RAW_FLOOD ? 0 : 100) <= 0 || (flags & RAW_SILENT))
+			continue;
+		int port;
+		while ((port = xenevtchn_pending(r->evt)) > 0) {
+			n++;
+			for (int i = 0; i < 3; i++)
+				memcpy(r->values + i * 64, &n, 8);
+			xenevtchn_notify(r->evt, r->port);
+			xenevtchn_unmask(r->evt, (uint32_t)port);
+		}
+	}
+	return 0;
+}
+
+/* A set created and deleted as fast as xenstore takes it. */
+static int churn(void)
+{
+	struct xs_handle *xs = xs_open(0);
+	char path[256], key[300];
+	printf("ready\n");
+	fflush(stdout);
+	snprintf(path, sizeof(path), "%s/stats/churn/s", base);
+	while (!stop && xs) {
+		snprintf(key, sizeof(key), "%s/name-type-ref0", path);
+		xs_write(xs, XBT_NULL, key, "7", 1);
+		snprintf(key, sizeof(key), "%s/val-ref0", path);
+		xs_write(xs, XBT_NULL, key, "8", 1);
+		snprintf(key, sizeof(key), "%s/event-channel", path);
+		xs_write(xs, XBT_NULL, key, "3", 1);
+		xs_rm(xs, XBT_NULL, path);
+	}
+	return 0;
+}
+
+static int providers(struct pvstats *p, int n)
+{
+	static const struct pvstats_stat one[] = {{PVSTATS_U64, "x"}};
+	struct counters c = {0, 1};
+	char prov[32];
+	int err;
+	for (int k = 0; k < n; k++) {
+		snprintf(prov, sizeof(prov), "p%03d", k);
+		if (!pvstats_set_open(p, prov, "s", one, 1, update, &c, &err))
+			return 1;
+	}
+	return serve(p);
+}
+
+static const struct {
+	const char *mode;
+	unsigned flags;
+} raw_modes[] = {
+    {"badname", RAW_BADNAME},	    {"nonul", RAW_NONUL},	  {"badtype", RAW_BADTYPE},
+    {"ecfirst", RAW_ECFIRST},	    {"outoforder", RAW_OUTOFORDER}, {"toomanyrefs", RAW_TOOMANY},
+    {"ungranted", RAW_UNGRANTED}, {"flood", RAW_FLOOD},	  {"silent", RAW_SILENT},
+};
+
 int main(int argc, char **argv)
 {
 	int err;
@@ -161,6 +312,18 @@ int main(int argc, char **argv)
 		rc = normal(p);
 	else if (strcmp(mode, "many") == 0 && argc == 4)
 		rc = many(p, atoi(argv[3]));
+	else if (strcmp(mode, "providers") == 0 && argc == 4)
+		rc = providers(p, atoi(argv[3]));
+	else if (strcmp(mode, "churn") == 0)
+		rc = churn();
+	for (size_t i = 0; i < sizeof(raw_modes) / sizeof(raw_modes[0]); i++) {
+		struct raw r = {0};
+		if (strcmp(mode, raw_modes[i].mode) != 0)
+			continue;
+		rc = raw_set(&r, "hostile", mode, raw_modes[i].flags) < 0
+			 ? 1
+			 : raw_serve(&r, raw_modes[i].flags);
+	}
 	pvstats_close(p);
 	return rc;
 }

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# The Xen collector against Debian's real cxenstored and the real
+# libxenstore, with tests/xen/fakexen.c standing in for the hypervisor
+# beneath libxengnttab and libxenevtchn: simulated guests (tests/xen/guest.c,
+# on lib/pvstats) advertise sets, answer, withdraw, die and misbehave.
+# Usage: tests/integration/xen.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+FAKE="$B/tests/libfakexen.so"
+GUEST="$B/tests/xen_guest"
+XENSTORED=/usr/lib/xen-4.17/bin/xenstored
+TIMEOUT=0.5
+
+if [ ! -x "$XENSTORED" ]; then
+	skip "xen" "cxenstored ($XENSTORED, package xen-utils-4.17) is not installed"
+	summary
+	exit 0
+fi
+export FAKEXEN_DIR="$WORK/hv" XENSTORED_RUNDIR="$WORK/xs"
+# The stand-in is built without sanitizers; an ASan daemon accepts it preloaded.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+mkdir -p "$FAKEXEN_DIR" "$XENSTORED_RUNDIR"
+FAKEXEN_LAX=1 LD_PRELOAD="$FAKE" "$XENSTORED" -N -F "$WORK/xenstored.pid" >"$WORK/xenstored.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 100); do [ -S "$XENSTORED_RUNDIR/socket" ] && break; sleep 0.05; done
+check "cxenstored serves on its socket with the stand-in beneath it" xenstore-write /probe 1
+
+toolstack() { LD_PRELOAD="$FAKE" "$GUEST" "$@"; }
+guest() { # guest DOMID MODE [N]: a simulated guest, until it says ready
+	LD_PRELOAD="$FAKE" "$GUEST" "$@" >"$WORK/guest$1.log" 2>&1 &
+	LAST_GUEST=$!
+	PIDS+=("$LAST_GUEST")
+	for _ in $(seq 100); do grep -q ready "$WORK/guest$1.log" && return 0; sleep 0.05; done
+	return 1
+}
+scrape() { curl -s "http://127.0.0.1:$PORT/metrics"; }
+dropped() { scrape | awk -v m="binstat_collector_dropped_total{collector=\"xen\",reason=\"$1\"}" '$1 == m { print $2 }'; }
+set_labels() { echo "domid=\"$1\",domain=\"$2\",provider=\"$3\",set=\"$4\""; }
+gnt_maps() { grep -c "$FAKEXEN_DIR/gnt" "/proc/$EXP/maps"; }
+fds() { ls "/proc/$EXP/fd" | wc -l; }
+until_gone() { # until_gone PATTERN: true once a scrape no longer matches, within 2 s
+	for _ in $(seq 40); do scrape | grep -q "$1" || return 0; sleep 0.05; done
+	return 1
+}
+
+cat >"$WORK/xen.yml" <<EOF
+collectors:
+  kvm: {enabled: false}
+  xen:
+    create_stats_key: true
+    timeout_seconds: $TIMEOUT
+    rules:
+      - match: {provider: "network-*", stat: bytes}
+        name: "xen_netfront_{set}_{stat}"
+        type: counter
+        help: "Bytes the guest's network frontend counted."
+EOF
+PORT=$(free_port)
+toolstack add 1 one
+LD_PRELOAD="$FAKE" start_exporter "$WORK/xen.yml" "$PORT"
+EXP=$LAST_PID
+check "the agent found domain 1" wait_for_metric "$PORT" '^xen_pv_domains 1$'
+check "create_stats_key: /local/domain/1/stats made, owned by the guest" \
+	sh -c "xenstore-ls -p /local/domain/1 | grep -q '^stats = \"\".*(n1)$'"
+BASE_FDS=$(fds)
+
+# ---- a well-behaved guest ----
+guest 1 normal
+TX=$(set_labels 1 one network-0 Tx)
+check "normal: the set is live at once" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
+scrape >"$WORK/a"
+scrape >"$WORK/b"
+pa=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/a")
+pb=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/b")
+check "normal: one update per request, so per scrape ($pa -> $pb)" test "$((pb - pa))" = 1
+has() { check "normal: $1" grep -qxF -- "$1" "$WORK/b"; }
+has "xen_pv_stat{$TX,stat=\"queue delta\"} -$pb"
+has "xen_pv_stat{$TX,stat=\"load\"} $(awk -v p="$pb" 'BEGIN { printf "%g", p / 2 }')"
+has "xen_pv_stat_text_info{$TX,stat=\"link\",value=\"up, 10Gb/s\"} 1"
+has "# TYPE xen_netfront_tx_bytes_total counter"
+has "xen_netfront_tx_bytes_total{$TX} $((pb * 1000))"
+has "xen_pv_stats_set_statistics{$TX} 5"
+check "normal: promtool accepts the output" sh -c "promtool check metrics <'$WORK/b'"
+check "normal: two sets mapped (name pages unmapped after the copy)" test "$(gnt_maps)" = 2
+
+kill -TERM "$LAST_GUEST"
+check "withdrawal: the sets' series go at once" until_gone "domid=\"1\""
+check "withdrawal: ports and mappings released" sh -c "test $(gnt_maps) = 0"
+wait "$LAST_GUEST" 2>/dev/null
+
+# ---- a domain that dies ----
+toolstack add 2 two
+guest 2 normal
+check "domain 2: live" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$(set_labels 2 two network-0 Rx)} 1$"
+toolstack remove 2
+check "domain 2 destroyed: everything it had goes" until_gone 'domid="2"'
+check "domain 2 destroyed: the domain count falls back" wait_for_metric "$PORT" '^xen_pv_domains 1$'
+kill -TERM "$LAST_GUEST" 2>/dev/null
+
+# ---- hostile guests, each on its own domain next to a good one ----
+guest 1 normal
+check "good guest back" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
+DOM=10
+# hostile MODE REASON STATS: the reason is counted, the set is live with
+# STATS statistics (or not live: -), and the good guest is untouched.
+hostile() {
+	local mode=$1 reason=$2 stats=$3 labels out
+	DOM=$((DOM + 1))
+	toolstack add "$DOM" "bad$DOM"
+	guest "$DOM" "$mode"
+	labels=$(set_labels "$DOM" "bad$DOM" hostile "$mode")
+	sleep 0.5 # the watch, the scan, a retry after the rest period
+	out=$(scrape)
+	check "$mode: counted as $reason" test "$(dropped "$reason")" -ge 1
+	if [ "$stats" = - ]; then
+		check "$mode: the set is refused" sh -c "! grep -q 'set=\"$mode\"' <<'EOF'
+$out
+EOF"
+	else
+		check "$mode: the set is live with its $stats good statistics" \
+			grep -qxF "xen_pv_stats_set_statistics{$labels} $stats" <<<"$out"
+	fi
+	check "$mode: the good guest is untouched" grep -qxF "xen_pv_stats_set_up{$TX} 1" <<<"$out"
+	kill -TERM "$LAST_GUEST" 2>/dev/null
+	wait "$LAST_GUEST" 2>/dev/null
+	toolstack remove "$DOM"
+}
+hostile badname bad_name 2
+hostile nonul bad_name 2
+hostile badtype unknown_type 2
+hostile ecfirst no_refs 3
+hostile outoforder refs_out_of_order -
+hostile toomanyrefs too_many_pages -
+hostile ungranted grant_refused -
+
+# A provider that never answers: its set is down, the scrape ends at the timeout.
+toolstack add 20 mute
+guest 20 silent
+sleep 0.3
+t0=$(date +%s%N)
+scrape >"$WORK/s"
+ms=$((($(date +%s%N) - t0) / 1000000))
+MUTE=$(set_labels 20 mute hostile silent)
+check "silent: the set is down" grep -qxF "xen_pv_stats_set_up{$MUTE} 0" "$WORK/s"
+check "silent: its timeouts counted" grep -q "^xen_pv_stats_set_timeouts_total{$MUTE} [1-9]" "$WORK/s"
+check "silent: no values of it left in the output" sh -c "! grep -q '^xen_pv_stat{$MUTE' '$WORK/s'"
+check "silent: the scrape took ${ms} ms (timeout ${TIMEOUT} s)" test "$ms" -lt 1000
+check "silent: the good guest is fresh in the same scrape" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/s"
+kill -TERM "$LAST_GUEST"
+toolstack remove 20
+
+# A provider flooding its channel (XSA-332): it costs the others nothing.
+toolstack add 21 noisy
+guest 21 flood
+sleep 0.3
+cpu0=$(awk '{ print $14 + $15 }' "/proc/$EXP/stat")
+t0=$(date +%s%N)
+for _ in 1 2 3 4 5; do scrape >"$WORK/f"; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+cpu=$(($(awk '{ print $14 + $15 }' "/proc/$EXP/stat") - cpu0))
+check "flood: 5 scrapes in ${ms} ms, exporter CPU ${cpu} ticks" test "$ms" -lt 1500
+check "flood: the extra signals counted" test "$(dropped spurious_event)" -ge 1
+check "flood: the good guest is fresh" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/f"
+kill -TERM "$LAST_GUEST"
+toolstack remove 21
+
+# Keys created and deleted in a tight loop: bounded work, nothing kept.
+toolstack add 22 churner
+guest 22 churn
+sleep 2
+t0=$(date +%s%N)
+scrape >"$WORK/c"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "churn: a scrape meanwhile takes ${ms} ms" test "$ms" -lt 500
+check "churn: the good guest is fresh" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/c"
+kill -TERM "$LAST_GUEST"
+wait "$LAST_GUEST" 2>/dev/null
+toolstack remove 22
+hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$EXP/status")
+check "churn: exporter peak memory ${hwm} kB (under 64 MiB)" test "$hwm" -lt 65536
+
+# More providers than a domain may have: the first 16 by name, the rest counted.
+toolstack add 23 crowd
+guest 23 providers 40
+sleep 0.5
+check "providers: 40 offered, 16 kept" \
+	test "$(scrape | grep -c '^xen_pv_stats_set_up{domid="23"')" = 16
+check "providers: counted as too_many_providers" test "$(dropped too_many_providers)" -ge 1
+kill -TERM "$LAST_GUEST"
+toolstack remove 23
+
+kill -TERM "$(pgrep -f "xen_guest 1 normal")" 2>/dev/null
+until_gone 'domid="1"' >/dev/null
+check "after every guest: no mappings left" test "$(gnt_maps)" = 0
+check "after every guest: fds back to the baseline ($BASE_FDS -> $(fds))" test "$(fds)" -le "$BASE_FDS"
+kill -TERM "$EXP"
+wait "$EXP"
+check "the exporter exits cleanly (no leak under ASan)" test $? = 0
+
+summary
