@@ -35,7 +35,8 @@ SHIM       = $(B)/lib/libbinstat_kvm_shim.so
 LIBDCI4    = $(B)/lib/libdci4.so
 
 .PHONY: all check unit integration asan bench run install clean format format-check fuzz
-all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(B)/dci4stat $(B)/dci4-netdev
+LIBPVSTATS = $(B)/lib/libpvstats.so
+all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # dci4stat, the generic DCI4 display program, and the tests' supplier.
 $(B)/dci4stat: programs/dci4stat.c $(wildcard lib/dci4/*.[ch])
@@ -127,7 +128,8 @@ $(B)/tests/libfakexen.so: tests/xen/fakexen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_ALL)) -shared -o $@ $< -ldl
 
-$(B)/lib/libpvstats.so: $(wildcard lib/pvstats/*.[ch])
+# The Xen PV statistics provider library a guest's drivers and agents link.
+$(LIBPVSTATS): $(wildcard lib/pvstats/*.[ch])
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libpvstats.so.0 -o $@ lib/pvstats/pvstats.c \
 		-lxenstore -lxengnttab -lxenevtchn
@@ -136,6 +138,11 @@ $(B)/tests/xen_guest: tests/xen/guest.c $(wildcard lib/pvstats/*.[ch])
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Ilib/pvstats -o $@ $< lib/pvstats/pvstats.c \
 		-lxenstore -lxengnttab -lxenevtchn
+
+$(B)/tests/test_xen_%: tests/unit/test_xen_%.c $(B)/libcore.a $(wildcard collectors/xen/*.[ch])
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Icollectors/xen -o $@ $< collectors/xen/xen_page.c \
+		$(B)/libcore.a $(LIBS) -lcmocka
 
 $(B)/tests/kvm_fixture: tests/kvm/fixture.c
 	@mkdir -p $(dir $@)
@@ -146,12 +153,14 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier
+integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests/libfakexen.so \
+	     $(B)/tests/xen_guest
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/qemu.sh $(B)
 	tests/integration/dci4.sh $(B)
 	tests/integration/dci_collector.sh $(B)
+	tests/integration/xen.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
@@ -167,11 +176,12 @@ check: format-check unit integration asan
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
 bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
-       $(B)/bench/bench_dci_suppliers
+       $(B)/bench/bench_dci_suppliers $(B)/tests/libfakexen.so $(B)/tests/xen_guest
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)
 	bench/dci.sh $(B)
+	bench/xen.sh $(B)
 
 $(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(wildcard lib/dci4/*.[ch])
 	@mkdir -p $(dir $@)
@@ -189,10 +199,11 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/dci4 -Ilib/statmap -Icollectors/dci
+	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
+	      -Icollectors/xen
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c) \
-	    lib/statmap/statmap.c collectors/dci/dci_layout.c
+	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
@@ -208,12 +219,14 @@ fuzz: $(FUZZERS)
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
-install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
+install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
 	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/binstat_exporter/
 	install -m 0755 $(LIBDCI4) $(DESTDIR)$(LIBDIR)/libdci4.so.0
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
+	install -m 0755 $(LIBPVSTATS) $(DESTDIR)$(LIBDIR)/libpvstats.so.0
+	install -m 0644 lib/pvstats/pvstats.h -D $(DESTDIR)$(PREFIX)/include/pvstats/pvstats.h
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
@@ -221,7 +234,7 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4)
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:

@@ -4,10 +4,11 @@
 #   tools/deps.sh test   to build and pass `make check`
 #   tools/deps.sh bench  to run `make bench` with its Go peer
 set -eu
-run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev curl)
+run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
-	python3 gzip qemu-system-x86 clang libclang-rt-14-dev)
-bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev)
+	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils)
+bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17
+	xenstore-utils)
 case "${1:-}" in
 run) want=("${run[@]}") ;;
 test) want=("${test[@]}") ;;

@@ -63,7 +63,10 @@ static bool note_watch(struct xen_collector *k, char **vec)
 	return false;
 }
 
-/* Scans dirty domains whose rest period is over; returns ms until the next is due. */
+/* Scans dirty domains whose rest period is over; returns ms until the next
+ * is due. Called without the lock: only this thread changes the domain
+ * list, and the lock is taken per domain so a scrape never waits for more
+ * than one domain's scan. */
 static int scan_due(struct xen_collector *k)
 {
 	uint64_t now = now_ns(), next = UINT64_MAX;
@@ -76,7 +79,9 @@ static int scan_due(struct xen_collector *k)
 			next = d->next_scan_ns < next ? d->next_scan_ns : next;
 			continue;
 		}
+		pthread_mutex_lock(&k->reg.lock);
 		xen_registry_scan(&k->reg, d);
+		pthread_mutex_unlock(&k->reg.lock);
 		d->dirty = false;
 		d->next_scan_ns = now + (uint64_t)(k->scan_interval_s * 1e9);
 	}
@@ -87,8 +92,14 @@ static void *watcher_main(void *arg)
 {
 	struct xen_collector *k = arg;
 	uint64_t next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
-	int wait_ms = -1;
+	int wait_ms;
 
+	/* The first look, here rather than in init: on a host of a thousand
+	 * domains it takes seconds, and the daemon serves meanwhile. */
+	pthread_mutex_lock(&k->reg.lock);
+	xen_registry_sync_domains(&k->reg);
+	pthread_mutex_unlock(&k->reg.lock);
+	wait_ms = scan_due(k);
 	for (;;) {
 		struct epoll_event ev[4];
 		uint64_t now = now_ns();
@@ -100,18 +111,19 @@ static void *watcher_main(void *arg)
 				return NULL;
 		bool sync = now_ns() >= next_resync;
 		char **vec;
-		pthread_mutex_lock(&k->reg.lock);
+		/* Dirty marks are the watcher's own: no lock needed for them. */
 		for (int w = 0; w < WATCHES_PER_ROUND && xen_xs_next_watch(k->seam, &vec) == 1;
 		     w++) {
 			sync |= note_watch(k, vec);
 			free(vec);
 		}
 		if (sync) {
+			pthread_mutex_lock(&k->reg.lock);
 			xen_registry_sync_domains(&k->reg);
+			pthread_mutex_unlock(&k->reg.lock);
 			next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
 		}
 		wait_ms = scan_due(k);
-		pthread_mutex_unlock(&k->reg.lock);
 	}
 }
 
@@ -180,11 +192,6 @@ static int start_watching(struct xen_collector *k)
 	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 ||
 	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, xen_xs_fd(k->seam), &xs) < 0)
 		return errno ? -errno : -EIO;
-	/* The first look is made now, so the first scrape has the sets. */
-	pthread_mutex_lock(&k->reg.lock);
-	xen_registry_sync_domains(&k->reg);
-	scan_due(k);
-	pthread_mutex_unlock(&k->reg.lock);
 	if (pthread_create(&k->thread, NULL, watcher_main, k) != 0)
 		return -EAGAIN;
 	k->thread_started = true;

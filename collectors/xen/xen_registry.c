@@ -70,6 +70,9 @@ static char *read_key(struct xen_registry *r, const char *dir, const char *key)
 
 /* ---- sets ---- */
 
+/* The generic families' names, shared rather than copied per statistic. */
+static char generic_number[] = "xen_pv_stat", generic_text[] = "xen_pv_stat_text";
+
 static void set_free(struct xen_registry *r, struct xen_set *s)
 {
 	if (s->port && r->by_port[s->port] == s) {
@@ -79,7 +82,8 @@ static void set_free(struct xen_registry *r, struct xen_set *s)
 	if (s->values)
 		xen_gnt_unmap(r->seam, s->values, s->npages);
 	for (size_t i = 0; s->metric && i < s->nstats; i++)
-		free(s->metric[i]);
+		if (s->metric[i] != generic_number && s->metric[i] != generic_text)
+			free(s->metric[i]);
 	free(s->metric);
 	free(s->with_stat);
 	free(s->rule);
@@ -179,14 +183,12 @@ static int map_stats(struct xen_registry *r, struct xen_set *s)
 		s->with_stat[i] =
 		    !tmpl || !strstr(tmpl, "{stat}") || s->stat[i].type == STATS_TYPE_ASCII;
 		if (s->stat[i].type == STATS_TYPE_ASCII)
-			snprintf(name, sizeof(name), "xen_pv_stat_text");
+			s->metric[i] = generic_text;
 		else if (!tmpl)
-			snprintf(name, sizeof(name), "xen_pv_stat");
-		else if (statmap_expand(r->map, tmpl, values, rule->unit, name) < 0) {
+			s->metric[i] = generic_number;
+		else if (statmap_expand(r->map, tmpl, values, rule->unit, name) < 0)
 			xen_registry_drop(r, "invalid_name");
-			continue;
-		}
-		if (!(s->metric[i] = strdup(name)))
+		else if (!(s->metric[i] = strdup(name)))
 			return -ENOMEM;
 	}
 	return 0;

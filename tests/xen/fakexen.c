@@ -117,6 +117,7 @@ struct share {
 
 /* One struct for both handles, as in the library. */
 struct xengntdev_handle {
+	uint32_t domid; /* FAKEXEN_DOMID when opened */
 	struct share *shares;
 };
 
@@ -181,7 +182,10 @@ EXPORT xengntshr_handle *xengntshr_open(xentoollog_logger *l, unsigned f)
 {
 	(void)l, (void)f;
 	ensure_dir();
-	return calloc(1, sizeof(struct xengntdev_handle));
+	struct xengntdev_handle *h = calloc(1, sizeof(*h));
+	if (h)
+		h->domid = my_domid();
+	return h;
 }
 
 EXPORT void *xengntshr_share_pages(xengntshr_handle *h, uint32_t domid, int count, uint32_t *refs,
@@ -199,7 +203,7 @@ EXPORT void *xengntshr_share_pages(xengntshr_handle *h, uint32_t domid, int coun
 		int fd;
 		do { /* refs are the domain's: unique across its processes */
 			refs[i] = next_ref++;
-			path_of(p, sizeof(p), "gnt", my_domid(), refs[i]);
+			path_of(p, sizeof(p), "gnt", s->domid, refs[i]);
 		} while ((fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0 && errno == EEXIST);
 		if (fd < 0 || ftruncate(fd, PAGE) < 0 ||
 		    mmap(base + (size_t)i * PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
@@ -226,7 +230,7 @@ EXPORT int xengntshr_unshare(xengntshr_handle *h, void *addr, uint32_t count)
 		if (sh->addr != addr)
 			continue;
 		for (uint32_t i = 0; i < sh->count; i++) {
-			path_of(p, sizeof(p), "gnt", my_domid(), sh->first_ref + i);
+			path_of(p, sizeof(p), "gnt", s->domid, sh->first_ref + i);
 			unlink(p); /* the grant ends: no new mapping can be made */
 		}
 		*sp = sh->next;
@@ -250,7 +254,16 @@ EXPORT int xengntshr_close(xengntshr_handle *h)
 
 #define WORDS (PORTS_MAX / 64)
 
+#define CACHED_PORTS 16384
+
+struct port_cache {
+	uint64_t generation; /* + 1: 0 is "nothing cached" */
+	int32_t peer_port, peer;
+};
+
 struct xenevtchn_handle {
+	uint32_t domid; /* FAKEXEN_DOMID when opened: one process may play many */
+	struct port_cache *cache;
 	int fd;
 	char path[256];
 	uint64_t *pending; /* shared: set by notifiers, cleared on delivery */
@@ -272,37 +285,67 @@ static uint64_t *map_bits(const char *sock_path, bool create)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* The bitmaps of peers this process signals, mapped once each. */
-static uint64_t *peer_bits(const char *sock_path)
+/* Peers this process signals: socket path and bitmap, mapped once each. */
+#define PEERS_MAX 16384
+static struct peer {
+	char *path;
+	uint64_t *bits;
+} peers[PEERS_MAX];
+
+static int peer_slot(const char *sock_path)
 {
-	static struct {
-		char path[256];
-		uint64_t *bits;
-	} cache[64];
-	static unsigned next;
-	for (unsigned i = 0; i < 64; i++)
-		if (cache[i].bits && strcmp(cache[i].path, sock_path) == 0)
-			return cache[i].bits;
-	uint64_t *b = map_bits(sock_path, false);
-	if (!b)
-		return NULL;
-	unsigned i = next++ % 64;
-	if (cache[i].bits)
-		munmap(cache[i].bits, WORDS * 8);
-	snprintf(cache[i].path, sizeof(cache[i].path), "%s", sock_path);
-	cache[i].bits = b;
-	return b;
+	uint64_t h = 1469598103934665603ull;
+	for (const char *c = sock_path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	for (unsigned i = 0; i < PEERS_MAX; i++) {
+		struct peer *p = &peers[(h + i) % PEERS_MAX];
+		if (p->path && strcmp(p->path, sock_path) == 0)
+			return (int)((h + i) % PEERS_MAX);
+		if (p->path)
+			continue;
+		if (!(p->bits = map_bits(sock_path, false)) || !(p->path = strdup(sock_path)))
+			return -1;
+		return (int)((h + i) % PEERS_MAX);
+	}
+	return -1;
 }
 
+/* A socket per wake: a datagram is charged to its sender until read, so
+ * one long-lived sending socket would run out of buffer and lose wakes. */
 static void wake(const char *sock_path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char one = 1;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", sock_path);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", sock_path);
 	/* A full queue already means "readable": nothing is lost by EAGAIN. */
 	sendto(fd, &one, 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
 	close(fd);
+}
+
+/* Bumped on every bind and unbind anywhere: cached port lookups stay
+ * valid while it does not move (real notifies are a hypercall; these
+ * should not cost two file reads each). */
+static volatile uint64_t *generation(void)
+{
+	static volatile uint64_t *g;
+	if (!g) {
+		char p[512];
+		snprintf(p, sizeof(p), "%s/generation", dir());
+		int fd = open(p, O_RDWR | O_CREAT, 0600);
+		if (fd < 0 || ftruncate(fd, 8) < 0)
+			abort();
+		g = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (g == MAP_FAILED)
+			abort();
+	}
+	return g;
+}
+
+static void bump(void)
+{
+	__atomic_fetch_add(generation(), 1, __ATOMIC_SEQ_CST);
 }
 
 EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
@@ -314,12 +357,14 @@ EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
 	xenevtchn_handle *h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	snprintf(h->path, sizeof(h->path), "%s/h-%u-%d-%u", dir(), my_domid(), (int)getpid(), n++);
+	h->domid = my_domid();
+	snprintf(h->path, sizeof(h->path), "%s/h-%u-%d-%u", dir(), h->domid, (int)getpid(), n++);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
 	unlink(h->path);
 	h->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    !(h->pending = map_bits(h->path, true))) {
+	    !(h->pending = map_bits(h->path, true)) ||
+	    !(h->cache = calloc(CACHED_PORTS, sizeof(*h->cache)))) {
 		free(h);
 		return NULL;
 	}
@@ -339,6 +384,7 @@ EXPORT int xenevtchn_close(xenevtchn_handle *h)
 	if (!h)
 		return 0;
 	close(h->fd);
+	free(h->cache);
 	munmap(h->pending, WORDS * 8);
 	snprintf(p, sizeof(p), "%s.bits", h->path);
 	unlink(p);
@@ -352,12 +398,19 @@ EXPORT int xenevtchn_fd(xenevtchn_handle *h)
 	return h->fd;
 }
 
-/* A new port of this domain, its file naming the handle (and peer). */
+/* A new port of this domain, its file naming the handle (and peer). The
+ * search starts after this process's last port: O_EXCL keeps processes
+ * sharing a domain apart, the hint keeps a thousand binds from costing a
+ * million opens. */
 static int new_port(xenevtchn_handle *h, uint32_t peer_dom, int peer_port)
 {
+	static uint32_t last;
 	char p[512];
-	for (uint32_t port = 1; port < PORTS_MAX; port++) {
-		path_of(p, sizeof(p), "port", my_domid(), port);
+	for (uint32_t k = 1; k < PORTS_MAX; k++) {
+		uint32_t port = (last + k) % PORTS_MAX;
+		if (port == 0)
+			continue;
+		path_of(p, sizeof(p), "port", h->domid, port);
 		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
 		if (fd < 0 && errno == EEXIST)
 			continue;
@@ -365,6 +418,8 @@ static int new_port(xenevtchn_handle *h, uint32_t peer_dom, int peer_port)
 			return -1;
 		dprintf(fd, "%s %u %d\n", h->path, peer_dom, peer_port);
 		close(fd);
+		bump();
+		last = port;
 		return (int)port;
 	}
 	errno = ENOSPC;
@@ -397,6 +452,7 @@ static int write_peer(uint32_t dom, uint32_t port, uint32_t peer_dom, int peer_p
 		return -1;
 	fprintf(f, "%s %u %d\n", sock, peer_dom, peer_port);
 	fclose(f);
+	bump();
 	return 0;
 }
 
@@ -420,7 +476,7 @@ EXPORT xenevtchn_port_or_error_t xenevtchn_bind_interdomain(xenevtchn_handle *h,
 		return new_port(h, dom, -1);
 	}
 	int port = new_port(h, dom, (int)remote);
-	if (port > 0 && write_peer(dom, remote, my_domid(), port) < 0)
+	if (port > 0 && write_peer(dom, remote, h->domid, port) < 0)
 		return -1;
 	return port;
 }
@@ -436,11 +492,12 @@ EXPORT int xenevtchn_unbind(xenevtchn_handle *h, evtchn_port_t port)
 	char sock[256], p[512];
 	uint32_t pd;
 	int pp;
-	(void)h;
-	if (read_port(my_domid(), port, sock, &pd, &pp) == 0 && pp >= 0)
+	if (read_port(h->domid, port, sock, &pd, &pp) == 0 && pp >= 0)
 		write_peer(pd, (uint32_t)pp, 0, -1); /* the other end is unbound again */
-	path_of(p, sizeof(p), "port", my_domid(), port);
-	return unlink(p);
+	path_of(p, sizeof(p), "port", h->domid, port);
+	int rc = unlink(p);
+	bump();
+	return rc;
 }
 
 EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
@@ -448,16 +505,23 @@ EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
 	char sock[256], peer_sock[256];
 	uint32_t pd, x;
 	int pp, xp;
-	(void)h;
-	if (read_port(my_domid(), port, sock, &pd, &pp) < 0)
-		return -1;
-	if (pp < 0 || pp >= PORTS_MAX || read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) < 0)
+	uint64_t g = *generation() + 1;
+	struct port_cache uncached, *c = port < CACHED_PORTS ? &h->cache[port] : &uncached;
+
+	if (c == &uncached || c->generation != g) {
+		if (read_port(h->domid, port, sock, &pd, &pp) < 0)
+			return -1;
+		int slot = -1;
+		if (pp >= 0 && pp < PORTS_MAX && read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) == 0)
+			slot = peer_slot(peer_sock);
+		*c = (struct port_cache){g, pp, slot};
+	}
+	if (c->peer < 0)
 		return 0; /* nobody bound at the other end: the event is lost */
-	uint64_t *bits = peer_bits(peer_sock);
-	if (!bits)
-		return 0;
-	__atomic_fetch_or(&bits[pp / 64], 1ull << (pp % 64), __ATOMIC_RELEASE);
-	wake(peer_sock);
+	struct peer *p = &peers[c->peer];
+	__atomic_fetch_or(&p->bits[c->peer_port / 64], 1ull << (c->peer_port % 64),
+			  __ATOMIC_RELEASE);
+	wake(p->path);
 	return 0;
 }
 

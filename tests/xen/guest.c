@@ -3,6 +3,7 @@
  *   guest add DOMID NAME       toolstack: name the domain and introduce it
  *   guest remove DOMID         toolstack: release it and remove its keys
  *   guest DOMID MODE [N]       a guest with FAKEXEN_DOMID=DOMID
+ *   guest bench NDOM P S N K   the benchmark's NDOM guests (see bench())
  * MODE: normal (provider "network-0", sets Tx and Rx, through libpvstats;
  * withdraws on SIGTERM), many N (N providers x 2 sets x 64 counters),
  * silent (never answers), flood (answers, and signals without end),
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <xenevtchn.h>
@@ -290,10 +292,72 @@ static const struct {
     {"ungranted", RAW_UNGRANTED}, {"flood", RAW_FLOOD},	  {"silent", RAW_SILENT},
 };
 
+/* The benchmark's guests in one process: ndom domains (introduced here),
+ * each with its own handles, of `providers` x `sets` sets of `stats`
+ * counters; every `silent_every`th domain never answers. */
+static int bench(int ndom, int providers, int sets, int stats, int silent_every)
+{
+	struct pvstats_stat st[256];
+	char names[256][16], domain[64], name[32], prov[32], set[32];
+	struct pvstats **p = calloc((size_t)ndom, sizeof(*p));
+	struct pollfd *pfd = calloc((size_t)ndom, sizeof(*pfd));
+	struct counters *c = calloc((size_t)(ndom * providers * sets), sizeof(*c));
+	struct xs_handle *xs = xs_open(0);
+	int err, k = 0;
+
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) { /* two fds per domain, and xenstore's */
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!p || !pfd || !c || !xs || stats > 256)
+		return 1;
+	for (int i = 0; i < stats; i++) {
+		snprintf(names[i], sizeof(names[i]), "counter %d", i);
+		st[i] = (struct pvstats_stat){PVSTATS_U64, names[i]};
+	}
+	for (int d = 0; d < ndom; d++) {
+		unsigned domid = 100u + (unsigned)d;
+		snprintf(domain, sizeof(domain), "/local/domain/%u/name", domid);
+		snprintf(name, sizeof(name), "bench%u", domid);
+		snprintf(base, sizeof(base), "%u", domid);
+		setenv("FAKEXEN_DOMID", base, 1);
+		snprintf(base, sizeof(base), "/local/domain/%u", domid);
+		if (!xs_write(xs, XBT_NULL, domain, name, (unsigned)strlen(name)) ||
+		    !xs_introduce_domain(xs, domid, 0, 1) || !(p[d] = pvstats_open(base, &err)))
+			return 1;
+		for (int a = 0; a < providers; a++)
+			for (int b = 0; b < sets; b++, k++) {
+				snprintf(prov, sizeof(prov), "provider-%d", a);
+				snprintf(set, sizeof(set), "set-%d", b);
+				c[k].n = (size_t)stats;
+				if (!pvstats_set_open(p[d], prov, set, st, (size_t)stats, update, &c[k],
+						      &err))
+					return 1;
+			}
+		pfd[d] = (struct pollfd){pvstats_fd(p[d]), POLLIN, 0};
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (!stop) {
+		if (poll(pfd, (nfds_t)ndom, 100) <= 0)
+			continue;
+		for (int d = 0; d < ndom; d++)
+			if (pfd[d].revents && !(silent_every && d % silent_every == 0))
+				pvstats_dispatch(p[d]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int err;
 
+	if (argc == 7 && strcmp(argv[1], "bench") == 0) {
+		signal(SIGTERM, on_term);
+		return bench(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+			     atoi(argv[6]));
+	}
 	if (argc >= 3 && (strcmp(argv[1], "add") == 0 || strcmp(argv[1], "remove") == 0))
 		return toolstack(argc, argv);
 	if (argc < 3)
