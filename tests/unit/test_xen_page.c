@@ -45,7 +45,7 @@ static void test_parse(void **state)
 	struct rejects r = {0};
 	(void)state;
 	tuple(pages, 0, STATS_TYPE_U64, "bytes");
-	tuple(pages, 1, 9, "future");		  /* unknown type */
+	tuple(pages, 1, 9, "future");			/* unknown type */
 	tuple(pages, 2, STATS_TYPE_S64, "bad\x01name"); /* forbidden character */
 	tuple(pages, 3, STATS_TYPE_ASCII, "link");
 	memset(pages + 4 * 64 + 1, 'n', 63); /* no NUL in the 63 bytes */

@@ -144,7 +144,8 @@ EXPORT void *xengnttab_map_domain_grant_refs(xengnttab_handle *h, uint32_t count
 {
 	char p[512];
 	(void)h;
-	uint8_t *base = mmap(NULL, (size_t)count * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *base =
+	    mmap(NULL, (size_t)count * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	for (uint32_t i = 0; i < count; i++) {
@@ -152,7 +153,8 @@ EXPORT void *xengnttab_map_domain_grant_refs(xengnttab_handle *h, uint32_t count
 		int fd = open(p, (prot & PROT_WRITE) ? O_RDWR : O_RDONLY);
 		void *m = MAP_FAILED;
 		if (fd >= 0) {
-			m = mmap(base + (size_t)i * PAGE, PAGE, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+			m = mmap(base + (size_t)i * PAGE, PAGE, prot, MAP_SHARED | MAP_FIXED, fd,
+				 0);
 			close(fd);
 		} else if (getenv("FAKEXEN_LAX")) { /* xenstored's ring of a domain it is told of */
 			m = mmap(base + (size_t)i * PAGE, PAGE, prot,
@@ -206,8 +208,8 @@ EXPORT void *xengntshr_share_pages(xengntshr_handle *h, uint32_t domid, int coun
 			path_of(p, sizeof(p), "gnt", s->domid, refs[i]);
 		} while ((fd = open(p, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0 && errno == EEXIST);
 		if (fd < 0 || ftruncate(fd, PAGE) < 0 ||
-		    mmap(base + (size_t)i * PAGE, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-			 fd, 0) == MAP_FAILED)
+		    mmap(base + (size_t)i * PAGE, PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 			return NULL;
 		close(fd);
 	}
@@ -433,8 +435,8 @@ static int read_port(uint32_t dom, uint32_t port, char *sock, uint32_t *peer_dom
 	FILE *f = fopen(p, "r");
 	if (!f)
 		return -1;
-	int ok = fgets(line, sizeof(line), f) && sscanf(line, "%255s %u %d", sock, peer_dom,
-							  peer_port) == 3;
+	int ok = fgets(line, sizeof(line), f) &&
+		 sscanf(line, "%255s %u %d", sock, peer_dom, peer_port) == 3;
 	fclose(f);
 	return ok ? 0 : -1;
 }
@@ -463,7 +465,7 @@ EXPORT xenevtchn_port_or_error_t xenevtchn_bind_unbound_port(xenevtchn_handle *h
 }
 
 EXPORT xenevtchn_port_or_error_t xenevtchn_bind_interdomain(xenevtchn_handle *h, uint32_t dom,
-							   evtchn_port_t remote)
+							    evtchn_port_t remote)
 {
 	char sock[256];
 	uint32_t pd;
@@ -512,7 +514,8 @@ EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
 		if (read_port(h->domid, port, sock, &pd, &pp) < 0)
 			return -1;
 		int slot = -1;
-		if (pp >= 0 && pp < PORTS_MAX && read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) == 0)
+		if (pp >= 0 && pp < PORTS_MAX &&
+		    read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) == 0)
 			slot = peer_slot(peer_sock);
 		*c = (struct port_cache){g, pp, slot};
 	}

@@ -97,16 +97,15 @@ static int serve(struct pvstats *p)
 static int normal(struct pvstats *p)
 {
 	static const struct pvstats_stat net[] = {
-	    {PVSTATS_U64, "bytes"},	  {PVSTATS_U64, "packets"},
-	    {PVSTATS_S64, "queue delta"}, {PVSTATS_DOUBLE, "load"},
-	    {PVSTATS_ASCII, "link"},
+	    {PVSTATS_U64, "bytes"},   {PVSTATS_U64, "packets"}, {PVSTATS_S64, "queue delta"},
+	    {PVSTATS_DOUBLE, "load"}, {PVSTATS_ASCII, "link"},
 	};
 	struct counters tx = {0, 5}, rx = {0, 5};
 	int err;
-	struct pvstats_set *a = pvstats_set_open(p, "network-0", "Tx", net, 5, update_mixed, &tx,
-						 &err);
-	struct pvstats_set *b = pvstats_set_open(p, "network-0", "Rx", net, 5, update_mixed, &rx,
-						 &err);
+	struct pvstats_set *a =
+	    pvstats_set_open(p, "network-0", "Tx", net, 5, update_mixed, &tx, &err);
+	struct pvstats_set *b =
+	    pvstats_set_open(p, "network-0", "Rx", net, 5, update_mixed, &rx, &err);
 	if (!a || !b) {
 		fprintf(stderr, "guest: set: %s\n", strerror(-err));
 		return 1;
@@ -287,9 +286,9 @@ static const struct {
 	const char *mode;
 	unsigned flags;
 } raw_modes[] = {
-    {"badname", RAW_BADNAME},	    {"nonul", RAW_NONUL},	  {"badtype", RAW_BADTYPE},
-    {"ecfirst", RAW_ECFIRST},	    {"outoforder", RAW_OUTOFORDER}, {"toomanyrefs", RAW_TOOMANY},
-    {"ungranted", RAW_UNGRANTED}, {"flood", RAW_FLOOD},	  {"silent", RAW_SILENT},
+    {"badname", RAW_BADNAME},	  {"nonul", RAW_NONUL},		  {"badtype", RAW_BADTYPE},
+    {"ecfirst", RAW_ECFIRST},	  {"outoforder", RAW_OUTOFORDER}, {"toomanyrefs", RAW_TOOMANY},
+    {"ungranted", RAW_UNGRANTED}, {"flood", RAW_FLOOD},		  {"silent", RAW_SILENT},
 };
 
 /* The benchmark's guests in one process: ndom domains (introduced here),
@@ -331,8 +330,8 @@ static int bench(int ndom, int providers, int sets, int stats, int silent_every)
 				snprintf(prov, sizeof(prov), "provider-%d", a);
 				snprintf(set, sizeof(set), "set-%d", b);
 				c[k].n = (size_t)stats;
-				if (!pvstats_set_open(p[d], prov, set, st, (size_t)stats, update, &c[k],
-						      &err))
+				if (!pvstats_set_open(p[d], prov, set, st, (size_t)stats, update,
+						      &c[k], &err))
 					return 1;
 			}
 		pfd[d] = (struct pollfd){pvstats_fd(p[d]), POLLIN, 0};
