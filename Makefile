@@ -166,7 +166,7 @@ integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
 # error aborts the daemon and a leak fails its clean exit, so the suites fail.
 asan:
-	$(MAKE) B=build-asan OPT="-O1 -g" \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) B=build-asan OPT="-O1 -g" \
 		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		unit integration
 

@@ -21,6 +21,7 @@
 #define TAG_STOP 1
 #define TAG_XS 2
 #define WATCHES_PER_ROUND 4096 /* then the dirty domains get their turn */
+#define FOLLOWUP_NS 1000000000ull
 
 static const char *const rule_keys[] = {"provider", "set", "stat"};
 
@@ -60,7 +61,10 @@ static bool note_watch(struct xen_collector *k, char **vec)
 	struct xen_domain *d = xen_registry_find(&k->reg, domid);
 	if (d)
 		d->dirty = true;
-	return false;
+	/* The stats key itself came or went: perhaps with its whole domain,
+	 * removed after @releaseDomain was already handled. */
+	const char *tail = strrchr(vec[0], '/');
+	return tail && strcmp(tail, "/stats") == 0;
 }
 
 /* Scans dirty domains whose rest period is over; returns ms until the next
@@ -118,10 +122,14 @@ static void *watcher_main(void *arg)
 			free(vec);
 		}
 		if (sync) {
+			bool periodic = now_ns() >= next_resync;
 			pthread_mutex_lock(&k->reg.lock);
 			xen_registry_sync_domains(&k->reg);
 			pthread_mutex_unlock(&k->reg.lock);
-			next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
+			/* After a domain event, look once more a second later: the
+			 * toolstack removes /local/domain/<domid> after releasing it. */
+			next_resync =
+			    now_ns() + (periodic ? (uint64_t)(k->resync_s * 1e9) : FOLLOWUP_NS);
 		}
 		wait_ms = scan_due(k);
 	}

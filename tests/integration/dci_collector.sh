@@ -133,7 +133,7 @@ hostile() {
 	intact "$mode" "$WORK/out"
 	local hwm
 	hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$LAST_PID/status")
-	check "$mode: peak memory ${hwm} kB (under 64 MiB)" test "$hwm" -lt 65536
+	check "$mode: peak memory ${hwm} kB (under $((MEM_LIMIT_KB / 1024)) MiB)" test "$hwm" -lt "$MEM_LIMIT_KB"
 	kill "$LAST_PID" "$LAST_FAKE" 2>/dev/null
 }
 hostile silent timeout

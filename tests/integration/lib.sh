@@ -10,7 +10,7 @@ MAIN_PID=$BASHPID
 cleanup() {
 	[ "$BASHPID" = "$MAIN_PID" ] || return 0 # not from a subshell
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$WORK"
+	[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 exec 2> >(grep -v ' Killed ' >&2) # bash reports the daemons it kills at exit
@@ -23,6 +23,10 @@ check() { # check NAME COMMAND...: passes when the command succeeds
 	local out
 	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
 }
+
+# Peak memory a test allows the exporter: ASan's shadow and quarantine need more.
+MEM_LIMIT_KB=65536
+nm -D "$EXPORTER" 2>/dev/null | grep -q __asan_init && MEM_LIMIT_KB=262144
 
 free_port() {
 	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

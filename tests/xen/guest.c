@@ -5,8 +5,7 @@
  *   guest DOMID MODE [N]       a guest with FAKEXEN_DOMID=DOMID
  *   guest bench NDOM P S N K   the benchmark's NDOM guests (see bench())
  * MODE: normal (provider "network-0", sets Tx and Rx, through libpvstats;
- * withdraws on SIGTERM), many N (N providers x 2 sets x 64 counters),
- * silent (never answers), flood (answers, and signals without end),
+ * withdraws on SIGTERM), silent (never answers), flood (answers, and signals without end),
  * badname, nonul, badtype (one bad tuple among good ones), ecfirst
  * (event-channel before the refs), outoforder (refs 0 and 2, no 1),
  * toomanyrefs (20 pages), ungranted (refs never granted), churn (a set
@@ -114,30 +113,6 @@ static int normal(struct pvstats *p)
 	pvstats_set_withdraw(a, 300);
 	pvstats_set_withdraw(b, 300);
 	return 0;
-}
-
-static int many(struct pvstats *p, int providers)
-{
-	struct pvstats_stat st[64];
-	char names[64][16], prov[32];
-	struct counters *c = calloc((size_t)providers * 2, sizeof(*c));
-	int err;
-	for (int i = 0; i < 64; i++) {
-		snprintf(names[i], sizeof(names[i]), "counter %d", i);
-		st[i] = (struct pvstats_stat){PVSTATS_U64, names[i]};
-	}
-	for (int k = 0; k < providers; k++) {
-		snprintf(prov, sizeof(prov), "provider-%d", k);
-		for (int s = 0; s < 2; s++) {
-			c[2 * k + s].n = 64;
-			if (!pvstats_set_open(p, prov, s ? "B" : "A", st, 64, update, &c[2 * k + s],
-					      &err)) {
-				fprintf(stderr, "guest: set: %s\n", strerror(-err));
-				return 1;
-			}
-		}
-	}
-	return serve(p);
 }
 
 /* ---- hostile guests: written by hand, as a malicious guest would ---- */
@@ -297,7 +272,7 @@ static const struct {
 static int bench(int ndom, int providers, int sets, int stats, int silent_every)
 {
 	struct pvstats_stat st[256];
-	char names[256][16], domain[64], name[32], prov[32], set[32];
+	char names[256][24], domain[64], name[32], prov[32], set[32];
 	struct pvstats **p = calloc((size_t)ndom, sizeof(*p));
 	struct pollfd *pfd = calloc((size_t)ndom, sizeof(*pfd));
 	struct counters *c = calloc((size_t)(ndom * providers * sets), sizeof(*c));
@@ -373,8 +348,6 @@ int main(int argc, char **argv)
 	int rc = 2;
 	if (strcmp(mode, "normal") == 0)
 		rc = normal(p);
-	else if (strcmp(mode, "many") == 0 && argc == 4)
-		rc = many(p, atoi(argv[3]));
 	else if (strcmp(mode, "providers") == 0 && argc == 4)
 		rc = providers(p, atoi(argv[3]));
 	else if (strcmp(mode, "churn") == 0)
