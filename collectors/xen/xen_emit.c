@@ -56,10 +56,9 @@ static int rebuild(struct xen_registry *r, struct xen_families *f)
 }
 
 /* Labels of a set: domid, domain, provider, set (and room for two more). */
-static size_t set_labels(const struct xen_set *s, char *domid, struct bs_label *l)
+static size_t set_labels(const struct xen_set *s, struct bs_label *l)
 {
-	snprintf(domid, 12, "%u", s->dom->domid);
-	l[0] = (struct bs_label){"domid", domid};
+	l[0] = (struct bs_label){"domid", s->dom->id};
 	l[1] = (struct bs_label){"domain", s->dom->name};
 	l[2] = (struct bs_label){"provider", s->provider};
 	l[3] = (struct bs_label){"set", s->name};
@@ -72,11 +71,10 @@ typedef void set_value_fn(struct bs_emitter *em, const struct xen_set *s, struct
 static void each_set(struct xen_registry *r, struct bs_emitter *em, set_value_fn *fn)
 {
 	struct bs_label l[6];
-	char domid[12];
 	for (size_t i = 0; i < r->ndom; i++)
 		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
 			const struct xen_set *s = r->dom[i]->set[k];
-			fn(em, s, l, set_labels(s, domid, l));
+			fn(em, s, l, set_labels(s, l));
 		}
 }
 
@@ -124,8 +122,7 @@ static void emit_value(const struct xen_member *m, bool with_stat, struct bs_emi
 	const uint8_t *slot = s->copy + (size_t)st->slot * XEN_TUPLE_SIZE;
 	double scale = s->rule[m->stat]->scale, d;
 	struct bs_label l[6];
-	char domid[12];
-	size_t n = set_labels(s, domid, l);
+	size_t n = set_labels(s, l);
 	uint64_t u = xen_value_u64(slot);
 	const char *text;
 
@@ -158,22 +155,29 @@ static void emit_value(const struct xen_member *m, bool with_stat, struct bs_emi
 	}
 }
 
-static void family_of(const struct xen_member *m, struct bs_family *fam, char *help)
+/* A member's family without its help: type and unit are what must agree. */
+static void family_head(const struct xen_member *m, struct bs_family *fam)
 {
 	const struct xen_stat *st = &m->set->stat[m->stat];
 	const struct statmap_rule *rule = m->set->rule[m->stat];
-	bool generic = strncmp(metric_of(m), "xen_pv_stat", 11) == 0 &&
-		       (!metric_of(m)[11] || strcmp(metric_of(m) + 11, "_text") == 0);
 
 	fam->name = metric_of(m);
-	fam->unit = generic ? NULL : rule->unit;
+	fam->help = NULL;
+	fam->unit = xen_metric_generic(fam->name) ? NULL : rule->unit;
 	if (st->type == STATS_TYPE_ASCII)
 		fam->type = BS_INFO;
 	else
 		fam->type = rule->typed ? rule->type : BS_UNKNOWN;
+}
+
+static void family_help(const struct xen_member *m, const struct bs_family *fam, char *help)
+{
+	const struct xen_stat *st = &m->set->stat[m->stat];
+	const struct statmap_rule *rule = m->set->rule[m->stat];
+
 	if (rule->help)
 		snprintf(help, HELP_MAX, "%s", rule->help);
-	else if (generic)
+	else if (xen_metric_generic(fam->name))
 		snprintf(help, HELP_MAX, "%s",
 			 st->type == STATS_TYPE_ASCII
 			     ? "A PV statistic whose value is text."
@@ -181,7 +185,6 @@ static void family_of(const struct xen_member *m, struct bs_family *fam, char *h
 	else
 		snprintf(help, HELP_MAX, "PV statistic \"%s\" of provider \"%s\", set \"%s\".",
 			 st->name, m->set->provider, m->set->name);
-	fam->help = help;
 }
 
 static bool same_family(const struct bs_family *a, const struct bs_family *b)
@@ -193,20 +196,24 @@ static bool same_family(const struct bs_family *a, const struct bs_family *b)
 static void emit_family(const struct xen_member *m, size_t n, struct bs_emitter *em)
 {
 	struct bs_family def, f;
-	char help[HELP_MAX], other[HELP_MAX];
+	char help[HELP_MAX];
 	bool opened = false;
 
-	family_of(&m[0], &def, help);
+	family_head(&m[0], &def);
 	for (size_t i = 0; i < n; i++) {
 		if (!m[i].set->fresh)
 			continue;
-		family_of(&m[i], &f, other);
+		family_head(&m[i], &f);
 		if (!same_family(&def, &f)) {
 			bs_drop(em, "family_conflict", 1);
 			continue;
 		}
-		if (!opened && !(opened = em->ops->family(em, &def) == 0))
-			return;
+		if (!opened) {
+			family_help(&m[0], &def, help);
+			def.help = help;
+			if (!(opened = em->ops->family(em, &def) == 0))
+				return;
+		}
 		emit_value(&m[i], m[i].set->with_stat[m[i].stat], em);
 	}
 }

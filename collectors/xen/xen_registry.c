@@ -73,6 +73,11 @@ static char *read_key(struct xen_registry *r, const char *dir, const char *key)
 /* The generic families' names, shared rather than copied per statistic. */
 static char generic_number[] = "xen_pv_stat", generic_text[] = "xen_pv_stat_text";
 
+bool xen_metric_generic(const char *metric)
+{
+	return metric == generic_number || metric == generic_text;
+}
+
 static void set_free(struct xen_registry *r, struct xen_set *s)
 {
 	if (s->port && r->by_port[s->port] == s) {
@@ -395,6 +400,7 @@ static struct xen_domain *domain_new(struct xen_registry *r, uint32_t domid)
 		return NULL;
 	}
 	d->domid = domid;
+	snprintf(d->id, sizeof(d->id), "%u", domid);
 	snprintf(path, sizeof(path), DOMAIN_ROOT "/%u/name", domid);
 	char *name = xen_xs_read(r->seam, path, &len);
 	label_copy(d->name, name ? name : "", r->caps->label_len);

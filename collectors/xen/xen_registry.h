@@ -42,6 +42,7 @@ struct xen_set {
 
 struct xen_domain {
 	uint32_t domid;
+	char id[12]; /* domid as a label value */
 	char name[XEN_LABEL_MAX + 1];
 	char token[16];
 	struct xen_set **set;
@@ -77,5 +78,7 @@ int xen_registry_sync_domains(struct xen_registry *r);
 /* Caller holds the lock. Re-reads one domain's stats tree. */
 void xen_registry_scan(struct xen_registry *r, struct xen_domain *d);
 struct xen_domain *xen_registry_find(struct xen_registry *r, uint32_t domid);
+/* True for the generic families, xen_pv_stat and xen_pv_stat_text. */
+bool xen_metric_generic(const char *metric);
 
 #endif
