@@ -4,6 +4,7 @@
  * set for an update at once and writes what came back. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,7 @@ static int scan_due(struct xen_collector *k)
 		pthread_mutex_lock(&k->reg.lock);
 		xen_registry_scan(&k->reg, d);
 		pthread_mutex_unlock(&k->reg.lock);
+		sched_yield(); /* a waiting scrape gets the lock before the next domain */
 		d->dirty = false;
 		d->next_scan_ns = now + (uint64_t)(k->scan_interval_s * 1e9);
 	}
@@ -126,6 +128,8 @@ static void *watcher_main(void *arg)
 			pthread_mutex_lock(&k->reg.lock);
 			xen_registry_sync_domains(&k->reg);
 			pthread_mutex_unlock(&k->reg.lock);
+			for (size_t i = 0; periodic && i < k->reg.ndom; i++)
+				k->reg.dom[i]->dirty = true; /* the safety net for lost watches */
 			/* After a domain event, look once more a second later: the
 			 * toolstack removes /local/domain/<domid> after releasing it. */
 			next_resync =

@@ -412,9 +412,10 @@ static struct xen_domain *domain_new(struct xen_registry *r, uint32_t domid)
 	free(had);
 	snprintf(d->token, sizeof(d->token), "s%u", domid);
 	/* The watch fires once at once: the first scan comes from it. */
-	if (xen_xs_watch(r->seam, path, d->token) < 0)
+	if (xen_xs_watch(r->seam, path, d->token) < 0) {
 		xen_registry_drop(r, "watch_failed");
-	d->dirty = true;
+		d->dirty = true; /* scanned now, and at each periodic resync */
+	}
 	return d;
 }
 

@@ -53,16 +53,7 @@ check "dci4-netdev: one supplier per interface (lo among them)" test -S "$ND/dci
 	"$(ls "$ND" | wc -l)" = "$(ls /sys/class/net | wc -l)"
 rx() { "$B/dci4stat" -d "$ND" dci4-netdev.lo | awk '$1 == "rx_bytes" { print $2 }'; }
 before=$(rx)
-$PY - <<'EOF'
-import socket, threading
-srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
-def sink():
-    c, _ = srv.accept()
-    while c.recv(65536):
-        pass
-t = threading.Thread(target=sink); t.start()
-s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * 2_000_000); s.close(); t.join()
-EOF
+send_loopback 2000000
 sleep 0.4
 after=$(rx)
 check "dci4-netdev: lo rx_bytes rose by at least the 2 MB sent ($before -> $after)" \

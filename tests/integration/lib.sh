@@ -28,6 +28,28 @@ check() { # check NAME COMMAND...: passes when the command succeeds
 MEM_LIMIT_KB=65536
 nm -D "$EXPORTER" 2>/dev/null | grep -q __asan_init && MEM_LIMIT_KB=262144
 
+# send_loopback BYTES: sends that many bytes over a TCP connection on 127.0.0.1.
+send_loopback() {
+	$PY - "$1" <<'EOF'
+import socket, sys, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def sink():
+    c, _ = srv.accept()
+    while c.recv(65536):
+        pass
+t = threading.Thread(target=sink); t.start()
+s = socket.create_connection(srv.getsockname()); s.sendall(b"x" * int(sys.argv[1])); s.close(); t.join()
+EOF
+}
+
+# scrape_ms PORT FILE: scrapes into FILE and prints how many ms it took.
+scrape_ms() {
+	local t0
+	t0=$(date +%s%N)
+	curl -s "http://127.0.0.1:$1/metrics" >"$2"
+	echo $((($(date +%s%N) - t0) / 1000000))
+}
+
 free_port() {
 	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

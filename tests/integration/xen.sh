@@ -150,9 +150,7 @@ hostile ungranted grant_refused -
 toolstack add 20 mute
 guest 20 silent
 sleep 0.3
-t0=$(date +%s%N)
-scrape >"$WORK/s"
-ms=$((($(date +%s%N) - t0) / 1000000))
+ms=$(scrape_ms "$PORT" "$WORK/s")
 MUTE=$(set_labels 20 mute hostile silent)
 check "silent: the set is down" grep -qxF "xen_pv_stats_set_up{$MUTE} 0" "$WORK/s"
 check "silent: its timeouts counted" grep -q "^xen_pv_stats_set_timeouts_total{$MUTE} [1-9]" "$WORK/s"
@@ -183,9 +181,7 @@ baseline flood 'domid="21"'
 toolstack add 22 churner
 guest 22 churn
 sleep 2
-t0=$(date +%s%N)
-scrape >"$WORK/c"
-ms=$((($(date +%s%N) - t0) / 1000000))
+ms=$(scrape_ms "$PORT" "$WORK/c")
 check "churn: a scrape meanwhile takes ${ms} ms" test "$ms" -lt 500
 check "churn: the good guest is fresh" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/c"
 kill -TERM "$LAST_GUEST"
