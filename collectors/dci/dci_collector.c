@@ -10,7 +10,7 @@
 
 #include "dci_emit.h"
 #include "dci_exchange.h"
-#include "dci_supplier.h"
+#include "dci_set.h"
 
 /* The rules' keys, in the order the layout passes their values. */
 static const char *const rule_keys[] = {"module", "title", "supplier", "stat"};

@@ -6,7 +6,7 @@
 
 #include <binstat/collector.h>
 
-#include "dci_supplier.h"
+#include "dci_set.h"
 
 struct dci_member {
 	struct dci_sup *sup;

@@ -6,7 +6,7 @@
 
 #include <binstat/collector.h>
 
-#include "dci_supplier.h"
+#include "dci_set.h"
 
 /* Leaves each supplier DCI_DONE (values fresh), DCI_FAILED (counted by
  * reason on em) or DCI_GONE. Returns within cfg->timeout_s, or sooner

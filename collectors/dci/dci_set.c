@@ -1,7 +1,7 @@
 /* The supplier set follows the supplier directory: sockets that appear
  * become suppliers, sockets that vanish (or are replaced) take their
  * connection and description with them. */
-#include "dci_supplier.h"
+#include "dci_set.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* The suppliers the DCI collector knows: one per socket in the supplier
  * directory, each with its connection, its description and its values,
  * kept across scrapes. */
-#ifndef DCI_SUPPLIER_H
-#define DCI_SUPPLIER_H
+#ifndef DCI_SET_H
+#define DCI_SET_H
 
 #include <stdbool.h>
 #include <stdint.h>
