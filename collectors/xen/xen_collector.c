@@ -41,13 +41,6 @@ struct xen_collector {
 	int epfd, stopfd;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the watcher ---- */
 
 /* Marks what a fired watch concerns; true when the domain list must be read. */
@@ -63,9 +56,12 @@ static bool note_watch(struct xen_collector *k, char **vec)
 	if (d)
 		d->dirty = true;
 	/* The stats key itself came or went: perhaps with its whole domain,
-	 * removed after @releaseDomain was already handled. */
-	const char *tail = strrchr(vec[0], '/');
-	return tail && strcmp(tail, "/stats") == 0;
+	 * removed after @releaseDomain was already handled. Only that exact
+	 * path counts: a guest's own ".../stats/x/stats" must not make every
+	 * key it writes cost a re-read of the domain list. */
+	char stats[48];
+	snprintf(stats, sizeof(stats), "/local/domain/%u/stats", domid);
+	return strcmp(vec[0], stats) == 0;
 }
 
 /* Scans dirty domains whose rest period is over; returns ms until the next
@@ -74,7 +70,7 @@ static bool note_watch(struct xen_collector *k, char **vec)
  * than one domain's scan. */
 static int scan_due(struct xen_collector *k)
 {
-	uint64_t now = now_ns(), next = UINT64_MAX;
+	uint64_t now = xen_now_ns(), next = UINT64_MAX;
 
 	for (size_t i = 0; i < k->reg.ndom; i++) {
 		struct xen_domain *d = k->reg.dom[i];
@@ -97,7 +93,8 @@ static int scan_due(struct xen_collector *k)
 static void *watcher_main(void *arg)
 {
 	struct xen_collector *k = arg;
-	uint64_t next_resync = now_ns() + (uint64_t)(k->resync_s * 1e9);
+	uint64_t next_resync = xen_now_ns() + (uint64_t)(k->resync_s * 1e9);
+	bool followup = false; /* the due re-read is an event's follow-up, not the periodic one */
 	int wait_ms;
 
 	/* The first look, here rather than in init: on a host of a thousand
@@ -108,32 +105,32 @@ static void *watcher_main(void *arg)
 	wait_ms = scan_due(k);
 	for (;;) {
 		struct epoll_event ev[4];
-		uint64_t now = now_ns();
+		uint64_t now = xen_now_ns();
 		int resync_ms = now >= next_resync ? 0 : (int)((next_resync - now) / 1000000 + 1);
 		int n = epoll_wait(k->epfd, ev, 4,
 				   wait_ms < 0 || resync_ms < wait_ms ? resync_ms : wait_ms);
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.u32 == TAG_STOP)
 				return NULL;
-		bool sync = now_ns() >= next_resync;
+		bool due = xen_now_ns() >= next_resync, event = false;
 		char **vec;
 		/* Dirty marks are the watcher's own: no lock needed for them. */
 		for (int w = 0; w < WATCHES_PER_ROUND && xen_xs_next_watch(k->seam, &vec) == 1;
 		     w++) {
-			sync |= note_watch(k, vec);
+			event |= note_watch(k, vec);
 			free(vec);
 		}
-		if (sync) {
-			bool periodic = now_ns() >= next_resync;
+		if (due || event) {
 			pthread_mutex_lock(&k->reg.lock);
 			xen_registry_sync_domains(&k->reg);
 			pthread_mutex_unlock(&k->reg.lock);
-			for (size_t i = 0; periodic && i < k->reg.ndom; i++)
+			for (size_t i = 0; due && !followup && i < k->reg.ndom; i++)
 				k->reg.dom[i]->dirty = true; /* the safety net for lost watches */
 			/* After a domain event, look once more a second later: the
 			 * toolstack removes /local/domain/<domid> after releasing it. */
+			followup = event;
 			next_resync =
-			    now_ns() + (periodic ? (uint64_t)(k->resync_s * 1e9) : FOLLOWUP_NS);
+			    xen_now_ns() + (event ? FOLLOWUP_NS : (uint64_t)(k->resync_s * 1e9));
 		}
 		wait_ms = scan_due(k);
 	}

@@ -11,7 +11,7 @@
 
 #define WAIT_SLICE_MS 50
 
-static uint64_t now_ns(void)
+uint64_t xen_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -94,14 +94,14 @@ static void finish(struct xen_registry *r, struct bs_emitter *em)
 
 void xen_sample(struct xen_registry *r, double timeout_s, struct bs_emitter *em)
 {
-	uint64_t deadline = now_ns() + (uint64_t)(timeout_s * 1e9), spurious = 0;
+	uint64_t deadline = xen_now_ns() + (uint64_t)(timeout_s * 1e9), spurious = 0;
 	struct pollfd pfd;
 
 	pthread_mutex_lock(&r->lock);
 	size_t left = ask_all(r, &spurious);
 	pfd = (struct pollfd){xen_evt_fd(r->seam), POLLIN, 0};
 	while (left > 0 && !em->ops->expired(em)) {
-		uint64_t now = now_ns();
+		uint64_t now = xen_now_ns();
 		if (now >= deadline)
 			break;
 		uint64_t ms = (deadline - now) / 1000000 + 1;

@@ -63,11 +63,6 @@ char *xen_xs_read(struct xen_seam *x, const char *path, unsigned *len)
 	return xs_read(x->xs, XBT_NULL, path, len);
 }
 
-int xen_xs_write(struct xen_seam *x, const char *path, const char *value)
-{
-	return xs_write(x->xs, XBT_NULL, path, value, (unsigned)strlen(value)) ? 0 : err();
-}
-
 int xen_xs_make_owned(struct xen_seam *x, const char *path, uint32_t domid)
 {
 	/* The first entry names the owner, who may read and write; others may not. */

@@ -17,7 +17,6 @@ void xen_seam_close(struct xen_seam *x);
 /* xenstore. Strings returned are malloc'd (the caller frees). */
 char **xen_xs_directory(struct xen_seam *x, const char *path, unsigned *n);
 char *xen_xs_read(struct xen_seam *x, const char *path, unsigned *len);
-int xen_xs_write(struct xen_seam *x, const char *path, const char *value);
 /* Creates path (empty) owned by domid, which may then write below it. */
 int xen_xs_make_owned(struct xen_seam *x, const char *path, uint32_t domid);
 int xen_xs_watch(struct xen_seam *x, const char *path, const char *token);
