@@ -87,6 +87,8 @@ $(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.
 DCI_LIBS  = lib/dci4/dci4_wire.c lib/dci4/dci4_format.c lib/statmap/statmap.c
 LIBS_dci  = $(DCI_LIBS)
 INCS_dci  = -Ilib/dci4 -Ilib/statmap
+LIBS_kvm  = lib/unixsock/unixsock.c
+INCS_kvm  = -Ilib/unixsock
 LIBS_xen  = lib/statmap/statmap.c
 INCS_xen  = -Ilib/statmap
 LDLIBS_xen = -lxenstore -lxengnttab -lxenevtchn
@@ -114,8 +116,8 @@ $(B)/tests/test_statmap: tests/unit/test_statmap.c $(B)/libcore.a $(wildcard lib
 # A collector's unit tests (test_<collector>_*.c) link its sources directly.
 $(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collectors/kvm/*.[ch])
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
-		$(B)/libcore.a $(LIBS) -lcmocka
+	$(CC) $(CFLAGS_ALL) -Icollectors/kvm $(INCS_kvm) -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
+		$(LIBS_kvm) $(B)/libcore.a $(LIBS) -lcmocka
 
 $(B)/tests/test_dci_%: tests/unit/test_dci_%.c $(B)/libcore.a $(wildcard collectors/dci/*.[ch] lib/*/*.[ch])
 	@mkdir -p $(dir $@)
@@ -157,6 +159,7 @@ integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests
 	     $(B)/tests/xen_guest
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
+	tests/integration/hostile_kvm.sh $(B)
 	tests/integration/qemu.sh $(B)
 	tests/integration/dci4.sh $(B)
 	tests/integration/dci_collector.sh $(B)
@@ -189,7 +192,8 @@ $(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(wildcard lib/dci4/
 
 $(B)/bench/bench_kvm_floor: bench/bench_kvm_floor.c $(wildcard collectors/kvm/*.[ch])
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Icollectors/kvm -o $@ $< $(wildcard collectors/kvm/kvm_*.c) -lm
+	$(CC) $(CFLAGS_ALL) -Icollectors/kvm $(INCS_kvm) -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
+		$(LIBS_kvm) -lm
 
 $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 	@mkdir -p $(dir $@)
@@ -199,10 +203,10 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
+	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
 	      -Icollectors/xen
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c) \
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c) $(LIBS_kvm) \
 	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)

@@ -51,13 +51,20 @@ static const struct bs_host host = {
     .log = host_log,
 };
 
+/* What --check-config lends: the collectors read their options only. */
+static const struct bs_host check_host = {
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .log = host_log,
+    .flags = BS_HOST_CHECK_ONLY,
+};
+
 /* Loads a configuration into a new collector set; the old one stays on error. */
-static struct collset *load(const char *file, char *err, size_t errlen)
+static struct collset *load(const char *file, const struct bs_host *h, char *err, size_t errlen)
 {
 	struct config *cfg = config_load(file, NULL, bs_default_plugin_dir, err, errlen);
 	struct collset *set;
 
-	if (!cfg || collset_build(cfg, &host, &set, err, errlen) < 0)
+	if (!cfg || collset_build(cfg, h, &set, err, errlen) < 0)
 		return NULL;
 	return set;
 }
@@ -65,7 +72,7 @@ static struct collset *load(const char *file, char *err, size_t errlen)
 static void reload(const char *file)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(file, err, sizeof(err));
+	struct collset *set = load(file, &host, err, sizeof(err));
 
 	if (!set) {
 		log_error("reload failed, keeping the running configuration", "err", err);
@@ -84,7 +91,7 @@ static void reload(const char *file)
 static int check_config(const char *file)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(file, err, sizeof(err));
+	struct collset *set = load(file, &check_host, err, sizeof(err));
 	int failed = 0;
 
 	if (!set) {
@@ -132,7 +139,7 @@ static int serve(struct cli *cli)
 	sigset_t sigs;
 	int sig;
 
-	if (!(current = load(cli->config_file, err, sizeof(err)))) {
+	if (!(current = load(cli->config_file, &host, err, sizeof(err)))) {
 		log_error("cannot load configuration", "err", err);
 		return 1;
 	}

@@ -9,6 +9,11 @@
  * nothing happened; a signal that arrives meanwhile is re-delivered at
  * detach; anything unexpected gives up and detaches. x86-64 only.
  *
+ * Every wait has a deadline: a thread parked in vfork() (or any
+ * uninterruptible sleep) never reaches the stop we ask for. The tracing
+ * runs in a thread of its own, whose exit detaches whatever it could not
+ * (the kernel's exit_ptrace), so giving up never leaves a VMM traced.
+ *
  * Every vCPU ioctl takes vcpu->mutex, which the vCPU's thread holds for all
  * of KVM_RUN: asked from another thread, it would block that thread (QEMU's
  * main loop) for as long as the guest stays in. So a vCPU's stats fd is
@@ -21,7 +26,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/kvm.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +41,16 @@
 
 #define ATTACH_FDS_MAX 4096
 #define STEP_TRIES 16
+#define STOP_WAIT_US 250000  /* for a thread to reach the stop we asked for */
+#define STEP_WAIT_US 1000000 /* for one injected, non-blocking ioctl */
+
+/* A /proc directory entry's number, or -1 for anything else. */
+static int entry_number(const char *name)
+{
+	char *end;
+	long v = strtol(name, &end, 10);
+	return isdigit((unsigned char)name[0]) && !*end && v <= INT_MAX ? (int)v : -1;
+}
 
 /* One ioctl to inject: on fd, in thread tid. */
 struct target {
@@ -62,11 +79,11 @@ static void read_fds(const char *proc, pid_t pid, struct plan *p)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
+		int fd = entry_number(e->d_name);
 		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
-		if (len <= 0 || !isdigit((unsigned char)e->d_name[0]))
+		if (len <= 0 || fd < 0)
 			continue;
 		link[len] = '\0';
-		int fd = atoi(e->d_name);
 		int idx = -1;
 		if (strcmp(link, "anon_inode:kvm-vm") == 0 && p->nvm < ATTACH_FDS_MAX)
 			p->vm_fds[p->nvm++] = fd;
@@ -129,10 +146,10 @@ static void read_threads(const char *proc, pid_t pid, struct plan *p)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		pid_t tid = (pid_t)atoi(e->d_name);
+		pid_t tid = entry_number(e->d_name);
 		int idx = -1;
+		if (tid < 0)
+			continue;
 		long nr = -1;
 		unsigned long a1 = 0, a2 = 0;
 		if (is_worker(proc, pid, tid))
@@ -176,13 +193,22 @@ static void make_plan(const char *proc, pid_t pid, struct plan *p)
 
 #if defined(__x86_64__)
 
-/* Waits for the tracee's next stop; a signal other than SIGTRAP is kept in
- * *pending to be re-delivered at detach. Returns the stop's signal or -1. */
-static int wait_stop(pid_t tid, int *pending)
+/* Waits up to `us` for the tracee's next stop; a signal other than SIGTRAP
+ * is kept in *pending to be re-delivered at detach. Returns the stop's
+ * signal, -ETIMEDOUT, or -ECHILD. */
+static int wait_stop(pid_t tid, int *pending, long us)
 {
 	int status;
-	if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
-		return -1;
+	for (long waited = 0;; waited += 100) {
+		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+		if (r < 0 || (r == tid && !WIFSTOPPED(status)))
+			return -ECHILD;
+		if (r == tid)
+			break;
+		if (waited >= us)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
 	int sig = WSTOPSIG(status);
 	if (status >> 16 == PTRACE_EVENT_STOP)
 		return 0; /* the interrupt (or group) stop */
@@ -209,7 +235,7 @@ static long inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned
 	for (int tries = 0; tries < STEP_TRIES; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) < 0)
 			return -errno;
-		int sig = wait_stop(tid, pending);
+		int sig = wait_stop(tid, pending, STEP_WAIT_US);
 		if (sig < 0)
 			return -ECHILD;
 		if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
@@ -256,7 +282,10 @@ static int inject(pid_t pid, pid_t tid, const struct plan *p)
 	}
 	/* A signal may stop it before the interrupt does; keep it and wait on. */
 	for (int i = 0; i < STEP_TRIES; i++) {
-		int sig = wait_stop(tid, &pending);
+		int sig = wait_stop(tid, &pending, STOP_WAIT_US);
+		if (sig == -ETIMEDOUT)
+			return sig; /* not stopped, so not detachable: our thread's exit detaches it
+				     */
 		if (sig == 0)
 			break;
 		if (sig < 0 || i == STEP_TRIES - 1) {
@@ -297,13 +326,41 @@ detach:
 	return rc < 0 ? rc : opened;
 }
 
-int kvm_attach_pid(const char *proc, pid_t pid)
+/* The process's tracer, from its status (0: none). */
+static pid_t tracer_of(const char *proc, pid_t pid)
 {
+	char path[64], line[256];
+	int tracer = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+struct attach_job {
+	const char *proc;
+	pid_t pid;
+	int rc;
+};
+
+static void *attach_main(void *arg)
+{
+	struct attach_job *job = arg;
+	const char *proc = job->proc;
+	pid_t pid = job->pid;
 	struct plan *p = malloc(sizeof(*p));
 	int opened = 0, rc = 0;
 
-	if (!p)
-		return -ENOMEM;
+	if (!p) {
+		job->rc = -ENOMEM;
+		return NULL;
+	}
 	make_plan(proc, pid, p);
 	for (size_t i = 0; i < p->n; i++) {
 		bool first = true; /* each thread once */
@@ -318,7 +375,21 @@ int kvm_attach_pid(const char *proc, pid_t pid)
 			rc = r; /* that thread was not in a safe place: try at the next look */
 	}
 	free(p);
-	return opened ? opened : rc;
+	job->rc = opened ? opened : rc;
+	return NULL;
+}
+
+int kvm_attach_pid(const char *proc, pid_t pid)
+{
+	struct attach_job job = {proc, pid, 0};
+	pthread_t t;
+
+	if (tracer_of(proc, pid) > 0)
+		return -EALREADY; /* ptrace would refuse with EPERM, which means something else */
+	if (pthread_create(&t, NULL, attach_main, &job) != 0)
+		return -EAGAIN;
+	pthread_join(t, NULL); /* bounded: every wait in it has a deadline */
+	return job.rc;
 }
 
 #else

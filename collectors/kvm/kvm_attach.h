@@ -7,7 +7,9 @@
 /* Makes VMM `pid` open the stats fds its VMs and vCPUs lack, so passive
  * discovery can copy them. Returns how many it opened, 0 when none was
  * missing, or -errno when it gave up (the VMM untouched): -EBUSY when no
- * thread was in a safe place, -ENOSYS off x86-64. Needs CAP_SYS_PTRACE. */
+ * thread was in a safe place, -EALREADY when another tracer holds it,
+ * -ENOSYS off x86-64. Needs CAP_SYS_PTRACE. Returns within a second or so
+ * per thread used, whatever state the VMM's threads are in. */
 int kvm_attach_pid(const char *proc, pid_t pid);
 
 #endif

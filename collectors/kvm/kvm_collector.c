@@ -6,108 +6,47 @@
  * safety net. It watches every VMM with a pidfd and closes that VMM's fds
  * the moment it exits, so a dead VM's memory is never kept pinned. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <binstat/collector.h>
-
 #include "kvm_attach.h"
+#include "kvm_collector.h"
 #include "kvm_discover.h"
-#include "kvm_emit.h"
-#include "kvm_handover.h"
 #include "kvm_uevent.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
 
-#define PENDING_MAX 256
 #define WATCH_MAX 65536
-#define WDROPS_MAX 16
-#define HANDOVER_CONNS_MAX 64
-#define HANDOVER_IDS_MAX 64
-
-/* epoll tags besides VMM pids */
-#define TAG_STOP UINT64_MAX
-#define TAG_UEVENT (UINT64_MAX - 1)
-#define TAG_LISTEN (UINT64_MAX - 2)
-#define TAG_CONN (1ull << 62) /* | the connection's index */
+#define FIRST_SCAN_WAIT_S 2 /* a scrape waits this long for the first walk */
 
 /* After a create event, the process is looked at again at these delays:
  * stats fds appear when the VMM (or the shim) opens them, not at once. */
 static const unsigned pending_delays_ms[] = {20, 200, 1000, 5000, 30000};
 #define PENDING_TRIES (sizeof(pending_delays_ms) / sizeof(pending_delays_ms[0]))
 
-struct pending {
-	pid_t tid;
-	unsigned tries;
-	uint64_t due_ns;
-};
-
-struct watch {
-	pid_t pid;
-	int pidfd;
-};
-
-struct conn {
-	int fd; /* -1: a free slot */
-	pid_t peer;
-};
-
-struct kvm_collector {
-	const struct bs_host *host;
-	pthread_mutex_t lock; /* everything below */
-	struct kvm_vmset set;
-	enum kvm_mode mode;
-	struct kvm_filter stats, vms;
-	const char *proc;
-	double rescan_s;
-	bool passive;
-	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
-	bool attach_eperm_logged;
-
-	pthread_t thread;
-	bool thread_started;
-	int epfd, stopfd, ueventfd;
-	struct watch *watch;
-	size_t nwatch, capwatch;
-	struct pending pending[PENDING_MAX];
-	size_t npending;
-	uint64_t next_rescan_ns;
-	bool eperm_logged;
-	/* the hand-over socket: off when no path is configured */
-	const char *handover_path;
-	int listenfd;
-	uint64_t allow_uid[HANDOVER_IDS_MAX], allow_gid[HANDOVER_IDS_MAX];
-	size_t nallow_uid, nallow_gid;
-	struct conn conns[HANDOVER_CONNS_MAX];
-	/* drops found between scrapes, reported by the next collect */
-	struct {
-		const char *reason;
-		uint64_t n;
-	} wdrops[WDROPS_MAX];
-};
-
-static uint64_t now_ns(void)
+uint64_t kvm_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Reasons are string literals from the parser, so pointers compare. */
-static void watcher_drop(void *ctx, const char *reason)
+/* Reasons are string literals, so pointers mostly compare; past the
+ * table's size a reason is still counted, as `other`. */
+void kvm_watcher_drop(void *ctx, const char *reason)
 {
 	struct kvm_collector *k = ctx;
-	for (size_t i = 0; i < WDROPS_MAX; i++) {
+	for (size_t i = 0; i < KVM_WDROPS_MAX; i++) {
 		if (!k->wdrops[i].reason || k->wdrops[i].reason == reason ||
 		    strcmp(k->wdrops[i].reason, reason) == 0) {
 			k->wdrops[i].reason = reason;
@@ -115,11 +54,12 @@ static void watcher_drop(void *ctx, const char *reason)
 			return;
 		}
 	}
+	k->wdrops_other++;
 }
 
 /* ---- pidfds of the VMMs ---- */
 
-static int pidfd_of(void *ctx, pid_t pid)
+int kvm_pidfd_of(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
 
@@ -130,7 +70,7 @@ static int pidfd_of(void *ctx, pid_t pid)
 		return -ENOSPC;
 	if (k->nwatch == k->capwatch) {
 		size_t cap = k->capwatch ? k->capwatch * 2 : 64;
-		struct watch *w = realloc(k->watch, cap * sizeof(*w));
+		struct kvm_watch *w = realloc(k->watch, cap * sizeof(*w));
 		if (!w)
 			return -ENOMEM;
 		k->watch = w;
@@ -144,7 +84,7 @@ static int pidfd_of(void *ctx, pid_t pid)
 		close(fd);
 		return -errno;
 	}
-	k->watch[k->nwatch++] = (struct watch){pid, fd};
+	k->watch[k->nwatch++] = (struct kvm_watch){pid, fd};
 	return fd;
 }
 
@@ -167,10 +107,11 @@ static bool holds_pid(const struct kvm_collector *k, pid_t pid)
 	return false;
 }
 
-/* ---- scanning (callers hold no lock; each process is scanned under it) ---- */
+/* ---- scanning: the /proc reads and ptrace of a process hold no lock;
+ * only taking its fds into the set does ---- */
 
-/* Attach mode, before a look at a process: outside the lock, since ptrace
- * takes its time and scrapes must not wait on it. */
+/* Attach mode, before a look at a process: ptrace takes its time and
+ * scrapes must not wait on it. */
 static void attach_pid(struct kvm_collector *k, pid_t pid)
 {
 	char n[16], p[16];
@@ -185,17 +126,24 @@ static void attach_pid(struct kvm_collector *k, pid_t pid)
 		k->host->log(BS_LOG_ERROR, "kvm", "attach refused: ptrace needs CAP_SYS_PTRACE",
 			     "pid", p, (char *)NULL);
 		k->attach_eperm_logged = true;
+	} else if (rc == -EALREADY && !k->attach_traced_logged) {
+		k->host->log(BS_LOG_WARN, "kvm",
+			     "attach skipped: the VMM is traced by another process (a debugger)",
+			     "pid", p, (char *)NULL);
+		k->attach_traced_logged = true;
 	}
 }
 
 static int scan_pid(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
+	struct kvm_look look;
 
 	if (k->attach && pid != getpid())
 		attach_pid(k, pid);
+	kvm_discover_look(k->proc, pid, &look);
 	pthread_mutex_lock(&k->lock);
-	int rc = kvm_discover_pid(&k->set, k->proc, pid, pidfd_of, watcher_drop, k);
+	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
 	if (!holds_pid(k, pid))
 		unwatch(k, pid);
 	if (rc == -EPERM && !k->eperm_logged) {
@@ -206,13 +154,14 @@ static int scan_pid(void *ctx, pid_t pid)
 		k->eperm_logged = true;
 	}
 	pthread_mutex_unlock(&k->lock);
+	kvm_look_free(&look);
 	return rc;
 }
 
 static void full_scan(struct kvm_collector *k)
 {
 	kvm_discover_all(k->proc, scan_pid, k);
-	k->next_rescan_ns = now_ns() + (uint64_t)(k->rescan_s * 1e9);
+	k->next_rescan_ns = kvm_now_ns() + (uint64_t)(k->rescan_s * 1e9);
 }
 
 static void vmm_exited(struct kvm_collector *k, pid_t pid)
@@ -225,19 +174,19 @@ static void vmm_exited(struct kvm_collector *k, pid_t pid)
 
 static void add_pending(struct kvm_collector *k, pid_t tid)
 {
-	if (k->npending == PENDING_MAX) {
-		k->next_rescan_ns = now_ns(); /* too many at once: walk everything */
+	if (k->npending == KVM_PENDING_MAX) {
+		k->next_rescan_ns = kvm_now_ns(); /* too many at once: walk everything */
 		return;
 	}
-	k->pending[k->npending++] = (struct pending){tid, 0, now_ns() + 20000000u};
+	k->pending[k->npending++] = (struct kvm_pending){tid, 0, kvm_now_ns() + 20000000u};
 }
 
 static void run_pending(struct kvm_collector *k)
 {
-	uint64_t now = now_ns();
+	uint64_t now = kvm_now_ns();
 
 	for (size_t i = 0; i < k->npending;) {
-		struct pending *p = &k->pending[i];
+		struct kvm_pending *p = &k->pending[i];
 		if (p->due_ns > now) {
 			i++;
 			continue;
@@ -257,6 +206,13 @@ static void run_pending(struct kvm_collector *k)
 	}
 }
 
+static void wake_up(struct kvm_collector *k)
+{
+	uint64_t n;
+	if (read(k->wakefd, &n, sizeof(n)) == sizeof(n))
+		kvm_handover_adopt(k);
+}
+
 static void read_uevents(struct kvm_collector *k)
 {
 	pid_t pid;
@@ -264,84 +220,32 @@ static void read_uevents(struct kvm_collector *k)
 
 	while ((ev = kvm_uevent_recv(k->ueventfd, &pid)) != -EAGAIN) {
 		if (ev == -ENOBUFS)
-			k->next_rescan_ns = now_ns();
-		else if (ev == KVM_UEVENT_CREATE)
-			add_pending(k, pid);
+			k->next_rescan_ns = kvm_now_ns();
+		else if (ev == KVM_UEVENT_CREATE && (k->passive || k->attach))
+			add_pending(k, pid); /* with both off, only the hand-over brings VMs */
 	}
 }
 
-/* ---- the hand-over socket ---- */
-
-static bool allowed(const uint64_t *list, size_t n, uint64_t id)
+static int next_timeout_ms(struct kvm_collector *k)
 {
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == id)
-			return true;
-	return false;
-}
-
-static void handover_accept(struct kvm_collector *k)
-{
-	int fd;
-
-	while ((fd = accept4(k->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		size_t slot = 0;
-		while (slot < HANDOVER_CONNS_MAX && k->conns[slot].fd >= 0)
-			slot++;
-		bool ok = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-			  (allowed(k->allow_uid, k->nallow_uid, cred.uid) ||
-			   allowed(k->allow_gid, k->nallow_gid, cred.gid));
-		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_CONN | slot};
-		if (!ok || slot == HANDOVER_CONNS_MAX ||
-		    epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			pthread_mutex_lock(&k->lock);
-			watcher_drop(k, ok ? "handover_too_many_peers" : "handover_refused");
-			pthread_mutex_unlock(&k->lock);
-			close(fd);
-			continue;
-		}
-		k->conns[slot] = (struct conn){fd, cred.pid};
-	}
-}
-
-/* Takes every message waiting on a connection; closes it at its end. */
-static void handover_read(struct kvm_collector *k, struct conn *c)
-{
-	struct kvm_handover_msg m;
-	int fd, rc;
-
-	while ((rc = kvm_handover_recv(c->fd, &m, &fd)) != 0) {
-		if (rc == -EPIPE) {
-			close(c->fd); /* leaves the epoll set with it */
-			c->fd = -1;
-			return;
-		}
-		pthread_mutex_lock(&k->lock);
-		if (rc < 0) {
-			watcher_drop(k, "handover_malformed");
-		} else {
-			pid_t pid = m.pid ? m.pid : c->peer;
-			/* The VMM is watched like a discovered one: its exit closes the fd. */
-			if (pidfd_of(k, pid) < 0) {
-				watcher_drop(k, "handover_bad_pid");
-				close(fd);
-			} else {
-				kvm_vmset_add(&k->set, pid, fd, -1, m.vcpu, &m.ident, watcher_drop,
-					      k);
-			}
-		}
-		pthread_mutex_unlock(&k->lock);
-	}
-}
-
-static int next_timeout_ms(const struct kvm_collector *k)
-{
-	uint64_t now = now_ns(), next = k->next_rescan_ns;
+	uint64_t now = kvm_now_ns(), next = k->next_rescan_ns;
 	for (size_t i = 0; i < k->npending; i++)
 		next = k->pending[i].due_ns < next ? k->pending[i].due_ns : next;
-	return next <= now ? 0 : (int)((next - now) / 1000000u + 1);
+	uint64_t ms = next <= now ? 0 : (next - now) / 1000000u + 1;
+	int idle_ms = kvm_handover_idle(k);
+	if (idle_ms >= 0 && (uint64_t)idle_ms < ms)
+		return idle_ms;
+	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
+}
+
+static void first_scan(struct kvm_collector *k)
+{
+	if (k->passive || k->attach)
+		full_scan(k);
+	pthread_mutex_lock(&k->lock);
+	k->first_scan_done = true;
+	pthread_cond_broadcast(&k->scanned);
+	pthread_mutex_unlock(&k->lock);
 }
 
 static void *watcher(void *arg)
@@ -349,23 +253,29 @@ static void *watcher(void *arg)
 	struct kvm_collector *k = arg;
 	struct epoll_event ev[32];
 
+	/* The first walk, here rather than in init: a process that will not
+	 * stop for ptrace or answer its /proc reads must not keep the daemon
+	 * from listening. Scrapes wait for it a little (kvm_collect). */
+	first_scan(k);
 	for (;;) {
 		int n = epoll_wait(k->epfd, ev, 32, next_timeout_ms(k));
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = ev[i].data.u64;
-			if (tag == TAG_STOP)
+			if (tag == KVM_TAG_STOP)
 				return NULL;
-			if (tag == TAG_UEVENT)
+			if (tag == KVM_TAG_UEVENT)
 				read_uevents(k);
-			else if (tag == TAG_LISTEN)
-				handover_accept(k);
-			else if (tag & TAG_CONN)
-				handover_read(k, &k->conns[tag & ~TAG_CONN]);
+			else if (tag == KVM_TAG_LISTEN)
+				kvm_handover_accept(k);
+			else if (tag == KVM_TAG_WAKE)
+				wake_up(k);
+			else if (tag & KVM_TAG_CONN)
+				kvm_handover_read(k, &k->conns[tag & ~KVM_TAG_CONN]);
 			else
 				vmm_exited(k, (pid_t)tag);
 		}
 		run_pending(k);
-		if (now_ns() >= k->next_rescan_ns)
+		if (kvm_now_ns() >= k->next_rescan_ns)
 			full_scan(k);
 	}
 }
@@ -405,7 +315,7 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	char *end;
 	if (!list)
 		return 0;
-	if (list->ops->kind(list) != BS_CONF_SEQ || list->ops->length(list) > HANDOVER_IDS_MAX)
+	if (list->ops->kind(list) != BS_CONF_SEQ || list->ops->length(list) > KVM_HANDOVER_IDS_MAX)
 		return list->ops->error(list, "must be a list of at most 64 numeric ids");
 	for (size_t i = 0; i < list->ops->length(list); i++) {
 		const char *s = list->ops->scalar(list->ops->item(list, i));
@@ -420,6 +330,11 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
 {
 	const struct bs_conf *h = conf->ops->child(conf, "handover");
+	uint64_t max_vms = 1024;
+
+	k->handover_max_fds = 16384;
+	k->handover_max_fds_per_peer = 4096;
+	k->handover_idle_s = 10;
 	if (!h)
 		return 0;
 	if (h->ops->kind(h) != BS_CONF_MAP)
@@ -428,10 +343,16 @@ static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
 	if (h->ops->get_str(h, "socket", &k->handover_path) < 0)
 		return h->ops->error(h, "handover needs a socket path");
 	if (read_ids(h, "allow_uids", k->allow_uid, &k->nallow_uid) < 0 ||
-	    read_ids(h, "allow_gids", k->allow_gid, &k->nallow_gid) < 0)
+	    read_ids(h, "allow_gids", k->allow_gid, &k->nallow_gid) < 0 ||
+	    h->ops->get_u64(h, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
+	    h->ops->get_u64(h, "max_fds", 1, 1000000, &k->handover_max_fds) == -EINVAL ||
+	    h->ops->get_u64(h, "max_fds_per_peer", 1, 1000000, &k->handover_max_fds_per_peer) ==
+		-EINVAL ||
+	    h->ops->get_f64(h, "idle_timeout_seconds", 0.1, 3600, &k->handover_idle_s) == -EINVAL)
 		return -EINVAL;
 	if (k->nallow_uid + k->nallow_gid == 0)
 		return h->ops->error(h, "handover needs allow_uids or allow_gids");
+	k->set.max_handover_vms = max_vms;
 	return 0;
 }
 
@@ -469,33 +390,36 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 
 static void kvm_shutdown(void *state);
 
-/* The watcher's fds exist before the first scan (it registers pidfds, and
- * uevents arriving meanwhile are queued); its thread starts after it. */
+static int watch_fd(struct kvm_collector *k, int fd, uint64_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+/* The watcher's fds exist before its thread starts (uevents arriving
+ * meanwhile are queued). */
 static int open_watch_fds(struct kvm_collector *k)
 {
-	struct epoll_event stop = {.events = EPOLLIN, .data.u64 = TAG_STOP};
-	struct epoll_event uev = {.events = EPOLLIN, .data.u64 = TAG_UEVENT};
+	int rc;
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (k->epfd < 0 || k->stopfd < 0 || epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0)
+	k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (k->epfd < 0 || k->stopfd < 0 || k->wakefd < 0)
 		return -errno;
+	if ((rc = watch_fd(k, k->stopfd, KVM_TAG_STOP)) < 0 ||
+	    (rc = watch_fd(k, k->wakefd, KVM_TAG_WAKE)) < 0)
+		return rc;
 	k->ueventfd = kvm_uevent_open();
 	if (k->ueventfd >= 0)
-		epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->ueventfd, &uev);
+		watch_fd(k, k->ueventfd, KVM_TAG_UEVENT);
 	else
 		k->host->log(BS_LOG_WARN, "kvm", "no uevents: new VMs appear at the next rescan",
 			     "err", strerror(-k->ueventfd), (char *)NULL);
-	if (k->handover_path) {
-		struct epoll_event lev = {.events = EPOLLIN, .data.u64 = TAG_LISTEN};
-		/* Anyone may connect; SO_PEERCRED against the allow-list decides. */
-		k->listenfd = kvm_handover_listen(k->handover_path, 0666);
-		if (k->listenfd < 0) {
-			k->host->log(BS_LOG_ERROR, "kvm", "cannot listen for hand-over", "path",
-				     k->handover_path, "err", strerror(-k->listenfd), (char *)NULL);
-			return k->listenfd;
-		}
-		epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->listenfd, &lev);
+	if (k->handover_path && (rc = kvm_handover_start(k)) < 0) {
+		k->host->log(BS_LOG_ERROR, "kvm", "cannot listen for hand-over", "path",
+			     k->handover_path, "err", strerror(-rc), (char *)NULL);
+		return rc;
 	}
 	return 0;
 }
@@ -508,28 +432,30 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	if (!k)
 		return -ENOMEM;
 	k->host = host;
-	k->epfd = k->stopfd = k->ueventfd = k->listenfd = -1;
-	for (size_t i = 0; i < HANDOVER_CONNS_MAX; i++)
+	k->check_only = host->flags & BS_HOST_CHECK_ONLY;
+	k->epfd = k->stopfd = k->wakefd = k->ueventfd = k->listenfd = -1;
+	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
 		k->conns[i].fd = -1;
 	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->scanned, NULL);
 	if ((rc = read_config(k, conf)) < 0)
-		goto fail;
+		goto err_shutdown;
+	if (k->check_only) { /* no socket, no scan, no ptrace: a check changes nothing */
+		*state = k;
+		return 0;
+	}
 	if ((rc = open_watch_fds(k)) < 0)
-		goto fail;
-	/* The first walk happens now, so the first scrape sees the VMs; it
-	 * also sets when the watcher walks next. */
-	if (k->passive || k->attach)
-		full_scan(k);
-	else
-		k->next_rescan_ns = UINT64_MAX;
+		goto err_shutdown;
+	/* The watcher's first walk sets when it walks next. */
+	k->next_rescan_ns = k->passive || k->attach ? 0 : UINT64_MAX;
 	if (pthread_create(&k->thread, NULL, watcher, k) != 0) {
 		rc = -EAGAIN;
-		goto fail;
+		goto err_shutdown;
 	}
 	k->thread_started = true;
 	*state = k;
 	return 0;
-fail:
+err_shutdown:
 	kvm_shutdown(k);
 	return rc;
 }
@@ -543,21 +469,44 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 	bs_sample_u64(em, NULL, 0, k->set.nfds);
 }
 
+/* The first walk may still run when the first scrape comes. */
+static void wait_first_scan(struct kvm_collector *k)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += FIRST_SCAN_WAIT_S;
+	while (!k->first_scan_done &&
+	       pthread_cond_timedwait(&k->scanned, &k->lock, &until) != ETIMEDOUT)
+		;
+}
+
+/* Reads every held fd under the lock: each is a stats fd KVM made
+ * (kvm_statsfd_identify), whose pread copies kernel memory and never waits. */
 static int kvm_collect(void *state, struct bs_emitter *em)
 {
 	struct kvm_collector *k = state;
 
 	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < WDROPS_MAX && k->wdrops[i].reason; i++) {
+	wait_first_scan(k);
+	for (size_t i = 0; i < KVM_WDROPS_MAX && k->wdrops[i].reason; i++) {
 		bs_drop(em, k->wdrops[i].reason, k->wdrops[i].n);
 		k->wdrops[i].reason = NULL;
 		k->wdrops[i].n = 0;
 	}
+	if (k->wdrops_other)
+		bs_drop(em, "other", k->wdrops_other);
+	k->wdrops_other = 0;
 	kvm_read_all(&k->set, &k->vms, em);
 	kvm_emit(em, &k->set, k->mode, &k->stats);
 	collect_totals(k, em);
 	pthread_mutex_unlock(&k->lock);
 	return 0;
+}
+
+static void close_if_open(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 static void kvm_shutdown(void *state)
@@ -570,23 +519,17 @@ static void kvm_shutdown(void *state)
 			pthread_cancel(k->thread);
 		pthread_join(k->thread, NULL);
 	}
+	if (k->handover_path)
+		kvm_handover_stop(k);
 	kvm_vmset_free(&k->set);
 	for (size_t i = 0; i < k->nwatch; i++)
 		close(k->watch[i].pidfd);
 	free(k->watch);
-	if (k->epfd >= 0)
-		close(k->epfd);
-	if (k->stopfd >= 0)
-		close(k->stopfd);
-	if (k->ueventfd >= 0)
-		close(k->ueventfd);
-	for (size_t i = 0; i < HANDOVER_CONNS_MAX; i++)
-		if (k->conns[i].fd >= 0)
-			close(k->conns[i].fd);
-	if (k->listenfd >= 0) {
-		close(k->listenfd);
-		unlink(k->handover_path);
-	}
+	close_if_open(k->epfd);
+	close_if_open(k->stopfd);
+	close_if_open(k->wakefd);
+	close_if_open(k->ueventfd);
+	pthread_cond_destroy(&k->scanned);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 }

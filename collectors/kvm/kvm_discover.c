@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,28 +120,17 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 	}
 }
 
-struct candidate {
-	int fd;
-	int vcpu; /* -1: the VM's */
-};
-
-struct candidates {
-	struct candidate *c;
-	size_t n, cap;
-	int max_fd;
-};
-
-static bool candidates_push(struct candidates *cs, int fd, int vcpu)
+static bool candidates_push(struct kvm_look *cs, int fd, int vcpu)
 {
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? cs->cap * 2 : 64;
-		struct candidate *c;
+		struct kvm_candidate *c;
 		if (cap > KVM_FDS_PER_PROCESS_MAX || !(c = realloc(cs->c, cap * sizeof(*c))))
 			return false;
 		cs->c = c;
 		cs->cap = cap;
 	}
-	cs->c[cs->n++] = (struct candidate){fd, vcpu};
+	cs->c[cs->n++] = (struct kvm_candidate){fd, vcpu};
 	cs->max_fd = fd > cs->max_fd ? fd : cs->max_fd;
 	return true;
 }
@@ -149,7 +139,7 @@ static bool candidates_push(struct candidates *cs, int fd, int vcpu)
  * process that holds a VM itself (anon_inode:kvm-vm) is a VMM: another
  * exporter, or any reader holding copies, is not, and counting its copies
  * would count the VM twice. */
-static void list_stats_fds(const char *proc, pid_t pid, struct candidates *cs)
+static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *cs)
 {
 	char path[128], link[64];
 	bool vmm = false, room = true;
@@ -160,69 +150,84 @@ static void list_stats_fds(const char *proc, pid_t pid, struct candidates *cs)
 		return;
 	struct dirent *e;
 	while (room && (e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (!isdigit((unsigned char)e->d_name[0]) || *end || fd > INT_MAX)
 			continue;
 		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (len <= 0)
 			continue;
 		link[len] = '\0';
-		int fd = atoi(e->d_name);
+		int vcpu;
 		if (strcmp(link, "anon_inode:kvm-vm") == 0)
 			vmm = true;
 		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
-			room = candidates_push(cs, fd, -1);
+			room = candidates_push(cs, (int)fd, -1);
 		else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
-			 isdigit((unsigned char)link[26]))
-			room = candidates_push(cs, fd, atoi(link + 26));
+			 sscanf(link + 26, "%9d", &vcpu) == 1 && vcpu >= 0)
+			room = candidates_push(cs, (int)fd, vcpu);
 	}
 	closedir(d);
 	if (!vmm)
 		cs->n = 0;
 }
 
-int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pidfd_fn *pidfd_of,
-		     kvm_drop_fn *drop, void *ctx)
+size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)
 {
-	struct candidates cs = {.max_fd = -1};
-	struct kvm_identity ident;
+	memset(look, 0, sizeof(*look));
+	look->pid = pid;
+	look->max_fd = -1;
+	/* Our own copies are stats fds too: never discover ourselves. */
+	if (pid != getpid())
+		list_stats_fds(proc, pid, look);
+	if (look->n)
+		read_identity(proc, pid, &look->ident);
+	return look->n;
+}
+
+void kvm_look_free(struct kvm_look *look)
+{
+	free(look->c);
+	look->c = NULL;
+	look->n = look->cap = 0;
+}
+
+int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pidfd_fn *pidfd_of,
+		      kvm_drop_fn *drop, void *ctx)
+{
+	pid_t pid = look->pid;
 	bool *held = NULL;
 	int added = 0;
 
-	/* Our own copies are stats fds too: never discover ourselves. */
-	if (pid != getpid())
-		list_stats_fds(proc, pid, &cs);
-	if (cs.n == 0)
-		goto out;
+	if (look->n == 0)
+		return 0;
 	int pidfd = pidfd_of(ctx, pid);
 	if (pidfd < 0)
-		goto out;
+		return 0;
 	kvm_vmset_prune(set, pid);
-	if (!(held = kvm_vmset_held_by_fd(set, pid, cs.max_fd))) {
-		added = -ENOMEM;
-		goto out;
-	}
-	read_identity(proc, pid, &ident);
+	if (!(held = kvm_vmset_held_by_fd(set, pid, look->max_fd)))
+		return -ENOMEM;
 	/* VM fds first, so vCPUs find their VM. */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < cs.n; i++) {
-			const struct candidate *c = &cs.c[i];
+		for (size_t i = 0; i < look->n; i++) {
+			const struct kvm_candidate *c = &look->c[i];
 			if ((pass == 0) != (c->vcpu < 0) || held[c->fd])
 				continue; /* prune just kept only the live copies */
 			int fd = (int)syscall(SYS_pidfd_getfd, pidfd, c->fd, 0);
 			if (fd < 0) {
 				if (errno == EPERM) {
 					added = -EPERM;
-					goto out;
+					goto out_free_held;
 				}
 				continue; /* closed meanwhile */
 			}
-			if (kvm_vmset_add(set, pid, fd, c->fd, c->vcpu, &ident, drop, ctx) == 0)
+			if (kvm_vmset_add(set, pid, 0, fd, c->fd, c->vcpu, &look->ident, drop,
+					  ctx) == 0)
 				added++;
 		}
 	}
-out:
+out_free_held:
 	free(held);
-	free(cs.c);
 	return added;
 }
 
@@ -234,9 +239,12 @@ int kvm_discover_all(const char *proc, int (*scan)(void *ctx, pid_t pid), void *
 
 	if (!d)
 		return -errno;
-	while (rc != -EPERM && (e = readdir(d)))
-		if (isdigit((unsigned char)e->d_name[0]))
-			rc = scan(ctx, (pid_t)atoi(e->d_name));
+	while (rc != -EPERM && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (isdigit((unsigned char)e->d_name[0]) && !*end && pid <= INT_MAX)
+			rc = scan(ctx, (pid_t)pid);
+	}
 	closedir(d);
 	return rc == -EPERM ? rc : 0;
 }

@@ -16,10 +16,31 @@ typedef int kvm_pidfd_fn(void *ctx, pid_t pid);
 void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id);
 /* The process (thread group) a thread id belongs to, or -1. */
 pid_t kvm_tgid_of(const char *proc, pid_t tid);
-/* Copies the stats fds of `pid` not yet held into the set. Returns how many
- * were added, or -EPERM when pidfd_getfd is refused (no CAP_SYS_PTRACE). */
-int kvm_discover_pid(struct kvm_vmset *set, const char *proc, pid_t pid, kvm_pidfd_fn *pidfd_of,
-		     kvm_drop_fn *drop, void *ctx);
+struct kvm_candidate {
+	int fd;	  /* the VMM's fd number */
+	int vcpu; /* -1: the VM's */
+};
+
+/* What one look at a process found. */
+struct kvm_look {
+	pid_t pid;
+	struct kvm_candidate *c;
+	size_t n, cap;
+	int max_fd;
+	struct kvm_identity ident;
+};
+
+/* Lists the stats fds `pid` holds and reads its identity: /proc reads of a
+ * process that may be hostile (its cmdline waits on its mm), so the caller
+ * holds no lock another path needs. Returns how many stats fds it holds. */
+size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look);
+/* Copies the looked-at stats fds not yet held into the set (under the
+ * caller's lock: only pidfd_getfd, kcmp and reads of verified stats fds).
+ * Returns how many were added, or -EPERM when pidfd_getfd is refused (no
+ * CAP_SYS_PTRACE). */
+int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pidfd_fn *pidfd_of,
+		      kvm_drop_fn *drop, void *ctx);
+void kvm_look_free(struct kvm_look *look);
 /* Calls scan(ctx, pid) for every process under `proc` until it returns
  * -EPERM; the caller locks around each, so a full walk never holds a scrape
  * up for longer than one process takes. Returns 0 or that -EPERM. */

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 static int parse_int(const char *s, size_t n, long max, long *out)
@@ -81,27 +79,6 @@ int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m)
 	return 0;
 }
 
-int kvm_handover_listen(const char *path, unsigned mode)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	unlink(path); /* a socket left by an earlier run */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
-	    listen(fd, 64) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
 int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 {
 	char buf[KVM_HANDOVER_MSG_MAX];
@@ -120,8 +97,8 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n < 0)
 		return errno == EAGAIN ? 0 : -EPIPE;
-	if (n == 0)
-		return -EPIPE;
+	/* The fds come before any verdict on the text: a zero-length message
+	 * may carry some too, and every fd received must be closed or kept. */
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -129,6 +106,8 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 		for (size_t i = 0; i < k && nfds < 4; i++)
 			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
+	if (n == 0 && nfds == 0 && !(msg.msg_flags & MSG_CTRUNC))
+		return -EPIPE; /* the end of the stream */
 	/* A truncated message or control block, or other than one fd: refused. */
 	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 1 ||
 	    kvm_handover_parse(buf, (size_t)n, m) < 0) {
@@ -138,4 +117,70 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 	}
 	*fd = fds[0];
 	return 1;
+}
+
+static bool on_list(const uint64_t *list, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == id)
+			return true;
+	return false;
+}
+
+/* Whether any supplementary group of the peer is listed. */
+static bool groups_listed(int conn, const uint64_t *gids, size_t ngids)
+{
+	gid_t small[64], *g = small;
+	socklen_t len = sizeof(small);
+	bool found = false;
+
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERGROUPS, g, &len) < 0) {
+		if (errno != ERANGE || !(g = malloc(len))) /* len: the size needed */
+			return false;
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERGROUPS, g, &len) < 0)
+			len = 0;
+	}
+	for (size_t i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = on_list(gids, ngids, g[i]);
+	if (g != small)
+		free(g);
+	return found;
+}
+
+int kvm_handover_peer(int conn, const uint64_t *uids, size_t nuids, const uint64_t *gids,
+		      size_t ngids, struct kvm_handover_peer *peer)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	peer->pid = cred.pid;
+	peer->uid = cred.uid;
+	if (on_list(uids, nuids, cred.uid) || on_list(gids, ngids, cred.gid) ||
+	    (ngids && groups_listed(conn, gids, ngids)))
+		return 0;
+	return -EACCES;
+}
+
+bool kvm_handover_may_name(const char *proc, const struct kvm_handover_peer *peer, pid_t pid)
+{
+	char path[64], line[256];
+	bool ok = false;
+
+	if (pid == peer->pid || peer->uid == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned r, e, s;
+		if (sscanf(line, "Uid: %u %u %u", &r, &e, &s) == 3) {
+			ok = r == peer->uid && e == peer->uid && s == peer->uid;
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
 }

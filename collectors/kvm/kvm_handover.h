@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "kvm_vmset.h"
@@ -23,11 +24,25 @@ struct kvm_handover_msg {
 
 /* Parses the text part; -EINVAL for a bad magic, line, key or number. */
 int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m);
-/* A listening SOCK_SEQPACKET socket at path (replacing a stale one), or -errno. */
-int kvm_handover_listen(const char *path, unsigned mode);
 /* Receives one message: its fd in *fd (-1 if none came). Returns 1 for a
  * message, 0 when none is waiting, -EPIPE at end of stream, -EINVAL for a
- * malformed one (any fds it carried are closed). */
+ * malformed one. Whatever fds a refused message carried are closed. */
 int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd);
+
+struct kvm_handover_peer {
+	pid_t pid;
+	uid_t uid;
+};
+
+/* The connected peer's credentials, if its uid, primary group or any of
+ * its supplementary groups (SO_PEERGROUPS: as they were at connect, so no
+ * race with a reused pid) is on the allow-lists. -EACCES when none is. */
+int kvm_handover_peer(int conn, const uint64_t *uids, size_t nuids, const uint64_t *gids,
+		      size_t ngids, struct kvm_handover_peer *peer);
+/* Whether `peer` may name VMM `pid` as the owner of what it hands over:
+ * itself always; another process only as root or as the owner of every
+ * uid of that process (real, effective, saved: ptrace's own test), so no
+ * peer can attach numbers to, or pin, a VMM it has no power over. */
+bool kvm_handover_may_name(const char *proc, const struct kvm_handover_peer *peer, pid_t pid);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint32_t le32(const unsigned char *p)
@@ -123,12 +124,37 @@ static void desc_decode(const unsigned char *p, uint32_t name_size, struct kvm_s
 	memcpy(d->name, p + KVM_DESC_FIXED, name_size);
 }
 
-static bool name_taken(const struct kvm_stat_desc *out, size_t n, const char *name)
+/* Names already accepted, in an open-addressing table of out[] indices:
+ * a block of n names costs O(n), never the O(n^2) of a scan per name. */
+struct name_set {
+	uint32_t *slot; /* index + 1; 0 is empty */
+	size_t mask;
+};
+
+static int name_set_init(struct name_set *ns, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(out[i].name, name) == 0)
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	ns->mask = cap - 1;
+	ns->slot = calloc(cap, sizeof(*ns->slot));
+	return ns->slot ? 0 : -ENOMEM;
+}
+
+/* Adds out[i]'s name unless taken; returns whether it was taken. */
+static bool name_set_taken(struct name_set *ns, const struct kvm_stat_desc *out, uint32_t i)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (const char *c = out[i].name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	for (size_t at = h & ns->mask;; at = (at + 1) & ns->mask) {
+		if (!ns->slot[at]) {
+			ns->slot[at] = i + 1;
+			return false;
+		}
+		if (strcmp(out[ns->slot[at] - 1].name, out[i].name) == 0)
 			return true;
-	return false;
+	}
 }
 
 int kvm_stats_parse_descs(const struct kvm_stats_hdr *h, const void *buf, size_t len,
@@ -139,11 +165,15 @@ int kvm_stats_parse_descs(const struct kvm_stats_hdr *h, const void *buf, size_t
 	const unsigned char *p = buf;
 	uint64_t size = 0;
 
+	struct name_set names;
+
 	*nout = 0;
 	if (len < kvm_stats_desc_block_size(h)) {
 		drop(ctx, "short_descriptors");
 		return -EINVAL;
 	}
+	if (name_set_init(&names, h->num_desc) < 0)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < h->num_desc; i++, p += stride) {
 		struct kvm_stat_desc *d = &out[*nout];
 		uint32_t flags;
@@ -151,7 +181,7 @@ int kvm_stats_parse_descs(const struct kvm_stats_hdr *h, const void *buf, size_t
 		const char *why = name_check(d->name, h->name_size);
 		if (!why)
 			why = desc_check(d, flags);
-		if (!why && name_taken(out, *nout, d->name))
+		if (!why && name_set_taken(&names, out, (uint32_t)*nout))
 			why = "duplicate_name";
 		if (why) {
 			drop(ctx, why);
@@ -161,6 +191,7 @@ int kvm_stats_parse_descs(const struct kvm_stats_hdr *h, const void *buf, size_t
 		size = end > size ? end : size;
 		(*nout)++;
 	}
+	free(names.slot);
 	/* The data block must not overlap the descriptors (selftest's last check). */
 	uint64_t desc_end = (uint64_t)h->desc_offset + kvm_stats_desc_block_size(h);
 	if (*nout == 0 ||

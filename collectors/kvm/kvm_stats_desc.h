@@ -11,9 +11,9 @@
 			   */
 #define KVM_DESC_FIXED 16 /* flags, exponent, size, offset, bucket_size */
 #define KVM_NAME_SIZE_MAX 256	 /* the kernel uses 48 */
-#define KVM_DESC_MAX 4096	 /* descriptors in one fd */
+#define KVM_DESC_MAX 1024	 /* descriptors in one fd (the kernel has 47) */
 #define KVM_STAT_VALUES_MAX 4096 /* u64 values in one stat (histogram buckets) */
-#define KVM_DATA_MAX (1u << 20)	 /* bytes of the data block */
+#define KVM_DATA_MAX (64u << 10) /* bytes of the data block (the kernel: 1.2 KiB) */
 #define KVM_FILE_OFFSET_MAX (1u << 24)
 
 /* Type, unit and base as <linux/kvm.h> numbers them (shifted down). */

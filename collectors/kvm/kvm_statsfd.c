@@ -3,10 +3,44 @@
  * the offset the VMM shares with us. */
 #include "kvm_statsfd.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#define VM_LINK "anon_inode:kvm-vm-stats"
+#define VCPU_LINK "anon_inode:kvm-vcpu-stats:"
+
+int kvm_statsfd_identify(int fd, int *vcpu_index)
+{
+	char path[64], link[64];
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != ANON_INODE_FS_MAGIC)
+		return -ENOTTY;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -ENOTTY;
+	link[n] = '\0';
+	if (strcmp(link, VM_LINK) == 0) {
+		*vcpu_index = -1;
+		return 0;
+	}
+	size_t pre = strlen(VCPU_LINK);
+	if (strncmp(link, VCPU_LINK, pre) != 0 || !isdigit((unsigned char)link[pre]))
+		return -ENOTTY;
+	char *end;
+	long v = strtol(link + pre, &end, 10);
+	if (*end || v > 1 << 20)
+		return -ENOTTY;
+	*vcpu_index = (int)v;
+	return 0;
+}
 
 static int pread_full(int fd, void *buf, size_t len, off_t off)
 {

@@ -36,6 +36,13 @@ struct kvm_statsfd {
 	char id[KVM_ID_MAX];
 };
 
+/* Whether `fd` is a stats fd KVM itself made: an anon inode the kernel
+ * named kvm-vm-stats or kvm-vcpu-stats:N, which no process can forge.
+ * Returns 0 with *vcpu_index (-1 for a VM's), or -ENOTTY. Only such fds
+ * are ever read: a pread on anything else a peer can hand over
+ * (/dev/kmsg, a FUSE file) may block for good, and their reads are plain
+ * copies of kernel memory that never wait. */
+int kvm_statsfd_identify(int fd, int *vcpu_index);
 /* Validates the fd's header and descriptors and finds or makes its schema.
  * Takes the fd on success (closed by kvm_statsfd_close); on failure the
  * caller keeps it. `vcpu` picks the kvm_vcpu_ or kvm_vm_ prefix. */

@@ -2,8 +2,10 @@
  *
  * Grouping: the kernel names a stats fd after the thread that created the
  * VM or vCPU (kvm-TID, kvm-TID/vcpu-N). A vCPU belongs to the VM of the same
- * VMM whose id is its prefix; failing that (QEMU creates vCPUs in their own
- * threads) to the VMM's only VM; failing that, to a VM of its own prefix. */
+ * VMM and source whose id is its prefix; failing that (QEMU creates vCPUs in
+ * their own threads) to that VMM's and source's only VM; failing that, to a
+ * VM of its own prefix. A source is discovery or one hand-over peer: what a
+ * peer sends never joins what was discovered or another peer sent. */
 #include "kvm_vmset.h"
 
 #include <errno.h>
@@ -58,10 +60,11 @@ static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
 		snprintf(vm->label, sizeof(vm->label), "%.90s/%.63s", base, vm->id);
 }
 
-static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, const char *id,
+static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
 			     const struct kvm_identity *ident)
 {
-	if (set->n >= set->max_vms)
+	if (from ? set->nhandover_vms >= set->max_handover_vms
+		 : set->n - set->nhandover_vms >= set->max_vms)
 		return NULL;
 	if (set->n == set->cap) {
 		size_t cap = set->cap ? set->cap * 2 : 16;
@@ -75,6 +78,8 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, const char *id,
 	if (!vm)
 		return NULL;
 	vm->pid = pid;
+	vm->from = from;
+	set->nhandover_vms += from != 0;
 	snprintf(vm->id, sizeof(vm->id), "%s", id);
 	vm->ident = *ident;
 	vm->vmfd.fd = -1;
@@ -83,7 +88,12 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, const char *id,
 	return vm;
 }
 
-static struct kvm_vm *vm_for_vcpu(struct kvm_vmset *set, pid_t pid, const char *id,
+static bool same_source(const struct kvm_vm *vm, pid_t pid, pid_t from)
+{
+	return vm->pid == pid && vm->from == from;
+}
+
+static struct kvm_vm *vm_for_vcpu(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
 				  const struct kvm_identity *ident)
 {
 	char prefix[KVM_ID_MAX];
@@ -92,7 +102,7 @@ static struct kvm_vm *vm_for_vcpu(struct kvm_vmset *set, pid_t pid, const char *
 
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(id, "/"), id);
 	for (size_t i = 0; i < set->n; i++) {
-		if (set->vm[i]->pid != pid)
+		if (!same_source(set->vm[i], pid, from))
 			continue;
 		if (strcmp(set->vm[i]->id, prefix) == 0)
 			return set->vm[i];
@@ -101,7 +111,7 @@ static struct kvm_vm *vm_for_vcpu(struct kvm_vmset *set, pid_t pid, const char *
 	}
 	if (in_pid == 1)
 		return only;
-	return vm_new(set, pid, prefix, ident);
+	return vm_new(set, pid, from, prefix, ident);
 }
 
 static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, int vmm_fd,
@@ -128,45 +138,69 @@ static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, i
 	return 0;
 }
 
-static int attach(struct kvm_vmset *set, pid_t pid, struct kvm_statsfd *s, int vmm_fd,
+/* Whether a VM of VMM `pid` from any source already holds a stats fd with
+ * this id: discovery and a hand-over of the same VMM must not count it twice. */
+static bool id_held(const struct kvm_vmset *set, pid_t pid, const char *id, bool vcpu)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kvm_vm *vm = set->vm[i];
+		if (vm->pid != pid)
+			continue;
+		if (!vcpu && vm->has_vmfd && strcmp(vm->vmfd.id, id) == 0)
+			return true;
+		for (size_t j = 0; vcpu && j < vm->nvcpu; j++)
+			if (strcmp(vm->vcpu[j].s.id, id) == 0)
+				return true;
+	}
+	return false;
+}
+
+static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_statsfd *s, int vmm_fd,
 		  int vcpu_index, const struct kvm_identity *ident)
 {
 	struct kvm_vm *vm;
+
+	if (id_held(set, pid, s->id, vcpu_index >= 0))
+		return -EEXIST; /* the first to bring it keeps it (QEMU 8.1+ and the shim both hold
+				   a vCPU's) */
 
 	if (vcpu_index < 0) {
 		/* A VM fd may arrive after its vCPUs formed a VM under the same id. */
 		vm = NULL;
 		for (size_t i = 0; i < set->n && !vm; i++)
-			if (set->vm[i]->pid == pid && strcmp(set->vm[i]->id, s->id) == 0)
+			if (same_source(set->vm[i], pid, from) &&
+			    strcmp(set->vm[i]->id, s->id) == 0)
 				vm = set->vm[i];
-		if (vm && vm->has_vmfd)
-			return -EEXIST; /* a second stats fd of the same VM */
-		if (!vm && !(vm = vm_new(set, pid, s->id, ident)))
+		if (!vm && !(vm = vm_new(set, pid, from, s->id, ident)))
 			return -ENOSPC;
 		vm->vmfd = *s;
 		vm->vm_vmm_fd = vmm_fd;
 		vm->has_vmfd = true;
 		return 0;
 	}
-	if (!(vm = vm_for_vcpu(set, pid, s->id, ident)))
+	if (!(vm = vm_for_vcpu(set, pid, from, s->id, ident)))
 		return -ENOSPC;
-	for (size_t j = 0; j < vm->nvcpu; j++)
-		if (strcmp(vm->vcpu[j].s.id, s->id) == 0)
-			return -EEXIST; /* QEMU 8.1+ and the shim both hold this vCPU's */
 	return add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
 }
 
-int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu_index,
+int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_fd, int vcpu_index,
 		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx)
 {
 	struct kvm_statsfd s;
-	int rc = kvm_statsfd_open(&s, fd, vcpu_index >= 0, &set->schemas, drop, ctx);
+	int kind, rc;
 
-	if (rc < 0) {
+	/* Checked here too for discovery: a VMM may swap the fd behind the
+	 * number whose link it showed before pidfd_getfd copied it. */
+	if (kvm_statsfd_identify(fd, &kind) < 0 || kind != vcpu_index) {
+		drop(ctx, "not_kvm_stats");
+		close(fd);
+		return -ENOTTY;
+	}
+	if ((rc = kvm_statsfd_open(&s, fd, vcpu_index >= 0, &set->schemas, drop, ctx)) < 0) {
 		close(fd);
 		return rc;
 	}
-	rc = attach(set, pid, &s, vmm_fd, vcpu_index, ident);
+	rc = attach(set, pid, from, &s, vmm_fd, vcpu_index, ident);
 	if (rc == -EEXIST) {
 		kvm_statsfd_close(&s, &set->schemas);
 		return rc;
@@ -177,11 +211,43 @@ int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu
 		return rc;
 	}
 	set->nfds++;
+	set->nhandover_fds += from != 0;
 	return 0;
+}
+
+void kvm_vmset_release_handed(struct kvm_vmset *set,
+			      void (*take)(void *ctx, const struct kvm_vm *vm, int fd, int vcpu),
+			      void *ctx)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct kvm_vm *vm = set->vm[i];
+		if (!vm->from)
+			continue;
+		if (vm->has_vmfd && vm->vmfd.fd >= 0) {
+			take(ctx, vm, vm->vmfd.fd, -1);
+			vm->vmfd.fd = -1;
+		}
+		for (size_t j = 0; j < vm->nvcpu; j++) {
+			take(ctx, vm, vm->vcpu[j].s.fd, vm->vcpu[j].index);
+			vm->vcpu[j].s.fd = -1;
+		}
+	}
+}
+
+size_t kvm_vmset_fds_from(const struct kvm_vmset *set, pid_t from)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->vm[i]->from == from)
+			n += set->vm[i]->nvcpu + set->vm[i]->has_vmfd;
+	return n;
 }
 
 static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 {
+	set->nhandover_vms -= vm->from != 0;
+	if (vm->from)
+		set->nhandover_fds -= vm->nvcpu + vm->has_vmfd;
 	if (vm->has_vmfd)
 		kvm_statsfd_close(&vm->vmfd, &set->schemas);
 	for (size_t j = 0; j < vm->nvcpu; j++)

@@ -24,6 +24,7 @@ struct kvm_identity {
 
 struct kvm_vm {
 	pid_t pid;	     /* the VMM process */
+	pid_t from;	     /* 0: discovered; else the hand-over peer that sent it */
 	char id[KVM_ID_MAX]; /* the VM's stats id (kvm-TID), or its vCPUs' prefix */
 	bool has_vmfd;
 	struct kvm_statsfd vmfd;
@@ -39,15 +40,26 @@ struct kvm_vmset {
 	struct kvm_vm **vm;
 	size_t n, cap;
 	size_t max_vms, max_vcpus; /* caps from the configuration */
-	size_t nfds;
+	size_t max_handover_vms;   /* VMs handed over count apart: discovery keeps its room */
+	size_t nfds, nhandover_vms, nhandover_fds;
 	struct kvm_schemas schemas;
 };
 
-/* A stats fd discovery copied (or was handed): the set takes `fd` on
- * success. `vcpu_index` < 0 for a VM fd. Returns 0, -EEXIST (already held;
- * the fd is closed), or -errno (the fd is closed, the reason dropped). */
-int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, int fd, int vmm_fd, int vcpu_index,
+/* A stats fd discovery copied (from 0) or hand-over peer `from` sent, of
+ * VMM `pid`: the set takes `fd` in every case (closing it unless held).
+ * `vcpu_index` < 0 for a VM fd; it must match what the kernel named the fd.
+ * A vCPU joins only a VM of the same VMM and the same source, so no peer
+ * can add to a VM it did not hand over. Returns 0, -EEXIST (already held),
+ * or -errno (the reason dropped). */
+int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_fd, int vcpu_index,
 		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx);
+/* Gives every handed-over fd to `take`, which owns it from then on, and
+ * forgets it: a reload passes them to the next generation. */
+void kvm_vmset_release_handed(struct kvm_vmset *set,
+			      void (*take)(void *ctx, const struct kvm_vm *vm, int fd, int vcpu),
+			      void *ctx);
+/* Stats fds held that peer `from` handed over. */
+size_t kvm_vmset_fds_from(const struct kvm_vmset *set, pid_t from);
 /* For each fd number 0..max_fd of VMM `pid`, whether we hold a copy of it
  * (a calloc'd array the caller frees, NULL when out of memory). Call after
  * kvm_vmset_prune, which drops copies whose number the VMM reused. */

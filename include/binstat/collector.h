@@ -171,11 +171,19 @@ struct bs_conf {
 
 enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
 
-/* What the host lends a collector for its lifetime. */
+/* bs_host.flags */
+/* --check-config: init reads and checks its options and returns a state
+ * that is only ever shut down; it opens no socket, starts no thread and
+ * touches no other process, so a check never disturbs a running daemon. */
+#define BS_HOST_CHECK_ONLY 1u
+
+/* What the host lends a collector for its lifetime. Grows only at the end. */
 struct bs_host {
 	uint32_t abi_version;
 	/* Structured log line: msg plus key/value pairs, NULL-terminated. */
-	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...);
+	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...)
+	    __attribute__((sentinel));
+	uint32_t flags; /* BS_HOST_* */
 };
 
 /* A collector. `init` gets its YAML node (never NULL: an empty map when the

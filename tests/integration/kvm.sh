@@ -135,7 +135,7 @@ check "hand-over: the guest's halt counted" test "$(value "$WORK/ho.txt" 'kvm_vc
 kill "$FH"
 for _ in $(seq 50); do [ "$(held_stats_fds "$EXPH")" = 0 ] && break; sleep 0.05; done
 check "hand-over: the sender's exit closes its fds" test "$(held_stats_fds "$EXPH")" = 0
-# More peers at once than the 64 the collector serves: the rest are counted and closed.
+# More peers of one uid at once than the 8 the collector serves: the rest are counted and closed.
 $PY - "$WORK/ho.sock" <<'EOF'
 import socket, sys, time
 held = []
@@ -146,8 +146,8 @@ for _ in range(70):
 time.sleep(0.5)
 EOF
 scrape "$PH" "$WORK/ho3.txt"
-check "hand-over: peers past 64 at once are refused and counted, the exporter stays up" \
-	grep -qE 'binstat_collector_dropped_total\{collector="kvm",reason="handover_too_many_peers"\} [1-9]' "$WORK/ho3.txt"
+check "hand-over: peers past 8 of one uid at once are refused and counted, the exporter stays up" \
+	grep -qE 'binstat_collector_dropped_total\{collector="kvm",reason="handover_too_many_from_uid"\} 62' "$WORK/ho3.txt"
 handover_config "$WORK/ho2.yml" "$WORK/ho2.sock" 4242
 PH2=$(free_port)
 start_exporter "$WORK/ho2.yml" "$PH2"

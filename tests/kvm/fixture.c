@@ -6,7 +6,10 @@
  *   fixture VMS VCPUS IO_EXITS READY_FILE [-name guest=NAME] [-uuid UUID]
  * (the trailing options are only there for the exporter to read, as QEMU's)
  * With FIXTURE_HANDOVER=PATH it also passes every stats fd to the exporter's
- * hand-over socket, as a VMM that cooperates would. */
+ * hand-over socket, as a VMM that cooperates would. FIXTURE_NO_STATS=1
+ * closes every stats fd, as stock QEMU 7.2 does (for attach mode);
+ * FIXTURE_VFORK=1 then parks the main thread in vfork(), which no ptrace
+ * stop can interrupt (a hostile VMM for attach mode). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -204,11 +208,20 @@ int main(int argc, char **argv)
 	}
 	if (getenv("FIXTURE_HANDOVER"))
 		hand_over(getenv("FIXTURE_HANDOVER"));
+	if (getenv("FIXTURE_NO_STATS"))
+		for (int i = 0; i < nheld; i++)
+			close(held[i].fd);
 	FILE *f = fopen(argv[4], "w");
 	if (!f)
 		die("ready file");
 	fprintf(f, "%d\n", getpid());
 	fclose(f);
+	if (getenv("FIXTURE_VFORK") && vfork() == 0) {
+		/* The child runs on the parent's stack: only syscalls here. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
 	sigset_t s;
 	sigemptyset(&s);
 	sigaddset(&s, SIGTERM);

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Hostile local peers against the KVM collector (issue 12, KVM part): each
+# attack next to a good VMM, with the exporter's scrapes, fds and memory
+# checked while and after it runs. Peers: tests/kvm/hostile_peer.py.
+# Usage: tests/integration/hostile_kvm.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+FIXTURE="$B/tests/kvm_fixture"
+PEER="$HERE/../kvm/hostile_peer.py"
+IO=3
+
+require_lone_kvm "hostile KVM peers"
+[ "$(id -u)" = 0 ] || { skip "hostile KVM peers" "needs root to act as other uids"; summary; exit 0; }
+
+# The socket's folder must let other uids reach it, as /run/binstat_exporter does.
+chmod 0711 "$WORK"
+mkdir -m 0755 "$WORK/s"
+SOCK="$WORK/s/ho.sock"
+
+start_fixture() { # start_fixture VMS VCPUS [env...]: sets FX once its guests ran
+	local ready="$WORK/fixture.$RANDOM"
+	env "${@:3}" "$FIXTURE" "$1" "$2" $IO "$ready" >>"$WORK/fixture.log" 2>&1 &
+	FX=$!
+	PIDS+=("$FX")
+	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
+	return 1
+}
+scrape() { curl -s -m 10 "http://127.0.0.1:$1/metrics" >"$2"; }
+value() { awk -v m="$2" '$1 == m { print $2 }' "$1"; }
+dropped() { # dropped FILE REASON: the kvm collector's count for that reason (0 if none)
+	local v
+	v=$(value "$1" "binstat_collector_dropped_total{collector=\"kvm\",reason=\"$2\"}")
+	echo "${v:-0}"
+}
+nfds() { ls "/proc/$1/fd" | wc -l; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+inode() { stat -c %i "$1" 2>/dev/null; }
+
+ho_config() { # ho_config FILE SOCKET [EXTRA YAML LINES UNDER handover:]
+	{
+		printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 3s\ncollectors:\n  kvm:\n    mode: per_vm\n' "$B/plugins"
+		printf '    passive: false\n    handover:\n      socket: %s\n      allow_uids: [0, 65534]\n' "$2"
+		printf '      allow_gids: [4242]\n      idle_timeout_seconds: 1\n'
+		for l in "${@:3}"; do printf '      %s\n' "$l"; done
+	} >"$1"
+}
+
+ho_config "$WORK/ho.yml" "$SOCK" "max_fds_per_peer: 3"
+P=$(free_port)
+start_exporter "$WORK/ho.yml" "$P"
+EXP=$LAST_PID
+
+# 1. A blocking fd as a stats fd: /dev/kmsg's read never returns.
+$PY "$PEER" kmsg "$SOCK"
+sleep 0.3
+t=$(scrape_ms "$P" "$WORK/1.txt")
+check "kmsg: refused as not a KVM stats fd" test "$(dropped "$WORK/1.txt" handover_not_kvm_stats)" = 1
+check "kmsg: the scrape succeeds at once (${t} ms)" sh -c "[ $t -lt 1000 ] && grep -q '^binstat_scrape_collector_success{collector=\"kvm\"} 1' '$WORK/1.txt'"
+
+# 2. A good VMM right after: the watcher is not stuck. Two VMs of one vCPU
+# are four fds; the peer may hold three.
+FIXTURE_HANDOVER_OK=1 start_fixture 2 1 FIXTURE_HANDOVER="$SOCK"
+GOOD=$FX
+sleep 0.5
+scrape "$P" "$WORK/2.txt"
+check "good VMM: its fds arrive after the hostile peer" test "$(value "$WORK/2.txt" kvm_collector_stats_fds)" = 3
+check "per-peer cap: the fourth fd is refused and counted" test "$(dropped "$WORK/2.txt" handover_fd_limit)" = 1
+EXITS=$(value "$WORK/2.txt" 'kvm_vcpu_exits_total{vm="handed-0"}')
+
+# 3. Sparse memfds that cost their sender nothing, 300 of them.
+rss0=$(rss_kb "$EXP")
+d0=$(dropped "$WORK/2.txt" handover_not_kvm_stats)
+t0=$(date +%s%N)
+$PY "$PEER" memfd "$SOCK" 300
+sleep 0.3
+scrape "$P" "$WORK/3.txt"
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "memfds: all 300 refused before any read" test $(($(dropped "$WORK/3.txt" handover_not_kvm_stats) - d0)) = 300
+check "memfds: 300 messages and a scrape took ${ms} ms (under 3 s)" test "$ms" -lt 3000
+check "memfds: exporter RSS grew by $(($(rss_kb "$EXP") - rss0)) KiB (under 8 MiB)" test $(($(rss_kb "$EXP") - rss0)) -lt 8192
+
+# 4. Zero-length messages carrying fds, 3,000 of them: none may stay open.
+fd0=$(nfds "$EXP")
+$PY "$PEER" zerolen "$SOCK" 3000
+sleep 0.3
+scrape "$P" "$WORK/4.txt"
+check "zero-length messages: counted as malformed" test "$(dropped "$WORK/4.txt" handover_malformed)" = 3000
+check "zero-length messages: no fd kept ($fd0 before, $(nfds "$EXP") after)" test "$(nfds "$EXP")" -le $((fd0 + 2))
+
+# 5. A VM's stats fd that claims to be a vCPU's.
+$PY "$PEER" mismatch "$SOCK"
+sleep 0.2
+scrape "$P" "$WORK/5.txt"
+check "kind mismatch: refused and counted" test "$(dropped "$WORK/5.txt" handover_vcpu_mismatch)" = 1
+
+# 6. Forgery: an allowed non-root peer names the good VMM (or pid 1) as the
+# owner of its own vCPU's stats fd.
+$PY "$PEER" forge "$SOCK" "$GOOD" 65534 >/dev/null
+$PY "$PEER" forge "$SOCK" 1 65534 >/dev/null
+sleep 0.2
+scrape "$P" "$WORK/6.txt"
+check "forgery: naming another uid's VMM or pid 1 is refused" test "$(dropped "$WORK/6.txt" handover_pid_refused)" = 2
+check "forgery: the good VMM's exits are unchanged ($EXITS)" test "$(value "$WORK/6.txt" 'kvm_vcpu_exits_total{vm="handed-0"}')" = "$EXITS"
+# Root may name any VMM, but its vCPU still never joins the VMM's own VM.
+$PY "$PEER" forge "$SOCK" "$GOOD" 0 >/dev/null
+sleep 0.2
+scrape "$P" "$WORK/6b.txt"
+check "root peer: its vCPU forms a VM of its own (2 VMs and 1)" test "$(value "$WORK/6b.txt" kvm_collector_vms)" = 3
+check "root peer: the good VMM's VM still has 1 vCPU and the same exits" sh -c \
+	"grep -q 'kvm_vm_info{vm=\"handed-0\".*vcpus=\"1\"' '$WORK/6b.txt' && [ \"\$(awk '\$1 == \"kvm_vcpu_exits_total{vm=\\\"handed-0\\\"}\" { print \$2 }' '$WORK/6b.txt')\" = '$EXITS' ]"
+
+# 7. A non-root peer handing over its own VM is served, also when allowed
+# only through a supplementary group.
+$PY "$PEER" own "$SOCK" 65534 >"$WORK/own.out" &
+OWN=$!
+PIDS+=("$OWN")
+$PY "$PEER" own "$SOCK" 4321 4242 >"$WORK/own2.out" &
+OWN2=$!
+PIDS+=("$OWN2")
+for _ in $(seq 50); do grep -q ready "$WORK/own.out" "$WORK/own2.out" 2>/dev/null && [ "$(cat "$WORK/own.out" "$WORK/own2.out" | grep -c ready)" = 2 ] && break; sleep 0.1; done
+sleep 0.3
+scrape "$P" "$WORK/7.txt"
+check "own VM as uid 65534: served" grep -q 'kvm_vm_info{vm="own-65534"' "$WORK/7.txt"
+check "own VM as uid 4321 in supplementary group 4242: served" grep -q 'kvm_vm_info{vm="own-4321"' "$WORK/7.txt"
+kill "$OWN" "$OWN2"
+
+# 8. One uid holds 70 idle connections: it gets 8; other uids still hand over;
+# the idle ones are closed after the idle timeout.
+$PY "$PEER" hog "$SOCK" 70 65534 3 >"$WORK/hog.out" &
+HOG=$!
+PIDS+=("$HOG")
+for _ in $(seq 50); do grep -q holding "$WORK/hog.out" && break; sleep 0.1; done
+start_fixture 1 1 FIXTURE_HANDOVER="$SOCK"
+F8=$FX
+sleep 0.3
+scrape "$P" "$WORK/8.txt"
+check "lock-out: 62 of one uid's 70 connections refused" test "$(dropped "$WORK/8.txt" handover_too_many_from_uid)" = 62
+check "lock-out: another uid's VMM still hands over" grep -q "kvm_vm_info{.*pid=\"$F8\"" "$WORK/8.txt"
+sleep 1.5
+scrape "$P" "$WORK/8b.txt"
+check "idle connections closed after the idle timeout" test "$(dropped "$WORK/8b.txt" handover_idle_closed)" -ge 8
+kill "$F8" "$HOG" 2>/dev/null
+
+# 9. Reload and --check-config keep the socket and what was handed over.
+sleep 0.3
+ino=$(inode "$SOCK")
+scrape "$P" "$WORK/9a.txt"
+before=$(value "$WORK/9a.txt" kvm_collector_stats_fds)
+kill -HUP "$EXP"
+sleep 0.5
+scrape "$P" "$WORK/9.txt"
+check "reload: the socket file is the same ($ino)" test "$(inode "$SOCK")" = "$ino"
+check "reload: the handed-over fds are still served ($before)" test "$(value "$WORK/9.txt" kvm_collector_stats_fds)" = "$before"
+start_fixture 1 1 FIXTURE_HANDOVER="$SOCK"
+F9=$FX
+sleep 0.3
+scrape "$P" "$WORK/9b.txt"
+check "reload: a sender connects after it" grep -q "kvm_vm_info{.*pid=\"$F9\"" "$WORK/9b.txt"
+kill "$F9"
+n9=$(value "$WORK/9b.txt" kvm_collector_stats_fds)
+"$EXPORTER" --check-config --config.file="$WORK/ho.yml" >/dev/null
+ho_config "$WORK/other.yml" "$WORK/s/other.sock"
+"$EXPORTER" --check-config --config.file="$WORK/other.yml" >/dev/null
+scrape "$P" "$WORK/9c.txt"
+check "--check-config: the running socket is untouched" test "$(inode "$SOCK")" = "$ino"
+check "--check-config: creates no socket of its own" test ! -e "$WORK/s/other.sock"
+check "--check-config: the daemon still serves what it held" test "$(value "$WORK/9c.txt" kvm_collector_stats_fds)" -ge $((n9 - 2))
+kill "$GOOD"
+
+# 10. A VMM whose main thread sits in vfork(), with attach mode on: the
+# daemon listens, scrapes succeed, the VMM is left untraced, signals work.
+start_fixture 1 1 FIXTURE_NO_STATS=1 FIXTURE_VFORK=1
+VF=$FX
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 3s\ncollectors:\n  kvm:\n    attach: true\n' "$B/plugins" >"$WORK/attach.yml"
+PA=$(free_port)
+t0=$(date +%s%N)
+start_exporter "$WORK/attach.yml" "$PA"
+ok=$?
+EXPA=$LAST_PID
+check "vfork: the daemon listens ($((($(date +%s%N) - t0) / 1000000)) ms)" test $ok = 0
+t=$(scrape_ms "$PA" "$WORK/10.txt")
+check "vfork: the scrape succeeds (${t} ms)" grep -q '^binstat_scrape_collector_success{collector="kvm"} 1' "$WORK/10.txt"
+check "vfork: the VMM is not left traced" sh -c "grep -q '^TracerPid:[[:space:]]*0$' /proc/$VF/status"
+kill -HUP "$EXPA"
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM "$EXPA"
+for _ in $(seq 100); do kill -0 "$EXPA" 2>/dev/null || break; sleep 0.05; done
+check "vfork: SIGHUP then SIGTERM stop it ($((($(date +%s%N) - t0) / 1000000)) ms)" sh -c "! kill -0 $EXPA 2>/dev/null"
+kill "$VF"
+
+summary
