@@ -38,21 +38,26 @@ LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(B)/lib/libpvstats.so
 all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
+# The DCI4 library's sources: everything DCI4 programs link.
+DCI4_SRCS = $(wildcard lib/dci4/*.c) lib/unixsock/unixsock.c
+DCI4_DEPS = $(wildcard lib/dci4/*.[ch] lib/unixsock/*.[ch])
+DCI4_INCS = -Ilib/dci4 -Ilib/unixsock
+
 # dci4stat, the generic DCI4 display program, and the tests' supplier.
-$(B)/dci4stat: programs/dci4stat.c $(wildcard lib/dci4/*.[ch])
-	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+$(B)/dci4stat: programs/dci4stat.c $(DCI4_DEPS)
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
 
-$(B)/dci4-netdev: programs/dci4-netdev.c $(wildcard lib/dci4/*.[ch])
-	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+$(B)/dci4-netdev: programs/dci4-netdev.c $(DCI4_DEPS)
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
 
-$(B)/tests/dci4_test_supplier: tests/dci4/test_supplier.c $(wildcard lib/dci4/*.[ch])
+$(B)/tests/dci4_test_supplier: tests/dci4/test_supplier.c $(DCI4_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
 
 # The DCI4 supplier library applications link against (docs/dci4-transport.md).
-$(LIBDCI4): $(wildcard lib/dci4/*.[ch])
+$(LIBDCI4): $(DCI4_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdci4.so.0 -o $@ $(wildcard lib/dci4/*.c) -lpthread
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -shared -Wl,-soname,libdci4.so.0 -o $@ $(DCI4_SRCS) -lpthread
 
 # The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
 # Preloaded into VMMs that have no sanitizer runtime: never built with one.
@@ -105,9 +110,9 @@ $(B)/tests/%: tests/unit/%.c $(B)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libcore.a $(LIBS) -lcmocka
 
-$(B)/tests/test_dci4_%: tests/unit/test_dci4_%.c $(B)/libcore.a $(wildcard lib/dci4/*.[ch])
+$(B)/tests/test_dci4_%: tests/unit/test_dci4_%.c $(B)/libcore.a $(DCI4_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) $(B)/libcore.a $(LIBS) -lcmocka
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) $(B)/libcore.a $(LIBS) -lcmocka
 
 $(B)/tests/test_statmap: tests/unit/test_statmap.c $(B)/libcore.a $(wildcard lib/statmap/*.[ch])
 	@mkdir -p $(dir $@)
@@ -186,9 +191,9 @@ bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fix
 	bench/dci.sh $(B)
 	bench/xen.sh $(B)
 
-$(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(wildcard lib/dci4/*.[ch])
+$(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(DCI4_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Ilib/dci4 -o $@ $< $(wildcard lib/dci4/*.c) -lpthread
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
 
 $(B)/bench/bench_kvm_floor: bench/bench_kvm_floor.c $(wildcard collectors/kvm/*.[ch])
 	@mkdir -p $(dir $@)
@@ -206,7 +211,7 @@ FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURC
 	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
 	      -Icollectors/xen
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(wildcard lib/dci4/*.c) $(LIBS_kvm) \
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(DCI4_SRCS) \
 	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)

@@ -1,7 +1,9 @@
 /* Writes what the last exchange read. Members of one family are kept sorted
  * (name, then supplier) between describes, so a scrape is a single pass.
- * A family is defined by its first member; a member of another type or
- * unit under the same name is dropped and counted (family_conflict). */
+ * A family's type, unit and kind are those most of its members that
+ * answered this scrape share (a tie: the first supplier by name's); a
+ * member that disagrees is dropped and counted (family_conflict), so one
+ * hostile supplier claiming another's statistic loses alone. */
 #include "dci_emit.h"
 
 #include <errno.h>
@@ -191,25 +193,54 @@ static void family_help(const struct dci_member *m, const struct dci_config *cfg
 			 info->module);
 }
 
+#define SHAPES_MAX 8 /* distinct definitions counted per family; more lose outright */
+
+/* The member whose definition most answering members share, or NULL when
+ * none answered. */
+static const struct dci_member *family_definer(const struct dci_member *m, size_t n)
+{
+	const struct dci_member *shape[SHAPES_MAX];
+	size_t votes[SHAPES_MAX], nshape = 0, best = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].sup->state != DCI_DONE)
+			continue;
+		size_t k = 0;
+		while (k < nshape && !same_family(stat_of(shape[k]), stat_of(&m[i])))
+			k++;
+		if (k == nshape) {
+			if (nshape == SHAPES_MAX)
+				continue;
+			shape[nshape] = &m[i];
+			votes[nshape++] = 0;
+		}
+		votes[k]++;
+	}
+	for (size_t k = 1; k < nshape; k++) /* shapes are in name order: a tie keeps the first */
+		if (votes[k] > votes[best])
+			best = k;
+	return nshape ? shape[best] : NULL;
+}
+
 static void emit_family(const struct dci_member *m, size_t n, const struct dci_config *cfg,
 			struct bs_emitter *em)
 {
-	const struct dci_stat *def = stat_of(&m[0]);
+	const struct dci_member *definer = family_definer(m, n);
+	const struct dci_stat *def;
 	char help[HELP_MAX];
-	bool opened = false;
 
+	if (!definer)
+		return;
+	def = stat_of(definer);
+	family_help(definer, cfg, help);
+	if (bs_family(em, def->metric, def->mtype, def->unit, help) < 0)
+		return; /* rejected, and counted, by the emitter */
 	for (size_t i = 0; i < n; i++) {
 		if (m[i].sup->state != DCI_DONE)
 			continue;
 		if (!same_family(def, stat_of(&m[i]))) {
 			bs_drop(em, "family_conflict", 1);
 			continue;
-		}
-		if (!opened) {
-			family_help(&m[0], cfg, help);
-			opened = bs_family(em, def->metric, def->mtype, def->unit, help) == 0;
-			if (!opened)
-				return; /* rejected, and counted, by the emitter */
 		}
 		emit_value(&m[i], cfg, em);
 	}

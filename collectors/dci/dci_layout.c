@@ -121,6 +121,13 @@ static void map_stats(struct dci_layout *l, const struct statmap *map, const cha
 			drop(ctx, "invalid_name");
 			continue;
 		}
+		if (s->kind == DCI_TEXT && s->rule->typed && s->rule->type != BS_INFO) {
+			/* A rule made this name a number: a string under it is an
+			 * impostor (or a broken supplier), not a new family shape. */
+			s->kind = DCI_SKIP;
+			drop(ctx, "rule_type_mismatch");
+			continue;
+		}
 		if (s->kind == DCI_TEXT)
 			s->mtype = BS_INFO;
 		else if (s->rule->typed)

@@ -17,14 +17,20 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "unixsock.h"
+
 #define CONNS_MAX 32
+#define CONNS_PER_UID 4 /* one local user cannot take every slot */
 #define REQUEST_MAX (DCI4_HEADER_LEN + 12)
 #define SEND_TIMEOUT_MS 1000
 
 struct conn {
 	int fd; /* -1: free */
+	uid_t uid;
+	uint64_t last_ns; /* when it last sent a request */
 	uint8_t in[REQUEST_MAX];
 	size_t got;
 };
@@ -43,6 +49,7 @@ struct dci4_supplier {
 	size_t values_size;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int listen_fd, epfd, stopfd;
+	struct unixsock_id sockid;
 	pthread_t thread;
 	bool thread_started;
 	struct conn conns[CONNS_MAX];
@@ -84,7 +91,6 @@ static int declare(struct dci4_supplier *s, const struct dci4_stat *stats, size_
 static int listen_at(struct dci4_supplier *s, const struct dci4_supplier_conf *c)
 {
 	const char *dir = c->dir ? c->dir : getenv("DCI4_SUPPLIER_DIR");
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	size_t nl = c->name ? strlen(c->name) : 0;
 
 	if (!dir)
@@ -97,14 +103,9 @@ static int listen_at(struct dci4_supplier *s, const struct dci4_supplier_conf *c
 	    sizeof(s->path))
 		return -ENAMETOOLONG;
 	mkdir(dir, 0755);
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s->listen_fd = unixsock_listen(s->path, SOCK_STREAM, 0666, 16, &s->sockid);
 	if (s->listen_fd < 0)
-		return -errno;
-	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
-	unlink(s->path);
-	if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(s->path, 0666) < 0 || listen(s->listen_fd, 16) < 0)
-		return -errno;
+		return s->listen_fd;
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = CONNS_MAX};
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0)
@@ -290,6 +291,13 @@ static int answer(struct dci4_supplier *s, struct conn *c, const struct dci4_hea
 	return rc;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void conn_close(struct dci4_supplier *s, struct conn *c)
 {
 	(void)s;
@@ -330,22 +338,58 @@ static void conn_read(struct dci4_supplier *s, struct conn *c)
 			return;
 		}
 		c->got += (size_t)r;
+		c->last_ns = now_ns();
 	}
+}
+
+static size_t conns_of(const struct dci4_supplier *s, uid_t uid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < CONNS_MAX; i++)
+		n += s->conns[i].fd >= 0 && s->conns[i].uid == uid;
+	return n;
+}
+
+/* A free slot; when all are taken, the longest idle connection of the uid
+ * holding the most makes room, so no set of users can shut a gatherer out
+ * for longer than one request of its own. */
+static size_t free_slot(struct dci4_supplier *s)
+{
+	size_t i, victim = 0, most = 0;
+
+	for (i = 0; i < CONNS_MAX && s->conns[i].fd >= 0; i++)
+		;
+	if (i < CONNS_MAX)
+		return i;
+	for (i = 0; i < CONNS_MAX; i++) {
+		size_t n = conns_of(s, s->conns[i].uid);
+		if (n > most || (n == most && s->conns[i].last_ns < s->conns[victim].last_ns)) {
+			most = n;
+			victim = i;
+		}
+	}
+	conn_close(s, &s->conns[victim]);
+	return victim;
 }
 
 static void accept_all(struct dci4_supplier *s)
 {
 	int fd;
 	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		size_t i;
-		for (i = 0; i < CONNS_MAX && s->conns[i].fd >= 0; i++)
-			;
-		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-		if (i == CONNS_MAX || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd); /* too many gatherers at once */
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+		    conns_of(s, cred.uid) >= CONNS_PER_UID) {
+			close(fd);
 			continue;
 		}
-		s->conns[i] = (struct conn){.fd = fd};
+		size_t i = free_slot(s);
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+		if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			continue;
+		}
+		s->conns[i] = (struct conn){.fd = fd, .uid = cred.uid, .last_ns = now_ns()};
 	}
 }
 
@@ -407,7 +451,7 @@ void dci4_supplier_close(struct dci4_supplier *s)
 			close(s->conns[i].fd);
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
-		unlink(s->path);
+		unixsock_unlink(s->path, &s->sockid);
 	}
 	if (s->epfd >= 0)
 		close(s->epfd);

@@ -11,7 +11,7 @@
 #define DCI4_HEADER_LEN 12
 #define DCI4_VERSION 1
 #define DCI4_REPLY 0x8000u
-#define DCI4_BODY_MAX ((1u << 20) + 8) /* a reply body: status, counts, 1 MiB */
+#define DCI4_BODY_MAX (DCI4_BUFFER_MAX + 12) /* a reply body: status, processed, used, buffer */
 #define DCI4_BUFFER_MAX (1u << 20)
 #define DCI4_STRING_MAX 256 /* bytes with the NUL: names, module, title, description */
 #define DCI4_VALUE_MAX 4096 /* the largest value size */

@@ -8,7 +8,10 @@ MODE: normal, silent (never answers), slow (each reply after 3 s), badsize
 (a size that is not a multiple of 4), billion (claims 10^9 statistics),
 nonul (a name without its NUL), changing (stat 0 grows from 4 to 8 bytes
 after the first describe; reset unchanged), vanish (dies in the middle of a
-read reply, its socket removed). LOGFILE gets one line per request:
+read reply, its socket removed), hijack (claims module dci4-netdev and
+serves a string named rx_bytes, to take over dci4-netdev's counter family),
+netdevlike (module dci4-netdev, its "bytes" named rx_bytes: a genuine one).
+LOGFILE gets one line per request:
 "op first last bufsize".
 """
 import os
@@ -32,6 +35,10 @@ stats = [
     [ST_STRING, 0, 0, 512, SV_STATIC, b"label"],
     [ST_INTEGER64, SIF_UNSIGNED, 1, 8, SV_VOLATILE, b"bytes"],
 ]
+if MODE == "hijack":
+    stats[2][5] = b"rx_bytes"
+if MODE == "netdevlike":
+    stats[3][5] = b"rx_bytes"
 described = 0
 reads = 0
 lock = threading.Lock()
@@ -43,7 +50,8 @@ def header(op, length):
 
 def info():
     max_stat = 10**9 if MODE == "billion" else len(stats) - 1
-    strings = [b"fake\0", (NAME + "\0").encode(), b"A hostile supplier\0"]
+    module = b"dci4-netdev\0" if MODE in ("hijack", "netdevlike") else b"fake\0"
+    strings = [module, (NAME + "\0").encode(), b"A hostile supplier\0"]
     body = struct.pack("<IIIIII", 0, 101, 0, max_stat, 0, 100) + b"RESET\0\0\0"
     body += struct.pack("<III", *(len(s) for s in strings)) + b"".join(strings)
     return header(SP_INFO, len(body)) + body

@@ -178,6 +178,8 @@ D=$(dir_with netdev)
 "$B/dci4-netdev" -d "$D" -i 100 >"$WORK/netdev.log" 2>&1 &
 PIDS+=("$!")
 for _ in $(seq 100); do [ -S "$D/dci4-netdev.lo.sock" ] && break; sleep 0.05; done
+# An impostor whose name sorts first claims dci4-netdev's rx_bytes as a string.
+start_fake "$D" a-evil-0 hijack
 PORT=$(free_port)
 # The shipped configuration, pointed at this directory: its rules are tested too.
 sed "s|supplier_dir: /run/dci4|supplier_dir: $D|" "$HERE/../../config/binstat_exporter.yml" >"$WORK/shipped.yml"
@@ -196,6 +198,62 @@ check "netdev: the shipped rules make rx_bytes a counter with its help" sh -c "
 check "netdev: lo's address as an info metric, its link up" sh -c "
 	grep -qxF 'dci_netdev_ipv4_info{supplier=\"dci4-netdev.lo\",value=\"127.0.0.1\"} 1' '$WORK/out' &&
 	grep -qxF 'dci_netdev_link_up{supplier=\"dci4-netdev.lo\"} 1' '$WORK/out'"
+check "impostor: rx_bytes stays dci4-netdev's counter, the string refused by the rule" sh -c "
+	grep -q '^dci_netdev_rx_bytes_total{supplier=\"dci4-netdev.lo\"}' '$WORK/out' &&
+	! grep -q 'supplier=\"a-evil-0\",value=' '$WORK/out' &&
+	grep -qE 'binstat_collector_dropped_total\{collector=\"dci\",reason=\"rule_type_mismatch\"\} [1-9]' '$WORK/out'"
 kill "$LAST_PID"
+
+# The same impostor without any rule, against two genuine suppliers of the
+# same module: the shape most answering members share decides the family,
+# so the one that disagrees loses alone although its name sorts first.
+D=$(dir_with vote)
+for n in b-good-1 b-good-2; do start_fake "$D" "$n" netdevlike; done
+start_fake "$D" a-evil-0 hijack
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+scrape "$PORT" >"$WORK/vote.txt"
+check "no rules: both genuine suppliers keep their rx_bytes, the impostor is the conflict" sh -c "
+	[ \$(grep -c '^dci_dci4_netdev_rx_bytes{supplier=\"b-good-' '$WORK/vote.txt') = 2 ] &&
+	! grep -q 'supplier=\"a-evil-0\",value=' '$WORK/vote.txt' &&
+	grep -q 'binstat_collector_dropped_total{collector=\"dci\",reason=\"family_conflict\"} 1' '$WORK/vote.txt'"
+kill "$LAST_PID"
+
+# ---- lock-out: local users holding a supplier's connection slots ----
+# Nine uids hold four idle connections each (more than the 32 slots), and
+# one uid tries to take 40: the exporter is still served every scrape.
+chmod 0711 "$WORK"
+D=$(dir_with lockout)
+chmod 0755 "$D"
+start_c_supplier "$D"
+$PY - "$D/test.unit0.sock" <<'EOF2' &
+import os, socket, sys, time
+kids = []
+for i, (uid, n) in enumerate([(60000 + k, 4) for k in range(9)] + [(61000, 40)]):
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+        held = []
+        for _ in range(n):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1]); held.append(s)
+        time.sleep(20)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(20)
+EOF2
+HOGS=$!
+PIDS+=("$HOGS")
+sleep 1
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+ok=1
+for _ in 1 2 3; do
+	scrape "$PORT" | grep -q '^dci_supplier_up{supplier="test.unit0"} 1' || ok=0
+	sleep 0.2
+done
+check "lock-out: 76 connections from 10 uids do not shut the exporter out" test $ok = 1
+kill "$LAST_PID" "$HOGS"
+for u in $(seq 60000 60008) 61000; do pkill -U "$u" 2>/dev/null; done
 
 summary

@@ -95,6 +95,18 @@ static void test_hostile_replies(void **state)
 	assert_null(p.link.body);
 	close_pair(&p);
 
+	/* A whole 1 MiB buffer of values: status, processed, used and 1 MiB is
+	 * the longest reply a read may have, and it is taken (the first bytes
+	 * of it are in, the rest awaited); one byte more is refused. */
+	struct dci_req full = {SA_READ, 0, 0, DCI4_BUFFER_MAX};
+	open_pair(&p);
+	assert_int_equal(recv_after(&p, &full, b, reply(b, SA_READ, 12 + DCI4_BUFFER_MAX, 0)), 0);
+	close_pair(&p);
+	open_pair(&p);
+	assert_int_equal(recv_after(&p, &full, b, reply(b, SA_READ, 13 + DCI4_BUFFER_MAX, 0)),
+			 -EMSGSIZE);
+	close_pair(&p);
+
 	open_pair(&p); /* a billion bytes claimed for SP_INFO */
 	assert_int_equal(recv_after(&p, &info, b, reply(b, SP_INFO, 1000000000, 0)), -EMSGSIZE);
 	close_pair(&p);
