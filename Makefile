@@ -165,6 +165,7 @@ integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
+	tests/integration/hostile_http.sh $(B)
 	tests/integration/qemu.sh $(B)
 	tests/integration/dci4.sh $(B)
 	tests/integration/dci_collector.sh $(B)

@@ -17,6 +17,10 @@ void cli_usage(const char *prog)
 	       "  --web.telemetry-path=PATH     where metrics are served (default /metrics)\n"
 	       "  --web.max-requests=N          scrapes at once before 503 (default 40)\n"
 	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
+	       "  --web.read-header-timeout=S   seconds to send a whole request head (default 10)\n"
+	       "  --web.write-timeout=S         seconds to read a whole response (default 120)\n"
+	       "  --web.max-connections-per-address=N  open at once from one address "
+	       "(default 16)\n"
 	       "  --log.level=LEVEL             debug, info, warn or error (default info)\n"
 	       "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
 	       "  --check-config                check the configuration and exit\n"
@@ -55,6 +59,15 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 	} else if (strcmp(flag, "web.connection-timeout") == 0) {
 		if (uint_arg(v, 1, 3600, &c->http.connection_timeout) < 0)
 			goto bad;
+	} else if (strcmp(flag, "web.read-header-timeout") == 0) {
+		if (uint_arg(v, 1, 3600, &c->http.head_timeout) < 0)
+			goto bad;
+	} else if (strcmp(flag, "web.write-timeout") == 0) {
+		if (uint_arg(v, 1, 86400, &c->http.write_timeout) < 0)
+			goto bad;
+	} else if (strcmp(flag, "web.max-connections-per-address") == 0) {
+		if (uint_arg(v, 1, HTTP_CONNECTIONS_MAX, &c->http.max_per_address) < 0)
+			goto bad;
 	} else if (strcmp(flag, "log.level") == 0) {
 		if (log_parse_level(v, &c->log_level) < 0)
 			goto bad;
@@ -92,6 +105,9 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 	c->http.telemetry_path = "/metrics";
 	c->http.max_requests = 40;
 	c->http.connection_timeout = 30;
+	c->http.head_timeout = 10;
+	c->http.write_timeout = 120;
+	c->http.max_per_address = 16;
 	c->log_level = BS_LOG_INFO;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];

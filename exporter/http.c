@@ -1,6 +1,9 @@
 /* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health.
- * A thread per connection, a cap on connections, on request header memory
- * and on idle time, so a slow or hostile client costs one bounded slot. */
+ * A thread per connection; caps on connections, on those of one address,
+ * on request header memory and on idle time; deadlines for a whole request
+ * head and a whole response (httpguard.c). A scrape slot counts only while
+ * the exporter works on the request, not while a client is slow to read,
+ * so no one address can keep a scraper out. */
 #include "http.h"
 
 #include <errno.h>
@@ -14,16 +17,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "httpguard.h"
 #include "log.h"
 #include "negotiate.h"
 #include "scrape.h"
 #include "version.h"
 
-#define HTTP_CONNECTIONS_MAX 128
 #define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
+#define HTTP_THREAD_STACK (512 * 1024)
 
 struct http_server {
 	struct http_options opt;
+	struct httpguard *guard;
 	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
 	size_t ndaemons;
 	unsigned in_flight;
@@ -41,6 +46,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	enum MHD_Result rc = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
+	httpguard_sending(c);
 	selfstats_http_response(code);
 	return rc;
 }
@@ -74,17 +80,20 @@ struct selection {
 };
 
 static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-				  const char *value)
+				  size_t key_size, const char *value, size_t value_size)
 {
 	struct selection *sel = cls;
 	(void)kind;
 
-	if (strcmp(key, "collect[]") != 0)
+	if (key_size != strlen("collect[]") || memcmp(key, "collect[]", key_size) != 0)
 		return MHD_YES;
 	sel->any = true;
-	struct instance *in = value ? collset_find(sel->set, value) : NULL;
+	/* %00 decodes to a NUL: "kvm%00x" must not pass as "kvm". */
+	bool whole = value && strlen(value) == value_size;
+	struct instance *in = whole ? collset_find(sel->set, value) : NULL;
 	if (!in) {
-		snprintf(sel->unknown, sizeof(sel->unknown), "%s", value ? value : "");
+		snprintf(sel->unknown, sizeof(sel->unknown), "%s%s", value ? value : "",
+			 value && !whole ? "\\0..." : "");
 		sel->bad = true;
 		return MHD_NO; /* stop at the first unknown name */
 	}
@@ -116,13 +125,12 @@ struct response_ctx {
 	struct scrape *sc;
 };
 
-/* The response owns the scrape; the slot counts until the body is sent,
- * so max_requests bounds the memory of responses in flight too. */
+/* The response owns the scrape until the body is sent (or the client is
+ * cut off by the write deadline). */
 static void response_done(void *cls)
 {
 	struct response_ctx *rc = cls;
 	scrape_put(rc->sc);
-	__atomic_sub_fetch(&rc->s->in_flight, 1, __ATOMIC_ACQ_REL);
 	free(rc);
 }
 
@@ -177,12 +185,12 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
+	httpguard_sending(c);
 	selfstats_http_response(200);
 	return ret;
 fail:
 	free(ctx);
 	scrape_put(sc);
-	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
 	return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 }
 
@@ -200,7 +208,7 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
 	}
-	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, select_arg, &sel);
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, select_arg, &sel);
 	if (sel.bad) {
 		collset_put(sel.set);
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
@@ -219,10 +227,11 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 	};
 	struct scrape *sc = scrape_run(&req);
 	collset_put(sel.set); /* the scrape holds its own reference */
-	if (!sc) {
-		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+	/* The work is done: a client slow to read holds its connection (under
+	 * the write deadline), not a scrape slot. */
+	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+	if (!sc)
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	}
 	return send_scrape(s, c, sc, req.format, req.gzip);
 }
 
@@ -234,7 +243,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	(void)upload;
 
-	if (*upload_size) /* nothing here takes a body: drop it unread */
+	httpguard_working(c); /* the head is in */
+	if (*upload_size)     /* nothing here takes a body: drop it unread */
 		*upload_size = 0;
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
@@ -339,6 +349,11 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	if (!s)
 		return -ENOMEM;
 	s->opt = *opt;
+	if (httpguard_start(&s->guard, opt->head_timeout, opt->write_timeout) < 0) {
+		snprintf(err, errlen, "cannot start the HTTP deadline thread");
+		free(s);
+		return -ENOMEM;
+	}
 	for (; nfds < opt->nlisten; nfds++) {
 		fds[nfds] = bind_listen(opt->listen[nfds], &family[nfds], err, errlen);
 		if (fds[nfds] < 0)
@@ -353,6 +368,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fds[i],
 		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
+		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
+		    MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, s->guard,
+		    MHD_OPTION_NOTIFY_COMPLETED, httpguard_completed, s->guard,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
 		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
 		    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
@@ -381,5 +400,6 @@ void http_stop(struct http_server *s)
 		return;
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
+	httpguard_stop(s->guard);
 	free(s);
 }

@@ -7,6 +7,7 @@
 #include "collset.h"
 
 #define HTTP_LISTEN_MAX 16
+#define HTTP_CONNECTIONS_MAX 256 /* open at once, each with its thread */
 
 struct http_options {
 	const char *listen[HTTP_LISTEN_MAX];
@@ -14,6 +15,9 @@ struct http_options {
 	const char *telemetry_path;
 	unsigned max_requests;	     /* scrapes at once; beyond them, 503 */
 	unsigned connection_timeout; /* s a client may idle or stall */
+	unsigned head_timeout;	     /* s for a whole request head */
+	unsigned write_timeout;	     /* s for a whole response to be read */
+	unsigned max_per_address;    /* connections open at once from one address */
 	/* Hands out a reference to the current collectors (or NULL). */
 	struct collset *(*current)(void *ctx);
 	void *ctx;

@@ -65,6 +65,14 @@ void selfstats_http_response(unsigned code)
 	__atomic_add_fetch(&http_count[i], 1, __ATOMIC_RELAXED);
 }
 
+static const char *const cut_reasons[] = {"head_timeout", "write_timeout"};
+static uint64_t cut_count[2];
+
+void selfstats_http_cut(const char *why)
+{
+	__atomic_add_fetch(&cut_count[strcmp(why, cut_reasons[0]) != 0], 1, __ATOMIC_RELAXED);
+}
+
 static void emit_http(struct bs_emitter *em)
 {
 	size_t n = sizeof(http_codes) / sizeof(http_codes[0]);
@@ -79,6 +87,13 @@ static void emit_http(struct bs_emitter *em)
 		else
 			memcpy(code, "other", 6);
 		bs_sample_u64(em, &l, 1, __atomic_load_n(&http_count[i], __ATOMIC_RELAXED));
+	}
+	bs_family(em, "binstat_exporter_http_connections_cut_total", BS_COUNTER, NULL,
+		  "Connections closed for sending their request head, or reading their "
+		  "response, too slowly.");
+	for (size_t i = 0; i < 2; i++) {
+		struct bs_label r = {"reason", cut_reasons[i]};
+		bs_sample_u64(em, &r, 1, __atomic_load_n(&cut_count[i], __ATOMIC_RELAXED));
 	}
 }
 

@@ -23,6 +23,8 @@ void selfstats_add_drops(struct collstats *cs, const struct emitter *em);
 
 void selfstats_reload(bool ok);
 void selfstats_http_response(unsigned code);
+/* A connection cut for `why`: "head_timeout" or "write_timeout". */
+void selfstats_http_cut(const char *why);
 
 /* Writes the exporter-wide families (build info, reload, drops, HTTP). */
 void selfstats_emit(struct bs_emitter *em);

@@ -1,0 +1,183 @@
+/* The deadlines libmicrohttpd lacks. Each connection is tracked from its
+ * start to its close, under one mutex; a thread looks twice a second and
+ * shuts down (shutdown(2), not close: the fd stays libmicrohttpd's) the
+ * socket of any connection past its deadline, so its thread wakes from
+ * recv or send and closes it. The entry leaves the list in the close
+ * notification, before libmicrohttpd closes the fd, so a shutdown never
+ * hits a number reused by another connection. */
+#include "httpguard.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "selfstats.h"
+
+enum phase { PHASE_HEAD, PHASE_WORK, PHASE_SEND };
+
+struct tracked {
+	struct tracked *prev, *next;
+	struct httpguard *g;
+	int fd;
+	enum phase phase;
+	uint64_t since_ns;
+};
+
+struct httpguard {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+	pthread_t thread;
+	struct tracked list; /* sentinel */
+	uint64_t head_ns, send_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct tracked *tracked_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void set_phase(struct tracked *t, enum phase p)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->g->lock);
+	t->phase = p;
+	t->since_ns = now_ns();
+	pthread_mutex_unlock(&t->g->lock);
+}
+
+void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		      enum MHD_ConnectionNotificationCode code)
+{
+	struct httpguard *g = cls;
+	struct tracked *t = *socket_ctx;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fi =
+		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!fi || !(t = calloc(1, sizeof(*t))))
+			return; /* untracked: only libmicrohttpd's idle timeout applies */
+		*t = (struct tracked){
+		    .g = g, .fd = fi->connect_fd, .phase = PHASE_HEAD, .since_ns = now_ns()};
+		pthread_mutex_lock(&g->lock);
+		t->next = g->list.next;
+		t->prev = &g->list;
+		g->list.next->prev = t;
+		g->list.next = t;
+		pthread_mutex_unlock(&g->lock);
+		*socket_ctx = t;
+	} else if (t) { /* MHD_CONNECTION_NOTIFY_CLOSED */
+		pthread_mutex_lock(&g->lock);
+		t->prev->next = t->next;
+		t->next->prev = t->prev;
+		pthread_mutex_unlock(&g->lock);
+		free(t);
+		*socket_ctx = NULL;
+	}
+}
+
+void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,
+			 enum MHD_RequestTerminationCode code)
+{
+	(void)cls;
+	(void)req_ctx;
+	(void)code;
+	set_phase(tracked_of(c), PHASE_HEAD);
+}
+
+void httpguard_working(struct MHD_Connection *c)
+{
+	set_phase(tracked_of(c), PHASE_WORK);
+}
+
+void httpguard_sending(struct MHD_Connection *c)
+{
+	set_phase(tracked_of(c), PHASE_SEND);
+}
+
+static void cut_late(struct httpguard *g)
+{
+	uint64_t now = now_ns();
+
+	for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
+		uint64_t limit = t->phase == PHASE_HEAD ? g->head_ns : g->send_ns;
+		if (t->phase == PHASE_WORK || now - t->since_ns <= limit)
+			continue;
+		shutdown(t->fd, SHUT_RDWR);
+		selfstats_http_cut(t->phase == PHASE_HEAD ? "head_timeout" : "write_timeout");
+		t->phase = PHASE_WORK; /* once is enough: its thread closes it */
+	}
+}
+
+static void *guard_main(void *arg)
+{
+	struct httpguard *g = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->stopping) {
+		cut_late(g);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 500000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&g->wake, &g->lock, &until);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+int httpguard_start(struct httpguard **out, double head_s, double send_s)
+{
+	struct httpguard *g = calloc(1, sizeof(*g));
+	pthread_condattr_t ca;
+
+	if (!g)
+		return -ENOMEM;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	g->list.next = g->list.prev = &g->list;
+	g->head_ns = (uint64_t)(head_s * 1e9);
+	g->send_ns = (uint64_t)(send_s * 1e9);
+	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+		pthread_cond_destroy(&g->wake);
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		return -EAGAIN;
+	}
+	*out = g;
+	return 0;
+}
+
+/* After every daemon using it stopped (their connections are all closed). */
+void httpguard_stop(struct httpguard *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->stopping = true;
+	pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+	pthread_join(g->thread, NULL);
+	pthread_cond_destroy(&g->wake);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Hostile HTTP clients (issue 12, HTTP part): slow request heads, idle
+# connection floods and clients that never read their response, each from
+# its own loopback address, while a scraper on 127.0.0.1 must still get
+# every scrape through. Usage: tests/integration/hostile_http.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+# About 2.4 MB of text per scrape, as in the attack that found the fault.
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 5s\ncollectors:\n  example:\n    bench_series: 50000\n' \
+	"$B/plugins" >"$WORK/http.yml"
+PORT=$(free_port)
+start_exporter "$WORK/http.yml" "$PORT" --web.read-header-timeout=2 --web.write-timeout=3
+EXP=$LAST_PID
+URL="http://127.0.0.1:$PORT"
+
+# scraper_ok N: N scrapes from 127.0.0.1, each 200 within 3 s.
+scraper_ok() {
+	local i code
+	for i in $(seq "$1"); do
+		code=$(curl -s -m 3 -o /dev/null -w '%{http_code}' "$URL/metrics")
+		[ "$code" = 200 ] || { echo "scrape $i: $code"; return 1; }
+	done
+}
+cut_count() {
+	curl -s "$URL/metrics" | awk -v r="$1" \
+		'$1 == "binstat_exporter_http_connections_cut_total{reason=\"" r "\"}" { print $2 }'
+}
+
+# attack MODE ADDR N SECS: N connections from ADDR, held SECS seconds.
+attack() {
+	$PY - "$PORT" "$@" <<'EOF' &
+import socket, sys, time, resource
+port, mode, addr, n, secs = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+conns = []
+for _ in range(n):
+    s = socket.socket()
+    if mode == "noread":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.bind((addr, 0))
+    try:
+        s.connect(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        continue
+    if mode == "noread":
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    conns.append(s)
+print("connected", len(conns), flush=True)
+end = time.time() + secs
+while time.time() < end:
+    if mode == "slowloris":
+        for s in conns:
+            try:
+                s.send(b"G")
+            except OSError:
+                pass
+    time.sleep(1)
+EOF
+	LAST_ATTACK=$!
+	PIDS+=("$LAST_ATTACK")
+}
+
+# 1. Slowloris: 128 connections from one address, a head byte a second.
+attack slowloris 127.0.0.2 128 6
+sleep 1
+check "slowloris: the scraper gets through (10 scrapes)" scraper_ok 10
+sleep 2.5
+check "slowloris: heads still incomplete after 2 s are cut ($(cut_count head_timeout))" \
+	test "$(cut_count head_timeout)" -ge 16
+kill "$LAST_ATTACK" 2>/dev/null
+
+# 2. 10,000 idle connections from one address.
+attack idle 127.0.0.3 10000 5
+sleep 2
+check "idle flood: the scraper gets through (10 scrapes)" scraper_ok 10
+kill "$LAST_ATTACK" 2>/dev/null
+
+# 3. 45 clients on three addresses ask for 2.4 MB and never read it.
+attack noread 127.0.0.4 15 8
+A1=$LAST_ATTACK
+attack noread 127.0.0.5 15 8
+A2=$LAST_ATTACK
+attack noread 127.0.0.6 15 8
+A3=$LAST_ATTACK
+sleep 1.5
+check "non-readers: the scraper gets through, no 503 (10 scrapes)" scraper_ok 10
+sleep 3
+check "non-readers: responses not read within 3 s are cut ($(cut_count write_timeout))" \
+	test "$(cut_count write_timeout)" -ge 30
+check "non-readers: the exporter keeps none of their connections" test "$(ss -Htn state established \
+	"( sport = :$PORT )" | grep -cE '127\.0\.0\.[456]:')" = 0
+kill "$A1" "$A2" "$A3" 2>/dev/null
+
+# 4. A NUL in a collector name is not the name before it.
+check "collect[]=example%00x is 400, not example" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?collect%5B%5D=example%00x")" = 400
+check "the exporter is still up with bounded threads ($(ls /proc/$EXP/task | wc -l))" \
+	test "$(ls "/proc/$EXP/task" | wc -l)" -lt 40
+
+summary
