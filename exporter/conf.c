@@ -100,6 +100,8 @@ static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 			return fail(doc, k ? k : y, err, errlen,
 				    "mapping keys must be plain strings");
 		const char *ks = (const char *)k->data.scalar.value;
+		if (strlen(ks) != k->data.scalar.length) /* "a\0b" must not pass as "a" */
+			return fail(doc, k, err, errlen, "NUL byte in a key");
 		for (size_t j = 0; j < n->n; j++)
 			if (strcmp(n->key[j], ks) == 0) {
 				char why[160];

@@ -126,6 +126,14 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 	return 0;
 }
 
+static void report_repairs(struct emitter *e, const struct names_repairs *r)
+{
+	if (r->utf8)
+		emitter_drop(&e->pub, "invalid_utf8_repaired", r->utf8);
+	if (r->bidi)
+		emitter_drop(&e->pub, "bidi_control_replaced", r->bidi);
+}
+
 static int write_header(struct emitter *e)
 {
 	struct expo_family fam = {
@@ -136,11 +144,10 @@ static int write_header(struct emitter *e)
 	    .help = e->help,
 	    .help_len = e->help_len,
 	};
-	unsigned repaired = 0;
+	struct names_repairs repaired = {0};
 	if (expo_family_header(e->sink, e->format, &fam, &repaired) < 0)
 		return -ENOBUFS;
-	if (repaired)
-		emitter_drop(&e->pub, "invalid_utf8_repaired", repaired);
+	report_repairs(e, &repaired);
 	e->header_done = true;
 	return 0;
 }
@@ -158,8 +165,10 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, si
 {
 	const char *name_at[EMITTER_MAX_LABELS];
 	size_t name_len[EMITTER_MAX_LABELS];
-	uint64_t id = 0;
-	unsigned repaired = 0, truncated = 0;
+	struct seriesset_label written[EMITTER_MAX_LABELS];
+	uint64_t id = 0, seed = hash_seed();
+	struct names_repairs repaired = {0};
+	unsigned truncated = 0;
 
 	if (!e->has_family)
 		return refuse(e, "no_family", -EINVAL);
@@ -191,15 +200,15 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, si
 		*p++ = '"';
 		/* Summing per-label hashes of the written text makes the identity
 		 * independent of label order and true to what is written. */
-		id += hash_bytes(start, (size_t)(p - start), 0);
+		written[i] = (struct seriesset_label){start, (size_t)(p - start)};
+		id += hash_bytes(start, written[i].len, seed);
 	}
-	int added = seriesset_add(&e->series, id ^ n);
+	int added = seriesset_add(&e->series, id ^ n, written, n);
 	if (added == 0)
 		return refuse(e, "duplicate_series", -EEXIST);
 	if (added < 0)
 		return refuse(e, "out_of_memory", -ENOMEM);
-	if (repaired)
-		emitter_drop(&e->pub, "invalid_utf8_repaired", repaired);
+	report_repairs(e, &repaired);
 	if (truncated)
 		emitter_drop(&e->pub, "label_value_truncated", truncated);
 	if (!e->header_done && write_header(e) < 0)
@@ -394,13 +403,12 @@ static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *label
 	if (!escaped)
 		return refuse(e, "out_of_memory", -ENOMEM);
 	for (size_t i = 0; i < nstates && rc == 0; i++) {
-		unsigned repaired = 0;
+		struct names_repairs repaired = {0};
 		bool cut;
 		char *end =
 		    names_escape(escaped, states[i], NAMES_LABEL_VALUE_MAX, true, &repaired, &cut);
 		struct expo_extra extra = {e->base, e->base_len, escaped, (size_t)(end - escaped)};
-		if (repaired)
-			emitter_drop(pub, "invalid_utf8_repaired", repaired);
+		report_repairs(e, &repaired);
 		rc = line(e, "", 0, (size_t)ll, &extra, u64_value(active[i] ? 1 : 0));
 	}
 	free(escaped);

@@ -50,7 +50,7 @@ static char *meta_line(char *p, const char *kind, size_t kind_len, const struct 
 }
 
 int expo_family_header(struct sink *s, enum expo_format f, const struct expo_family *fam,
-		       unsigned *repaired)
+		       struct names_repairs *repaired)
 {
 	size_t unit_len = fam->unit ? strlen(fam->unit) : 0;
 	size_t need = 3 * (fam->base_len + 16) + 3 * fam->help_len + unit_len + 64;

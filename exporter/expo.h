@@ -5,6 +5,7 @@
 
 #include <binstat/collector.h>
 
+#include "names.h"
 #include "sink.h"
 
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
@@ -22,7 +23,7 @@ struct expo_family {
 };
 
 int expo_family_header(struct sink *s, enum expo_format f, const struct expo_family *fam,
-		       unsigned *repaired);
+		       struct names_repairs *repaired);
 
 /* An extra label after the series' own (le, quantile, a stateset's state);
  * its value is written as given. */

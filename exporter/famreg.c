@@ -28,7 +28,7 @@ int famreg_init(struct famreg *r)
 
 static size_t find(const struct famreg *r, const char *s, size_t n)
 {
-	size_t i = (size_t)hash_bytes(s, n, 0) & (r->cap - 1);
+	size_t i = (size_t)hash_bytes(s, n, hash_seed()) & (r->cap - 1);
 	while (r->name[i] && (strlen(r->name[i]) != n || memcmp(r->name[i], s, n)))
 		i = (i + 1) & (r->cap - 1);
 	return i;

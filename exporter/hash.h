@@ -1,6 +1,6 @@
-/* A fast 64-bit hash of bytes for series identity (wyhash's layout: one
- * 128-bit multiply per 16 bytes). Not for keys an attacker picks to collide:
- * the tables using it are bounded in size, not by the spread of the hash. */
+/* A fast 64-bit hash of bytes (wyhash's layout: one 128-bit multiply per 16
+ * bytes). Not collision resistant: a table keyed by outside input seeds it
+ * with hash_seed() and still compares the keys on a match. */
 #ifndef BS_HASH_H
 #define BS_HASH_H
 
@@ -30,6 +30,10 @@ static inline uint64_t hash_r32(const unsigned char *p)
 	memcpy(&v, p, 4);
 	return v;
 }
+
+/* A random seed drawn once per process (getrandom), so outside input
+ * cannot be chosen offline to collide. */
+uint64_t hash_seed(void);
 
 static inline uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
 {

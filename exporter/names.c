@@ -104,7 +104,20 @@ static const unsigned char value_class[256] = {
     ['\n'] = SPECIAL, [0x80 ... 0xFF] = SPECIAL,
 };
 
-char *names_escape(char *dst, const char *src, size_t max, bool quote, unsigned *repaired,
+/* U+061C (D8 9C), U+200E/F (E2 80 8E/8F), U+202A..E (E2 80 AA..AE),
+ * U+2066..9 (E2 81 A6..A9). */
+static bool is_bidi_control(const unsigned char *s, size_t len)
+{
+	if (len == 2)
+		return s[0] == 0xD8 && s[1] == 0x9C;
+	if (len != 3 || s[0] != 0xE2)
+		return false;
+	if (s[1] == 0x80)
+		return s[2] == 0x8E || s[2] == 0x8F || (s[2] >= 0xAA && s[2] <= 0xAE);
+	return s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9;
+}
+
+char *names_escape(char *dst, const char *src, size_t max, bool quote, struct names_repairs *r,
 		   bool *truncated)
 {
 	const unsigned char *s = (const unsigned char *)src;
@@ -134,11 +147,15 @@ char *names_escape(char *dst, const char *src, size_t max, bool quote, unsigned 
 			i++;
 		} else {
 			size_t len = utf8_seq(s + i, strnlen(src + i, 4));
-			if (len == 0) {
+			bool bidi = len && is_bidi_control(s + i, len);
+			if (len == 0 || bidi) {
 				memcpy(dst, "\xEF\xBF\xBD", 3);
 				dst += 3;
-				(*repaired)++;
-				len = 1;
+				if (bidi)
+					r->bidi++;
+				else
+					r->utf8++;
+				len = len ? len : 1;
 			} else {
 				memcpy(dst, s + i, len);
 				dst += len;

@@ -17,12 +17,20 @@ bool names_label_valid(const char *s, size_t n);
 bool names_snake_valid(const char *s, size_t n, size_t max);
 bool names_has_suffix(const char *s, size_t n, const char *suffix);
 
+/* What names_escape replaced with U+FFFD. */
+struct names_repairs {
+	unsigned utf8; /* bytes of invalid UTF-8 */
+	unsigned bidi; /* Unicode bidirectional controls */
+};
+
 /* Writes the C string `src` escaped into `dst`: \\ and \n always, \" too when
  * `quote` (label values, OpenMetrics help). Stops at the NUL or once `max`
  * bytes are read, never inside a UTF-8 sequence; *truncated says which.
- * Invalid UTF-8 bytes become U+FFFD, counted in *repaired. `dst` must hold
- * 3 * max + 3 bytes. */
-char *names_escape(char *dst, const char *src, size_t max, bool quote, unsigned *repaired,
+ * Invalid UTF-8 bytes and the bidirectional controls (U+061C, U+200E,
+ * U+200F, U+202A..U+202E, U+2066..U+2069) become U+FFFD, counted in *r: a
+ * guest's label value must not reorder what an operator reads beside it
+ * (the "Trojan Source" trick). `dst` must hold 3 * max + 3 bytes. */
+char *names_escape(char *dst, const char *src, size_t max, bool quote, struct names_repairs *r,
 		   bool *truncated);
 /* Copies a label name into dst while checking it (names_label_valid);
  * NULL when invalid. dst must hold NAMES_LABEL_NAME_MAX bytes. */

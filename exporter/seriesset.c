@@ -1,5 +1,10 @@
 /* The set of series (label sets) already written in one family: open
- * addressing over 64-bit label-set hashes, kept at most half full. */
+ * addressing over 64-bit label-set hashes, kept at most half full, with
+ * each series' label texts kept beside it. Equal hashes compare the texts,
+ * so two label sets that collide are still two series. The hash is keyed
+ * with a per-process random seed (hash_seed), so label values a guest or a
+ * supplier chooses cannot be made to collide on purpose and turn every
+ * insert into a long probe. */
 #include "seriesset.h"
 
 #include <errno.h>
@@ -16,24 +21,25 @@ void seriesset_clear(struct seriesset *s)
 	if (s->slot)
 		memset(s->slot, 0, s->cap * sizeof(*s->slot));
 	s->used = 0;
+	s->alen = 0;
 }
 
-static void insert(uint64_t *slot, size_t cap, uint64_t h)
+static void insert(struct seriesset_slot *slot, size_t cap, struct seriesset_slot v)
 {
-	size_t i = (size_t)h & (cap - 1);
-	while (slot[i])
+	size_t i = (size_t)v.hash & (cap - 1);
+	while (slot[i].hash)
 		i = (i + 1) & (cap - 1);
-	slot[i] = h;
+	slot[i] = v;
 }
 
 static int grow(struct seriesset *s)
 {
 	size_t cap = s->cap ? s->cap * 2 : 64;
-	uint64_t *slot = calloc(cap, sizeof(*slot));
+	struct seriesset_slot *slot = calloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->cap; i++)
-		if (s->slot[i])
+		if (s->slot[i].hash)
 			insert(slot, cap, s->slot[i]);
 	free(s->slot);
 	s->slot = slot;
@@ -41,19 +47,86 @@ static int grow(struct seriesset *s)
 	return 0;
 }
 
-int seriesset_add(struct seriesset *s, uint64_t h)
+struct kept {
+	uint32_t n, len;
+};
+
+/* Appends the label block to the arena, after its count and length. */
+static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, size_t *at)
+{
+	size_t len = n ? (size_t)(l[n - 1].text + l[n - 1].len - l[0].text) : 0;
+	size_t need = sizeof(struct kept) + len;
+	need = (need + 7) & ~(size_t)7;
+	if (s->alen + need > s->acap) {
+		size_t cap = s->acap ? s->acap : 4096;
+		while (cap < s->alen + need)
+			cap *= 2;
+		char *a = realloc(s->arena, cap);
+		if (!a)
+			return -ENOMEM;
+		s->arena = a;
+		s->acap = cap;
+	}
+	*at = s->alen;
+	struct kept k = {(uint32_t)n, (uint32_t)len};
+	memcpy(s->arena + s->alen, &k, sizeof(k));
+	if (len)
+		memcpy(s->arena + s->alen + sizeof(k), l[0].text, len);
+	s->alen += need;
+	return 0;
+}
+
+/* The length of the label at the start of `p` as the emitter writes it:
+ * name, =, then the value in quotes, where a quote or backslash inside is
+ * always escaped by a backslash. */
+static size_t label_len(const char *p, const char *end)
+{
+	const char *q = memchr(p, '"', (size_t)(end - p));
+	for (q = q ? q + 1 : end; q < end && *q != '"'; q++)
+		if (*q == '\\')
+			q++;
+	return q < end ? (size_t)(q + 1 - p) : (size_t)(end - p);
+}
+
+/* Whether the kept series at `at` has exactly these labels. Label names are
+ * unique within a series, so equal counts and every label found means
+ * equal sets. Runs only on a hash match. */
+static bool same_labels(const struct seriesset *s, size_t at, const struct seriesset_label *l,
+			size_t n)
+{
+	struct kept k;
+
+	memcpy(&k, s->arena + at, sizeof(k));
+	if (k.n != n)
+		return false;
+	const char *block = s->arena + at + sizeof(k), *end = block + k.len;
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (const char *p = block; p < end && !found;) {
+			size_t len = label_len(p, end);
+			found = len == l[i].len && memcmp(p, l[i].text, len) == 0;
+			p += len + 1; /* and its comma */
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label *l, size_t n)
 {
 	if (h == 0)
 		h = 1;
 	if ((s->used + 1) * 2 > s->cap && grow(s) < 0)
 		return -ENOMEM;
 	size_t i = (size_t)h & (s->cap - 1);
-	while (s->slot[i]) {
-		if (s->slot[i] == h)
+	for (; s->slot[i].hash; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i].hash == h && same_labels(s, s->slot[i].at, l, n))
 			return 0;
-		i = (i + 1) & (s->cap - 1);
-	}
-	s->slot[i] = h;
+	struct seriesset_slot v = {h, 0};
+	if (keep(s, l, n, &v.at) < 0)
+		return -ENOMEM;
+	s->slot[i] = v;
 	s->used++;
 	return 1;
 }
@@ -61,5 +134,6 @@ int seriesset_add(struct seriesset *s, uint64_t h)
 void seriesset_free(struct seriesset *s)
 {
 	free(s->slot);
+	free(s->arena);
 	memset(s, 0, sizeof(*s));
 }

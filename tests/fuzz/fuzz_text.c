@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kvm_handover_msg m;
 	struct kvm_identity id;
 	pid_t pid;
-	unsigned rep = 0;
+	struct names_repairs rep = {0};
 	bool cut;
 
 	kvm_handover_parse((const char *)data, size, &m);

@@ -79,6 +79,9 @@ static void test_hostile_yaml(void **state)
 	for (int i = 0; i < 100; i++)
 		strcat(deep, "[");
 	expect_error(deep, "t.yml:");
+	/* YAML's "\0" escape: a key that would read as "kvm" when cut at the NUL. */
+	expect_error("collectors:\n  \"kvm\\0x\": {}\n", "t.yml:2:3: NUL byte in a key");
+	expect_error("global:\n  plugin_dir: \"/a\\0b\"\n", "NUL byte in a string");
 	assert_null(config_load("/nonexistent/x.yml", NULL, "/p", err, sizeof(err)));
 	assert_non_null(strstr(err, "/nonexistent/x.yml: No such file or directory"));
 }

@@ -3,13 +3,25 @@
 
 #include "names.h"
 
-static const char *esc(const char *s, unsigned *repaired)
+/* Escapes s; adds the invalid UTF-8 repairs to *repaired, returns the text. */
+static const char *esc_bidi(const char *s, unsigned *repaired, unsigned *bidi)
 {
 	static char buf[256];
+	struct names_repairs r = {0};
 	bool cut;
-	*names_escape(buf, s, 64, true, repaired, &cut) = '\0';
+	*names_escape(buf, s, 64, true, &r, &cut) = '\0';
 	assert_false(cut);
+	*repaired += r.utf8;
+	*bidi += r.bidi;
 	return buf;
+}
+
+static const char *esc(const char *s, unsigned *repaired)
+{
+	unsigned bidi = 0;
+	const char *out = esc_bidi(s, repaired, &bidi);
+	assert_int_equal(bidi, 0);
+	return out;
 }
 
 static void test_metric_names(void **state)
@@ -66,10 +78,29 @@ static void test_utf8_repair(void **state)
 	assert_int_equal(rep, 4);
 }
 
+static void test_bidi_controls(void **state)
+{
+	unsigned rep = 0, bidi = 0;
+	(void)state;
+	/* RLO ... PDF around a name would show "exe.txt" for "txt.exe". */
+	assert_string_equal(esc_bidi("a\xe2\x80\xaetxt.exe\xe2\x80\xac", &rep, &bidi),
+			    "a\xef\xbf\xbdtxt.exe\xef\xbf\xbd");
+	assert_int_equal(bidi, 2);
+	bidi = 0;
+	esc_bidi("\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9", &rep, &bidi);
+	assert_int_equal(bidi, 5);
+	/* Neighbours stay: U+2029 and U+2070, Arabic letters, Hebrew. */
+	bidi = 0;
+	assert_string_equal(esc_bidi("\xe2\x80\xa9\xe2\x81\xb0\xd8\xa8\xd7\x90", &rep, &bidi),
+			    "\xe2\x80\xa9\xe2\x81\xb0\xd8\xa8\xd7\x90");
+	assert_int_equal(bidi, 0);
+	assert_int_equal(rep, 0);
+}
+
 static void test_help_escape(void **state)
 {
 	char buf[64];
-	unsigned rep = 0;
+	struct names_repairs rep = {0};
 	bool cut;
 	(void)state;
 	*names_escape(buf, "say \"hi\"\\\n", 10, false, &rep, &cut) = '\0';
@@ -81,7 +112,7 @@ static void test_help_escape(void **state)
 static void test_escape_stops_at_max(void **state)
 {
 	char buf[64];
-	unsigned rep = 0;
+	struct names_repairs rep = {0};
 	bool cut;
 	(void)state;
 	*names_escape(buf, "abcdef", 4, true, &rep, &cut) = '\0';
@@ -93,7 +124,7 @@ static void test_escape_stops_at_max(void **state)
 	*names_escape(buf, "ab\xe2\x82\xacz", 3, true, &rep, &cut) = '\0';
 	assert_string_equal(buf, "ab\xe2\x82\xac");
 	assert_true(cut);
-	assert_int_equal(rep, 0);
+	assert_int_equal(rep.utf8, 0);
 }
 
 static void test_copy_label(void **state)
@@ -126,10 +157,15 @@ static void test_utf8_cut(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_metric_names), cmocka_unit_test(test_label_names),
-	    cmocka_unit_test(test_escape),	 cmocka_unit_test(test_utf8_repair),
-	    cmocka_unit_test(test_help_escape),	 cmocka_unit_test(test_escape_stops_at_max),
-	    cmocka_unit_test(test_copy_label),	 cmocka_unit_test(test_utf8_cut),
+	    cmocka_unit_test(test_metric_names),
+	    cmocka_unit_test(test_label_names),
+	    cmocka_unit_test(test_escape),
+	    cmocka_unit_test(test_utf8_repair),
+	    cmocka_unit_test(test_bidi_controls),
+	    cmocka_unit_test(test_help_escape),
+	    cmocka_unit_test(test_escape_stops_at_max),
+	    cmocka_unit_test(test_copy_label),
+	    cmocka_unit_test(test_utf8_cut),
 	};
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
 }

@@ -1,0 +1,77 @@
+/* Series identity: a hash collision between two label sets never makes one
+ * of them a duplicate; the same labels in another order are one series. */
+#include "helpers.h"
+
+#include "seriesset.h"
+
+/* Splits a block as the emitter writes it into its labels. */
+static size_t split(const char *block, size_t n, struct seriesset_label *l)
+{
+	const char *p = block;
+	for (size_t i = 0; i < n; i++) {
+		const char *q = strchr(p, '"') + 1;
+		while (*q != '"')
+			q += *q == '\\' ? 2 : 1;
+		l[i] = (struct seriesset_label){p, (size_t)(q + 1 - p)};
+		p = q + 2;
+	}
+	return n;
+}
+
+static void test_collision_keeps_both(void **state)
+{
+	struct seriesset s = {0};
+	struct seriesset_label a[2], b[2], a_swapped[2], a_prefix[1], q1[2], q2[2];
+	(void)state;
+	split("vm=\"web1\",vcpu=\"0\"", 2, a);
+	split("vm=\"web2\",vcpu=\"0\"", 2, b);
+	split("vcpu=\"0\",vm=\"web1\"", 2, a_swapped);
+	split("vm=\"web1\"", 1, a_prefix);
+	/* Escaped quotes and commas inside values are not label boundaries. */
+	split("vm=\"a\\\",b=\\\"c\",x=\"1\"", 2, q1);
+	split("vm=\"a\",b=\"c\",x=\"1\"", 2, q2);
+
+	/* Every one forced onto the same hash: only the texts tell them apart. */
+	assert_int_equal(seriesset_add(&s, 42, a, 2), 1);
+	assert_int_equal(seriesset_add(&s, 42, b, 2), 1);
+	assert_int_equal(seriesset_add(&s, 42, a_prefix, 1), 1);
+	assert_int_equal(seriesset_add(&s, 42, a, 2), 0);
+	assert_int_equal(seriesset_add(&s, 42, a_swapped, 2), 0);
+	assert_int_equal(seriesset_add(&s, 42, b, 2), 0);
+	assert_int_equal(seriesset_add(&s, 42, q1, 2), 1);
+	assert_int_equal(seriesset_add(&s, 42, q2, 2), 1);
+	assert_int_equal(seriesset_add(&s, 42, q1, 2), 0);
+	assert_int_equal(s.used, 5);
+	seriesset_clear(&s);
+	assert_int_equal(seriesset_add(&s, 42, a, 2), 1);
+	seriesset_free(&s);
+}
+
+static void test_many_colliding(void **state)
+{
+	struct seriesset s = {0};
+	char text[32];
+	(void)state;
+
+	/* 5,000 series on one hash, through table growth and arena growth. */
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(text, sizeof(text), "id=\"%d\"", i);
+		struct seriesset_label l = {text, (size_t)n};
+		assert_int_equal(seriesset_add(&s, 7, &l, 1), 1);
+	}
+	for (int i = 0; i < 5000; i += 499) {
+		int n = snprintf(text, sizeof(text), "id=\"%d\"", i);
+		struct seriesset_label l = {text, (size_t)n};
+		assert_int_equal(seriesset_add(&s, 7, &l, 1), 0);
+	}
+	seriesset_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_collision_keeps_both),
+	    cmocka_unit_test(test_many_colliding),
+	};
+	return cmocka_run_group_tests_name("seriesset", tests, NULL, NULL);
+}
