@@ -1,6 +1,7 @@
 /* binstat_exporter: flags, configuration, the HTTP server, and the signal
  * loop that reloads on SIGHUP and shuts down on SIGTERM/SIGINT. */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -84,6 +85,7 @@ static void reload(const char *file)
 	current = set;
 	pthread_mutex_unlock(&current_lock);
 	collset_put(old);
+	malloc_trim(0); /* the old generation's memory goes back to the kernel */
 	selfstats_reload(true);
 	log_info("configuration reloaded", "file", file);
 }

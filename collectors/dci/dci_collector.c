@@ -35,6 +35,7 @@ static int read_config(struct dci_config *cfg, const struct bs_conf *conf)
 	    .max_stats = 4096,
 	    .max_stats_total = 262144,
 	    .max_label_len = 128,
+	    .max_buffer_mib = 256,
 	};
 	if (c->get_str(conf, "supplier_dir", &cfg->dir) == -EINVAL ||
 	    c->get_f64(conf, "timeout_seconds", 0.01, 600, &cfg->timeout_s) == -EINVAL ||
@@ -44,7 +45,8 @@ static int read_config(struct dci_config *cfg, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_statistics", 1, 65535, &cfg->max_stats) == -EINVAL ||
 	    c->get_u64(conf, "max_statistics_total", 1, 16777216, &cfg->max_stats_total) ==
 		-EINVAL ||
-	    c->get_u64(conf, "max_label_length", 8, 1024, &cfg->max_label_len) == -EINVAL)
+	    c->get_u64(conf, "max_label_length", 8, 1024, &cfg->max_label_len) == -EINVAL ||
+	    c->get_u64(conf, "max_buffer_mib", 1, 65536, &cfg->max_buffer_mib) == -EINVAL)
 		return -EINVAL;
 	return statmap_init(&cfg->map, c->child(conf, "rules"), rule_keys, 4);
 }
@@ -73,8 +75,10 @@ static int dci_init(const struct bs_host *host, const struct bs_conf *conf, void
 	if ((rc = read_config(&k->cfg, conf)) < 0 || (rc = dci_set_init(&k->set)) < 0) {
 		dci_shutdown(k);
 		*state = NULL;
+		return rc;
 	}
-	return rc;
+	k->set.budget.max = (size_t)k->cfg.max_buffer_mib << 20;
+	return 0;
 }
 
 static int dci_collect(void *state, struct bs_emitter *em)

@@ -59,6 +59,8 @@ static const char *reason_of(int rc)
 		return "bad_size";
 	case -ENOMEM:
 		return "no_memory";
+	case -ENOBUFS:
+		return "memory_budget";
 	case -ENOSPC:
 		return "too_many_requests";
 	}
@@ -150,9 +152,14 @@ static int adopt(struct scrape *x, struct dci_sup *s)
 				   x->em);
 	if (rc < 0)
 		return rc == -E2BIG ? -EFBIG : rc;
-	uint8_t *values = calloc(1, l->value_bytes ? l->value_bytes : 1);
-	if (!values)
+	size_t vbytes = l->value_bytes ? l->value_bytes : 1;
+	if (!dci_budget_take(&x->set->budget, vbytes))
+		return -ENOBUFS;
+	uint8_t *values = calloc(1, vbytes);
+	if (!values) {
+		dci_budget_give(&x->set->budget, vbytes);
 		return -ENOMEM;
+	}
 	if (s->layout && memcmp(s->layout->reset, l->reset, 8) == 0 &&
 	    !dci_layout_same(s->layout, l))
 		bs_drop(x->em, "description_changed", 1); /* without a new reset: a fault */

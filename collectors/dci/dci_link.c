@@ -12,10 +12,27 @@
 
 #define INFO_REPLY_MAX (44 + 3 * DCI4_STRING_MAX)
 
-void dci_link_init(struct dci_link *l)
+bool dci_budget_take(struct dci_budget *b, size_t n)
+{
+	if (!b)
+		return true;
+	if (n > b->max - b->used)
+		return false;
+	b->used += n;
+	return true;
+}
+
+void dci_budget_give(struct dci_budget *b, size_t n)
+{
+	if (b)
+		b->used -= n;
+}
+
+void dci_link_init(struct dci_link *l, struct dci_budget *budget)
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
+	l->budget = budget;
 }
 
 int dci_link_connect(struct dci_link *l, const char *path)
@@ -53,6 +70,7 @@ void dci_link_free(struct dci_link *l)
 {
 	dci_link_close(l);
 	free(l->body);
+	dci_budget_give(l->budget, l->bcap);
 	l->body = NULL;
 	l->bcap = 0;
 }
@@ -132,9 +150,13 @@ static int take_header(struct dci_link *l)
 	if (h.length > reply_max(r))
 		return -EMSGSIZE;
 	if (h.length > l->bcap) {
+		if (!dci_budget_take(l->budget, h.length - l->bcap))
+			return -ENOBUFS;
 		uint8_t *b = realloc(l->body, h.length);
-		if (!b)
+		if (!b) {
+			dci_budget_give(l->budget, h.length - l->bcap);
 			return -ENOMEM;
+		}
 		l->body = b;
 		l->bcap = h.length;
 	}

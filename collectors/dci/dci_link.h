@@ -18,8 +18,19 @@ struct dci_req {
 	uint32_t gen; /* the caller's: which description the request was made for */
 };
 
+/* Bytes of reply buffers and value copies all suppliers may hold at once:
+ * a thousand suppliers each claiming 1 MiB replies must not cost 2 GiB. */
+struct dci_budget {
+	size_t used, max;
+};
+
+/* Takes n bytes from the budget (NULL: none); false when they do not fit. */
+bool dci_budget_take(struct dci_budget *b, size_t n);
+void dci_budget_give(struct dci_budget *b, size_t n);
+
 struct dci_link {
-	int fd; /* -1: not connected */
+	int fd;			   /* -1: not connected */
+	struct dci_budget *budget; /* what the reply buffer counts against */
 	uint8_t out[DCI_LINK_QUEUE_MAX * DCI_REQ_LEN];
 	size_t outlen, outoff;
 	struct dci_req q[DCI_LINK_QUEUE_MAX]; /* a ring of requests awaiting replies */
@@ -31,7 +42,7 @@ struct dci_link {
 	uint32_t blen, bgot;
 };
 
-void dci_link_init(struct dci_link *l);
+void dci_link_init(struct dci_link *l, struct dci_budget *budget);
 /* Connects without blocking; -errno (ECONNREFUSED or ENOENT: the supplier
  * has gone). */
 int dci_link_connect(struct dci_link *l, const char *path);

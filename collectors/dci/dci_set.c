@@ -29,6 +29,8 @@ void dci_sup_forget(struct dci_set *set, struct dci_sup *s)
 		set->stats_total -= s->layout->nstats;
 		set->epoch++;
 	}
+	if (s->values)
+		dci_budget_give(&set->budget, s->layout->value_bytes ? s->layout->value_bytes : 1);
 	dci_layout_free(s->layout);
 	dci_layout_free(s->building);
 	free(s->values);
@@ -116,7 +118,7 @@ static int list_dir(const char *dir, struct bs_emitter *em, struct entry **out, 
 	return 0;
 }
 
-static struct dci_sup *sup_new(const char *dir, const struct entry *e)
+static struct dci_sup *sup_new(struct dci_set *set, const char *dir, const struct entry *e)
 {
 	struct dci_sup *s = calloc(1, sizeof(*s));
 	size_t need = strlen(dir) + strlen(e->name) + 7;
@@ -128,7 +130,7 @@ static struct dci_sup *sup_new(const char *dir, const struct entry *e)
 	snprintf(s->path, need, "%s/%s.sock", dir, e->name);
 	memcpy(s->name, e->name, sizeof(s->name));
 	s->ino = e->ino;
-	dci_link_init(&s->link);
+	dci_link_init(&s->link, &set->budget);
 	return s;
 }
 
@@ -162,7 +164,7 @@ int dci_set_sync(struct dci_set *set, const struct dci_config *cfg, struct bs_em
 			j++;
 			continue;
 		}
-		struct dci_sup *s = sup_new(cfg->dir, &e[j++]);
+		struct dci_sup *s = sup_new(set, cfg->dir, &e[j++]);
 		if (!s) {
 			bs_drop(em, "no_memory", 1);
 			continue;

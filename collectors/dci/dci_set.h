@@ -21,6 +21,7 @@ struct dci_config {
 	double timeout_s;	    /* all of a scrape's exchanges */
 	double describe_interval_s; /* 0: only on reset or reconnect */
 	uint64_t max_suppliers, max_stats, max_stats_total, max_label_len;
+	uint64_t max_buffer_mib; /* reply buffers and values, all suppliers */
 	struct statmap map;
 };
 
@@ -55,6 +56,7 @@ struct dci_set {
 	int epfd;
 	uint64_t epoch;	    /* bumped whenever a layout or the set changes */
 	size_t stats_total; /* statistics described, all suppliers */
+	struct dci_budget budget;
 };
 
 int dci_set_init(struct dci_set *set);

@@ -10,7 +10,8 @@ nonul (a name without its NUL), changing (stat 0 grows from 4 to 8 bytes
 after the first describe; reset unchanged), vanish (dies in the middle of a
 read reply, its socket removed), hijack (claims module dci4-netdev and
 serves a string named rx_bytes, to take over dci4-netdev's counter family),
-netdevlike (module dci4-netdev, its "bytes" named rx_bytes: a genuine one).
+netdevlike (module dci4-netdev, its "bytes" named rx_bytes: a genuine one),
+big (170 strings of 4 KiB: 0.7 MB of values).
 LOGFILE gets one line per request:
 "op first last bufsize".
 """
@@ -39,6 +40,8 @@ if MODE == "hijack":
     stats[2][5] = b"rx_bytes"
 if MODE == "netdevlike":
     stats[3][5] = b"rx_bytes"
+if MODE == "big":
+    stats = [[ST_STRING, 0, 0, 4096, SV_VOLATILE, b"s%d" % i] for i in range(170)]
 described = 0
 reads = 0
 lock = threading.Lock()

@@ -219,6 +219,25 @@ check "no rules: both genuine suppliers keep their rx_bytes, the impostor is the
 	grep -q 'binstat_collector_dropped_total{collector=\"dci\",reason=\"family_conflict\"} 1' '$WORK/vote.txt'"
 kill "$LAST_PID"
 
+# ---- memory: suppliers whose values together pass the collector's budget ----
+# Each needs about 1.4 MB (a 0.7 MB read reply and 0.7 MB of values); the
+# budget is 2 MiB: one is read, the other refused and counted.
+D=$(dir_with budget)
+start_fake "$D" big-1 big
+start_fake "$D" big-2 big
+start_fake "$D" small normal
+printf 'collectors:\n  kvm: {enabled: false}\n  dci:\n    supplier_dir: %s\n    timeout_seconds: %s\n    max_buffer_mib: 2\n' \
+	"$D" "$TIMEOUT" >"$D.yml"
+PORT=$(free_port)
+start_exporter "$D.yml" "$PORT"
+OUT=$(scrape "$PORT")
+up1=$(value_of "$OUT" 'dci_supplier_up{supplier="big-1"}')
+up2=$(value_of "$OUT" 'dci_supplier_up{supplier="big-2"}')
+check "budget: one big supplier read, the other refused ($up1, $up2; memory_budget $(dropped "$OUT" memory_budget))" \
+	test "$((up1 + up2))" = 1 -a "$(dropped "$OUT" memory_budget)" -ge 1
+check "budget: the small supplier beside them is read" test "$(value_of "$OUT" 'dci_supplier_up{supplier="small"}')" = 1
+kill "$LAST_PID"
+
 # ---- lock-out: local users holding a supplier's connection slots ----
 # Nine uids hold four idle connections each (more than the 32 slots), and
 # one uid tries to take 40: the exporter is still served every scrape.

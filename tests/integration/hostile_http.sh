@@ -81,6 +81,9 @@ check "idle flood: the scraper gets through (10 scrapes)" scraper_ok 10
 kill "$LAST_ATTACK" 2>/dev/null
 
 # 3. 45 clients on three addresses ask for 2.4 MB and never read it.
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$EXP/status"; }
+scraper_ok 3 >/dev/null
+rss0=$(rss_kb)
 attack noread 127.0.0.4 15 8
 A1=$LAST_ATTACK
 attack noread 127.0.0.5 15 8
@@ -95,6 +98,10 @@ check "non-readers: responses not read within 3 s are cut ($(cut_count write_tim
 check "non-readers: the exporter keeps none of their connections" test "$(ss -Htn state established \
 	"( sport = :$PORT )" | grep -cE '127\.0\.0\.[456]:')" = 0
 kill "$A1" "$A2" "$A3" 2>/dev/null
+sleep 0.5
+scraper_ok 1 >/dev/null
+check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB)" \
+	test "$(rss_kb)" -lt $((rss0 + 16384))
 
 # 4. A NUL in a collector name is not the name before it.
 check "collect[]=example%00x is 400, not example" \

@@ -17,7 +17,7 @@ static void open_pair(struct pair *p)
 {
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-	dci_link_init(&p->link);
+	dci_link_init(&p->link, NULL);
 	p->link.fd = sv[0];
 	p->peer = sv[1];
 }
