@@ -170,12 +170,13 @@ integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests
 	tests/integration/dci4.sh $(B)
 	tests/integration/dci_collector.sh $(B)
 	tests/integration/xen.sh $(B)
+	tests/integration/faults.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
 # error aborts the daemon and a leak fails its clean exit, so the suites fail.
 asan:
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) B=build-asan OPT="-O1 -g" \
+	WRK_SECONDS=20 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) B=build-asan OPT="-O1 -g" \
 		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		unit integration
 

@@ -235,20 +235,32 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 	return send_scrape(s, c, sc, req.format, req.gzip);
 }
 
+/* libmicrohttpd calls the handler when the head is in, again for each
+ * piece of a body, and once more when the request is complete. Answering
+ * only then keeps the connection open for the next request (keep-alive);
+ * answering at once would close it. Until then the head deadline runs, so
+ * a body trickled in cannot hold the connection either. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
 {
+	static int started;
 	struct http_server *s = cls;
 	(void)version;
 	(void)upload;
 
-	httpguard_working(c); /* the head is in */
-	if (*upload_size)     /* nothing here takes a body: drop it unread */
-		*upload_size = 0;
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (!get) /* nothing here takes a body: refuse at once, unread */
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-	(void)con_cls;
+	if (!*con_cls) {
+		*con_cls = &started;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	httpguard_working(c);
 	if (strcmp(url, s->opt.telemetry_path) == 0)
 		return telemetry(s, c);
 	if (strcmp(url, "/") == 0)

@@ -23,6 +23,8 @@
  * stats fd takes no such lock and is asked for from the main thread. */
 #include "kvm_attach.h"
 
+#include "kvm_procfd.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -68,35 +70,28 @@ struct plan {
 	size_t nvm, nvmstats;
 };
 
+static bool note_fd(void *ctx, int fd, const char *link)
+{
+	struct plan *p = ctx;
+	int idx = -1;
+
+	if (strcmp(link, "anon_inode:kvm-vm") == 0 && p->nvm < ATTACH_FDS_MAX)
+		p->vm_fds[p->nvm++] = fd;
+	else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+		p->nvmstats++;
+	else if (sscanf(link, "anon_inode:kvm-vcpu-stats:%d", &idx) == 1 && idx >= 0 &&
+		 idx < ATTACH_FDS_MAX)
+		p->vcpu_has_stats[idx] = true;
+	else if (sscanf(link, "anon_inode:kvm-vcpu:%d", &idx) == 1 && idx >= 0 &&
+		 idx < ATTACH_FDS_MAX)
+		p->vcpu_fd_of[idx] = fd;
+	return true;
+}
+
 /* The VMM's VM and vCPU fds, and which have a stats fd beside them. */
 static void read_fds(const char *proc, pid_t pid, struct plan *p)
 {
-	char path[128], link[64];
-
-	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		int fd = entry_number(e->d_name);
-		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
-		if (len <= 0 || fd < 0)
-			continue;
-		link[len] = '\0';
-		int idx = -1;
-		if (strcmp(link, "anon_inode:kvm-vm") == 0 && p->nvm < ATTACH_FDS_MAX)
-			p->vm_fds[p->nvm++] = fd;
-		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
-			p->nvmstats++;
-		else if (sscanf(link, "anon_inode:kvm-vcpu-stats:%d", &idx) == 1 && idx >= 0 &&
-			 idx < ATTACH_FDS_MAX)
-			p->vcpu_has_stats[idx] = true;
-		else if (sscanf(link, "anon_inode:kvm-vcpu:%d", &idx) == 1 && idx >= 0 &&
-			 idx < ATTACH_FDS_MAX)
-			p->vcpu_fd_of[idx] = fd;
-	}
-	closedir(d);
+	kvm_procfd_each(proc, pid, note_fd, p);
 }
 
 /* Which thread runs each vCPU: QEMU names them "CPU N/KVM" (libvirt always

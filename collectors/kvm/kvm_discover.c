@@ -4,6 +4,8 @@
  * from anywhere: copying those is the passive way in. */
 #include "kvm_discover.h"
 
+#include "kvm_procfd.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -135,41 +137,36 @@ static bool candidates_push(struct kvm_look *cs, int fd, int vcpu)
 	return true;
 }
 
-/* Reads the link of each fd; keeps those that are KVM stats fds. Only a
- * process that holds a VM itself (anon_inode:kvm-vm) is a VMM: another
- * exporter, or any reader holding copies, is not, and counting its copies
- * would count the VM twice. */
-static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *cs)
-{
-	char path[128], link[64];
-	bool vmm = false, room = true;
+struct listing {
+	struct kvm_look *look;
+	bool vmm;
+};
 
-	snprintf(path, sizeof(path), "%s/%d/fd", proc, (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	struct dirent *e;
-	while (room && (e = readdir(d))) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-		if (!isdigit((unsigned char)e->d_name[0]) || *end || fd > INT_MAX)
-			continue;
-		ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = '\0';
-		int vcpu;
-		if (strcmp(link, "anon_inode:kvm-vm") == 0)
-			vmm = true;
-		else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
-			room = candidates_push(cs, (int)fd, -1);
-		else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
-			 sscanf(link + 26, "%9d", &vcpu) == 1 && vcpu >= 0)
-			room = candidates_push(cs, (int)fd, vcpu);
-	}
-	closedir(d);
-	if (!vmm)
-		cs->n = 0;
+static bool note_fd(void *ctx, int fd, const char *link)
+{
+	struct listing *l = ctx;
+	int vcpu;
+
+	if (strcmp(link, "anon_inode:kvm-vm") == 0)
+		l->vmm = true;
+	else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+		return candidates_push(l->look, fd, -1);
+	else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
+		 sscanf(link + 26, "%9d", &vcpu) == 1 && vcpu >= 0)
+		return candidates_push(l->look, fd, vcpu);
+	return true;
+}
+
+/* Keeps the process's KVM stats fds. Only a process that holds a VM itself
+ * (anon_inode:kvm-vm) is a VMM: another exporter, or any reader holding
+ * copies, is not, and counting its copies would count the VM twice. */
+static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *look)
+{
+	struct listing l = {look, false};
+
+	kvm_procfd_each(proc, pid, note_fd, &l);
+	if (!l.vmm)
+		look->n = 0;
 }
 
 size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)

@@ -191,4 +191,22 @@ for _ in $(seq 100); do kill -0 "$EXPA" 2>/dev/null || break; sleep 0.05; done
 check "vfork: SIGHUP then SIGTERM stop it ($((($(date +%s%N) - t0) / 1000000)) ms)" sh -c "! kill -0 $EXPA 2>/dev/null"
 kill "$VF"
 
+# 11. A VMM a debugger already traces: attach says so, not "needs CAP_SYS_PTRACE".
+if command -v strace >/dev/null; then
+	start_fixture 1 1 FIXTURE_NO_STATS=1
+	TR=$FX
+	strace -p "$TR" -o /dev/null &
+	STRACE=$!
+	PIDS+=("$STRACE")
+	for _ in $(seq 50); do grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$TR/status" && break; sleep 0.05; done
+	PT=$(free_port)
+	start_exporter "$WORK/attach.yml" "$PT"
+	curl -s "http://127.0.0.1:$PT/metrics" >/dev/null
+	check "traced VMM: attach skipped and logged as traced" grep -q 'attach skipped: the VMM is traced' "$WORK/exporter.log"
+	check "traced VMM: no CAP_SYS_PTRACE complaint" sh -c "! grep -q 'attach refused: ptrace needs CAP_SYS_PTRACE' '$WORK/exporter.log'"
+	kill "$STRACE" "$TR" "$LAST_PID"
+else
+	skip "traced VMM" "strace is not installed"
+fi
+
 summary

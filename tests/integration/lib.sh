@@ -57,7 +57,8 @@ free_port() {
 # start_exporter CONFIG PORT [FLAGS...]: starts it and waits until it answers.
 start_exporter() {
 	local cfg=$1 port=$2; shift 2
-	"$EXPORTER" --config.file="$cfg" --web.listen-address="127.0.0.1:$port" "$@" \
+	# EXPORTER_WRAP: a command to run it under (setpriv for the unprivileged tests).
+	${EXPORTER_WRAP:-} "$EXPORTER" --config.file="$cfg" --web.listen-address="127.0.0.1:$port" "$@" \
 		>>"$WORK/exporter.log" 2>&1 &
 	LAST_PID=$!
 	PIDS+=("$LAST_PID")

@@ -86,6 +86,8 @@ curl -s -H 'Accept-Encoding: gzip' "$URL/metrics" | gunzip -c >"$WORK/text-gz.tx
 check "gzip: text body passes promtool" promtool_clean "$WORK/text-gz.txt"
 
 status() { curl -g -s -o /dev/null -w '%{http_code}' "$@"; }
+check "keep-alive: a second scrape reuses the connection" test "$(curl -s -o /dev/null -o /dev/null \
+	-w '%{num_connects}' "$URL/metrics" "$URL/metrics")" = 10
 check "HEAD /metrics is 200 with no body" test "$(curl -s -I "$URL/metrics" -o /dev/null -w '%{http_code} %{size_download}')" = "200 0"
 check "POST is 405" test "$(status -X POST "$URL/metrics")" = 405
 check "405 names the allowed methods" sh -c "curl -s -D - -X DELETE '$URL/metrics' | grep -qi '^Allow: GET, HEAD'"

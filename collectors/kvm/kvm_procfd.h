@@ -1,0 +1,21 @@
+/* The fds a process holds, each with what its /proc link says
+ * ("anon_inode:kvm-vm-stats"), with or without read access to /proc/PID/fd. */
+#ifndef KVM_PROCFD_H
+#define KVM_PROCFD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Called for each fd; returns false to stop. */
+typedef bool kvm_procfd_fn(void *ctx, int fd, const char *link);
+
+/* Calls `each` for every fd of `pid` that is an anon inode (the only kind a
+ * KVM fd is). /proc/PID/fd needs search permission on a directory owned by
+ * the process's user, which CAP_SYS_PTRACE alone does not give; when it is
+ * refused, the fds come from /proc/PID/fdinfo (a ptrace check only), each
+ * anon-inode one copied with pidfd_getfd and named by our own /proc link.
+ * Never copies anything else, so no close of ours can wait on a FUSE
+ * server or a device. Returns 0 or -errno (-EPERM: no ptrace right). */
+int kvm_procfd_each(const char *proc, pid_t pid, kvm_procfd_fn *each, void *ctx);
+
+#endif
