@@ -114,6 +114,11 @@ $(B)/tests/test_dci4_%: tests/unit/test_dci4_%.c $(B)/libcore.a $(DCI4_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) $(B)/libcore.a $(LIBS) -lcmocka
 
+# Fails every allocation of a scrape once; serves a real DCI4 supplier.
+$(B)/tests/test_failmalloc: tests/unit/test_failmalloc.c $(B)/libcore.a $(DCI4_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) $(B)/libcore.a $(LIBS) -lcmocka
+
 $(B)/tests/test_statmap: tests/unit/test_statmap.c $(B)/libcore.a $(wildcard lib/statmap/*.[ch])
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Ilib/statmap -o $@ $< lib/statmap/statmap.c $(B)/libcore.a $(LIBS) -lcmocka
@@ -160,7 +165,7 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests/libfakexen.so \
+integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests/libfakexen.so \
 	     $(B)/tests/xen_guest
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
