@@ -23,6 +23,7 @@
 #define TAG_XS 2
 #define WATCHES_PER_ROUND 4096 /* then the dirty domains get their turn */
 #define FOLLOWUP_NS 1000000000ull
+#define XS_PROBE_NS 2000000000ull /* how often xenstore's connection is checked */
 
 static const char *const rule_keys[] = {"provider", "set", "stat"};
 
@@ -39,6 +40,7 @@ struct xen_collector {
 	pthread_t thread;
 	bool thread_started;
 	int epfd, stopfd;
+	bool xs_lost; /* xenstore's connection is gone: reconnecting */
 };
 
 /* ---- the watcher ---- */
@@ -90,6 +92,49 @@ static int scan_due(struct xen_collector *k)
 	return next == UINT64_MAX ? -1 : (int)((next - now) / 1000000 + 1);
 }
 
+static int ms_until(uint64_t now, uint64_t t)
+{
+	return t <= now ? 0 : (int)((t - now) / 1000000 + 1);
+}
+
+/* The sooner of two epoll timeouts, -1 being none. */
+static int min_ms(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+static int watch_xs_fd(struct xen_collector *k)
+{
+	struct epoll_event xs = {.events = EPOLLIN, .data.u32 = TAG_XS};
+	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, xen_xs_fd(k->seam), &xs) < 0 ? -errno : 0;
+}
+
+/* xenstored restarted, or died: libxenstore closes the connection for good.
+ * Live sets keep being sampled meanwhile (grants and event channels do not
+ * go through xenstore); every few seconds a new connection is tried, and
+ * once it is made the watches are set again and everything is read again.
+ * Returns whether xenstore is usable now. */
+static bool check_xenstore(struct xen_collector *k)
+{
+	if (!k->xs_lost && xen_xs_alive(k->seam))
+		return true;
+	if (!k->xs_lost)
+		k->host->log(BS_LOG_WARN, "xen", "xenstore connection lost; reconnecting",
+			     (char *)NULL);
+	k->xs_lost = true;
+	if (xen_xs_reconnect(k->seam) < 0 || xen_xs_watch(k->seam, "@introduceDomain", "I") < 0 ||
+	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 || watch_xs_fd(k) < 0)
+		return false;
+	pthread_mutex_lock(&k->reg.lock);
+	xen_registry_rewatch(&k->reg);
+	xen_registry_sync_domains(&k->reg);
+	pthread_mutex_unlock(&k->reg.lock);
+	k->xs_lost = false;
+	k->host->log(BS_LOG_INFO, "xen", "xenstore connection made again; watches set again",
+		     (char *)NULL);
+	return true;
+}
+
 static void *watcher_main(void *arg)
 {
 	struct xen_collector *k = arg;
@@ -103,15 +148,22 @@ static void *watcher_main(void *arg)
 	xen_registry_sync_domains(&k->reg);
 	pthread_mutex_unlock(&k->reg.lock);
 	wait_ms = scan_due(k);
+	uint64_t next_probe = xen_now_ns() + XS_PROBE_NS;
 	for (;;) {
 		struct epoll_event ev[4];
 		uint64_t now = xen_now_ns();
-		int resync_ms = now >= next_resync ? 0 : (int)((next_resync - now) / 1000000 + 1);
-		int n = epoll_wait(k->epfd, ev, 4,
-				   wait_ms < 0 || resync_ms < wait_ms ? resync_ms : wait_ms);
+		int timeout =
+		    min_ms(min_ms(wait_ms, ms_until(now, next_resync)), ms_until(now, next_probe));
+		int n = epoll_wait(k->epfd, ev, 4, timeout);
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.u32 == TAG_STOP)
 				return NULL;
+		if (xen_now_ns() >= next_probe) {
+			next_probe = xen_now_ns() + XS_PROBE_NS;
+			check_xenstore(k);
+		}
+		if (k->xs_lost)
+			continue; /* nothing is read from xenstore until it is back */
 		bool due = xen_now_ns() >= next_resync, event = false;
 		char **vec;
 		/* Dirty marks are the watcher's own: no lock needed for them. */
@@ -191,15 +243,13 @@ static void xen_shutdown(void *state)
 static int start_watching(struct xen_collector *k)
 {
 	struct epoll_event stop = {.events = EPOLLIN, .data.u32 = TAG_STOP};
-	struct epoll_event xs = {.events = EPOLLIN, .data.u32 = TAG_XS};
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (k->epfd < 0 || k->stopfd < 0 ||
 	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0 ||
 	    xen_xs_watch(k->seam, "@introduceDomain", "I") < 0 ||
-	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 ||
-	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, xen_xs_fd(k->seam), &xs) < 0)
+	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 || watch_xs_fd(k) < 0)
 		return errno ? -errno : -EIO;
 	if (pthread_create(&k->thread, NULL, watcher_main, k) != 0)
 		return -EAGAIN;

@@ -343,7 +343,10 @@ void xen_registry_scan(struct xen_registry *r, struct xen_domain *d)
 	for (size_t i = 0; i < d->nsets; i++)
 		d->set[i]->seen = false;
 	snprintf(stats, sizeof(stats), DOMAIN_ROOT "/%u/stats", d->domid);
+	errno = 0;
 	char **prov = list(r, stats, r->caps->providers, "too_many_providers", &np);
+	if (!prov && errno != ENOENT)
+		return; /* xenstore unreachable: what was live stays live */
 	for (unsigned i = 0; i < np; i++) {
 		if ((size_t)snprintf(prov_path, sizeof(prov_path), "%s/%s", stats, prov[i]) >=
 		    sizeof(prov_path))
@@ -376,6 +379,18 @@ struct xen_domain *xen_registry_find(struct xen_registry *r, uint32_t domid)
 			hi = mid;
 	}
 	return NULL;
+}
+
+void xen_registry_rewatch(struct xen_registry *r)
+{
+	char path[64];
+	for (size_t i = 0; i < r->ndom; i++) {
+		struct xen_domain *d = r->dom[i];
+		snprintf(path, sizeof(path), DOMAIN_ROOT "/%u/stats", d->domid);
+		if (xen_xs_watch(r->seam, path, d->token) < 0)
+			xen_registry_drop(r, "watch_failed");
+		d->dirty = true;
+	}
 }
 
 static void domain_free(struct xen_registry *r, struct xen_domain *d)

@@ -75,6 +75,9 @@ void xen_registry_drop(struct xen_registry *r, const char *reason);
 /* Caller holds the lock. Re-reads /local/domain: new domains are watched
  * (and given a stats key when asked), vanished ones lose everything. */
 int xen_registry_sync_domains(struct xen_registry *r);
+/* Sets every domain's watch again on a new xenstore connection, and marks
+ * every domain to be read again. */
+void xen_registry_rewatch(struct xen_registry *r);
 /* Caller holds the lock. Re-reads one domain's stats tree. */
 void xen_registry_scan(struct xen_registry *r, struct xen_domain *d);
 struct xen_domain *xen_registry_find(struct xen_registry *r, uint32_t domid);

@@ -98,6 +98,26 @@ int xen_xs_fd(struct xen_seam *x)
 	return xs_fileno(x->xs);
 }
 
+bool xen_xs_alive(struct xen_seam *x)
+{
+	unsigned len;
+	char *root = xs_read(x->xs, XBT_NULL, "/", &len); /* the root node always exists */
+	free(root);
+	return root != NULL;
+}
+
+int xen_xs_reconnect(struct xen_seam *x)
+{
+	struct xs_handle *xs;
+
+	errno = 0;
+	if (!(xs = xs_open(0)))
+		return err();
+	xs_close(x->xs);
+	x->xs = xs;
+	return 0;
+}
+
 int xen_gnt_map_ro(struct xen_seam *x, uint32_t domid, const uint32_t *refs, uint32_t n, void **out)
 {
 	errno = 0;

@@ -6,6 +6,7 @@
 #ifndef XEN_SEAM_H
 #define XEN_SEAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,12 @@ int xen_xs_unwatch(struct xen_seam *x, const char *path, const char *token);
  * vector, free(*vec)), 0 when none is queued. */
 int xen_xs_next_watch(struct xen_seam *x, char ***vec);
 int xen_xs_fd(struct xen_seam *x);
+/* Whether the xenstore connection still answers: libxenstore closes a
+ * connection whose daemon went away and never opens it again. */
+bool xen_xs_alive(struct xen_seam *x);
+/* A new xenstore connection in place of a lost one: its watches are gone
+ * and must be set again. Grant mappings and event channels are untouched. */
+int xen_xs_reconnect(struct xen_seam *x);
 
 /* Grants: pages of domid mapped read-only, contiguous. */
 int xen_gnt_map_ro(struct xen_seam *x, uint32_t domid, const uint32_t *refs, uint32_t n,

@@ -204,6 +204,35 @@ baseline providers 'domid="23"'
 
 kill -TERM "$GOOD"
 until_gone 'domid="1"' >/dev/null
+# ---- xenstored restarted under the running agent ----
+guest 1 normal
+G1=$LAST_GUEST
+check "restart: the set is live before" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
+kill -9 "$(cat "$WORK/xenstored.pid")"
+sleep 0.5
+scrape >"$WORK/down1"
+sleep 0.3
+scrape >"$WORK/down2"
+d1=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/down1")
+d2=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/down2")
+check "xenstored down: the live set is still sampled ($d1 -> $d2)" test "$((d2 - d1))" = 1
+kill -9 "$G1"
+FAKEXEN_LAX=1 LD_PRELOAD="$FAKE" "$XENSTORED" -N -F "$WORK/xenstored.pid" >>"$WORK/xenstored.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 100); do xenstore-read / >/dev/null 2>&1 && break; sleep 0.05; done
+# A fresh store, as after a crash: the toolstack and the guest write theirs again.
+toolstack add 1 one
+guest 1 normal
+G1=$LAST_GUEST
+check "xenstored restarted: the agent reconnects and the set is live again" \
+	wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
+check "xenstored restarted: logged" grep -q 'xenstore connection made again' "$WORK/exporter.log"
+check "xenstored restarted: the old set's pages released, the new set's mapped ($(gnt_maps))" \
+	test "$(gnt_maps)" = 2
+kill -TERM "$G1"
+check "xenstored restarted: withdrawal still seen through the new connection" until_gone 'domid="1"'
+
+
 check "after every guest: no mappings left" test "$(gnt_maps)" = 0
 check "after every guest: fds back to the baseline ($BASE_FDS -> $(fds))" test "$(fds)" -le "$BASE_FDS"
 kill -TERM "$EXP"
