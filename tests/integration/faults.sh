@@ -75,7 +75,7 @@ if [ ! -w /dev/kvm ] || [ "$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_i
 fi
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n' "$PLUGINS" >"$WORK/kvm.yml"
 P=$(free_port)
-start_exporter "$WORK/kvm.yml" "$P" --web.max-requests=64 --web.max-connections-per-address=64
+start_exporter "$WORK/kvm.yml" "$P" --web.max-requests=64 --web.max-connections-per-address=80
 EXP=$LAST_PID
 start_fixture 200 8 2
 F=$FX
