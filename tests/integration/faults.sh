@@ -129,28 +129,12 @@ if command -v wrk >/dev/null; then
 	wrk_run churn
 	# The same beside hostile clients from other addresses: slow heads and
 	# idle connections (tests/integration/hostile_http.sh has each alone).
-	$PY - "$P" <<'EOF' &
-import socket, sys, time
-conns = []
-for addr in ("127.0.0.2", "127.0.0.3"):
-    for _ in range(64):
-        s = socket.socket(); s.bind((addr, 0))
-        try:
-            s.connect(("127.0.0.1", int(sys.argv[1]))); conns.append(s)
-        except OSError:
-            pass
-end = time.time() + 600
-while time.time() < end:
-    for s in conns[:64]:
-        try:
-            s.send(b"G")
-        except OSError:
-            pass
-    time.sleep(1)
-EOF
-	HOSTILE=$!
-	PIDS+=("$HOSTILE")
-	wrk_run hostile "$HOSTILE"
+	$PY "$HERE/hostile_client.py" "$P" slowloris 127.0.0.2 64 600 &
+	H1=$!
+	$PY "$HERE/hostile_client.py" "$P" idle 127.0.0.3 64 600 &
+	H2=$!
+	PIDS+=("$H1" "$H2")
+	wrk_run hostile "$H1 $H2"
 else
 	skip "wrk load" "wrk is not installed (tools/deps.sh test installs it)"
 fi
