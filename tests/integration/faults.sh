@@ -44,7 +44,7 @@ for _ in $(seq 100); do
 done
 check "stuck collector: 100 scrapes each on time, the others whole" test $ok = 1
 check "stuck collector: threads bounded ($t0 -> $(nthreads "$EXP"))" test "$(nthreads "$EXP")" -le $((t0 + 2))
-check "stuck collector: memory bounded ($r0 -> $(rss_kb "$EXP") KiB)" test "$(rss_kb "$EXP")" -lt $((r0 + 8192))
+rss_check "stuck collector: memory bounded ($r0 -> $(rss_kb "$EXP") KiB)" test "$(rss_kb "$EXP")" -lt $((r0 + 8192))
 kill "$EXP"
 
 # ---- SIGHUP in the middle of a scrape of a million series ----
@@ -123,7 +123,7 @@ wrk_run() {
 	echo "  wrk $name: $reqs requests in ${WRK_SECONDS} s, p99 $p99, fds $f0 -> $(nfds "$EXP"), RSS $r0 -> $(rss_kb "$EXP") KiB"
 	check "wrk $name: no socket error, no non-2xx (${errs:-none}; ${non2xx:-0})" test -z "$errs" -a -z "$non2xx"
 	check "wrk $name: fds flat ($f0 -> $(nfds "$EXP"))" test "$(nfds "$EXP")" -le $((f0 + 4))
-	check "wrk $name: RSS flat ($r0 -> $(rss_kb "$EXP") KiB)" test "$(rss_kb "$EXP")" -lt $((r0 + 16384))
+	rss_check "wrk $name: RSS flat ($r0 -> $(rss_kb "$EXP") KiB)" test "$(rss_kb "$EXP")" -lt $((r0 + 16384))
 }
 if command -v wrk >/dev/null; then
 	wrk_run churn

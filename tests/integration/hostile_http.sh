@@ -71,7 +71,7 @@ check "non-readers: the exporter keeps none of their connections" test "$(ss -Ht
 kill "$A1" "$A2" "$A3" 2>/dev/null
 sleep 0.5
 scraper_ok 1 >/dev/null
-check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB)" \
+rss_check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB)" \
 	test "$(rss_kb)" -lt $((rss0 + 16384))
 
 # 4. A NUL in a collector name is not the name before it.
