@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "kvm_emit.h"
 #include "kvm_statsfd.h"
 
 #define NAME_SIZE 48
@@ -299,12 +300,73 @@ static void test_bad_files(void **state)
 	assert_int_equal(cache.n, 0);
 }
 
+/* Per-VM mode folds the vCPUs by each statistic's kind: cumulative ones
+ * summed, a peak as the maximum, a boolean as the number of vCPUs where it
+ * is true; a cycles statistic keeps its unit, exactly. */
+static void test_per_vm_aggregation(void **state)
+{
+	static const struct fake_desc descs[] = {
+	    {"exits", T(0), 0, 1, 0, 0},
+	    {"guest_mode", T(1) | U(4), 0, 1, 8, 0},
+	    {"max_busy", T(2), 0, 1, 16, 0},
+	    {"tsc_cycles", T(0) | U(3), 0, 1, 24, 0},
+	};
+	static const uint64_t values[3][4] = {
+	    {10, 1, 7, 1000}, {20, 0, 42, 2000}, {30, 5, 3, UINT64_MAX - 10}};
+	struct kvm_schemas cache = {0};
+	struct kvm_vcpu vcpus[3];
+	struct kvm_vm vm = {.included = true, .vcpu = vcpus, .nvcpu = 3, .capvcpu = 3};
+	struct kvm_vm *vms[] = {&vm};
+	struct kvm_vmset set = {.vm = vms, .n = 1};
+	struct kvm_filter all = {0};
+	struct drops dr = {0};
+	struct capture c;
+	(void)state;
+
+	snprintf(vm.label, sizeof(vm.label), "web1");
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "kvm-1/vcpu-%d", i);
+		int fd = make_file(descs, 4, values[i], 4, NAME_SIZE, id);
+		assert_int_equal(kvm_statsfd_open(&vcpus[i].s, fd, true, &cache, record, &dr), 0);
+		assert_int_equal(kvm_statsfd_read(&vcpus[i].s), 0);
+		vcpus[i].index = i;
+		vcpus[i].vmm_fd = -1;
+	}
+	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	kvm_emit(&c.em.pub, &set, KVM_PER_VM, &all);
+	const char *out = capture_end(&c);
+	assert_non_null(strstr(out, "kvm_vcpu_exits_total{vm=\"web1\"} 60\n"));
+	assert_non_null(
+	    strstr(out, "kvm_vcpu_guest_mode{vm=\"web1\"} 2\n")); /* 1, 0, 5: two true */
+	assert_non_null(strstr(out, "kvm_vcpu_max_busy{vm=\"web1\"} 42\n"));
+	assert_non_null(strstr(out, "# UNIT kvm_vcpu_tsc_cycles cycles\n"));
+	/* cycles stay integers, and a sum past 2^64 saturates rather than wraps */
+	assert_non_null(
+	    strstr(out, "kvm_vcpu_tsc_cycles_total{vm=\"web1\"} 18446744073709551615\n"));
+	capture_free(&c);
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	kvm_emit(&c.em.pub, &set, KVM_PER_VCPU, &all);
+	out = capture_end(&c);
+	assert_non_null(strstr(out, "kvm_vcpu_guest_mode{vm=\"web1\",vcpu=\"2\"} 1\n"));
+	assert_non_null(strstr(out, "kvm_vcpu_tsc_cycles_total{vm=\"web1\",vcpu=\"1\"} 2000\n"));
+	capture_free(&c);
+	for (int i = 0; i < 3; i++)
+		kvm_statsfd_close(&vcpus[i].s, &cache);
+	assert_int_equal(cache.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mapping),	    cmocka_unit_test(test_exact_and_scaled_values),
-	    cmocka_unit_test(test_bad_descriptors), cmocka_unit_test(test_name_without_nul),
-	    cmocka_unit_test(test_bad_headers),	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_mapping),
+	    cmocka_unit_test(test_exact_and_scaled_values),
+	    cmocka_unit_test(test_bad_descriptors),
+	    cmocka_unit_test(test_name_without_nul),
+	    cmocka_unit_test(test_bad_headers),
+	    cmocka_unit_test(test_bad_files),
+	    cmocka_unit_test(test_per_vm_aggregation),
 	};
 	return cmocka_run_group_tests_name("kvm_stats", tests, NULL, NULL);
 }
