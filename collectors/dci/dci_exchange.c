@@ -271,9 +271,16 @@ static void service(struct scrape *x, struct dci_sup *s)
 	uint32_t len;
 	int rc;
 
-	while ((rc = dci_link_recv(&s->link, &r, &b, &len)) == 1)
-		if ((rc = on_reply(x, s, &r, b, len)) < 0)
+	for (;;) {
+		rc = dci_link_recv(&s->link, &r, &b, &len);
+		/* A read asked for under a description since replaced (a new
+		 * reset came back first) may well be refused: the supplier may
+		 * have fewer statistics now. That answer means nothing. */
+		if (rc == -EREMOTEIO && r.op == SA_READ && r.gen != s->gen)
+			continue;
+		if (rc != 1 || (rc = on_reply(x, s, &r, b, len)) < 0)
 			break;
+	}
 	if (rc == 0)
 		rc = flush(x, s);
 	if (rc < 0) {

@@ -11,7 +11,10 @@ after the first describe; reset unchanged), vanish (dies in the middle of a
 read reply, its socket removed), hijack (claims module dci4-netdev and
 serves a string named rx_bytes, to take over dci4-netdev's counter family),
 netdevlike (module dci4-netdev, its "bytes" named rx_bytes: a genuine one),
-big (170 strings of 4 KiB: 0.7 MB of values).
+big (170 strings of 4 KiB: 0.7 MB of values), reset (at its third SP_INFO
+its statistics change, "renamed" and "added" of values 500 and 501, with a
+new reset value), partial (300 integers of 4 and 8 bytes, stat i = 7 * i + 1,
+and never more than one record in a reply, however large the buffer).
 LOGFILE gets one line per request:
 "op first last bufsize".
 """
@@ -40,6 +43,11 @@ if MODE == "hijack":
     stats[2][5] = b"rx_bytes"
 if MODE == "netdevlike":
     stats[3][5] = b"rx_bytes"
+if MODE == "partial":
+    stats = [[ST_INTEGER32 if i % 2 else ST_INTEGER64, SIF_UNSIGNED, 1, 4 if i % 2 else 8,
+              SV_VOLATILE, b"p%03d" % i] for i in range(300)]
+reset_value = b"RESET\0\0\0"
+infos = 0
 if MODE == "big":
     stats = [[ST_STRING, 0, 0, 4096, SV_VOLATILE, b"s%d" % i] for i in range(170)]
 described = 0
@@ -52,10 +60,17 @@ def header(op, length):
 
 
 def info():
+    global stats, reset_value, infos
+    infos += 1
+    if MODE == "reset" and infos == 3:
+        with lock:
+            stats = [[ST_INTEGER64, SIF_UNSIGNED, 1, 8, SV_VOLATILE, b"renamed"],
+                     [ST_INTEGER32, SIF_UNSIGNED, 1, 4, SV_VOLATILE, b"added"]]
+            reset_value = b"RESET2\0\0"
     max_stat = 10**9 if MODE == "billion" else len(stats) - 1
     module = b"dci4-netdev\0" if MODE in ("hijack", "netdevlike") else b"fake\0"
     strings = [module, (NAME + "\0").encode(), b"A hostile supplier\0"]
-    body = struct.pack("<IIIIII", 0, 101, 0, max_stat, 0, 100) + b"RESET\0\0\0"
+    body = struct.pack("<IIIIII", 0, 101, 0, max_stat, 0, 100) + reset_value
     body += struct.pack("<III", *(len(s) for s in strings)) + b"".join(strings)
     return header(SP_INFO, len(body)) + body
 
@@ -72,7 +87,12 @@ def desc_record(s):
 def value(i, s):
     if s[0] == ST_STRING:
         return b"static text".ljust(s[3], b"\0")
-    v = {0: reads, 1: 1 << 40, 3: 1000 * reads}[i]
+    if MODE == "partial":
+        v = 7 * i + 1
+    elif MODE == "reset" and reset_value != b"RESET\0\0\0":
+        v = 500 + i
+    else:
+        v = {0: reads, 1: 1 << 40, 3: 1000 * reads}[i]
     return v.to_bytes(s[3], "little")
 
 
@@ -80,6 +100,8 @@ def answer_range(op, first, last, bufsize):
     global described, reads
     recs = []
     used = 0
+    if first > last or last >= len(stats):  # R1/R2 outside 0..max_stat: bad request
+        return header(op, 4) + struct.pack("<I", 1)
     with lock:
         if op == SA_READ:
             reads += 1
@@ -89,6 +111,8 @@ def answer_range(op, first, last, bufsize):
                 break
             recs.append(r)
             used += len(r)
+            if MODE == "partial":
+                break  # one record a reply: the gatherer asks again from first + 1
         if op == SA_DESCRIBE and first + len(recs) > last:
             described += 1
             if MODE == "changing" and described == 1:

@@ -219,6 +219,41 @@ check "no rules: both genuine suppliers keep their rx_bytes, the impostor is the
 	grep -q 'binstat_collector_dropped_total{collector=\"dci\",reason=\"family_conflict\"} 1' '$WORK/vote.txt'"
 kill "$LAST_PID"
 
+# ---- a new reset: described again, the old statistics gone, nothing mixed ----
+D=$(dir_with reset)
+start_fake "$D" r1 reset
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+S1=$(scrape "$PORT")
+S2=$(scrape "$PORT")
+S3=$(scrape "$PORT") # the supplier's third SP_INFO carries the new reset
+check "reset: before, the first description (describes 1)" sh -c "
+	[ '$(value_of "$S2" 'dci_supplier_describes_total{supplier="r1"}')' = 1 ] &&
+	[ -n '$(value_of "$S2" 'dci_fake_bytes{supplier="r1"}')' ]"
+check "reset: the same scrape shows the new statistics, exactly, the supplier up" sh -c "
+	[ '$(value_of "$S3" 'dci_supplier_up{supplier="r1"}')' = 1 ] &&
+	[ '$(value_of "$S3" 'dci_fake_renamed{supplier="r1"}')' = 500 ] &&
+	[ '$(value_of "$S3" 'dci_fake_added{supplier="r1"}')' = 501 ] &&
+	[ '$(value_of "$S3" 'dci_supplier_describes_total{supplier="r1"}')' = 2 ]"
+check "reset: none of the old statistics is left" sh -c "! grep -qE '^dci_fake_(requests|capacity|bytes|label)' <<'EOF3'
+$S3
+EOF3"
+kill "$LAST_PID"
+
+# ---- replies that are always partial: asked again from first + processed ----
+D=$(dir_with partial)
+start_fake "$D" p1 partial "$WORK/partial.log"
+PORT=$(free_port)
+start_exporter "$(config "$D")" "$PORT"
+scrape "$PORT" >"$WORK/partial.txt"
+check "partial replies: all 300 statistics, each value exact" test "$(awk '
+	match($1, /^dci_fake_p[0-9]+\{supplier="p1"\}$/) {
+		i = substr($1, 11, 3) + 0; n++; if ($2 != 7 * i + 1) bad++
+	} END { print n + 0, bad + 0 }' "$WORK/partial.txt")" = "300 0"
+check "partial replies: each statistic described once, in order (first = 0, 1, ..., 299)" \
+	test "$(awk '$1 == 0 { printf "%s,", $2 }' "$WORK/partial.log")" = "$(seq -s, 0 299),"
+kill "$LAST_PID"
+
 # ---- memory: suppliers whose values together pass the collector's budget ----
 # Each needs about 1.4 MB (a 0.7 MB read reply and 0.7 MB of values); the
 # budget is 2 MiB: one is read, the other refused and counted.

@@ -77,6 +77,9 @@ static void test_desc(void **state)
 	buf[24] = 1; /* spare */
 	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EPROTO);
 	buf[24] = 0;
+	buf[21] = 1; /* name_tag, whose mechanism "has yet to be determined": must be zero */
+	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EPROTO);
+	buf[21] = 0;
 	buf[28] = 200; /* name longer than the record */
 	assert_int_equal(dci4_decode_desc(buf, (size_t)n, &out), -EPROTO);
 	n = dci4_encode_desc(&u, buf, sizeof(buf));
