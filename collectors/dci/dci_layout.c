@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define DEFAULT_TEMPLATE "dci_{module}_{stat}"
 #define MERGE_GAP_BYTES 256 /* static values re-read rather than one more request */
@@ -87,6 +88,21 @@ static enum dci_kind kind_of(const struct dci_stat *s, const char **why)
 	return DCI_SKIP;
 }
 
+/* The module as the default name shows it: without a leading "dci4" or
+ * "dci" word, which the name's own dci_ prefix already says
+ * ("dci4-netdev" gives dci_netdev_rx_bytes, not dci_dci4_netdev_rx_bytes). */
+static const char *module_for_default(const char *module)
+{
+	static const char *const prefixes[] = {"dci4", "dci"};
+	for (size_t i = 0; i < 2; i++) {
+		size_t n = strlen(prefixes[i]);
+		if (strncasecmp(module, prefixes[i], n) == 0 &&
+		    (module[n] == '-' || module[n] == '_') && module[n + 1])
+			return module + n + 1;
+	}
+	return module;
+}
+
 /* Kind, type and (into names[i]) the metric name of every statistic;
  * source is module, title and supplier, the rules' keys before stat. */
 static void map_stats(struct dci_layout *l, const struct statmap *map, const char *const *source,
@@ -115,8 +131,13 @@ static void map_stats(struct dci_layout *l, const struct statmap *map, const cha
 		else if (!unit && s->kind == DCI_TIME)
 			unit = "seconds";
 		s->unit = unit;
-		if (statmap_expand(map, s->rule->name ? s->rule->name : DEFAULT_TEMPLATE, values,
-				   unit, names[i]) < 0) {
+		const char *module = values[0];
+		if (!s->rule->name)
+			values[0] = module_for_default(module);
+		int rc = statmap_expand(map, s->rule->name ? s->rule->name : DEFAULT_TEMPLATE,
+					values, unit, names[i]);
+		values[0] = module;
+		if (rc < 0) {
 			s->kind = DCI_SKIP;
 			drop(ctx, "invalid_name");
 			continue;

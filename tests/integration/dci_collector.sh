@@ -192,7 +192,9 @@ after=$(value_of "$(scrape "$PORT")" "$RX")
 check "netdev: exported lo rx_bytes rose by at least the 3 MB sent ($before -> $after)" \
 	test "$((${after:-0} - ${before:-0}))" -ge 3000000
 scrape "$PORT" >"$WORK/out"
-check "netdev: the shipped rules make rx_bytes a counter with its help" sh -c "
+check "netdev: the shipped rules make rx_bytes a counter in bytes with its help" sh -c "
+	curl -s -H 'Accept: application/openmetrics-text' 'http://127.0.0.1:$PORT/metrics' |
+		grep -qxF '# UNIT dci_netdev_rx_bytes bytes' &&
 	grep -qxF '# TYPE dci_netdev_rx_bytes_total counter' '$WORK/out' &&
 	grep -qF '# HELP dci_netdev_rx_bytes_total rx_bytes of the interface' '$WORK/out'"
 check "netdev: lo's address as an info metric, its link up" sh -c "
@@ -214,7 +216,7 @@ PORT=$(free_port)
 start_exporter "$(config "$D")" "$PORT"
 scrape "$PORT" >"$WORK/vote.txt"
 check "no rules: both genuine suppliers keep their rx_bytes, the impostor is the conflict" sh -c "
-	[ \$(grep -c '^dci_dci4_netdev_rx_bytes{supplier=\"b-good-' '$WORK/vote.txt') = 2 ] &&
+	[ \$(grep -c '^dci_netdev_rx_bytes{supplier=\"b-good-' '$WORK/vote.txt') = 2 ] &&
 	! grep -q 'supplier=\"a-evil-0\",value=' '$WORK/vote.txt' &&
 	grep -q 'binstat_collector_dropped_total{collector=\"dci\",reason=\"family_conflict\"} 1' '$WORK/vote.txt'"
 kill "$LAST_PID"
