@@ -181,8 +181,7 @@ enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
 struct bs_host {
 	uint32_t abi_version;
 	/* Structured log line: msg plus key/value pairs, NULL-terminated. */
-	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...)
-	    __attribute__((sentinel));
+	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...);
 	uint32_t flags; /* BS_HOST_* */
 };
 
