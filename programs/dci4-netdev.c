@@ -59,6 +59,7 @@ static const struct dci4_stat stats[NSTATS] = {
 struct iface {
 	char name[64];
 	struct dci4_supplier *s; /* NULL: a free slot */
+	bool has_ipv4;		 /* described with the ipv4 statistic (else ST_UNUSED) */
 	uint64_t last[NCOUNTERS];
 	int up; /* -1 before the first look */
 	bool seen;
@@ -150,22 +151,45 @@ static void sample(struct iface *it)
 	}
 }
 
+/* The interface's first IPv4 address into ip; false when it has none. */
+static bool ipv4_of(const struct ifaddrs *list, const char *name, uint8_t ip[4])
+{
+	for (const struct ifaddrs *a = list; a; a = a->ifa_next)
+		if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
+		    strcmp(a->ifa_name, name) == 0) {
+			memcpy(ip, &((const struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
+			return true;
+		}
+	return false;
+}
+
+static void add(const char *name);
+
+/* DCI4's address type has no "none": an interface without an IPv4 address
+ * is described without the statistic (ST_UNUSED) rather than publishing
+ * 0.0.0.0. When an address comes or goes, the supplier is opened again:
+ * a new reset, so gatherers describe it again. */
 static void set_ipv4(void)
 {
-	struct ifaddrs *list, *a;
+	struct ifaddrs *list;
 	if (getifaddrs(&list) < 0)
 		return;
 	for (int i = 0; i < IFACES_MAX; i++) {
-		if (!ifaces[i].s)
-			continue;
+		struct iface *it = &ifaces[i];
 		uint8_t ip[4] = {0};
-		for (a = list; a; a = a->ifa_next)
-			if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
-			    strcmp(a->ifa_name, ifaces[i].name) == 0) {
-				memcpy(ip, &((struct sockaddr_in *)a->ifa_addr)->sin_addr, 4);
-				break; /* the first IPv4 address */
-			}
-		dci4_set(ifaces[i].s, IPV4, ip, sizeof(ip));
+		if (!it->s)
+			continue;
+		bool has = ipv4_of(list, it->name, ip);
+		if (has != it->has_ipv4) {
+			char name[sizeof(it->name)];
+			memcpy(name, it->name, sizeof(name));
+			dci4_supplier_close(it->s);
+			it->s = NULL;
+			add(name);
+			continue; /* its value is set at the next look */
+		}
+		if (has)
+			dci4_set(it->s, IPV4, ip, sizeof(ip));
 	}
 	freeifaddrs(list);
 }
@@ -198,9 +222,19 @@ static void add(const char *name)
 	snprintf(desc, sizeof(desc), "Network interface %.63s", name);
 	struct dci4_supplier_conf c = {dir,  sock, SPT_NETWORK_DRIVER, 100, "dci4-netdev",
 				       name, desc};
+	struct dci4_stat described[NSTATS];
+	struct ifaddrs *list;
+	uint8_t ip[4];
 	*it = (struct iface){.up = -1};
 	memcpy(it->name, name, strlen(name) + 1);
-	if (!(it->s = dci4_supplier_open(&c, stats, NSTATS, &err))) {
+	if (getifaddrs(&list) == 0) {
+		it->has_ipv4 = ipv4_of(list, name, ip);
+		freeifaddrs(list);
+	}
+	memcpy(described, stats, sizeof(described));
+	if (!it->has_ipv4)
+		described[IPV4] = (struct dci4_stat){ST_UNUSED, 0, 0, 0, 0, NULL};
+	if (!(it->s = dci4_supplier_open(&c, described, NSTATS, &err))) {
 		fprintf(stderr, "dci4-netdev: %s: %s\n", name, strerror(-err));
 		return;
 	}

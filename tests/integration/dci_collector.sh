@@ -206,6 +206,38 @@ check "impostor: rx_bytes stays dci4-netdev's counter, the string refused by the
 	grep -qE 'binstat_collector_dropped_total\{collector=\"dci\",reason=\"rule_type_mismatch\"\} [1-9]' '$WORK/out'"
 kill "$LAST_PID"
 
+# ---- dci4-netdev and an interface without an IPv4 address ----
+# In a network namespace of its own with a veth pair: no address, then one.
+NS="bs-dci-$$"
+if ip netns add "$NS" 2>/dev/null && ip netns exec "$NS" ip link add v0 type veth peer name v1; then
+	D=$(dir_with netns)
+	ip netns exec "$NS" "$B/dci4-netdev" -d "$D" -i 100 >"$WORK/netdev-ns.log" 2>&1 &
+	NSD=$!
+	PIDS+=("$NSD")
+	for _ in $(seq 100); do [ -S "$D/dci4-netdev.v0.sock" ] && break; sleep 0.05; done
+	sed "s|supplier_dir: /run/dci4|supplier_dir: $D|" "$HERE/../../config/binstat_exporter.yml" >"$WORK/shipped-ns.yml"
+	PORT=$(free_port)
+	start_exporter "$WORK/shipped-ns.yml" "$PORT"
+	OUT=$(scrape "$PORT")
+	check "no address: v0 is served, without an ipv4 series (no 0.0.0.0)" sh -c "
+		[ '$(value_of "$OUT" 'dci_netdev_link_up{supplier="dci4-netdev.v0"}')' = 0 ] &&
+		! grep -q 'dci_netdev_ipv4_info{supplier=\"dci4-netdev.v0\"' <<'EOF4'
+$OUT
+EOF4"
+	ip netns exec "$NS" ip addr add 192.0.2.7/24 dev v0
+	check "an address comes: v0 is described again with its ipv4" wait_for_metric "$PORT" \
+		'^dci_netdev_ipv4_info{supplier="dci4-netdev.v0",value="192.0.2.7"} 1$'
+	ip netns exec "$NS" ip addr del 192.0.2.7/24 dev v0
+	for _ in $(seq 50); do scrape "$PORT" | grep -q 'ipv4_info{supplier="dci4-netdev.v0"' || break; sleep 0.1; done
+	check "the address goes: so does the ipv4 series" sh -c "! curl -s http://127.0.0.1:$PORT/metrics | grep -q 'ipv4_info{supplier=\"dci4-netdev.v0\"'"
+	kill "$LAST_PID" "$NSD"
+	wait "$NSD" 2>/dev/null
+	ip netns del "$NS"
+else
+	ip netns del "$NS" 2>/dev/null
+	skip "dci4-netdev without an address" "cannot make a network namespace with a veth pair here"
+fi
+
 # The same impostor without any rule, against two genuine suppliers of the
 # same module: the shape most answering members share decides the family,
 # so the one that disagrees loses alone although its name sorts first.
