@@ -25,10 +25,8 @@
 
 #include "kvm_procfd.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,14 +43,6 @@
 #define STEP_TRIES 16
 #define STOP_WAIT_US 250000  /* for a thread to reach the stop we asked for */
 #define STEP_WAIT_US 1000000 /* for one injected, non-blocking ioctl */
-
-/* A /proc directory entry's number, or -1 for anything else. */
-static int entry_number(const char *name)
-{
-	char *end;
-	long v = strtol(name, &end, 10);
-	return isdigit((unsigned char)name[0]) && !*end && v <= INT_MAX ? (int)v : -1;
-}
 
 /* One ioctl to inject: on fd, in thread tid. */
 struct target {
@@ -141,7 +131,7 @@ static void read_threads(const char *proc, pid_t pid, struct plan *p)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		pid_t tid = entry_number(e->d_name);
+		pid_t tid = kvm_proc_number(e->d_name);
 		int idx = -1;
 		if (tid < 0)
 			continue;
@@ -324,18 +314,12 @@ detach:
 /* The process's tracer, from its status (0: none). */
 static pid_t tracer_of(const char *proc, pid_t pid)
 {
-	char path[64], line[256];
-	int tracer = 0;
-
-	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
+	char v[32];
+	int tracer;
+	return kvm_proc_status(proc, pid, "TracerPid", v, sizeof(v)) &&
+		       sscanf(v, "%d", &tracer) == 1
+		   ? tracer
+		   : 0;
 }
 
 struct attach_job {

@@ -99,12 +99,12 @@ static void unwatch(struct kvm_collector *k, pid_t pid)
 	}
 }
 
-static bool holds_pid(const struct kvm_collector *k, pid_t pid)
+void kvm_watch_release(struct kvm_collector *k, pid_t pid)
 {
 	for (size_t i = 0; i < k->set.n; i++)
 		if (k->set.vm[i]->pid == pid)
-			return true;
-	return false;
+			return;
+	unwatch(k, pid);
 }
 
 /* ---- scanning: the /proc reads and ptrace of a process hold no lock;
@@ -144,8 +144,7 @@ static int scan_pid(void *ctx, pid_t pid)
 	kvm_discover_look(k->proc, pid, &look);
 	pthread_mutex_lock(&k->lock);
 	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
-	if (!holds_pid(k, pid))
-		unwatch(k, pid);
+	kvm_watch_release(k, pid);
 	if (rc == -EPERM && !k->eperm_logged) {
 		k->host->log(BS_LOG_ERROR, "kvm",
 			     "cannot copy stats fds from VMM processes: pidfd_getfd needs "
@@ -218,11 +217,15 @@ static void read_uevents(struct kvm_collector *k)
 	pid_t pid;
 	int ev;
 
+	bool discovering = k->passive || k->attach; /* else only the hand-over brings VMs */
+
 	while ((ev = kvm_uevent_recv(k->ueventfd, &pid)) != -EAGAIN) {
+		if (!discovering)
+			continue;
 		if (ev == -ENOBUFS)
 			k->next_rescan_ns = kvm_now_ns();
-		else if (ev == KVM_UEVENT_CREATE && (k->passive || k->attach))
-			add_pending(k, pid); /* with both off, only the hand-over brings VMs */
+		else if (ev == KVM_UEVENT_CREATE)
+			add_pending(k, pid);
 	}
 }
 
@@ -446,8 +449,7 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	}
 	if ((rc = open_watch_fds(k)) < 0)
 		goto err_shutdown;
-	/* The watcher's first walk sets when it walks next. */
-	k->next_rescan_ns = k->passive || k->attach ? 0 : UINT64_MAX;
+	k->next_rescan_ns = UINT64_MAX; /* the watcher's first walk sets the next one */
 	if (pthread_create(&k->thread, NULL, watcher, k) != 0) {
 		rc = -EAGAIN;
 		goto err_shutdown;

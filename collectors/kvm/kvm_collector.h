@@ -97,6 +97,8 @@ uint64_t kvm_now_ns(void);
 void kvm_watcher_drop(void *ctx, const char *reason);
 /* The pidfd watching VMM `pid`, opened on first use; the caller holds k->lock. */
 int kvm_pidfd_of(void *ctx, pid_t pid);
+/* Closes that watch unless a VM of `pid` is held; the caller holds k->lock. */
+void kvm_watch_release(struct kvm_collector *k, pid_t pid);
 
 /* The hand-over server (kvm_handover_serve.c), all in the watcher thread
  * but start and stop. */

@@ -6,11 +6,9 @@
 
 #include "kvm_procfd.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,18 +73,11 @@ void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id)
 
 pid_t kvm_tgid_of(const char *proc, pid_t tid)
 {
-	char path[128], line[256];
-	pid_t tgid = -1;
-
-	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	char v[32];
+	int tgid;
+	return kvm_proc_status(proc, tid, "Tgid", v, sizeof(v)) && sscanf(v, "%d", &tgid) == 1
+		   ? tgid
+		   : -1;
 }
 
 static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
@@ -237,10 +228,9 @@ int kvm_discover_all(const char *proc, int (*scan)(void *ctx, pid_t pid), void *
 	if (!d)
 		return -errno;
 	while (rc != -EPERM && (e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (isdigit((unsigned char)e->d_name[0]) && !*end && pid <= INT_MAX)
-			rc = scan(ctx, (pid_t)pid);
+		pid_t pid = kvm_proc_number(e->d_name);
+		if (pid > 0)
+			rc = scan(ctx, pid);
 	}
 	closedir(d);
 	return rc == -EPERM ? rc : 0;

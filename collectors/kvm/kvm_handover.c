@@ -4,6 +4,8 @@
  * line, the numbers, and exactly one fd a message. */
 #include "kvm_handover.h"
 
+#include "kvm_procfd.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,22 +167,12 @@ int kvm_handover_peer(int conn, const uint64_t *uids, size_t nuids, const uint64
 
 bool kvm_handover_may_name(const char *proc, const struct kvm_handover_peer *peer, pid_t pid)
 {
-	char path[64], line[256];
-	bool ok = false;
+	char v[128];
+	unsigned r, e, s;
 
 	if (pid == peer->pid || peer->uid == 0)
 		return true;
-	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned r, e, s;
-		if (sscanf(line, "Uid: %u %u %u", &r, &e, &s) == 3) {
-			ok = r == peer->uid && e == peer->uid && s == peer->uid;
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
+	return kvm_proc_status(proc, pid, "Uid", v, sizeof(v)) &&
+	       sscanf(v, "%u %u %u", &r, &e, &s) == 3 && r == peer->uid && e == peer->uid &&
+	       s == peer->uid;
 }

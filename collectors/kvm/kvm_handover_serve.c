@@ -148,7 +148,8 @@ static void take_fd(struct kvm_collector *k, pid_t pid, pid_t from, int fd, int 
 		close(fd);
 		return;
 	}
-	kvm_vmset_add(&k->set, pid, from, fd, -1, vcpu, ident, kvm_watcher_drop, k);
+	if (kvm_vmset_add(&k->set, pid, from, fd, -1, vcpu, ident, kvm_watcher_drop, k) < 0)
+		kvm_watch_release(k, pid); /* a refused fd keeps no watch of its own */
 }
 
 void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@
 
 #define LINK_MAX_LEN 64
 
-static int entry_fd(const char *name)
+int kvm_proc_number(const char *name)
 {
 	char *end;
 	long v = strtol(name, &end, 10);
@@ -38,7 +39,7 @@ static int each_by_link(DIR *d, kvm_procfd_fn *each, void *ctx)
 	struct dirent *e;
 
 	while ((e = readdir(d))) {
-		int fd = entry_fd(e->d_name);
+		int fd = kvm_proc_number(e->d_name);
 		ssize_t len = fd < 0 ? -1 : readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (len <= 0)
 			continue;
@@ -49,27 +50,71 @@ static int each_by_link(DIR *d, kvm_procfd_fn *each, void *ctx)
 	return 0;
 }
 
-/* The inode and mount every anon inode shares, from an eventfd of ours. */
-static int anon_identity(unsigned long *ino, int *mnt)
+bool kvm_proc_status(const char *proc, pid_t pid, const char *key, char *val, size_t len)
 {
-	char path[64], line[128];
-	int efd = eventfd(0, EFD_CLOEXEC), found = 0;
+	char path[128], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc, (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			snprintf(val, len, "%s", line + klen + 1);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* An fdinfo file's inode and mount (its "ino:" and "mnt_id:" lines). */
+static void fdinfo_identity(FILE *f, unsigned long *ino, int *mnt)
+{
+	char line[128];
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "mnt_id: %d", mnt) != 1)
+			sscanf(line, "ino: %lu", ino);
+}
+
+/* The inode and mount every anon inode shares (one for the kernel's
+ * lifetime), read once from an eventfd of ours. */
+static unsigned long anon_ino;
+static int anon_mnt = -1;
+static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
+
+static void read_anon_identity(void)
+{
+	char path[64];
+	unsigned long ino = 0;
+	int mnt = -1, efd = eventfd(0, EFD_CLOEXEC);
 
 	if (efd < 0)
-		return -errno;
+		return;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", efd);
 	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		found += sscanf(line, "mnt_id: %d", mnt) + sscanf(line, "ino: %lu", ino);
-	if (f)
+	if (f) {
+		fdinfo_identity(f, &ino, &mnt);
 		fclose(f);
+	}
 	close(efd);
-	return found == 2 ? 0 : -ENOENT;
+	if (ino && mnt >= 0) {
+		anon_ino = ino;
+		anon_mnt = mnt;
+	}
+}
+
+static int anon_identity(unsigned long *ino, int *mnt)
+{
+	pthread_once(&anon_once, read_anon_identity);
+	*ino = anon_ino;
+	*mnt = anon_mnt;
+	return anon_mnt >= 0 ? 0 : -ENOENT;
 }
 
 static bool is_anon(int fdinfo_dir, const char *name, unsigned long ino, int mnt)
 {
-	char line[128];
 	unsigned long i = 0;
 	int m = -1, fd = openat(fdinfo_dir, name, O_RDONLY | O_CLOEXEC);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -79,9 +124,7 @@ static bool is_anon(int fdinfo_dir, const char *name, unsigned long ino, int mnt
 			close(fd);
 		return false;
 	}
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "mnt_id: %d", &m) != 1)
-			sscanf(line, "ino: %lu", &i);
+	fdinfo_identity(f, &i, &m);
 	fclose(f);
 	return i == ino && m == mnt;
 }
@@ -99,7 +142,7 @@ static int each_by_copy(DIR *d, pid_t pid, kvm_procfd_fn *each, void *ctx)
 	if (pidfd < 0)
 		return -errno;
 	while ((e = readdir(d))) {
-		int fd = entry_fd(e->d_name);
+		int fd = kvm_proc_number(e->d_name);
 		if (fd < 0 || !is_anon(dirfd(d), e->d_name, ino, mnt))
 			continue;
 		int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);

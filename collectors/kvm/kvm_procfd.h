@@ -4,7 +4,16 @@
 #define KVM_PROCFD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+/* The number a /proc directory entry names (a pid, tid or fd), or -1 for
+ * any other entry. */
+int kvm_proc_number(const char *name);
+
+/* The value of the `key:` line of /proc/PID/status (tabs and all) into
+ * val; false when the process or the line is not there. */
+bool kvm_proc_status(const char *proc, pid_t pid, const char *key, char *val, size_t len);
 
 /* Called for each fd; returns false to stop. */
 typedef bool kvm_procfd_fn(void *ctx, int fd, const char *link);
