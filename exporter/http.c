@@ -25,6 +25,10 @@
 
 #define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
 #define HTTP_THREAD_STACK (512 * 1024)
+/* Output of finished scrapes waiting for their clients to read it: since a
+ * slot is given back once the work is done, this bounds what slow readers
+ * can keep in memory (one response always passes, however large). */
+#define HTTP_UNSENT_BYTES_MAX (512ull << 20)
 
 struct http_server {
 	struct http_options opt;
@@ -32,6 +36,7 @@ struct http_server {
 	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
 	size_t ndaemons;
 	unsigned in_flight;
+	uint64_t unsent_bytes;
 };
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
@@ -123,6 +128,7 @@ static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
 struct response_ctx {
 	struct http_server *s;
 	struct scrape *sc;
+	size_t bytes; /* counted in s->unsent_bytes */
 };
 
 /* The response owns the scrape until the body is sent (or the client is
@@ -130,6 +136,7 @@ struct response_ctx {
 static void response_done(void *cls)
 {
 	struct response_ctx *rc = cls;
+	__atomic_sub_fetch(&rc->s->unsent_bytes, rc->bytes, __ATOMIC_ACQ_REL);
 	scrape_put(rc->sc);
 	free(rc);
 }
@@ -165,12 +172,20 @@ static struct MHD_Response *iovec_response(struct response_ctx *ctx)
 static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection *c,
 				   struct scrape *sc, enum expo_format f, bool gz)
 {
-	struct response_ctx *ctx = malloc(sizeof(*ctx));
 	struct MHD_Response *r = NULL;
+	size_t bytes = scrape_held_bytes(sc);
+	uint64_t unsent = __atomic_fetch_add(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
 
+	if (unsent && unsent + bytes > HTTP_UNSENT_BYTES_MAX) {
+		__atomic_sub_fetch(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
+		scrape_put(sc);
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "too many responses waiting to be read\n");
+	}
+	struct response_ctx *ctx = malloc(sizeof(*ctx));
 	if (!ctx)
 		goto fail;
-	*ctx = (struct response_ctx){s, sc};
+	*ctx = (struct response_ctx){s, sc, bytes};
 	r = scrape_body_is_text(sc)
 		? iovec_response(ctx)
 		: MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_body, ctx,
@@ -190,6 +205,7 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	return ret;
 fail:
 	free(ctx);
+	__atomic_sub_fetch(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
 	scrape_put(sc);
 	return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 }

@@ -117,7 +117,8 @@ static void cut_late(struct httpguard *g)
 		if (t->phase == PHASE_WORK || now - t->since_ns <= limit)
 			continue;
 		shutdown(t->fd, SHUT_RDWR);
-		selfstats_http_cut(t->phase == PHASE_HEAD ? "head_timeout" : "write_timeout");
+		selfstats_http_cut(t->phase == PHASE_HEAD ? SELFSTATS_CUT_HEAD
+							  : SELFSTATS_CUT_WRITE);
 		t->phase = PHASE_WORK; /* once is enough: its thread closes it */
 	}
 }

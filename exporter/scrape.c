@@ -82,7 +82,7 @@ void scrape_put(struct scrape *sc)
 	pthread_mutex_unlock(&sc->lock);
 	if (left != 0)
 		return;
-	uint64_t size = sc->total;
+	uint64_t size = scrape_held_bytes(sc);
 	scrape_free(sc);
 	if (__atomic_add_fetch(&freed_since_trim, size, __ATOMIC_RELAXED) >= SCRAPE_TRIM_BYTES) {
 		__atomic_store_n(&freed_since_trim, 0, __ATOMIC_RELAXED);
@@ -391,6 +391,11 @@ ssize_t scrape_read(struct scrape *sc, char *buf, size_t max)
 		}
 	}
 	return (ssize_t)done;
+}
+
+size_t scrape_held_bytes(const struct scrape *sc)
+{
+	return sc->total;
 }
 
 size_t scrape_body(struct scrape *sc, const struct iovec **iov, size_t *total)

@@ -28,6 +28,8 @@ struct scrape *scrape_run(const struct scrape_request *req);
 /* The response body as a vector of pieces; returns how many. Only when
  * scrape_body_is_text: otherwise read it with scrape_read. */
 size_t scrape_body(struct scrape *sc, const struct iovec **iov, size_t *total);
+/* Bytes of output the scrape holds until it is put. */
+size_t scrape_held_bytes(const struct scrape *sc);
 /* False when part of an uncompressed response was kept deflated (a large
  * collector output): the body is then produced by scrape_read. */
 bool scrape_body_is_text(const struct scrape *sc);

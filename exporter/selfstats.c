@@ -65,12 +65,13 @@ void selfstats_http_response(unsigned code)
 	__atomic_add_fetch(&http_count[i], 1, __ATOMIC_RELAXED);
 }
 
-static const char *const cut_reasons[] = {"head_timeout", "write_timeout"};
+static const char *const cut_reasons[] = {
+    [SELFSTATS_CUT_HEAD] = "head_timeout", [SELFSTATS_CUT_WRITE] = "write_timeout"};
 static uint64_t cut_count[2];
 
-void selfstats_http_cut(const char *why)
+void selfstats_http_cut(enum selfstats_cut why)
 {
-	__atomic_add_fetch(&cut_count[strcmp(why, cut_reasons[0]) != 0], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&cut_count[why], 1, __ATOMIC_RELAXED);
 }
 
 static void emit_http(struct bs_emitter *em)

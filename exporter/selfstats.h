@@ -23,8 +23,10 @@ void selfstats_add_drops(struct collstats *cs, const struct emitter *em);
 
 void selfstats_reload(bool ok);
 void selfstats_http_response(unsigned code);
-/* A connection cut for `why`: "head_timeout" or "write_timeout". */
-void selfstats_http_cut(const char *why);
+enum selfstats_cut { SELFSTATS_CUT_HEAD, SELFSTATS_CUT_WRITE };
+/* A connection cut for sending its request head, or reading its response,
+ * too slowly. */
+void selfstats_http_cut(enum selfstats_cut why);
 
 /* Writes the exporter-wide families (build info, reload, drops, HTTP). */
 void selfstats_emit(struct bs_emitter *em);
