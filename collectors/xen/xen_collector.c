@@ -103,9 +103,14 @@ static int min_ms(int a, int b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-static int watch_xs_fd(struct xen_collector *k)
+/* The domain watches on xenstore's connection, and its fd in our epoll. */
+static int watch_xenstore(struct xen_collector *k)
 {
 	struct epoll_event xs = {.events = EPOLLIN, .data.u32 = TAG_XS};
+	int rc;
+	if ((rc = xen_xs_watch(k->seam, "@introduceDomain", "I")) < 0 ||
+	    (rc = xen_xs_watch(k->seam, "@releaseDomain", "R")) < 0)
+		return rc;
 	return epoll_ctl(k->epfd, EPOLL_CTL_ADD, xen_xs_fd(k->seam), &xs) < 0 ? -errno : 0;
 }
 
@@ -122,8 +127,7 @@ static bool check_xenstore(struct xen_collector *k)
 		k->host->log(BS_LOG_WARN, "xen", "xenstore connection lost; reconnecting",
 			     (char *)NULL);
 	k->xs_lost = true;
-	if (xen_xs_reconnect(k->seam) < 0 || xen_xs_watch(k->seam, "@introduceDomain", "I") < 0 ||
-	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 || watch_xs_fd(k) < 0)
+	if (xen_xs_reconnect(k->seam) < 0 || watch_xenstore(k) < 0)
 		return false;
 	pthread_mutex_lock(&k->reg.lock);
 	xen_registry_rewatch(&k->reg);
@@ -246,11 +250,11 @@ static int start_watching(struct xen_collector *k)
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
 	k->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (k->epfd < 0 || k->stopfd < 0 ||
-	    epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0 ||
-	    xen_xs_watch(k->seam, "@introduceDomain", "I") < 0 ||
-	    xen_xs_watch(k->seam, "@releaseDomain", "R") < 0 || watch_xs_fd(k) < 0)
-		return errno ? -errno : -EIO;
+	if (k->epfd < 0 || k->stopfd < 0 || epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0)
+		return -errno;
+	int rc = watch_xenstore(k);
+	if (rc < 0)
+		return rc;
 	if (pthread_create(&k->thread, NULL, watcher_main, k) != 0)
 		return -EAGAIN;
 	k->thread_started = true;
