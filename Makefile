@@ -16,67 +16,113 @@ CC        ?= gcc
 OPT       ?= -O2 -g
 B         ?= build
 SANFLAGS  ?=
-CFLAGS_ALL = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-	     -Wno-missing-field-initializers $(OPT) $(SANFLAGS) -fPIC \
-	     -D_GNU_SOURCE -Iinclude -Iexporter \
+# Every object: warnings are errors, and -MMD -MP writes its header
+# dependencies next to it (included at the end).
+CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	      -Wno-missing-field-initializers $(OPT) $(SANFLAGS) -fPIC -MMD -MP \
+	      -D_GNU_SOURCE -Iinclude $(CFLAGS)
+# The core (and tests of it) see the exporter's own headers; plugins do not.
+CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
-	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib) $(CFLAGS)
+	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib)
 LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib) -lpthread -ldl -lm
 
 CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
 CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
-COLLECTORS = $(notdir $(wildcard collectors/*))
+
+# ---- lib/: code shared by collectors, programs and libraries, each built
+# once into $(B)/lib/lib<name>.a. <name>_USES: the libraries whose headers
+# and objects it needs itself.
+LIBRARIES   = $(notdir $(wildcard lib/*))
+dci4_USES   = unixsock
+pvstats_PKGS = xenstore xengnttab xenevtchn
+lib_a       = $(foreach l,$(1),$(B)/lib/lib$(l).a)
+lib_incs    = $(foreach l,$(1),-Ilib/$(l))
+define LIBRARY_RULES
+$(1)_OBJS = $$(patsubst %.c,$$(B)/%.o,$$(wildcard lib/$(1)/*.c))
+$$($(1)_OBJS): XFLAGS = $$(call lib_incs,$(1) $$($(1)_USES)) \
+	$$(if $$($(1)_PKGS),$$(shell pkg-config --cflags $$($(1)_PKGS)))
+$$(B)/lib/lib$(1).a: $$($(1)_OBJS)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach l,$(LIBRARIES),$(eval $(call LIBRARY_RULES,$(l))))
+
+# ---- collectors/: each folder is one plugin, described by its module.mk.
+# Built without -Iexporter, so a collector sees only collector.h and its
+# libraries; only its binstat_collector_ symbol is exported (the static
+# libraries' symbols stay hidden too).
+COLLECTORS_ALL = $(notdir $(wildcard collectors/*))
+include $(wildcard collectors/*/module.mk)
+have_pkgs = $(if $(1),$(shell pkg-config --exists $(1) && echo yes),yes)
+COLLECTORS = $(foreach c,$(COLLECTORS_ALL),$(if $(call have_pkgs,$($(c)_PKGS)),$(c)))
+$(foreach c,$(filter-out $(COLLECTORS),$(COLLECTORS_ALL)),\
+	$(info make: not building the $(c) collector: pkg-config finds no $($(c)_PKGS) (make $(B)/plugins/$(c).so to insist)))
+HAVE_XEN   = $(filter xen,$(COLLECTORS))
 PLUGINS    = $(COLLECTORS:%=$(B)/plugins/%.so)
-UNIT_SRCS  = $(wildcard tests/unit/test_*.c)
+coll_objs  = $(patsubst %.c,$(B)/%.o,$(wildcard collectors/$(1)/*.c))
+coll_link  = $(call lib_a,$($(1)_LIBS)) $(if $($(1)_PKGS),$(shell pkg-config --libs $($(1)_PKGS))) \
+	     $($(1)_LDLIBS) -lm
+define COLLECTOR_RULES
+$$(call coll_objs,$(1)): XFLAGS = -fvisibility=hidden $$(call lib_incs,$$($(1)_LIBS)) \
+	$$(if $$($(1)_PKGS),$$(shell pkg-config --cflags $$($(1)_PKGS)))
+$$(B)/plugins/$(1).so: $$(call coll_objs,$(1)) $$(call lib_a,$$($(1)_LIBS))
+	@mkdir -p $$(dir $$@)
+	$$(if $$(call have_pkgs,$$($(1)_PKGS)),,$$(error the $(1) collector needs pkg-config packages $$($(1)_PKGS)))
+	$$(CC) $$(CFLAGS_BASE) -shared -o $$@ $$(call coll_objs,$(1)) -Wl,--exclude-libs,ALL \
+		$$(call coll_link,$(1))
+endef
+$(foreach c,$(COLLECTORS_ALL),$(eval $(call COLLECTOR_RULES,$(c))))
+
+UNIT_SRCS  = $(filter-out $(if $(HAVE_XEN),,tests/unit/test_xen_%),$(wildcard tests/unit/test_*.c))
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
 
 SHIM       = $(B)/lib/libbinstat_kvm_shim.so
 LIBDCI4    = $(B)/lib/libdci4.so
+LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
+XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-.PHONY: all check unit integration asan bench run install clean format format-check fuzz
-LIBPVSTATS = $(B)/lib/libpvstats.so
+.PHONY: all check unit integration asan bench run install clean format format-check fuzz test checksrc
 all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
-# The DCI4 library's sources: everything DCI4 programs link.
-DCI4_SRCS = $(wildcard lib/dci4/*.c) lib/unixsock/unixsock.c
-DCI4_DEPS = $(wildcard lib/dci4/*.[ch] lib/unixsock/*.[ch])
-DCI4_INCS = -Ilib/dci4 -Ilib/unixsock
-
-# dci4stat, the generic DCI4 display program, and the tests' supplier.
-$(B)/dci4stat: programs/dci4stat.c $(DCI4_DEPS)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
-
-$(B)/dci4-netdev: programs/dci4-netdev.c $(DCI4_DEPS)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
-
-$(B)/tests/dci4_test_supplier: tests/dci4/test_supplier.c $(DCI4_DEPS)
+# The core's objects, and everything else compiled with its flags (tests,
+# programs, benchmarks); XFLAGS adds a library's or a collector's own.
+$(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
+	$(CC) $(CFLAGS_ALL) $(XFLAGS) -c $< -o $@
+$(foreach c,$(COLLECTORS_ALL),$(call coll_objs,$(c))) $(foreach l,$(LIBRARIES),$($(l)_OBJS)): \
+	CFLAGS_ALL = $(CFLAGS_BASE)
+
+# A program on lib/: its objects, then the libraries it names.
+DCI4_A = $(call lib_a,dci4 unixsock)
+$(B)/dci4stat $(B)/dci4-netdev: $(B)/%: $(B)/programs/%.o $(DCI4_A)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
+$(B)/programs/%.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+
+$(B)/tests/dci4_test_supplier: $(B)/tests/dci4/test_supplier.o $(DCI4_A)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
+$(B)/tests/dci4/%.o: XFLAGS = $(call lib_incs,dci4 unixsock)
 
 # The DCI4 supplier library applications link against (docs/dci4-transport.md).
-$(LIBDCI4): $(DCI4_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -shared -Wl,-soname,libdci4.so.0 -o $@ $(DCI4_SRCS) -lpthread
+$(LIBDCI4): $(dci4_OBJS) $(unixsock_OBJS)
+	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libdci4.so.0 -o $@ $^ -lpthread
 
 # The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
 # Preloaded into VMMs that have no sanitizer runtime: never built with one.
 $(SHIM): collectors/kvm/shim/binstat_kvm_shim.c
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_ALL)) -shared -o $@ $< -ldl -lpthread
-
-$(B)/%.o: %.c $(wildcard include/binstat/*.h exporter/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl -lpthread
 
 $(B)/libcore.a: $(CORE_OBJS)
+	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/exporter/paths-build.o: exporter/paths.c exporter/version.h
+$(B)/exporter/paths-build.o: exporter/paths.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(CURDIR)/$(B)/plugins"' -c $< -o $@
 
-$(B)/exporter/paths-install.o: exporter/paths.c exporter/version.h
+$(B)/exporter/paths-install.o: exporter/paths.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(PLUGINDIR)"' -c $< -o $@
 
@@ -87,86 +133,56 @@ $(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-# Each collector folder is one plugin; only its binstat_collector_ symbol is
-# exported. A collector built on shared code in lib/ names it here.
-DCI_LIBS  = lib/dci4/dci4_wire.c lib/dci4/dci4_format.c lib/statmap/statmap.c
-LIBS_dci  = $(DCI_LIBS)
-INCS_dci  = -Ilib/dci4 -Ilib/statmap
-LIBS_kvm  = lib/unixsock/unixsock.c
-INCS_kvm  = -Ilib/unixsock
-LIBS_xen  = lib/statmap/statmap.c
-INCS_xen  = -Ilib/statmap
-LDLIBS_xen = -lxenstore -lxengnttab -lxenevtchn
-.SECONDEXPANSION:
-$(B)/plugins/%.so: $$(wildcard collectors/%/*.c) $$(LIBS_$$*) $(wildcard include/binstat/*.h lib/*/*.h)
+$(B)/testplugins/%.so: tests/plugins/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(INCS_$*) -fvisibility=hidden -shared -o $@ $(filter %.c,$^) $(LDLIBS_$*) -lm
+	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
 
-$(B)/testplugins/%.so: tests/plugins/%.c include/binstat/collector.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -shared -o $@ $<
-
-$(B)/tests/%: tests/unit/%.c $(B)/libcore.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libcore.a $(LIBS) -lcmocka
-
-$(B)/tests/test_dci4_%: tests/unit/test_dci4_%.c $(B)/libcore.a $(DCI4_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) $(B)/libcore.a $(LIBS) -lcmocka
-
+# ---- unit tests (cmocka). tests/unit/case_filter.c, linked into each,
+# runs only the cases BS_TEST_CASE names (`make test T=suite:case`).
+# test_<collector>_*.c link that collector's objects and libraries;
+# test_<library>_*.c that library; the rest the core alone.
+UNIT_MAIN = $(B)/tests/unit/case_filter.o
+unit_for = $(firstword $(foreach c,$(COLLECTORS_ALL) $(LIBRARIES),$(if $(filter test_$(c) test_$(c)_%,$(1)),$(c))))
+unit_deps = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_objs,$(1)) $(call lib_a,$($(1)_LIBS)),\
+	    $(if $(1),$(call lib_a,$(1) $($(1)_USES))))
+unit_incs = $(if $(filter $(COLLECTORS_ALL),$(1)),-Icollectors/$(1) $(call lib_incs,$($(1)_LIBS)),\
+	    $(if $(1),$(call lib_incs,$(1) $($(1)_USES))))
+unit_link = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_link,$(1)),\
+	    $(if $($(1)_PKGS),$(shell pkg-config --libs $($(1)_PKGS))))
+define UNIT_RULES
+$$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(B)/libcore.a
+	$$(CC) $$(CFLAGS_ALL) -o $$@ $$^ $$(call unit_link,$$(call unit_for,$(1))) $$(LIBS) -lcmocka
+$$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
+endef
+$(foreach t,$(notdir $(basename $(wildcard tests/unit/test_*.c))),$(eval $(call UNIT_RULES,$(t))))
 # Fails every allocation of a scrape once; serves a real DCI4 supplier.
-$(B)/tests/test_failmalloc: tests/unit/test_failmalloc.c $(B)/libcore.a $(DCI4_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) $(B)/libcore.a $(LIBS) -lcmocka
-
-$(B)/tests/test_statmap: tests/unit/test_statmap.c $(B)/libcore.a $(wildcard lib/statmap/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Ilib/statmap -o $@ $< lib/statmap/statmap.c $(B)/libcore.a $(LIBS) -lcmocka
-
-# A collector's unit tests (test_<collector>_*.c) link its sources directly.
-$(B)/tests/test_kvm_%: tests/unit/test_kvm_%.c $(B)/libcore.a $(wildcard collectors/kvm/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Icollectors/kvm $(INCS_kvm) -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
-		$(LIBS_kvm) $(B)/libcore.a $(LIBS) -lcmocka
-
-$(B)/tests/test_dci_%: tests/unit/test_dci_%.c $(B)/libcore.a $(wildcard collectors/dci/*.[ch] lib/*/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(INCS_dci) -Icollectors/dci -o $@ $< $(wildcard collectors/dci/dci_*.c) \
-		$(DCI_LIBS) $(B)/libcore.a $(LIBS) -lcmocka
+$(B)/tests/unit/test_failmalloc.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+$(B)/tests/test_failmalloc: $(DCI4_A)
 
 # The Xen tests: a stand-in for the hypervisor beneath the real libraries,
 # and simulated guests built on the provider library.
 $(B)/tests/libfakexen.so: tests/xen/fakexen.c
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_ALL)) -shared -o $@ $< -ldl
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl
 
 # The Xen PV statistics provider library a guest's drivers and agents link.
-$(LIBPVSTATS): $(wildcard lib/pvstats/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libpvstats.so.0 -o $@ lib/pvstats/pvstats.c \
-		-lxenstore -lxengnttab -lxenevtchn
+$(B)/lib/libpvstats.so: $(pvstats_OBJS)
+	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libpvstats.so.0 -o $@ $^ \
+		$(shell pkg-config --libs $(pvstats_PKGS))
 
-$(B)/tests/xen_guest: tests/xen/guest.c $(wildcard lib/pvstats/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Ilib/pvstats -o $@ $< lib/pvstats/pvstats.c \
-		-lxenstore -lxengnttab -lxenevtchn
+$(B)/tests/xen_guest: $(B)/tests/xen/guest.o $(B)/lib/libpvstats.a
+	$(CC) $(CFLAGS_BASE) -o $@ $^ $(shell pkg-config --libs $(pvstats_PKGS))
+$(B)/tests/xen/%.o: XFLAGS = $(call lib_incs,pvstats)
 
-$(B)/tests/test_xen_%: tests/unit/test_xen_%.c $(B)/libcore.a $(wildcard collectors/xen/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Icollectors/xen -o $@ $< collectors/xen/xen_page.c \
-		$(B)/libcore.a $(LIBS) -lcmocka
-
-$(B)/tests/kvm_fixture: tests/kvm/fixture.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
+$(B)/tests/kvm_fixture: $(B)/tests/kvm/fixture.o
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
 
 unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 	@set -e; for t in $(UNIT_BINS); do \
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(B)/tests/libfakexen.so \
-	     $(B)/tests/xen_guest
+integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS)
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
@@ -191,21 +207,20 @@ check: format-check unit integration asan
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
 bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
-       $(B)/bench/bench_dci_suppliers $(B)/tests/libfakexen.so $(B)/tests/xen_guest
+       $(B)/bench/bench_dci_suppliers $(XEN_TESTS)
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)
 	bench/dci.sh $(B)
 	bench/xen.sh $(B)
 
-$(B)/bench/bench_dci_suppliers: bench/bench_dci_suppliers.c $(DCI4_DEPS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DCI4_INCS) -o $@ $< $(DCI4_SRCS) -lpthread
+$(B)/bench/bench_dci_suppliers: $(B)/bench/bench_dci_suppliers.o $(DCI4_A)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
+$(B)/bench/bench_dci_suppliers.o: XFLAGS = $(call lib_incs,dci4 unixsock)
 
-$(B)/bench/bench_kvm_floor: bench/bench_kvm_floor.c $(wildcard collectors/kvm/*.[ch])
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Icollectors/kvm $(INCS_kvm) -o $@ $< $(wildcard collectors/kvm/kvm_*.c) \
-		$(LIBS_kvm) -lm
+$(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $(call lib_a,$(kvm_LIBS))
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
+$(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 	@mkdir -p $(dir $@)
@@ -218,7 +233,7 @@ FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURC
 	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
 	      -Icollectors/xen
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c) $(DCI4_SRCS) \
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c lib/dci4/*.c lib/unixsock/*.c) \
 	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)
@@ -232,6 +247,20 @@ fuzz: $(FUZZERS)
 			build-fuzz/corpus/$$(basename $$f) 2>&1 | tail -1; \
 	done
 
+# One suite, or one case of a unit suite: `make test T=test_conf`,
+# `make test T=test_conf:yaml_errors` (a cmocka pattern), `make test T=kvm`
+# (tests/integration/kvm.sh).
+test: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS)
+	@test -n "$(T)" || { echo "usage: make test T=suite[:case]" >&2; exit 2; }
+	@suite=$(firstword $(subst :, ,$(T))); case=$(word 2,$(subst :, ,$(T))); \
+	if [ -f tests/unit/$$suite.c ]; then \
+		$(MAKE) --no-print-directory $(B)/tests/$$suite && \
+		BS_TEST_CASE="$$case" BS_PLUGINS=$(CURDIR)/$(B)/plugins \
+			BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $(B)/tests/$$suite; \
+	elif [ -f tests/integration/$$suite.sh ]; then \
+		tests/integration/$$suite.sh $(B); \
+	else echo "make test: no suite $$suite in tests/unit or tests/integration" >&2; exit 2; fi
+
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
@@ -241,8 +270,8 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTAT
 	install -m 0755 $(LIBDCI4) $(DESTDIR)$(LIBDIR)/libdci4.so.0
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
-	install -m 0755 $(LIBPVSTATS) $(DESTDIR)$(LIBDIR)/libpvstats.so.0
-	install -m 0644 lib/pvstats/pvstats.h -D $(DESTDIR)$(PREFIX)/include/pvstats/pvstats.h
+	$(if $(LIBPVSTATS),install -m 0755 $(LIBPVSTATS) $(DESTDIR)$(LIBDIR)/libpvstats.so.0)
+	$(if $(LIBPVSTATS),install -m 0644 lib/pvstats/pvstats.h -D $(DESTDIR)$(PREFIX)/include/pvstats/pvstats.h)
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
@@ -258,3 +287,5 @@ format-check:
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
