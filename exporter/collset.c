@@ -13,8 +13,7 @@
 static int instance_init(struct instance *in, const struct config *cfg,
 			 const struct config_collector *cc, const struct bs_host *host)
 {
-	static const struct conf_node empty = {.kind = BS_CONF_MAP};
-	const struct conf_node *node = cc->node ? cc->node : &empty;
+	const struct conf_node *node = cc->node; /* a map, even for "name:" */
 
 	in->name = cc->name;
 	pthread_mutex_init(&in->collect_lock, NULL);
@@ -26,8 +25,7 @@ static int instance_init(struct instance *in, const struct config *cfg,
 		return 0;
 	}
 	in->init_rc = in->ops->init(host, &node->pub, &in->state);
-	if (in->init_rc == 0 && node->kind == BS_CONF_MAP &&
-	    (in->init_rc = conf_check_unused(node)) < 0)
+	if (in->init_rc == 0 && (in->init_rc = conf_check_unused(node)) < 0)
 		in->ops->shutdown(in->state);
 	if (in->init_rc == 0)
 		return 0;

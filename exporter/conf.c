@@ -15,22 +15,36 @@
 
 static const struct bs_conf_ops conf_ops;
 
-int conf_errorf(const struct conf_node *node, const char *fmt, ...)
+static int conf_verrorf(const struct conf_node *node, const char *fmt, va_list ap)
 {
 	struct conf_doc *doc = node->doc;
-	va_list ap;
 
 	if (doc->has_err)
 		return -EINVAL;
 	int n =
 	    snprintf(doc->err, sizeof(doc->err), "%s:%u:%u: ", doc->file, node->line, node->col);
-	if (n > 0 && (size_t)n < sizeof(doc->err)) {
-		va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(doc->err))
 		vsnprintf(doc->err + n, sizeof(doc->err) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
 	doc->has_err = true;
 	return -EINVAL;
+}
+
+int conf_errorf(const struct conf_node *node, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int rc = conf_verrorf(node, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void conf_null_to_map(const struct conf_node *node)
+{
+	struct conf_node *n = (struct conf_node *)node; /* the document owns it */
+
+	if (n->kind == BS_CONF_SCALAR && n->scalar[0] == '\0')
+		n->kind = BS_CONF_MAP;
 }
 
 static void node_free(struct conf_node *n)
@@ -545,6 +559,27 @@ static int op_error(const struct bs_conf *n, const char *msg)
 	return conf_errorf(NODE(n), "%s", msg);
 }
 
+static int op_errorf(const struct bs_conf *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int rc = conf_verrorf(NODE(n), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int op_get_duration(const struct bs_conf *n, const char *k, double lo, double hi, double *o)
+{
+	return conf_get_duration(NODE(n), k, lo, hi, o);
+}
+
+static int op_get_bytes(const struct bs_conf *n, const char *k, uint64_t lo, uint64_t hi,
+			uint64_t *o)
+{
+	return conf_get_bytes(NODE(n), k, lo, hi, o);
+}
+
 static const struct bs_conf_ops conf_ops = {
     .child = op_child,
     .kind = op_kind,
@@ -556,4 +591,7 @@ static const struct bs_conf_ops conf_ops = {
     .get_f64 = op_get_f64,
     .scalar = op_scalar,
     .error = op_error,
+    .errorf = op_errorf,
+    .get_duration = op_get_duration,
+    .get_bytes = op_get_bytes,
 };

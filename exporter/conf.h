@@ -44,6 +44,9 @@ void conf_free(struct conf_doc *doc);
 /* Records the first error of the document at `node`'s position. */
 int conf_errorf(const struct conf_node *node, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* "key:" with nothing after it (YAML's null) where a mapping of options
+ * is expected: the node becomes an empty mapping. */
+void conf_null_to_map(const struct conf_node *node);
 /* Reports the first key under `node` no getter asked for. */
 int conf_check_unused(const struct conf_node *node);
 void conf_mark_used(const struct conf_node *map, const char *key);

@@ -55,11 +55,11 @@ static int load_collectors(struct config *c, const struct conf_node *m)
 			return conf_errorf(opts, "options of collector '%s' must be a mapping",
 					   name);
 		}
+		conf_null_to_map(opts);
 		cc->name = name;
 		cc->node = opts;
 		cc->enabled = true;
-		if (opts->kind == BS_CONF_MAP &&
-		    conf_get_bool(opts, "enabled", &cc->enabled) == -EINVAL)
+		if (conf_get_bool(opts, "enabled", &cc->enabled) == -EINVAL)
 			return -EINVAL;
 		c->ncollectors++;
 	}

@@ -26,11 +26,11 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static int check_ops(const struct bs_collector *c, const char *path, const char *name, char *err,
 		     size_t errlen)
 {
-	if (c->abi_version != BS_COLLECTOR_ABI_VERSION) {
+	if (c->abi_version < BS_COLLECTOR_ABI_OLDEST || c->abi_version > BS_COLLECTOR_ABI_VERSION) {
 		snprintf(err, errlen,
 			 "%s: collector ABI version %u, this exporter "
-			 "needs %u: rebuild the plugin",
-			 path, c->abi_version, BS_COLLECTOR_ABI_VERSION);
+			 "loads %u to %u: rebuild the plugin",
+			 path, c->abi_version, BS_COLLECTOR_ABI_OLDEST, BS_COLLECTOR_ABI_VERSION);
 		return -EPROTO;
 	}
 	if (!c->name || strcmp(c->name, name) != 0 || !c->init || !c->collect || !c->shutdown) {

@@ -38,9 +38,9 @@ static int read_config(struct dci_config *cfg, const struct bs_conf *conf)
 	    .max_buffer_mib = 256,
 	};
 	if (c->get_str(conf, "supplier_dir", &cfg->dir) == -EINVAL ||
-	    c->get_f64(conf, "timeout_seconds", 0.01, 600, &cfg->timeout_s) == -EINVAL ||
-	    c->get_f64(conf, "describe_interval_seconds", 0, 86400 * 7,
-		       &cfg->describe_interval_s) == -EINVAL ||
+	    c->get_duration(conf, "timeout_seconds", 0.01, 600, &cfg->timeout_s) == -EINVAL ||
+	    c->get_duration(conf, "describe_interval_seconds", 0, 86400 * 7,
+			    &cfg->describe_interval_s) == -EINVAL ||
 	    c->get_u64(conf, "max_suppliers", 1, 65536, &cfg->max_suppliers) == -EINVAL ||
 	    c->get_u64(conf, "max_statistics", 1, 65535, &cfg->max_stats) == -EINVAL ||
 	    c->get_u64(conf, "max_statistics_total", 1, 16777216, &cfg->max_stats_total) ==

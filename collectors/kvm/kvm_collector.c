@@ -291,7 +291,8 @@ static int read_patterns(const struct bs_conf *node, const char *key, const char
 	if (!list)
 		return 0;
 	if (list->ops->kind(list) != BS_CONF_SEQ || list->ops->length(list) > KVM_PATTERNS_MAX)
-		return list->ops->error(list, "must be a list of at most 64 glob patterns");
+		return list->ops->errorf(list, "must be a list of at most %d glob patterns",
+					 KVM_PATTERNS_MAX);
 	for (size_t i = 0; i < list->ops->length(list); i++) {
 		const char *s = list->ops->scalar(list->ops->item(list, i));
 		if (!s)
@@ -319,7 +320,8 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	if (!list)
 		return 0;
 	if (list->ops->kind(list) != BS_CONF_SEQ || list->ops->length(list) > KVM_HANDOVER_IDS_MAX)
-		return list->ops->error(list, "must be a list of at most 64 numeric ids");
+		return list->ops->errorf(list, "must be a list of at most %d numeric ids",
+					 KVM_HANDOVER_IDS_MAX);
 	for (size_t i = 0; i < list->ops->length(list); i++) {
 		const char *s = list->ops->scalar(list->ops->item(list, i));
 		unsigned long v = s ? strtoul(s, &end, 10) : 0;
@@ -351,7 +353,8 @@ static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
 	    h->ops->get_u64(h, "max_fds", 1, 1000000, &k->handover_max_fds) == -EINVAL ||
 	    h->ops->get_u64(h, "max_fds_per_peer", 1, 1000000, &k->handover_max_fds_per_peer) ==
 		-EINVAL ||
-	    h->ops->get_f64(h, "idle_timeout_seconds", 0.1, 3600, &k->handover_idle_s) == -EINVAL)
+	    h->ops->get_duration(h, "idle_timeout_seconds", 0.1, 3600, &k->handover_idle_s) ==
+		-EINVAL)
 		return -EINVAL;
 	if (k->nallow_uid + k->nallow_gid == 0)
 		return h->ops->error(h, "handover needs allow_uids or allow_gids");
@@ -369,7 +372,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	k->rescan_s = 60;
 	k->passive = true;
 	if (c->get_str(conf, "mode", &mode) == -EINVAL ||
-	    c->get_f64(conf, "rescan_interval_seconds", 1, 86400, &k->rescan_s) == -EINVAL ||
+	    c->get_duration(conf, "rescan_interval_seconds", 1, 86400, &k->rescan_s) == -EINVAL ||
 	    c->get_bool(conf, "passive", &k->passive) == -EINVAL ||
 	    c->get_bool(conf, "attach", &k->attach) == -EINVAL ||
 	    c->get_str(conf, "proc", &k->proc) == -EINVAL ||

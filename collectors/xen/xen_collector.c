@@ -204,10 +204,10 @@ static int read_config(struct xen_collector *k, const struct bs_conf *conf)
 	k->scan_interval_s = 0.1;
 	k->resync_s = 60;
 	if (c->get_bool(conf, "create_stats_key", &k->create_stats_key) == -EINVAL ||
-	    c->get_f64(conf, "timeout_seconds", 0.001, 600, &k->timeout_s) == -EINVAL ||
-	    c->get_f64(conf, "rescan_min_interval_seconds", 0, 60, &k->scan_interval_s) ==
+	    c->get_duration(conf, "timeout_seconds", 0.001, 600, &k->timeout_s) == -EINVAL ||
+	    c->get_duration(conf, "rescan_min_interval_seconds", 0, 60, &k->scan_interval_s) ==
 		-EINVAL ||
-	    c->get_f64(conf, "resync_interval_seconds", 1, 86400, &k->resync_s) == -EINVAL ||
+	    c->get_duration(conf, "resync_interval_seconds", 1, 86400, &k->resync_s) == -EINVAL ||
 	    c->get_u64(conf, "max_domains", 1, 65536, &k->caps.domains) == -EINVAL ||
 	    c->get_u64(conf, "max_providers_per_domain", 1, 1024, &k->caps.providers) == -EINVAL ||
 	    c->get_u64(conf, "max_sets_per_domain", 1, 4096, &k->caps.sets) == -EINVAL ||
@@ -215,8 +215,8 @@ static int read_config(struct xen_collector *k, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_label_length", 8, 256, &k->caps.label_len) == -EINVAL)
 		return -EINVAL;
 	if (k->caps.label_len > XEN_LABEL_MAX)
-		return c->error(c->child(conf, "max_label_length"),
-				"max_label_length must be at most 64");
+		return c->errorf(c->child(conf, "max_label_length"),
+				 "max_label_length must be at most %d", XEN_LABEL_MAX);
 	return statmap_init(&k->map, c->child(conf, "rules"), rule_keys, 3);
 }
 

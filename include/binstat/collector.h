@@ -7,8 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bumped on any incompatible change to the structs or ops tables below. */
-#define BS_COLLECTOR_ABI_VERSION 1
+/* The ABI a plugin is built against. Each version may only add operations
+ * at the end of a table; the host loads plugins of any version from
+ * BS_COLLECTOR_ABI_OLDEST to its own, and a plugin reads an operation only
+ * when host->abi_version is at least the version that added it.
+ *   1: the first.
+ *   2: bs_conf_ops.errorf, get_duration, get_bytes. */
+#define BS_COLLECTOR_ABI_VERSION 2
+#define BS_COLLECTOR_ABI_OLDEST 1
 
 /* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
 #define BS_COLLECTOR_SYMBOL_PREFIX "binstat_collector_"
@@ -163,6 +169,17 @@ struct bs_conf_ops {
 	/* Records a collector-specific error about `node` ("wrong pattern"),
 	 * prefixed with its location; returns -EINVAL for `return bs_conf_error(..)`. */
 	int (*error)(const struct bs_conf *node, const char *msg);
+	/* ---- ABI 2 ---- */
+	/* error() with a printf format: "at most %d patterns", say. */
+	int (*errorf)(const struct bs_conf *node, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+	/* A duration like the global section's ("10s", "500ms", "1m30s"); a
+	 * plain number is seconds. In seconds, within [min, max]. */
+	int (*get_duration)(const struct bs_conf *node, const char *key, double min, double max,
+			    double *out);
+	/* A size in bytes: "64MiB", "1GB", or a plain number of bytes. */
+	int (*get_bytes)(const struct bs_conf *node, const char *key, uint64_t min, uint64_t max,
+			 uint64_t *out);
 };
 
 struct bs_conf {
@@ -186,9 +203,9 @@ struct bs_host {
 };
 
 /* A collector. `init` gets its YAML node (never NULL: an empty map when the
- * config gave no options) and returns 0 or -errno with `*state` set;
- * -EINVAL means the configuration is wrong. `collect` may be slow, but is
- * never called twice at once for one state. */
+ * config gave no options, or "name:" with nothing after it) and returns 0 or -errno with `*state`
+ * set; -EINVAL means the configuration is wrong. `collect` may be slow, but is never called twice
+ * at once for one state. */
 struct bs_collector {
 	uint32_t abi_version; /* BS_COLLECTOR_ABI_VERSION: checked at load */
 	const char *name;

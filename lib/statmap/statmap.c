@@ -209,9 +209,10 @@ static int check_template(const struct statmap *m, const struct bs_conf *rule,
 			n += snprintf(msg + n, sizeof(msg) - (size_t)n, ", {%s}", m->keys[k]);
 		return rule->ops->error(rule->ops->child(rule, "name"), msg);
 	}
-	return rule->ops->error(rule->ops->child(rule, "name"),
-				"name must make a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*, "
-				"at most 200 bytes)");
+	return rule->ops->errorf(rule->ops->child(rule, "name"),
+				 "name must make a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*, "
+				 "at most %d bytes)",
+				 STATMAP_NAME_MAX);
 }
 
 static int read_rule(const struct statmap *m, const struct bs_conf *rule, struct statmap_rule *r)
@@ -251,7 +252,8 @@ int statmap_init(struct statmap *m, const struct bs_conf *rules, const char *con
 		return 0;
 	size_t n = rules->ops->length(rules);
 	if (rules->ops->kind(rules) != BS_CONF_SEQ || n > STATMAP_RULES_MAX)
-		return rules->ops->error(rules, "rules must be a list of at most 1024 rules");
+		return rules->ops->errorf(rules, "rules must be a list of at most %d rules",
+					  STATMAP_RULES_MAX);
 	if (n && !(m->rule = calloc(n, sizeof(*m->rule))))
 		return -ENOMEM;
 	for (m->n = 0; m->n < n; m->n++) {

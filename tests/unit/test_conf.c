@@ -45,6 +45,29 @@ static void test_defaults_and_values(void **state)
 	config_free(c);
 }
 
+/* What a collector sees through bs_conf_ops, ABI 2's additions included. */
+static void test_collector_view(void **state)
+{
+	(void)state;
+	struct config *c = load("collectors:\n  x:\n    t: 500ms\n    n: 2\n"
+				"    b: 64KiB\n    bad: 3 parsecs\n");
+	assert_non_null(c);
+	const struct bs_conf *x = &config_find(c, "x")->node->pub;
+	double t = 0;
+	uint64_t b = 0;
+	assert_int_equal(x->ops->get_duration(x, "t", 0, 60, &t), 0);
+	assert_true(t == 0.5);
+	assert_int_equal(x->ops->get_duration(x, "n", 0, 60, &t), 0); /* plain: seconds */
+	assert_true(t == 2);
+	assert_int_equal(x->ops->get_duration(x, "absent", 0, 60, &t), -ENOENT);
+	assert_int_equal(x->ops->get_bytes(x, "b", 0, 1 << 20, &b), 0);
+	assert_int_equal(b, 65536);
+	const struct bs_conf *bad = x->ops->child(x, "bad");
+	assert_int_equal(x->ops->errorf(bad, "at most %d %s", 64, "parsecs"), -EINVAL);
+	assert_string_equal(c->doc->err, "t.yml:6:10: at most 64 parsecs");
+	config_free(c);
+}
+
 static void test_errors_have_positions(void **state)
 {
 	(void)state;
@@ -114,6 +137,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_and_values),
+	    cmocka_unit_test(test_collector_view),
 	    cmocka_unit_test(test_errors_have_positions),
 	    cmocka_unit_test(test_hostile_yaml),
 	    cmocka_unit_test(test_getters),

@@ -17,16 +17,21 @@ static void host_log(enum bs_log_level l, const char *c, const char *m, ...)
 
 static const struct bs_host host = {BS_COLLECTOR_ABI_VERSION, host_log};
 
-static struct collset *build(const char *yaml)
+static struct collset *build_in(const char *plugin_dir, const char *yaml)
 {
 	char err[CONF_ERR_MAX];
 	struct collset *set = NULL;
-	struct config *cfg = config_load("t.yml", yaml, getenv("BS_PLUGINS"), err, sizeof(err));
+	struct config *cfg = config_load("t.yml", yaml, plugin_dir, err, sizeof(err));
 	if (!cfg)
 		fail_msg("config: %s", err);
 	if (collset_build(cfg, &host, &set, err, sizeof(err)) < 0)
 		fail_msg("collset: %s", err);
 	return set;
+}
+
+static struct collset *build(const char *yaml)
+{
+	return build_in(getenv("BS_PLUGINS"), yaml);
 }
 
 /* Runs a scrape and returns its body as a string (gunzipped if needed). */
@@ -213,6 +218,25 @@ static void test_hostile_collector_counted(void **state)
 	collset_put(set);
 }
 
+/* A plugin built for the oldest ABI still loads and serves; "name:" with
+ * nothing after it reaches init as an empty map. */
+static void test_oldest_abi_plugin_serves(void **state)
+{
+	(void)state;
+	const char *dir = getenv("BS_TEST_PLUGINS");
+	struct collset *set = build_in(dir, "collectors:\n  abi1:\n    value: 7\n");
+	char *body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
+	assert_non_null(strstr(body, "\nabi1_value 7\n"));
+	assert_non_null(strstr(body, "binstat_scrape_collector_success{collector=\"abi1\"} 1\n"));
+	free(body);
+	collset_put(set);
+	set = build_in(dir, "collectors:\n  abi1:\n");
+	body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
+	assert_non_null(strstr(body, "\nabi1_value 1\n"));
+	free(body);
+	collset_put(set);
+}
+
 int main(void)
 {
 	log_setup(BS_LOG_ERROR + 1, false);
@@ -224,6 +248,7 @@ int main(void)
 	    cmocka_unit_test(test_selection_and_failures),
 	    cmocka_unit_test(test_config_error_in_plugin_options),
 	    cmocka_unit_test(test_hostile_collector_counted),
+	    cmocka_unit_test(test_oldest_abi_plugin_serves),
 	};
 	return cmocka_run_group_tests_name("scrape", tests, NULL, NULL);
 }
