@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 4)
 		return 2;
-	int n = atoi(argv[2]), ns = atoi(argv[3]), err = 0;
+	int n = (int)strtol(argv[2], NULL, 10), ns = (int)strtol(argv[3], NULL, 10), err = 0;
 	struct dci4_supplier **sup = calloc((size_t)n, sizeof(*sup));
 	struct dci4_stat *stats = calloc((size_t)ns, sizeof(*stats));
 	char(*names)[32] = calloc((size_t)ns, 32);

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (argc != 2)
 		return 2;
-	int pid = atoi(argv[1]);
+	int pid = (int)strtol(argv[1], NULL, 10);
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	char path[64], link[64];
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 		link[l] = '\0';
 		if (strstr(link, "-stats") == NULL)
 			continue;
-		int fd = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(e->d_name), 0);
+		int fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)strtol(e->d_name, NULL, 10), 0);
 		if (fd >= 0 && kvm_statsfd_open(&fds[n], fd, strstr(link, "vcpu") != NULL, &cache,
 						no_drop, NULL) == 0)
 			n++;

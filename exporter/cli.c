@@ -46,41 +46,41 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 		c->config_file = v;
 	} else if (strcmp(flag, "web.listen-address") == 0) {
 		if (c->http.nlisten == HTTP_LISTEN_MAX)
-			goto bad;
+			goto err_bad_value;
 		c->http.listen[c->http.nlisten++] = v;
 	} else if (strcmp(flag, "web.telemetry-path") == 0) {
 		if (v[0] != '/' || strcmp(v, "/") == 0 || strcmp(v, "/-/healthy") == 0 ||
 		    strcmp(v, "/-/ready") == 0)
-			goto bad;
+			goto err_bad_value;
 		c->http.telemetry_path = v;
 	} else if (strcmp(flag, "web.max-requests") == 0) {
 		if (uint_arg(v, 1, 10000, &c->http.max_requests) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "web.connection-timeout") == 0) {
 		if (uint_arg(v, 1, 3600, &c->http.connection_timeout) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "web.read-header-timeout") == 0) {
 		if (uint_arg(v, 1, 3600, &c->http.head_timeout) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "web.write-timeout") == 0) {
 		if (uint_arg(v, 1, 86400, &c->http.write_timeout) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "web.max-connections-per-address") == 0) {
 		if (uint_arg(v, 1, HTTP_CONNECTIONS_MAX, &c->http.max_per_address) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "log.level") == 0) {
 		if (log_parse_level(v, &c->log_level) < 0)
-			goto bad;
+			goto err_bad_value;
 	} else if (strcmp(flag, "log.format") == 0) {
 		if (strcmp(v, "json") != 0 && strcmp(v, "logfmt") != 0)
-			goto bad;
+			goto err_bad_value;
 		c->log_json = strcmp(v, "json") == 0;
 	} else {
 		snprintf(err, errlen, "unknown flag --%s (see --help)", flag);
 		return -1;
 	}
 	return 0;
-bad:
+err_bad_value:
 	snprintf(err, errlen, "bad value '%s' for --%s (see --help)", v, flag);
 	return -1;
 }

@@ -200,7 +200,7 @@ static char *read_file(const char *file, size_t *len, char *err, size_t errlen)
 	buf = malloc(CONF_FILE_MAX + 1);
 	if (!buf) {
 		snprintf(err, errlen, "%s: out of memory", file);
-		goto out;
+		goto out_close;
 	}
 	*len = fread(buf, 1, CONF_FILE_MAX + 1, f);
 	if (ferror(f) || *len > CONF_FILE_MAX) {
@@ -209,7 +209,7 @@ static char *read_file(const char *file, size_t *len, char *err, size_t errlen)
 		free(buf);
 		buf = NULL;
 	}
-out:
+out_close:
 	fclose(f);
 	return buf;
 }
@@ -227,7 +227,7 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 		snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file, parser.problem_mark.line + 1,
 			 parser.problem_mark.column + 1,
 			 parser.problem ? parser.problem : "YAML error");
-		goto fail;
+		goto err_free_doc;
 	}
 	loaded = true;
 	yaml_node_t *root = yaml_document_get_root_node(&yd);
@@ -238,15 +238,15 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 	}
 	if (root->type != YAML_MAPPING_NODE) {
 		fail(doc, root, err, errlen, "the configuration must be a mapping");
-		goto fail;
+		goto err_free_doc;
 	}
 	doc->root = convert(doc, &yd, root, 0, err, errlen);
 	if (!doc->root)
-		goto fail;
+		goto err_free_doc;
 	yaml_document_delete(&yd);
 	yaml_parser_delete(&parser);
 	return doc;
-fail:
+err_free_doc:
 	if (loaded)
 		yaml_document_delete(&yd);
 	yaml_parser_delete(&parser);
@@ -422,12 +422,13 @@ int conf_get_f64(const struct conf_node *node, const char *key, double min, doub
 	return f64_in_range(c, key, v, min, max, out);
 }
 
-/* Parses a number followed by a unit from `units`; returns the value or NaN. */
 struct unit {
 	const char *name;
 	double scale;
 };
 
+/* Parses numbers each followed by a unit from `units` ("1m30s" when
+ * `repeat`); returns the total or NaN. */
 static double parse_with_units(const char *s, const struct unit *units, bool repeat)
 {
 	double total = 0;
@@ -559,7 +560,8 @@ static int op_error(const struct bs_conf *n, const char *msg)
 	return conf_errorf(NODE(n), "%s", msg);
 }
 
-static int op_errorf(const struct bs_conf *n, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int op_errorf(const struct bs_conf *n, const char *fmt,
+							   ...)
 {
 	va_list ap;
 

@@ -83,22 +83,22 @@ struct config *config_load(const char *file, const char *text, const char *defau
 	c->plugin_dir = default_plugin_dir;
 	c->doc = conf_load(file, text, err, errlen);
 	if (!c->doc)
-		goto fail;
+		goto err_free;
 	struct conf_node *root = c->doc->root;
 	if ((n = conf_child(root, "global")) && load_global(c, n) < 0)
-		goto fail_doc;
+		goto err_copy_message;
 	if ((n = conf_child(root, "collectors")) && load_collectors(c, n) < 0)
-		goto fail_doc;
+		goto err_copy_message;
 	/* Top level only: each collector's plugin checks its own options. */
 	for (size_t i = 0; i < root->n; i++)
 		if (!root->used[i]) {
 			conf_errorf(root->key_pos[i], "unknown key '%s'", root->key[i]);
-			goto fail_doc;
+			goto err_copy_message;
 		}
 	return c;
-fail_doc:
+err_copy_message:
 	snprintf(err, errlen, "%s", c->doc->err);
-fail:
+err_free:
 	config_free(c);
 	return NULL;
 }

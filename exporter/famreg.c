@@ -61,7 +61,7 @@ int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_
 	pthread_mutex_lock(&r->lock);
 	while ((r->used + 5) * 2 > r->cap)
 		if ((rc = grow(r)) < 0)
-			goto out;
+			goto out_unlock;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t k = 0; k < 5 && sfx[k]; k++) {
 			size_t sl = strlen(sfx[k]);
@@ -69,18 +69,18 @@ int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_
 			size_t i = find(r, buf, len + sl);
 			if (pass == 0 && r->name[i]) {
 				rc = -EEXIST;
-				goto out;
+				goto out_unlock;
 			}
 			if (pass == 1) {
 				if (!(r->name[i] = strndup(buf, len + sl))) {
 					rc = -ENOMEM;
-					goto out;
+					goto out_unlock;
 				}
 				r->used++;
 			}
 		}
 	}
-out:
+out_unlock:
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }

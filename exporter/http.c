@@ -184,14 +184,14 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	}
 	struct response_ctx *ctx = malloc(sizeof(*ctx));
 	if (!ctx)
-		goto fail;
+		goto err_release;
 	*ctx = (struct response_ctx){s, sc, bytes};
 	r = scrape_body_is_text(sc)
 		? iovec_response(ctx)
 		: MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_body, ctx,
 						    response_done);
 	if (!r)
-		goto fail;
+		goto err_release;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				f == EXPO_OPENMETRICS ? EXPO_CONTENT_TYPE_OPENMETRICS
 						      : EXPO_CONTENT_TYPE_TEXT);
@@ -203,7 +203,7 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	httpguard_sending(c);
 	selfstats_http_response(200);
 	return ret;
-fail:
+err_release:
 	free(ctx);
 	__atomic_sub_fetch(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
 	scrape_put(sc);
@@ -322,7 +322,7 @@ int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, siz
 		return -EINVAL;
 	memcpy(host, h, hl);
 	host[hl] = '\0';
-	strcpy(port, colon + 1);
+	memcpy(port, colon + 1, strlen(colon + 1) + 1); /* fits: checked above */
 	return 0;
 }
 
@@ -351,16 +351,16 @@ static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
 	}
 	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0)
-		goto fail;
+		goto err_close;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ai->ai_family == AF_INET6 && !host[0])
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0)
-		goto fail;
+		goto err_close;
 	*family = ai->ai_family;
 	freeaddrinfo(ai);
 	return fd;
-fail:
+err_close:
 	snprintf(err, errlen, "cannot listen on '%s': %s", addr, strerror(errno));
 	if (fd >= 0)
 		close(fd);
@@ -385,7 +385,7 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	for (; nfds < opt->nlisten; nfds++) {
 		fds[nfds] = bind_listen(opt->listen[nfds], &family[nfds], err, errlen);
 		if (fds[nfds] < 0)
-			goto fail;
+			goto err_stop;
 	}
 	for (size_t i = 0; i < nfds; i++) {
 		/* poll, not select: collectors may hold thousands of fds, so ours
@@ -408,14 +408,14 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 			for (size_t j = i; j < nfds; j++)
 				close(fds[j]);
 			nfds = 0;
-			goto fail;
+			goto err_stop;
 		}
 		s->ndaemons++;
 		log_info("listening", "address", opt->listen[i]);
 	}
 	*out = s;
 	return 0;
-fail:
+err_stop:
 	for (size_t j = 0; j < nfds; j++)
 		close(fds[j]);
 	http_stop(s);

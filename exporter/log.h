@@ -10,7 +10,7 @@
 int log_parse_level(const char *s, enum bs_log_level *out);
 void log_setup(enum bs_log_level min, bool json);
 /* msg, then key/value string pairs ending in NULL. */
-void log_msg(enum bs_log_level level, const char *msg, ...);
+void log_msg(enum bs_log_level level, const char *msg, ...) __attribute__((sentinel));
 void log_vmsg(enum bs_log_level level, const char *msg, va_list kv);
 
 #define log_debug(...) log_msg(BS_LOG_DEBUG, __VA_ARGS__, (char *)NULL)

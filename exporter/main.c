@@ -32,7 +32,8 @@ static struct collset *current_get(void *ctx)
 	return s;
 }
 
-static void host_log(enum bs_log_level level, const char *collector, const char *msg, ...)
+__attribute__((sentinel)) static void host_log(enum bs_log_level level, const char *collector,
+					       const char *msg, ...)
 {
 	/* Prefix the collector's own pairs with its name: one line, one write. */
 	char line[1024];

@@ -84,19 +84,19 @@ int plugin_load(const char *dir, const char *name, const struct bs_collector **o
 	for (size_t i = 0; i < ncache; i++)
 		if (strcmp(cache[i].path, path) == 0) {
 			*out = cache[i].ops;
-			goto out;
+			goto out_unlock;
 		}
 	if (ncache == PLUGIN_CACHE_MAX) {
 		snprintf(err, errlen, "%s: too many plugins loaded", path);
 		rc = -EMFILE;
-		goto out;
+		goto out_unlock;
 	}
 	rc = load(path, name, out, err, errlen);
 	if (rc == 0) {
 		memcpy(cache[ncache].path, path, sizeof(path));
 		cache[ncache++].ops = *out;
 	}
-out:
+out_unlock:
 	pthread_mutex_unlock(&cache_lock);
 	return rc;
 }

@@ -316,16 +316,16 @@ struct scrape *scrape_run(const struct scrape_request *req)
 	if (!sc)
 		return NULL;
 	if (jobs_start(sc, req) < 0)
-		goto fail;
+		goto err_put;
 	jobs_wait(sc);
 	pthread_mutex_lock(&sc->lock);
 	collect_results(sc);
 	int rc = self_part(sc);
 	pthread_mutex_unlock(&sc->lock);
 	if (rc < 0 || body_vector(sc) < 0)
-		goto fail;
+		goto err_put;
 	return sc;
-fail:
+err_put:
 	scrape_put(sc);
 	return NULL;
 }

@@ -25,13 +25,13 @@ struct collstats *selfstats_collector(const char *name)
 	for (size_t i = 0; i < ncollectors; i++)
 		if (strcmp(collectors[i].name, name) == 0) {
 			cs = &collectors[i];
-			goto out;
+			goto out_unlock;
 		}
 	if (ncollectors < SELFSTATS_COLLECTORS_MAX && strlen(name) < sizeof(cs->name)) {
 		cs = &collectors[ncollectors++];
 		memcpy(cs->name, name, strlen(name) + 1);
 	}
-out:
+out_unlock:
 	pthread_mutex_unlock(&lock);
 	return cs;
 }

@@ -139,17 +139,17 @@ char *sink_reserve(struct sink *s, size_t n)
 {
 	/* The limit counts uncompressed bytes, so it means the same with gzip. */
 	if (s->overflow || s->raw_bytes + s->stage_len + n > s->limit)
-		goto fail;
+		goto err_overflow;
 	if (s->stage && s->stage_cap - s->stage_len >= n)
 		return s->stage + s->stage_len;
 	if (s->spill_at && s->raw_bytes + s->stage_len >= s->spill_at && spill(s) < 0)
-		goto fail;
+		goto err_overflow;
 	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
-		goto fail;
+		goto err_overflow;
 	if (stage_alloc(s, n) < 0)
-		goto fail;
+		goto err_overflow;
 	return s->stage + s->stage_len;
-fail:
+err_overflow:
 	s->overflow = true;
 	return NULL;
 }

@@ -280,8 +280,9 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "d:i:h")) != -1) {
 		if (opt == 'd')
 			dir = optarg;
-		else if (opt == 'i' && atoi(optarg) >= 10)
-			interval_ms = atoi(optarg);
+		else if (opt == 'i' && strtol(optarg, NULL, 10) >= 10 &&
+			 strtol(optarg, NULL, 10) <= 3600000)
+			interval_ms = (int)strtol(optarg, NULL, 10);
 		else {
 			fprintf(stderr, "usage: %s [-d DIR] [-i INTERVAL_MS]\n", argv[0]);
 			return opt == 'h' ? 0 : 2;

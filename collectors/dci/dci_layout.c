@@ -213,18 +213,18 @@ int dci_layout_finish(struct dci_layout *l, const struct statmap *map, const cha
 	l->value_bytes = off;
 	if (!(buf = malloc((size_t)l->nstats * STATMAP_NAME_BUF)) ||
 	    !(names = malloc((size_t)l->nstats * sizeof(*names))))
-		goto out;
+		goto out_free;
 	for (uint32_t i = 0; i < l->nstats; i++)
 		names[i] = buf[i];
 	map_stats(l, map, keys, names, drop, ctx);
 	if (statmap_unique(names, l->nstats) < 0)
-		goto out;
+		goto out_free;
 	for (uint32_t i = 0; i < l->nstats; i++)
 		if (l->stat[i].kind != DCI_SKIP && !(l->stat[i].metric = strdup(names[i])))
-			goto out;
+			goto out_free;
 	plan_runs(l);
 	rc = 0;
-out:
+out_free:
 	free(names);
 	free(buf);
 	return rc;

@@ -84,9 +84,6 @@ static void read_fds(const char *proc, pid_t pid, struct plan *p)
 	kvm_procfd_each(proc, pid, note_fd, p);
 }
 
-/* Which thread runs each vCPU: QEMU names them "CPU N/KVM" (libvirt always
- * sets debug-threads=on); any VMM's thread seen in KVM_RUN on a vCPU fd is
- * that vCPU's. Also picks the main thread for VM ioctls. */
 /* Kernel threads and the kernel's user workers (KVM's NX huge page
  * recovery thread lives in the VMM's thread group) cannot be traced, and
  * their syscall file shows stale registers. */

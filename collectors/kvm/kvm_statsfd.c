@@ -84,21 +84,21 @@ static struct kvm_schema *schema_new(const struct kvm_stats_hdr *h, unsigned cha
 	size_t n = 0;
 
 	if (!s || !descs)
-		goto fail;
+		goto err_free;
 	if (kvm_stats_parse_descs(h, raw + 4, len - 4, descs, &n, &s->data_size, drop, ctx) < 0)
-		goto fail;
+		goto err_free;
 	s->metric = calloc(n, sizeof(*s->metric));
 	if (!s->metric)
-		goto fail;
+		goto err_free;
 	int nm = kvm_metrics_build(vcpu ? "kvm_vcpu" : "kvm_vm", descs, n, s->metric);
 	if (nm < 0)
-		goto fail;
+		goto err_free;
 	s->nmetric = (size_t)nm;
 	s->raw = raw;
 	s->raw_len = len;
 	free(descs);
 	return s;
-fail:
+err_free:
 	if (s)
 		free(s->metric);
 	free(s);

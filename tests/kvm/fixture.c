@@ -188,9 +188,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fixture VMS VCPUS IO_EXITS(-1: do not run) READY_FILE\n");
 		return 2;
 	}
-	int vms = atoi(argv[1]);
-	struct vm_args a = {.vcpus = atoi(argv[2])};
-	io_exits = atoi(argv[3]);
+	int vms = (int)strtol(argv[1], NULL, 10);
+	struct vm_args a = {.vcpus = (int)strtol(argv[2], NULL, 10)};
+	io_exits = (int)strtol(argv[3], NULL, 10);
 	struct rlimit rl; /* 1,000 VMs of 8 vCPUs take 18,000 fds */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;

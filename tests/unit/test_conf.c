@@ -99,8 +99,7 @@ static void test_hostile_yaml(void **state)
 	    "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
 	    "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
 	    "too many nodes");
-	for (int i = 0; i < 100; i++)
-		strcat(deep, "[");
+	memset(deep, '[', 100);
 	expect_error(deep, "t.yml:");
 	/* YAML's "\0" escape: a key that would read as "kvm" when cut at the NUL. */
 	expect_error("collectors:\n  \"kvm\\0x\": {}\n", "t.yml:2:3: NUL byte in a key");

@@ -100,7 +100,8 @@ void free(void *p)
 }
 #endif
 
-static void host_log(enum bs_log_level l, const char *c, const char *m, ...)
+__attribute__((sentinel)) static void host_log(enum bs_log_level l, const char *c, const char *m,
+					       ...)
 {
 	(void)l;
 	(void)c;
@@ -158,13 +159,14 @@ HELPER static char *scrape_lines(struct collset *set)
 	wait_alone();
 	/* Every family and series of the example collector, without values (a
 	 * counter of it moves on every scrape). */
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+	char *save;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *name = strncmp(line, "# TYPE ", 7) == 0 ? line + 7 : line;
 		bool ours = strncmp(name, "example_", 8) == 0 || strncmp(name, "dci_", 4) == 0;
 		if (ours && name == line)
 			*strrchr(line, ' ') = '\0';
 		if (ours)
-			k += (size_t)sprintf(keep + k, "%s\n", line);
+			k += (size_t)snprintf(keep + k, total + 1 - k, "%s\n", line);
 	}
 	keep[k] = '\0';
 	__libc_free(text);

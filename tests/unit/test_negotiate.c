@@ -41,7 +41,7 @@ static void test_huge_header(void **state)
 	(void)state;
 	for (size_t i = 0; i < n; i += 4)
 		memcpy(h + i, "a/b,", 4);
-	strcpy(h + n, "application/openmetrics-text");
+	memcpy(h + n, "application/openmetrics-text", sizeof("application/openmetrics-text"));
 	assert_int_equal(negotiate_format(h), EXPO_OPENMETRICS);
 	free(h);
 }

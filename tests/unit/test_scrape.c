@@ -8,7 +8,8 @@
 #include "log.h"
 #include "scrape.h"
 
-static void host_log(enum bs_log_level l, const char *c, const char *m, ...)
+__attribute__((sentinel)) static void host_log(enum bs_log_level l, const char *c, const char *m,
+					       ...)
 {
 	(void)l;
 	(void)c;

@@ -37,7 +37,7 @@ static void on_term(int sig)
 static int toolstack(int argc, char **argv)
 {
 	struct xs_handle *xs = xs_open(0);
-	unsigned domid = (unsigned)atoi(argv[2]);
+	unsigned domid = (unsigned)strtoul(argv[2], NULL, 10);
 	char path[64];
 	if (!xs)
 		return 1;
@@ -323,14 +323,19 @@ static int bench(int ndom, int providers, int sets, int stats, int silent_every)
 	return 0;
 }
 
+static int arg_int(const char *s)
+{
+	return (int)strtol(s, NULL, 10);
+}
+
 int main(int argc, char **argv)
 {
 	int err;
 
 	if (argc == 7 && strcmp(argv[1], "bench") == 0) {
 		signal(SIGTERM, on_term);
-		return bench(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-			     atoi(argv[6]));
+		return bench(arg_int(argv[2]), arg_int(argv[3]), arg_int(argv[4]), arg_int(argv[5]),
+			     arg_int(argv[6]));
 	}
 	if (argc >= 3 && (strcmp(argv[1], "add") == 0 || strcmp(argv[1], "remove") == 0))
 		return toolstack(argc, argv);
@@ -349,7 +354,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "normal") == 0)
 		rc = normal(p);
 	else if (strcmp(mode, "providers") == 0 && argc == 4)
-		rc = providers(p, atoi(argv[3]));
+		rc = providers(p, arg_int(argv[3]));
 	else if (strcmp(mode, "churn") == 0)
 		rc = churn();
 	for (size_t i = 0; i < sizeof(raw_modes) / sizeof(raw_modes[0]); i++) {

@@ -42,7 +42,7 @@ static void keep_stats_fd(int owner)
 		real_close(old - 1);
 }
 
-int ioctl(int fd, unsigned long req, ...)
+int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own prototype */
 {
 	va_list ap;
 	va_start(ap, req);
