@@ -34,7 +34,7 @@ CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
 # once into $(B)/lib/lib<name>.a. <name>_USES: the libraries whose headers
 # and objects it needs itself.
 LIBRARIES   = $(notdir $(wildcard lib/*))
-dci4_USES   = unixsock
+dci4_USES   = unixsock collkit
 pvstats_PKGS = xenstore xengnttab xenevtchn
 lib_a       = $(foreach l,$(1),$(B)/lib/lib$(l).a)
 lib_incs    = $(foreach l,$(1),-Ilib/$(l))
@@ -95,18 +95,20 @@ $(foreach c,$(COLLECTORS_ALL),$(call coll_objs,$(c))) $(foreach l,$(LIBRARIES),$
 	CFLAGS_ALL = $(CFLAGS_BASE)
 
 # A program on lib/: its objects, then the libraries it names.
-DCI4_A = $(call lib_a,dci4 unixsock)
+DCI4_A = $(call lib_a,dci4 unixsock collkit)
 $(B)/dci4stat $(B)/dci4-netdev: $(B)/%: $(B)/programs/%.o $(DCI4_A)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
-$(B)/programs/%.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+$(B)/programs/%.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 
 $(B)/tests/dci4_test_supplier: $(B)/tests/dci4/test_supplier.o $(DCI4_A)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
-$(B)/tests/dci4/%.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+$(B)/tests/dci4/%.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 
 # The DCI4 supplier library applications link against (docs/dci4-transport.md).
-$(LIBDCI4): $(dci4_OBJS) $(unixsock_OBJS)
-	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libdci4.so.0 -o $@ $^ -lpthread
+# Only its own API is exported: the lib/ code it uses stays hidden inside.
+$(LIBDCI4): $(dci4_OBJS) $(call lib_a,unixsock collkit)
+	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libdci4.so.0 -o $@ $(dci4_OBJS) \
+		-Wl,--exclude-libs,ALL $(call lib_a,unixsock collkit) -lpthread
 
 # The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
 # Preloaded into VMMs that have no sanitizer runtime: never built with one.
@@ -156,7 +158,7 @@ $$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
 endef
 $(foreach t,$(notdir $(basename $(wildcard tests/unit/test_*.c))),$(eval $(call UNIT_RULES,$(t))))
 # Fails every allocation of a scrape once; serves a real DCI4 supplier.
-$(B)/tests/unit/test_failmalloc.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+$(B)/tests/unit/test_failmalloc.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 $(B)/tests/test_failmalloc: $(DCI4_A)
 
 # The Xen tests: a stand-in for the hypervisor beneath the real libraries,
@@ -201,7 +203,13 @@ asan:
 		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 		unit integration
 
-check: format-check unit integration asan
+# The style guide's bans, checked on the tree (tools/checksrc says which),
+# and the checker itself against planted problems.
+checksrc:
+	@tools/checksrc
+	@tools/checksrc --self-test tests/checksrc/bad.c.txt
+
+check: format-check checksrc unit integration asan
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	@echo "make check: all suites passed"
 
@@ -216,7 +224,7 @@ bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fix
 
 $(B)/bench/bench_dci_suppliers: $(B)/bench/bench_dci_suppliers.o $(DCI4_A)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
-$(B)/bench/bench_dci_suppliers.o: XFLAGS = $(call lib_incs,dci4 unixsock)
+$(B)/bench/bench_dci_suppliers.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 
 $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $(call lib_a,$(kvm_LIBS))
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
@@ -230,10 +238,11 @@ $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Icollectors/dci \
-	      -Icollectors/xen
+	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit \
+	      -Icollectors/dci \
+	      -Icollectors/xen -Ilib/pvstats
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c lib/dci4/*.c lib/unixsock/*.c) \
+FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c lib/dci4/*.c lib/unixsock/*.c lib/collkit/*.c) \
 	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)
@@ -271,7 +280,8 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTAT
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
 	$(if $(LIBPVSTATS),install -m 0755 $(LIBPVSTATS) $(DESTDIR)$(LIBDIR)/libpvstats.so.0)
-	$(if $(LIBPVSTATS),install -m 0644 lib/pvstats/pvstats.h -D $(DESTDIR)$(PREFIX)/include/pvstats/pvstats.h)
+	$(if $(LIBPVSTATS),install -d $(DESTDIR)$(PREFIX)/include/pvstats)
+	$(if $(LIBPVSTATS),install -m 0644 lib/pvstats/pvstats.h lib/pvstats/pvstats_wire.h $(DESTDIR)$(PREFIX)/include/pvstats/)
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/

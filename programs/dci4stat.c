@@ -7,11 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dci4_dir.h"
 #include "dci4_format.h"
 #include "dci4_gatherer.h"
 #include "dci4_supplier.h"
 
-#define VALUES_MAX (16u << 20) /* bytes of values one supplier may describe */
+#define VALUES_MAX (16u << 20)	  /* bytes of values one supplier may describe */
+#define DCI4STAT_LOOKED_MAX 65536 /* directory entries looked at */
 
 static const char *const supplier_type[] = {"general", "network protocol", "network driver",
 					    "mbuf manager"};
@@ -38,25 +40,25 @@ static int show(const char *path)
 	if ((rc = dci4_connect(&c, path, 2000)) < 0)
 		return rc;
 	if ((rc = dci4_info(&c, &info)) < 0)
-		goto out;
+		goto out_disconnect;
 	d = calloc(info.max_stat + 1, sizeof(*d));
 	off = calloc(info.max_stat + 1, sizeof(*off));
 	if (!d || !off) {
 		rc = -ENOMEM;
-		goto out;
+		goto out_disconnect;
 	}
 	if ((rc = dci4_describe_all(&c, info.max_stat, d)) < 0)
-		goto out;
+		goto out_disconnect;
 	for (uint32_t i = 0; i <= info.max_stat; i++) {
 		off[i] = total;
 		total += d[i].size;
 	}
 	if (total > VALUES_MAX || !(values = calloc(1, total ? total : 1))) {
 		rc = -E2BIG;
-		goto out;
+		goto out_disconnect;
 	}
 	if ((rc = dci4_read_range(&c, d, 0, info.max_stat, values, off)) < 0)
-		goto out;
+		goto out_disconnect;
 	print_supplier(path, &info);
 	for (uint32_t i = 0; i <= info.max_stat; i++) {
 		char text[DCI4_TEXT_MAX];
@@ -65,7 +67,7 @@ static int show(const char *path)
 		dci4_format_value(&d[i], values + off[i], text);
 		printf("    %-32s %s\n", d[i].name, text);
 	}
-out:
+out_disconnect:
 	dci4_disconnect(&c);
 	free(d);
 	free(off);
@@ -73,14 +75,12 @@ out:
 	return rc;
 }
 
-static bool wanted(const char *path, char **names, int n)
+static bool wanted(const char *name, char **names, int n)
 {
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	if (n == 0)
 		return true;
 	for (int i = 0; i < n; i++)
-		if (strncmp(base, names[i], strlen(names[i])) == 0 &&
-		    strcmp(base + strlen(names[i]), ".sock") == 0)
+		if (strcmp(name, names[i]) == 0)
 			return true;
 	return false;
 }
@@ -89,7 +89,10 @@ int main(int argc, char **argv)
 {
 	const char *dir =
 	    getenv("DCI4_SUPPLIER_DIR") ? getenv("DCI4_SUPPLIER_DIR") : DCI4_DEFAULT_DIR;
-	char *paths[DCI4_GATHER_SUPPLIERS_MAX];
+	struct dci4_dir_entry *e;
+	struct dci4_dir_skipped skipped;
+	char path[4096 + DCI4_NAME_MAX + 8];
+	size_t n;
 	int opt, failed = 0;
 
 	while ((opt = getopt(argc, argv, "d:h")) != -1) {
@@ -100,21 +103,26 @@ int main(int argc, char **argv)
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	int n = dci4_list_suppliers(dir, paths, DCI4_GATHER_SUPPLIERS_MAX);
-	if (n < 0) {
-		fprintf(stderr, "dci4stat: %s: %s\n", dir, strerror(-n));
+	int rc = dci4_dir_list(dir, DCI4STAT_LOOKED_MAX, &e, &n, &skipped);
+	if (rc < 0) {
+		fprintf(stderr, "dci4stat: %s: %s\n", dir, strerror(-rc));
 		return 1;
 	}
-	for (int i = 0; i < n; i++) {
-		if (wanted(paths[i], argv + optind, argc - optind)) {
-			int rc = show(paths[i]);
-			/* A supplier that went away while listed is not an error. */
-			if (rc < 0 && rc != -ECONNREFUSED && rc != -ENOENT) {
-				fprintf(stderr, "dci4stat: %s: %s\n", paths[i], strerror(-rc));
-				failed = 1;
-			}
+	if (skipped.bad_names || skipped.truncated)
+		fprintf(stderr,
+			"dci4stat: %s: %zu sockets with names not of the transport's rule%s\n", dir,
+			skipped.bad_names, skipped.truncated ? "; the listing was cut" : "");
+	for (size_t i = 0; i < n; i++) {
+		if (!wanted(e[i].name, argv + optind, argc - optind))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.sock", dir, e[i].name);
+		rc = show(path);
+		/* A supplier that went away while listed is not an error. */
+		if (rc < 0 && rc != -ECONNREFUSED && rc != -ENOENT) {
+			fprintf(stderr, "dci4stat: %s: %s\n", path, strerror(-rc));
+			failed = 1;
 		}
-		free(paths[i]);
 	}
+	free(e);
 	return failed;
 }

@@ -19,7 +19,7 @@ struct dci_collector {
 	const struct bs_host *host;
 	struct dci_config cfg;
 	struct dci_set set;
-	struct dci_families fam;
+	struct famgroup fam;
 	int last_dir_error;
 };
 
@@ -56,7 +56,7 @@ static void dci_shutdown(void *state)
 	struct dci_collector *k = state;
 	if (!k)
 		return;
-	dci_families_free(&k->fam);
+	famgroup_free(&k->fam);
 	dci_set_free(&k->set);
 	statmap_free(&k->cfg.map);
 	free(k);
@@ -67,17 +67,16 @@ static int dci_init(const struct bs_host *host, const struct bs_conf *conf, void
 	struct dci_collector *k = calloc(1, sizeof(*k));
 	int rc;
 
-	*state = k;
 	if (!k)
 		return -ENOMEM;
 	k->host = host;
 	k->set.epfd = -1;
 	if ((rc = read_config(&k->cfg, conf)) < 0 || (rc = dci_set_init(&k->set)) < 0) {
 		dci_shutdown(k);
-		*state = NULL;
 		return rc;
 	}
 	k->set.budget.max = (size_t)k->cfg.max_buffer_mib << 20;
+	*state = k;
 	return 0;
 }
 

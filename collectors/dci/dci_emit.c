@@ -1,9 +1,6 @@
-/* Writes what the last exchange read. Members of one family are kept sorted
- * (name, then supplier) between describes, so a scrape is a single pass.
- * A family's type, unit and kind are those most of its members that
- * answered this scrape share (a tie: the first supplier by name's); a
- * member that disagrees is dropped and counted (family_conflict), so one
- * hostile supplier claiming another's statistic loses alone. */
+/* Writes what the last exchange read: each supplier's health, then its
+ * statistics through the shared family writer (lib/collkit/famgroup), whose
+ * members are ordered by name, then supplier. */
 #include "dci_emit.h"
 
 #include <errno.h>
@@ -13,47 +10,54 @@
 
 #include "dci4_format.h"
 
-#define HELP_MAX 400
-
-void dci_families_free(struct dci_families *f)
+static const struct dci_sup *sup_of(const struct famgroup_member *m)
 {
-	free(f->m);
-	memset(f, 0, sizeof(*f));
+	return m->src;
 }
 
-static const struct dci_stat *stat_of(const struct dci_member *m)
+static const struct dci_stat *stat_of(const struct famgroup_member *m)
 {
-	return &m->sup->layout->stat[m->stat];
+	return &sup_of(m)->layout->stat[m->stat];
 }
 
-static int cmp_member(const void *a, const void *b)
+static const char *member_metric(const struct famgroup_member *m)
 {
-	const struct dci_member *x = a, *y = b;
-	int c = strcmp(stat_of(x)->metric, stat_of(y)->metric);
-	return c ? c : strcmp(x->sup->name, y->sup->name);
+	return stat_of(m)->metric;
 }
 
-static int rebuild(struct dci_set *set, struct dci_families *f)
+static int member_cmp(const struct famgroup_member *a, const struct famgroup_member *b)
+{
+	return strcmp(sup_of(a)->name, sup_of(b)->name);
+}
+
+static bool member_live(const struct famgroup_member *m)
+{
+	return sup_of(m)->state == DCI_DONE;
+}
+
+static void member_head(const struct famgroup_member *m, struct bs_family *fam)
+{
+	const struct dci_stat *st = stat_of(m);
+
+	*fam = (struct bs_family){st->metric, NULL, st->unit, st->mtype};
+}
+
+static int rebuild(struct dci_set *set, struct famgroup *g, const struct famgroup_ops *ops)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < set->n; i++)
 		for (uint32_t k = 0; set->sup[i]->layout && k < set->sup[i]->layout->nstats; k++)
 			n += set->sup[i]->layout->stat[k].kind != DCI_SKIP;
-	struct dci_member *m = malloc((n ? n : 1) * sizeof(*m));
+	struct famgroup_member *m = famgroup_begin(n);
 	if (!m)
 		return -ENOMEM;
 	n = 0;
 	for (size_t i = 0; i < set->n; i++)
 		for (uint32_t k = 0; set->sup[i]->layout && k < set->sup[i]->layout->nstats; k++)
 			if (set->sup[i]->layout->stat[k].kind != DCI_SKIP)
-				m[n++] = (struct dci_member){set->sup[i], k};
-	qsort(m, n, sizeof(*m), cmp_member);
-	free(f->m);
-	f->m = m;
-	f->n = n;
-	f->epoch = set->epoch;
-	f->built = true;
+				m[n++] = (struct famgroup_member){set->sup[i], k};
+	famgroup_commit(g, m, n, set->epoch, ops);
 	return 0;
 }
 
@@ -123,14 +127,15 @@ static void emit_suppliers(struct dci_set *set, const struct dci_config *cfg, st
 	}
 }
 
-static void emit_value(const struct dci_member *m, const struct dci_config *cfg,
-		       struct bs_emitter *em)
+static void member_write(const struct famgroup_member *m, void *ctx, struct bs_emitter *em)
 {
+	const struct dci_config *cfg = ctx;
+	const struct dci_sup *sup = sup_of(m);
 	const struct dci_stat *st = stat_of(m);
-	const uint8_t *slot = m->sup->values + st->offset;
+	const uint8_t *slot = sup->values + st->offset;
 	struct dci4_desc d;
 	char text[DCI4_TEXT_MAX], cut[DCI4_TEXT_MAX];
-	struct bs_label l[2] = {{"supplier", m->sup->name}, {"value", NULL}};
+	struct bs_label l[2] = {{"supplier", sup->name}, {"value", NULL}};
 	double scale = st->rule->scale, f;
 	bool sgn;
 	uint64_t u;
@@ -141,19 +146,11 @@ static void emit_value(const struct dci_member *m, const struct dci_config *cfg,
 	case DCI_INT:
 		if (dci4_value_int(&d, slot, &sgn, &u, &i) < 0)
 			break;
-		if (scale != 1)
-			bs_sample_f64(em, l, 1, (sgn ? (double)i : (double)u) * scale);
-		else if (sgn)
-			bs_sample_i64(em, l, 1, i);
-		else
-			bs_sample_u64(em, l, 1, u);
+		famgroup_sample_int(em, l, 1, sgn, sgn ? (uint64_t)i : u, scale);
 		return;
 	case DCI_BOOL: /* bit 0 of a little-endian word; SBF_INVERTED flips it */
 		u = (slot[0] & 1u) ^ (st->format & SBF_INVERTED);
-		if (scale != 1)
-			bs_sample_f64(em, l, 1, (double)u * scale);
-		else
-			bs_sample_u64(em, l, 1, u);
+		famgroup_sample_int(em, l, 1, false, u, scale);
 		return;
 	case DCI_TIME:
 		if (dci4_value_time(&d, slot, &f) < 0)
@@ -172,91 +169,36 @@ static void emit_value(const struct dci_member *m, const struct dci_config *cfg,
 	bs_drop(em, "bad_value", 1);
 }
 
-static bool same_family(const struct dci_stat *a, const struct dci_stat *b)
-{
-	return a->mtype == b->mtype && (a->kind == DCI_TEXT) == (b->kind == DCI_TEXT) &&
-	       (a->unit == b->unit || (a->unit && b->unit && strcmp(a->unit, b->unit) == 0));
-}
-
 /* The rule's help with its placeholders filled from the defining member, or
  * one naming the statistic. */
-static void family_help(const struct dci_member *m, const struct dci_config *cfg, char *out)
+static void member_help(const struct famgroup_member *m, void *ctx, char *out, size_t cap)
 {
+	const struct dci_config *cfg = ctx;
 	const struct dci_stat *st = stat_of(m);
-	const struct dci4_info *info = &m->sup->info;
-	const char *values[4] = {info->module, info->title, m->sup->name, st->name};
+	const struct dci4_info *info = &sup_of(m)->info;
+	const char *values[4] = {info->module, info->title, sup_of(m)->name, st->name};
 
 	if (st->rule->help)
-		statmap_help(&cfg->map, st->rule->help, values, out, HELP_MAX);
+		statmap_help(&cfg->map, st->rule->help, values, out, cap);
 	else
-		snprintf(out, HELP_MAX, "DCI4 statistic \"%.200s\" of %.100s.", st->name,
-			 info->module);
+		snprintf(out, cap, "DCI4 statistic \"%.200s\" of %.100s.", st->name, info->module);
 }
 
-#define SHAPES_MAX 8 /* distinct definitions counted per family; more lose outright */
+static const struct famgroup_ops member_ops = {
+    .metric = member_metric,
+    .cmp = member_cmp,
+    .live = member_live,
+    .head = member_head,
+    .help = member_help,
+    .write = member_write,
+};
 
-/* The member whose definition most answering members share, or NULL when
- * none answered. */
-static const struct dci_member *family_definer(const struct dci_member *m, size_t n)
-{
-	const struct dci_member *shape[SHAPES_MAX];
-	size_t votes[SHAPES_MAX], nshape = 0, best = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (m[i].sup->state != DCI_DONE)
-			continue;
-		size_t k = 0;
-		while (k < nshape && !same_family(stat_of(shape[k]), stat_of(&m[i])))
-			k++;
-		if (k == nshape) {
-			if (nshape == SHAPES_MAX)
-				continue;
-			shape[nshape] = &m[i];
-			votes[nshape++] = 0;
-		}
-		votes[k]++;
-	}
-	for (size_t k = 1; k < nshape; k++) /* shapes are in name order: a tie keeps the first */
-		if (votes[k] > votes[best])
-			best = k;
-	return nshape ? shape[best] : NULL;
-}
-
-static void emit_family(const struct dci_member *m, size_t n, const struct dci_config *cfg,
-			struct bs_emitter *em)
-{
-	const struct dci_member *definer = family_definer(m, n);
-	const struct dci_stat *def;
-	char help[HELP_MAX];
-
-	if (!definer)
-		return;
-	def = stat_of(definer);
-	family_help(definer, cfg, help);
-	if (bs_family(em, def->metric, def->mtype, def->unit, help) < 0)
-		return; /* rejected, and counted, by the emitter */
-	for (size_t i = 0; i < n; i++) {
-		if (m[i].sup->state != DCI_DONE)
-			continue;
-		if (!same_family(def, stat_of(&m[i]))) {
-			bs_drop(em, "family_conflict", 1);
-			continue;
-		}
-		emit_value(&m[i], cfg, em);
-	}
-}
-
-int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct dci_families *f,
+int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct famgroup *g,
 	     struct bs_emitter *em)
 {
 	emit_suppliers(set, cfg, em);
-	if ((!f->built || f->epoch != set->epoch) && rebuild(set, f) < 0)
+	if (famgroup_stale(g, set->epoch) && rebuild(set, g, &member_ops) < 0)
 		return -ENOMEM;
-	for (size_t i = 0, j; i < f->n; i = j) {
-		const char *name = stat_of(&f->m[i])->metric;
-		for (j = i + 1; j < f->n && strcmp(stat_of(&f->m[j])->metric, name) == 0; j++)
-			;
-		emit_family(&f->m[i], j - i, cfg, em);
-	}
+	famgroup_emit(g, &member_ops, (void *)cfg, em);
 	return 0;
 }

@@ -7,23 +7,10 @@
 #include <binstat/collector.h>
 
 #include "dci_set.h"
+#include "famgroup.h"
 
-struct dci_member {
-	struct dci_sup *sup;
-	uint32_t stat;
-};
-
-/* Statistics grouped by family name, rebuilt only when set->epoch moves. */
-struct dci_families {
-	uint64_t epoch;
-	bool built;
-	struct dci_member *m;
-	size_t n;
-};
-
-void dci_families_free(struct dci_families *f);
 /* -ENOMEM when the families could not be rebuilt (nothing of them written). */
-int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct dci_families *f,
+int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct famgroup *g,
 	     struct bs_emitter *em);
 
 #endif

@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
+
+#include "monoclock.h"
 
 #define DESCRIBE_BUFFER (64 * 1024)
 #define EVENTS_MAX 64
 #define WAIT_SLICE_MS 50 /* how often the scrape's deadline is looked at */
 
-struct scrape {
+struct exchange {
 	struct dci_set *set;
 	const struct dci_config *cfg;
 	struct bs_emitter *em;
@@ -23,14 +24,7 @@ struct scrape {
 	uint64_t now_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void fail(struct scrape *x, struct dci_sup *s, const char *reason)
+static void fail(struct exchange *x, struct dci_sup *s, const char *reason)
 {
 	bs_drop(x->em, reason, 1);
 	dci_link_close(&s->link); /* its stream may be out of step: start afresh */
@@ -98,7 +92,7 @@ static int queue_reads(struct dci_sup *s)
 	return rc;
 }
 
-static int start_describe(struct scrape *x, struct dci_sup *s)
+static int start_describe(struct exchange *x, struct dci_sup *s)
 {
 	uint32_t max = s->info.max_stat;
 	size_t others = x->set->stats_total - (s->layout ? s->layout->nstats : 0);
@@ -112,7 +106,7 @@ static int start_describe(struct scrape *x, struct dci_sup *s)
 	return queue(s, SA_DESCRIBE, 0, max, DESCRIBE_BUFFER);
 }
 
-static int on_info(struct scrape *x, struct dci_sup *s, const uint8_t *b, uint32_t len)
+static int on_info(struct exchange *x, struct dci_sup *s, const uint8_t *b, uint32_t len)
 {
 	struct dci4_info info;
 	int rc = dci4_decode_info(b, len, &info);
@@ -145,7 +139,7 @@ static void drop_cb(void *ctx, const char *reason)
 }
 
 /* The new description replaces the old one. */
-static int adopt(struct scrape *x, struct dci_sup *s)
+static int adopt(struct exchange *x, struct dci_sup *s)
 {
 	struct dci_layout *l = s->building;
 	int rc = dci_layout_finish(l, &x->cfg->map, s->info.module, s->info.title, s->name, drop_cb,
@@ -176,7 +170,7 @@ static int adopt(struct scrape *x, struct dci_sup *s)
 	return queue_reads(s);
 }
 
-static int on_describe(struct scrape *x, struct dci_sup *s, const struct dci_req *r,
+static int on_describe(struct exchange *x, struct dci_sup *s, const struct dci_req *r,
 		       const uint8_t *b, uint32_t len)
 {
 	uint32_t done;
@@ -202,7 +196,7 @@ static int take_value(void *ctx, uint32_t stat, const uint8_t *p, size_t left)
 	return (int)st->size;
 }
 
-static int on_read(struct scrape *x, struct dci_sup *s, const struct dci_req *r, const uint8_t *b,
+static int on_read(struct exchange *x, struct dci_sup *s, const struct dci_req *r, const uint8_t *b,
 		   uint32_t len)
 {
 	uint32_t done;
@@ -224,8 +218,8 @@ static int on_read(struct scrape *x, struct dci_sup *s, const struct dci_req *r,
 	return 0;
 }
 
-static int on_reply(struct scrape *x, struct dci_sup *s, const struct dci_req *r, const uint8_t *b,
-		    uint32_t len)
+static int on_reply(struct exchange *x, struct dci_sup *s, const struct dci_req *r,
+		    const uint8_t *b, uint32_t len)
 {
 	switch (r->op) {
 	case SP_INFO:
@@ -247,7 +241,7 @@ static const char *info_reason(int rc)
 }
 
 /* Sends what is queued, watching for room when the socket is full. */
-static int flush(struct scrape *x, struct dci_sup *s)
+static int flush(struct exchange *x, struct dci_sup *s)
 {
 	int rc = dci_link_flush(&s->link);
 	if (rc < 0)
@@ -264,7 +258,7 @@ static int flush(struct scrape *x, struct dci_sup *s)
 
 /* Takes every reply that has arrived; the supplier is done when nothing
  * it was asked is outstanding. */
-static void service(struct scrape *x, struct dci_sup *s)
+static void service(struct exchange *x, struct dci_sup *s)
 {
 	struct dci_req r;
 	const uint8_t *b;
@@ -294,7 +288,7 @@ static void service(struct scrape *x, struct dci_sup *s)
 	}
 }
 
-static int connect_sup(struct scrape *x, struct dci_sup *s)
+static int connect_sup(struct exchange *x, struct dci_sup *s)
 {
 	int rc = dci_link_connect(&s->link, s->path);
 	if (rc < 0)
@@ -309,7 +303,7 @@ static int connect_sup(struct scrape *x, struct dci_sup *s)
 	return rc;
 }
 
-static void start(struct scrape *x, struct dci_sup *s)
+static void start(struct exchange *x, struct dci_sup *s)
 {
 	int rc = 0;
 
@@ -332,7 +326,7 @@ static void start(struct scrape *x, struct dci_sup *s)
 }
 
 /* Anything on an idle connection is its close (or noise): reconnect. */
-static void drop_idle_events(struct scrape *x)
+static void drop_idle_events(struct exchange *x)
 {
 	struct epoll_event ev[EVENTS_MAX];
 	int n;
@@ -350,7 +344,7 @@ static void drop_idle_events(struct scrape *x)
 
 void dci_exchange(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em)
 {
-	struct scrape x = {set, cfg, em, 0, now_ns()};
+	struct exchange x = {set, cfg, em, 0, monoclock_ns()};
 	uint64_t deadline = x.now_ns + (uint64_t)(cfg->timeout_s * 1e9);
 	struct epoll_event ev[EVENTS_MAX];
 
@@ -358,7 +352,7 @@ void dci_exchange(struct dci_set *set, const struct dci_config *cfg, struct bs_e
 	for (size_t i = 0; i < set->n; i++)
 		start(&x, set->sup[i]);
 	while (x.busy > 0 && !em->ops->expired(em)) {
-		uint64_t now = now_ns();
+		uint64_t now = monoclock_ns();
 		if (now >= deadline)
 			break;
 		uint64_t left_ms = (deadline - now) / 1000000 + 1;

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
+
+#include "dci4_dir.h"
 
 #define INFO_REPLY_MAX (44 + 3 * DCI4_STRING_MAX)
 
@@ -37,22 +38,8 @@ void dci_link_init(struct dci_link *l, struct dci_budget *budget)
 
 int dci_link_connect(struct dci_link *l, const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t n = strlen(path);
-
-	if (n >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, n + 1);
-	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (l->fd < 0)
-		return -errno;
-	/* A Unix socket connects at once or fails (EAGAIN: its backlog is full). */
-	if (connect(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		dci_link_close(l);
-		return -e;
-	}
-	return 0;
+	l->fd = dci4_dial(path, true);
+	return l->fd < 0 ? l->fd : 0;
 }
 
 void dci_link_close(struct dci_link *l)

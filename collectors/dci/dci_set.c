@@ -3,7 +3,6 @@
  * connection and description with them. */
 #include "dci_set.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +10,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-struct entry {
-	char name[DCI_NAME_MAX + 1];
-	ino_t ino;
-};
+#include "dci4_dir.h"
 
 int dci_set_init(struct dci_set *set)
 {
@@ -58,67 +54,20 @@ void dci_set_free(struct dci_set *set)
 	set->epfd = -1;
 }
 
-/* "<name>.sock" with name 1 to 64 of [A-Za-z0-9._-] (the transport's rule). */
-static bool socket_name(const char *file, char *name)
+/* The sockets in dir, sorted by name; what was left out is counted. */
+static int list_dir(const char *dir, struct bs_emitter *em, struct dci4_dir_entry **out, size_t *n)
 {
-	size_t n = strlen(file);
-	if (n <= 5 || n - 5 > DCI_NAME_MAX || strcmp(file + n - 5, ".sock") != 0)
-		return false;
-	n -= 5;
-	for (size_t i = 0; i < n; i++) {
-		char c = file[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	memcpy(name, file, n);
-	name[n] = '\0';
-	return true;
-}
+	struct dci4_dir_skipped skipped;
+	int rc = dci4_dir_list(dir, DCI_DIR_ENTRIES_MAX, out, n, &skipped);
 
-static int cmp_entry(const void *a, const void *b)
-{
-	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
-}
-
-/* The sockets in dir, sorted by name; *n of them in a malloc'd array. */
-static int list_dir(const char *dir, struct bs_emitter *em, struct entry **out, size_t *n)
-{
-	DIR *d = opendir(dir);
-	struct entry *e = NULL;
-	size_t cap = 0, looked = 0;
-	struct dirent *de;
-
-	*n = 0;
-	*out = NULL;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)) && looked++ < DCI_DIR_ENTRIES_MAX) {
-		if (de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN)
-			continue;
-		if (*n == cap) {
-			size_t c = cap ? 2 * cap : 64;
-			struct entry *ne = realloc(e, c * sizeof(*e));
-			if (!ne)
-				break;
-			e = ne;
-			cap = c;
-		}
-		if (!socket_name(de->d_name, e[*n].name)) {
-			bs_drop(em, "bad_socket_name", 1);
-			continue;
-		}
-		e[(*n)++].ino = de->d_ino;
-	}
-	if (looked > DCI_DIR_ENTRIES_MAX)
+	if (skipped.bad_names)
+		bs_drop(em, "bad_socket_name", skipped.bad_names);
+	if (skipped.truncated)
 		bs_drop(em, "too_many_suppliers", 1);
-	closedir(d);
-	qsort(e, *n, sizeof(*e), cmp_entry);
-	*out = e;
-	return 0;
+	return rc;
 }
 
-static struct dci_sup *sup_new(struct dci_set *set, const char *dir, const struct entry *e)
+static struct dci_sup *sup_new(struct dci_set *set, const char *dir, const struct dci4_dir_entry *e)
 {
 	struct dci_sup *s = calloc(1, sizeof(*s));
 	size_t need = strlen(dir) + strlen(e->name) + 7;
@@ -136,7 +85,7 @@ static struct dci_sup *sup_new(struct dci_set *set, const char *dir, const struc
 
 int dci_set_sync(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em)
 {
-	struct entry *e;
+	struct dci4_dir_entry *e;
 	size_t n, i = 0, j = 0, k = 0;
 	int rc = list_dir(cfg->dir, em, &e, &n);
 

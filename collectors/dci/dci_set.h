@@ -8,12 +8,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dci4_dir.h"
 #include "dci4_wire.h"
 #include "dci_layout.h"
 #include "dci_link.h"
 #include "statmap.h"
 
-#define DCI_NAME_MAX 64		  /* a socket's name before ".sock" */
 #define DCI_DIR_ENTRIES_MAX 65536 /* directory entries looked at per scrape */
 
 struct dci_config {
@@ -34,7 +34,7 @@ enum dci_state {
 };
 
 struct dci_sup {
-	char name[DCI_NAME_MAX + 1]; /* the `supplier` label */
+	char name[DCI4_NAME_MAX + 1]; /* the `supplier` label */
 	char *path;
 	ino_t ino; /* a new socket under the same name is a new supplier */
 	struct dci_link link;

@@ -34,27 +34,11 @@
 static const unsigned pending_delays_ms[] = {20, 200, 1000, 5000, 30000};
 #define PENDING_TRIES (sizeof(pending_delays_ms) / sizeof(pending_delays_ms[0]))
 
-uint64_t kvm_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Reasons are string literals, so pointers mostly compare; past the
- * table's size a reason is still counted, as `other`. */
 void kvm_watcher_drop(void *ctx, const char *reason)
 {
 	struct kvm_collector *k = ctx;
-	for (size_t i = 0; i < KVM_WDROPS_MAX; i++) {
-		if (!k->wdrops[i].reason || k->wdrops[i].reason == reason ||
-		    strcmp(k->wdrops[i].reason, reason) == 0) {
-			k->wdrops[i].reason = reason;
-			k->wdrops[i].n++;
-			return;
-		}
-	}
-	k->wdrops_other++;
+
+	droptab_add(&k->wdrops, reason, 1);
 }
 
 /* ---- pidfds of the VMMs ---- */
@@ -160,7 +144,7 @@ static int scan_pid(void *ctx, pid_t pid)
 static void full_scan(struct kvm_collector *k)
 {
 	kvm_discover_all(k->proc, scan_pid, k);
-	k->next_rescan_ns = kvm_now_ns() + (uint64_t)(k->rescan_s * 1e9);
+	k->next_rescan_ns = monoclock_ns() + (uint64_t)(k->rescan_s * 1e9);
 }
 
 static void vmm_exited(struct kvm_collector *k, pid_t pid)
@@ -174,15 +158,15 @@ static void vmm_exited(struct kvm_collector *k, pid_t pid)
 static void add_pending(struct kvm_collector *k, pid_t tid)
 {
 	if (k->npending == KVM_PENDING_MAX) {
-		k->next_rescan_ns = kvm_now_ns(); /* too many at once: walk everything */
+		k->next_rescan_ns = monoclock_ns(); /* too many at once: walk everything */
 		return;
 	}
-	k->pending[k->npending++] = (struct kvm_pending){tid, 0, kvm_now_ns() + 20000000u};
+	k->pending[k->npending++] = (struct kvm_pending){tid, 0, monoclock_ns() + 20000000u};
 }
 
 static void run_pending(struct kvm_collector *k)
 {
-	uint64_t now = kvm_now_ns();
+	uint64_t now = monoclock_ns();
 
 	for (size_t i = 0; i < k->npending;) {
 		struct kvm_pending *p = &k->pending[i];
@@ -223,7 +207,7 @@ static void read_uevents(struct kvm_collector *k)
 		if (!discovering)
 			continue;
 		if (ev == -ENOBUFS)
-			k->next_rescan_ns = kvm_now_ns();
+			k->next_rescan_ns = monoclock_ns();
 		else if (ev == KVM_UEVENT_CREATE)
 			add_pending(k, pid);
 	}
@@ -231,7 +215,7 @@ static void read_uevents(struct kvm_collector *k)
 
 static int next_timeout_ms(struct kvm_collector *k)
 {
-	uint64_t now = kvm_now_ns(), next = k->next_rescan_ns;
+	uint64_t now = monoclock_ns(), next = k->next_rescan_ns;
 	for (size_t i = 0; i < k->npending; i++)
 		next = k->pending[i].due_ns < next ? k->pending[i].due_ns : next;
 	uint64_t ms = next <= now ? 0 : (next - now) / 1000000u + 1;
@@ -278,7 +262,7 @@ static void *watcher(void *arg)
 				vmm_exited(k, (pid_t)tag);
 		}
 		run_pending(k);
-		if (kvm_now_ns() >= k->next_rescan_ns)
+		if (monoclock_ns() >= k->next_rescan_ns)
 			full_scan(k);
 	}
 }
@@ -409,11 +393,10 @@ static int open_watch_fds(struct kvm_collector *k)
 	int rc;
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
-	k->stopfd = eventfd(0, EFD_CLOEXEC);
 	k->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (k->epfd < 0 || k->stopfd < 0 || k->wakefd < 0)
+	if (k->epfd < 0 || k->wakefd < 0)
 		return -errno;
-	if ((rc = watch_fd(k, k->stopfd, KVM_TAG_STOP)) < 0 ||
+	if ((rc = worker_open(&k->watcher, k->epfd, (epoll_data_t){.u64 = KVM_TAG_STOP})) < 0 ||
 	    (rc = watch_fd(k, k->wakefd, KVM_TAG_WAKE)) < 0)
 		return rc;
 	k->ueventfd = kvm_uevent_open();
@@ -439,7 +422,8 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 		return -ENOMEM;
 	k->host = host;
 	k->check_only = host->flags & BS_HOST_CHECK_ONLY;
-	k->epfd = k->stopfd = k->wakefd = k->ueventfd = k->listenfd = -1;
+	k->epfd = k->wakefd = k->ueventfd = k->listenfd = -1;
+	worker_init(&k->watcher);
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
 		k->conns[i].fd = -1;
 	pthread_mutex_init(&k->lock, NULL);
@@ -453,11 +437,8 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	if ((rc = open_watch_fds(k)) < 0)
 		goto err_shutdown;
 	k->next_rescan_ns = UINT64_MAX; /* the watcher's first walk sets the next one */
-	if (pthread_create(&k->thread, NULL, watcher, k) != 0) {
-		rc = -EAGAIN;
+	if ((rc = worker_start(&k->watcher, watcher, k)) < 0)
 		goto err_shutdown;
-	}
-	k->thread_started = true;
 	*state = k;
 	return 0;
 err_shutdown:
@@ -493,14 +474,7 @@ static int kvm_collect(void *state, struct bs_emitter *em)
 
 	pthread_mutex_lock(&k->lock);
 	wait_first_scan(k);
-	for (size_t i = 0; i < KVM_WDROPS_MAX && k->wdrops[i].reason; i++) {
-		bs_drop(em, k->wdrops[i].reason, k->wdrops[i].n);
-		k->wdrops[i].reason = NULL;
-		k->wdrops[i].n = 0;
-	}
-	if (k->wdrops_other)
-		bs_drop(em, "other", k->wdrops_other);
-	k->wdrops_other = 0;
+	droptab_flush(&k->wdrops, em);
 	kvm_read_all(&k->set, &k->vms, em);
 	kvm_emit(em, &k->set, k->mode, &k->stats);
 	collect_totals(k, em);
@@ -517,13 +491,8 @@ static void close_if_open(int fd)
 static void kvm_shutdown(void *state)
 {
 	struct kvm_collector *k = state;
-	uint64_t one = 1;
 
-	if (k->thread_started) {
-		if (write(k->stopfd, &one, sizeof(one)) != sizeof(one))
-			pthread_cancel(k->thread);
-		pthread_join(k->thread, NULL);
-	}
+	worker_stop(&k->watcher);
 	if (k->handover_path)
 		kvm_handover_stop(k);
 	kvm_vmset_free(&k->set);
@@ -531,7 +500,6 @@ static void kvm_shutdown(void *state)
 		close(k->watch[i].pidfd);
 	free(k->watch);
 	close_if_open(k->epfd);
-	close_if_open(k->stopfd);
 	close_if_open(k->wakefd);
 	close_if_open(k->ueventfd);
 	pthread_cond_destroy(&k->scanned);

@@ -10,10 +10,12 @@
 
 #include "kvm_emit.h"
 #include "kvm_handover.h"
+#include "droptab.h"
+#include "monoclock.h"
 #include "unixsock.h"
+#include "worker.h"
 
 #define KVM_PENDING_MAX 256
-#define KVM_WDROPS_MAX 32
 #define KVM_HANDOVER_CONNS_MAX 64
 #define KVM_HANDOVER_CONNS_PER_UID 8 /* one allowed uid cannot shut out the others */
 #define KVM_HANDOVER_IDS_MAX 64
@@ -59,9 +61,8 @@ struct kvm_collector {
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
 
-	pthread_t thread;
-	bool thread_started;
-	int epfd, stopfd, wakefd, ueventfd;
+	struct worker watcher; /* the watcher thread */
+	int epfd, wakefd, ueventfd;
 	struct kvm_watch *watch;
 	size_t nwatch, capwatch;
 	struct kvm_pending pending[KVM_PENDING_MAX];
@@ -84,15 +85,9 @@ struct kvm_collector {
 	struct kvm_collector *reg_next;
 	struct kvm_handover_gift *gift; /* received, not adopted yet: under the registry lock */
 
-	/* drops found between scrapes, reported by the next collect */
-	struct {
-		const char *reason;
-		uint64_t n;
-	} wdrops[KVM_WDROPS_MAX];
-	uint64_t wdrops_other;
+	struct droptab wdrops; /* found between scrapes, reported by the next collect */
 };
 
-uint64_t kvm_now_ns(void);
 /* Counts a drop found outside a scrape; the caller holds k->lock. */
 void kvm_watcher_drop(void *ctx, const char *reason);
 /* The pidfd watching VMM `pid`, opened on first use; the caller holds k->lock. */

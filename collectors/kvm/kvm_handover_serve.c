@@ -103,7 +103,7 @@ void kvm_handover_accept(struct kvm_collector *k)
 			why = "handover_refused";
 		else if (conns_of_uid(k, peer.uid) >= KVM_HANDOVER_CONNS_PER_UID)
 			why = "handover_too_many_from_uid";
-		else if (add_conn(k, fd, &peer, kvm_now_ns()) < 0)
+		else if (add_conn(k, fd, &peer, monoclock_ns()) < 0)
 			why = "handover_too_many_peers";
 		if (why) {
 			drop_locked(k, why);
@@ -162,7 +162,7 @@ void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)
 			close_conn(c);
 			return;
 		}
-		c->last_ns = kvm_now_ns();
+		c->last_ns = monoclock_ns();
 		if (rc < 0) {
 			drop_locked(k, "handover_malformed");
 			continue;
@@ -182,7 +182,7 @@ void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)
 
 int kvm_handover_idle(struct kvm_collector *k)
 {
-	uint64_t now = kvm_now_ns(), next = UINT64_MAX;
+	uint64_t now = monoclock_ns(), next = UINT64_MAX;
 
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &k->conns[i];
@@ -222,7 +222,7 @@ static void adopt_gift(struct kvm_collector *k, struct kvm_handover_gift *g)
 	k->listenfd = g->listenfd;
 	k->sockid = g->sockid;
 	watch_listener(k);
-	uint64_t now = kvm_now_ns();
+	uint64_t now = monoclock_ns();
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &g->conns[i];
 		struct kvm_handover_peer peer;

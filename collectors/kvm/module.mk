@@ -3,4 +3,4 @@
 # (their headers come with them), the pkg-config packages it needs (the
 # plugin is skipped, and `make` says so, when one is missing), and other
 # linker flags. Its sources are every collectors/<name>/*.c.
-kvm_LIBS := unixsock
+kvm_LIBS := unixsock collkit

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <binstat/collector.h>
@@ -18,6 +16,8 @@
 #include "xen_emit.h"
 #include "xen_registry.h"
 #include "xen_sample.h"
+#include "monoclock.h"
+#include "worker.h"
 
 #define TAG_STOP 1
 #define TAG_XS 2
@@ -36,10 +36,9 @@ struct xen_collector {
 	struct xen_seam *seam;
 	struct xen_registry reg;
 	bool reg_ready;
-	struct xen_families fam;
-	pthread_t thread;
-	bool thread_started;
-	int epfd, stopfd;
+	struct famgroup fam;
+	struct worker worker;
+	int epfd;
 	bool xs_lost; /* xenstore's connection is gone: reconnecting */
 };
 
@@ -72,7 +71,7 @@ static bool note_watch(struct xen_collector *k, char **vec)
  * than one domain's scan. */
 static int scan_due(struct xen_collector *k)
 {
-	uint64_t now = xen_now_ns(), next = UINT64_MAX;
+	uint64_t now = monoclock_ns(), next = UINT64_MAX;
 
 	for (size_t i = 0; i < k->reg.ndom; i++) {
 		struct xen_domain *d = k->reg.dom[i];
@@ -142,7 +141,7 @@ static bool check_xenstore(struct xen_collector *k)
 static void *watcher_main(void *arg)
 {
 	struct xen_collector *k = arg;
-	uint64_t next_resync = xen_now_ns() + (uint64_t)(k->resync_s * 1e9);
+	uint64_t next_resync = monoclock_ns() + (uint64_t)(k->resync_s * 1e9);
 	bool followup = false; /* the due re-read is an event's follow-up, not the periodic one */
 	int wait_ms;
 
@@ -152,23 +151,23 @@ static void *watcher_main(void *arg)
 	xen_registry_sync_domains(&k->reg);
 	pthread_mutex_unlock(&k->reg.lock);
 	wait_ms = scan_due(k);
-	uint64_t next_probe = xen_now_ns() + XS_PROBE_NS;
+	uint64_t next_probe = monoclock_ns() + XS_PROBE_NS;
 	for (;;) {
 		struct epoll_event ev[4];
-		uint64_t now = xen_now_ns();
+		uint64_t now = monoclock_ns();
 		int timeout =
 		    min_ms(min_ms(wait_ms, ms_until(now, next_resync)), ms_until(now, next_probe));
 		int n = epoll_wait(k->epfd, ev, 4, timeout);
 		for (int i = 0; i < n; i++)
 			if (ev[i].data.u32 == TAG_STOP)
 				return NULL;
-		if (xen_now_ns() >= next_probe) {
-			next_probe = xen_now_ns() + XS_PROBE_NS;
+		if (monoclock_ns() >= next_probe) {
+			next_probe = monoclock_ns() + XS_PROBE_NS;
 			check_xenstore(k);
 		}
 		if (k->xs_lost)
 			continue; /* nothing is read from xenstore until it is back */
-		bool due = xen_now_ns() >= next_resync, event = false;
+		bool due = monoclock_ns() >= next_resync, event = false;
 		char **vec;
 		/* Dirty marks are the watcher's own: no lock needed for them. */
 		for (int w = 0; w < WATCHES_PER_ROUND && xen_xs_next_watch(k->seam, &vec) == 1;
@@ -186,7 +185,7 @@ static void *watcher_main(void *arg)
 			 * toolstack removes /local/domain/<domid> after releasing it. */
 			followup = event;
 			next_resync =
-			    xen_now_ns() + (event ? FOLLOWUP_NS : (uint64_t)(k->resync_s * 1e9));
+			    monoclock_ns() + (event ? FOLLOWUP_NS : (uint64_t)(k->resync_s * 1e9));
 		}
 		wait_ms = scan_due(k);
 	}
@@ -227,38 +226,28 @@ static void xen_shutdown(void *state)
 	struct xen_collector *k = state;
 	if (!k)
 		return;
-	if (k->thread_started) {
-		uint64_t one = 1;
-		if (write(k->stopfd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(k->thread, NULL);
-	}
-	xen_families_free(&k->fam);
+	worker_stop(&k->worker);
+	famgroup_free(&k->fam);
 	if (k->reg_ready)
 		xen_registry_free(&k->reg);
 	xen_seam_close(k->seam);
 	if (k->epfd >= 0)
 		close(k->epfd);
-	if (k->stopfd >= 0)
-		close(k->stopfd);
 	statmap_free(&k->map);
 	free(k);
 }
 
 static int start_watching(struct xen_collector *k)
 {
-	struct epoll_event stop = {.events = EPOLLIN, .data.u32 = TAG_STOP};
+	int rc;
 
 	k->epfd = epoll_create1(EPOLL_CLOEXEC);
-	k->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (k->epfd < 0 || k->stopfd < 0 || epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->stopfd, &stop) < 0)
+	if (k->epfd < 0)
 		return -errno;
-	int rc = watch_xenstore(k);
-	if (rc < 0)
+	if ((rc = worker_open(&k->worker, k->epfd, (epoll_data_t){.u32 = TAG_STOP})) < 0 ||
+	    (rc = watch_xenstore(k)) < 0)
 		return rc;
-	if (pthread_create(&k->thread, NULL, watcher_main, k) != 0)
-		return -EAGAIN;
-	k->thread_started = true;
-	return 0;
+	return worker_start(&k->worker, watcher_main, k);
 }
 
 static int xen_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
@@ -266,13 +255,13 @@ static int xen_init(const struct bs_host *host, const struct bs_conf *conf, void
 	struct xen_collector *k = calloc(1, sizeof(*k));
 	int rc;
 
-	*state = NULL;
 	if (!k)
 		return -ENOMEM;
 	k->host = host;
-	k->epfd = k->stopfd = -1;
+	k->epfd = -1;
+	worker_init(&k->worker);
 	if ((rc = read_config(k, conf)) < 0)
-		goto fail;
+		goto err_shutdown;
 	if (host->flags &
 	    BS_HOST_CHECK_ONLY) { /* xenstore is not even opened: keys are written there */
 		*state = k;
@@ -282,16 +271,16 @@ static int xen_init(const struct bs_host *host, const struct bs_conf *conf, void
 		host->log(BS_LOG_ERROR, "xen",
 			  "cannot open xenstore, grant tables or event channels", "error",
 			  strerror(-rc), (char *)NULL);
-		goto fail;
+		goto err_shutdown;
 	}
 	if ((rc = xen_registry_init(&k->reg, k->seam, &k->caps, &k->map, k->create_stats_key)) < 0)
-		goto fail;
+		goto err_shutdown;
 	k->reg_ready = true;
 	if ((rc = start_watching(k)) < 0)
-		goto fail;
+		goto err_shutdown;
 	*state = k;
 	return 0;
-fail:
+err_shutdown:
 	xen_shutdown(k);
 	return rc;
 }

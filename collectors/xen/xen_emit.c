@@ -1,5 +1,6 @@
-/* Writes what the last sampling copied. Families are sorted (name, then
- * domain, provider, set) between changes, so a scrape is one pass. */
+/* Writes what the last sampling copied: each set's health, then its
+ * statistics through the shared family writer (lib/collkit/famgroup), whose
+ * members are ordered by name, then domain, set path and statistic. */
 #include "xen_emit.h"
 
 #include <errno.h>
@@ -7,38 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HELP_MAX 400
-
-void xen_families_free(struct xen_families *f)
+static const struct xen_set *set_of(const struct famgroup_member *m)
 {
-	free(f->m);
-	memset(f, 0, sizeof(*f));
+	return m->src;
 }
 
-static const char *metric_of(const struct xen_member *m)
+static const char *member_metric(const struct famgroup_member *m)
 {
-	return m->set->metric[m->stat];
+	return set_of(m)->metric[m->stat];
 }
 
-static int cmp_member(const void *a, const void *b)
+static int member_cmp(const struct famgroup_member *a, const struct famgroup_member *b)
 {
-	const struct xen_member *x = a, *y = b;
-	int c = strcmp(metric_of(x), metric_of(y));
-	if (c)
-		return c;
-	if (x->set->dom->domid != y->set->dom->domid)
-		return x->set->dom->domid < y->set->dom->domid ? -1 : 1;
-	c = strcmp(x->set->path, y->set->path);
-	return c ? c : (x->stat > y->stat) - (x->stat < y->stat);
+	const struct xen_set *x = set_of(a), *y = set_of(b);
+
+	if (x->dom->domid != y->dom->domid)
+		return x->dom->domid < y->dom->domid ? -1 : 1;
+	int c = strcmp(x->path, y->path);
+	return c ? c : (a->stat > b->stat) - (a->stat < b->stat);
 }
 
-static int rebuild(struct xen_registry *r, struct xen_families *f)
+static bool member_live(const struct famgroup_member *m)
+{
+	return set_of(m)->fresh;
+}
+
+static int rebuild(struct xen_registry *r, struct famgroup *g, const struct famgroup_ops *ops)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < r->ndom; i++)
 		for (size_t k = 0; k < r->dom[i]->nsets; k++)
 			n += r->dom[i]->set[k]->nstats;
-	struct xen_member *m = malloc((n ? n : 1) * sizeof(*m));
+	struct famgroup_member *m = famgroup_begin(n);
 	if (!m)
 		return -ENOMEM;
 	n = 0;
@@ -47,11 +48,9 @@ static int rebuild(struct xen_registry *r, struct xen_families *f)
 			struct xen_set *s = r->dom[i]->set[k];
 			for (uint32_t j = 0; j < s->nstats; j++)
 				if (s->metric[j])
-					m[n++] = (struct xen_member){s, j};
+					m[n++] = (struct famgroup_member){s, j};
 		}
-	qsort(m, n, sizeof(*m), cmp_member);
-	free(f->m);
-	*f = (struct xen_families){r->epoch, true, m, n};
+	famgroup_commit(g, m, n, r->epoch, ops);
 	return 0;
 }
 
@@ -115,33 +114,26 @@ static void emit_sets(struct xen_registry *r, struct bs_emitter *em)
 	each_set(r, em, count_value);
 }
 
-static void emit_value(const struct xen_member *m, bool with_stat, struct bs_emitter *em)
+static void member_write(const struct famgroup_member *m, void *ctx, struct bs_emitter *em)
 {
-	const struct xen_set *s = m->set;
+	const struct xen_set *s = set_of(m);
 	const struct xen_stat *st = &s->stat[m->stat];
-	const uint8_t *slot = s->copy + (size_t)st->slot * XEN_TUPLE_SIZE;
+	const uint8_t *slot = s->copy + (size_t)st->slot * PVSTATS_TUPLE_SIZE;
 	double scale = s->rule[m->stat]->scale, d;
 	struct bs_label l[6];
 	size_t n = set_labels(s, l);
 	uint64_t u = xen_value_u64(slot);
 	const char *text;
 
-	if (with_stat)
+	(void)ctx;
+	if (s->with_stat[m->stat])
 		l[n++] = (struct bs_label){"stat", st->name};
 	switch (st->type) {
-	case STATS_TYPE_S64:
-		if (scale != 1)
-			bs_sample_f64(em, l, n, (double)(int64_t)u * scale);
-		else
-			bs_sample_i64(em, l, n, (int64_t)u);
+	case PVSTATS_S64:
+	case PVSTATS_U64:
+		famgroup_sample_int(em, l, n, st->type == PVSTATS_S64, u, scale);
 		break;
-	case STATS_TYPE_U64:
-		if (scale != 1)
-			bs_sample_f64(em, l, n, (double)u * scale);
-		else
-			bs_sample_u64(em, l, n, u);
-		break;
-	case STATS_TYPE_DOUBLE:
+	case PVSTATS_DOUBLE:
 		memcpy(&d, &u, sizeof(d));
 		bs_sample_f64(em, l, n, d * scale);
 		break;
@@ -156,83 +148,54 @@ static void emit_value(const struct xen_member *m, bool with_stat, struct bs_emi
 }
 
 /* A member's family without its help: type and unit are what must agree. */
-static void family_head(const struct xen_member *m, struct bs_family *fam)
+static void member_head(const struct famgroup_member *m, struct bs_family *fam)
 {
-	const struct xen_stat *st = &m->set->stat[m->stat];
-	const struct statmap_rule *rule = m->set->rule[m->stat];
+	const struct xen_stat *st = &set_of(m)->stat[m->stat];
+	const struct statmap_rule *rule = set_of(m)->rule[m->stat];
 
-	fam->name = metric_of(m);
+	fam->name = member_metric(m);
 	fam->help = NULL;
 	fam->unit = xen_metric_generic(fam->name) ? NULL : rule->unit;
-	if (st->type == STATS_TYPE_ASCII)
+	if (st->type == PVSTATS_ASCII)
 		fam->type = BS_INFO;
 	else
 		fam->type = rule->typed ? rule->type : BS_UNKNOWN;
 }
 
-static void family_help(const struct xen_member *m, const struct bs_family *fam, char *help)
+static void member_help(const struct famgroup_member *m, void *ctx, char *help, size_t cap)
 {
-	const struct xen_stat *st = &m->set->stat[m->stat];
-	const struct statmap_rule *rule = m->set->rule[m->stat];
+	const struct xen_set *s = set_of(m);
+	const struct xen_stat *st = &s->stat[m->stat];
+	const struct statmap_rule *rule = s->rule[m->stat];
 
+	(void)ctx;
 	if (rule->help)
-		snprintf(help, HELP_MAX, "%s", rule->help);
-	else if (xen_metric_generic(fam->name))
-		snprintf(help, HELP_MAX, "%s",
-			 st->type == STATS_TYPE_ASCII
+		snprintf(help, cap, "%s", rule->help);
+	else if (xen_metric_generic(member_metric(m)))
+		snprintf(help, cap, "%s",
+			 st->type == PVSTATS_ASCII
 			     ? "A PV statistic whose value is text."
 			     : "A PV driver or agent statistic, as its guest reports it.");
 	else
-		snprintf(help, HELP_MAX, "PV statistic \"%s\" of provider \"%s\", set \"%s\".",
-			 st->name, m->set->provider, m->set->name);
+		snprintf(help, cap, "PV statistic \"%s\" of provider \"%s\", set \"%s\".", st->name,
+			 s->provider, s->name);
 }
 
-static bool same_family(const struct bs_family *a, const struct bs_family *b)
-{
-	return a->type == b->type &&
-	       (a->unit == b->unit || (a->unit && b->unit && strcmp(a->unit, b->unit) == 0));
-}
+static const struct famgroup_ops member_ops = {
+    .metric = member_metric,
+    .cmp = member_cmp,
+    .live = member_live,
+    .head = member_head,
+    .help = member_help,
+    .write = member_write,
+};
 
-static void emit_family(const struct xen_member *m, size_t n, struct bs_emitter *em)
+int xen_emit(struct xen_registry *r, struct famgroup *g, struct bs_emitter *em)
 {
-	struct bs_family def, f;
-	char help[HELP_MAX];
-	bool opened = false;
-
-	family_head(&m[0], &def);
-	for (size_t i = 0; i < n; i++) {
-		if (!m[i].set->fresh)
-			continue;
-		family_head(&m[i], &f);
-		if (!same_family(&def, &f)) {
-			bs_drop(em, "family_conflict", 1);
-			continue;
-		}
-		if (!opened) {
-			family_help(&m[0], &def, help);
-			def.help = help;
-			if (!(opened = em->ops->family(em, &def) == 0))
-				return;
-		}
-		emit_value(&m[i], m[i].set->with_stat[m[i].stat], em);
-	}
-}
-
-int xen_emit(struct xen_registry *r, struct xen_families *f, struct bs_emitter *em)
-{
-	for (size_t i = 0; i < XEN_DROPS_MAX && r->drops[i].reason; i++) {
-		bs_drop(em, r->drops[i].reason, r->drops[i].n);
-		r->drops[i].reason = NULL;
-		r->drops[i].n = 0;
-	}
+	droptab_flush(&r->drops, em);
 	emit_sets(r, em);
-	if ((!f->built || f->epoch != r->epoch) && rebuild(r, f) < 0)
+	if (famgroup_stale(g, r->epoch) && rebuild(r, g, &member_ops) < 0)
 		return -ENOMEM;
-	for (size_t i = 0, j; i < f->n; i = j) {
-		for (j = i + 1; j < f->n && strcmp(metric_of(&f->m[j]), metric_of(&f->m[i])) == 0;
-		     j++)
-			;
-		emit_family(&f->m[i], j - i, em);
-	}
+	famgroup_emit(g, &member_ops, NULL, em);
 	return 0;
 }

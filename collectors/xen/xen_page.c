@@ -28,12 +28,12 @@ size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_stat *out
 {
 	size_t n = 0;
 
-	for (size_t slot = 0; slot < npages * XEN_TUPLES_PER_PAGE; slot++) {
-		const uint8_t *t = pages + slot * XEN_TUPLE_SIZE;
+	for (size_t slot = 0; slot < npages * PVSTATS_PER_PAGE; slot++) {
+		const uint8_t *t = pages + slot * PVSTATS_TUPLE_SIZE;
 		size_t len;
 		if (t[0] == 0)
 			break; /* the end of the list */
-		if (t[0] > STATS_TYPE_ASCII) {
+		if (t[0] > PVSTATS_ASCII) {
 			reject(ctx, "unknown_type");
 			continue;
 		}
@@ -61,7 +61,7 @@ uint64_t xen_value_u64(const uint8_t *slot)
 bool xen_value_ascii(const uint8_t *slot, const char **text)
 {
 	size_t len;
-	if (!xen_name_valid((const char *)slot, XEN_TUPLE_SIZE, &len) && slot[0] != '\0')
+	if (!xen_name_valid((const char *)slot, PVSTATS_TUPLE_SIZE, &len) && slot[0] != '\0')
 		return false;
 	*text = (const char *)slot;
 	return true;

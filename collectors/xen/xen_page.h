@@ -1,6 +1,5 @@
-/* The pages of the PV statistics interface (seed 000): 64-byte
- * {uint8_t type; char name[63];} tuples, and 64-byte values at the same
- * offsets. Pure functions over copies of guest pages. */
+/* Reading the pages of the PV statistics interface (their layout:
+ * lib/pvstats/pvstats_wire.h). Pure functions over copies of guest pages. */
 #ifndef XEN_PAGE_H
 #define XEN_PAGE_H
 
@@ -8,15 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XEN_PAGE_SIZE 4096
-#define XEN_TUPLE_SIZE 64
-#define XEN_TUPLES_PER_PAGE (XEN_PAGE_SIZE / XEN_TUPLE_SIZE)
-#define XEN_NAME_MAX 63
+#include "pvstats_wire.h"
 
-#define STATS_TYPE_S64 1
-#define STATS_TYPE_U64 2
-#define STATS_TYPE_DOUBLE 3
-#define STATS_TYPE_ASCII 4
+#define XEN_NAME_MAX PVSTATS_NAME_FIELD
 
 struct xen_stat {
 	uint8_t type;

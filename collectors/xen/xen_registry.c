@@ -28,13 +28,7 @@ int xen_registry_init(struct xen_registry *r, struct xen_seam *seam, const struc
 
 void xen_registry_drop(struct xen_registry *r, const char *reason)
 {
-	for (size_t i = 0; i < XEN_DROPS_MAX; i++) {
-		if (!r->drops[i].reason || strcmp(r->drops[i].reason, reason) == 0) {
-			r->drops[i].reason = reason;
-			r->drops[i].n++;
-			return;
-		}
-	}
+	droptab_add(&r->drops, reason, 1);
 }
 
 /* A guest's text made a bounded label value: printable ASCII kept, the rest '?'. */
@@ -148,14 +142,14 @@ static int read_names(struct xen_registry *r, struct xen_set *s, const uint32_t 
 	int rc = xen_gnt_map_ro(r->seam, s->dom->domid, refs, n, &map);
 	if (rc < 0)
 		return rc;
-	uint8_t *copy = malloc((size_t)n * XEN_PAGE_SIZE);
+	uint8_t *copy = malloc((size_t)n * PVSTATS_PAGE_SIZE);
 	if (!copy) {
 		xen_gnt_unmap(r->seam, map, n);
 		return -ENOMEM;
 	}
-	memcpy(copy, map, (size_t)n * XEN_PAGE_SIZE);
+	memcpy(copy, map, (size_t)n * PVSTATS_PAGE_SIZE);
 	xen_gnt_unmap(r->seam, map, n);
-	s->stat = malloc((size_t)n * XEN_TUPLES_PER_PAGE * sizeof(*s->stat));
+	s->stat = malloc((size_t)n * PVSTATS_PER_PAGE * sizeof(*s->stat));
 	if (s->stat)
 		s->nstats = xen_parse_names(copy, n, s->stat, reject_cb, r);
 	free(copy);
@@ -186,8 +180,8 @@ static int map_stats(struct xen_registry *r, struct xen_set *s)
 		if (rule->drop)
 			continue;
 		s->with_stat[i] =
-		    !tmpl || !strstr(tmpl, "{stat}") || s->stat[i].type == STATS_TYPE_ASCII;
-		if (s->stat[i].type == STATS_TYPE_ASCII)
+		    !tmpl || !strstr(tmpl, "{stat}") || s->stat[i].type == PVSTATS_ASCII;
+		if (s->stat[i].type == PVSTATS_ASCII)
 			s->metric[i] = generic_text;
 		else if (!tmpl)
 			s->metric[i] = generic_number;
@@ -224,7 +218,7 @@ static void make_live(struct xen_registry *r, struct xen_domain *d, const char *
 
 	if (!refs || !s || !(s->path = strdup(path))) {
 		why = "no_memory";
-		goto out;
+		goto out_release;
 	}
 	s->dom = d;
 	s->remote_port = remote_port;
@@ -233,28 +227,28 @@ static void make_live(struct xen_registry *r, struct xen_domain *d, const char *
 	if ((rc = read_refs(r, path, "name-type-ref", refs, &nn)) < 0 ||
 	    (rc = read_refs(r, path, "val-ref", vrefs, &nv)) < 0) {
 		why = make_error_reason(rc);
-		goto out;
+		goto out_release;
 	}
 	if (nn == 0 || nn != nv || stray_refs(r, path, nn)) {
 		why = nn == 0 ? "no_refs" : "refs_out_of_order";
-		goto out;
+		goto out_release;
 	}
 	if ((rc = read_names(r, s, refs, nn)) < 0 ||
 	    (rc = xen_gnt_map_ro(r->seam, d->domid, vrefs, nv, &s->values)) < 0) {
 		why = rc == -ENOMEM ? "no_memory" : "grant_refused";
-		goto out;
+		goto out_release;
 	}
 	s->npages = nv;
-	if (!(s->copy = malloc((size_t)nv * XEN_PAGE_SIZE)) || map_stats(r, s) < 0) {
+	if (!(s->copy = malloc((size_t)nv * PVSTATS_PAGE_SIZE)) || map_stats(r, s) < 0) {
 		why = "no_memory";
-		goto out;
+		goto out_release;
 	}
 	rc = xen_evt_bind(r->seam, d->domid, remote_port);
 	if (rc <= 0 || (uint32_t)rc >= XEN_PORTS_MAX) {
 		if (rc > 0)
 			xen_evt_unbind(r->seam, (uint32_t)rc);
 		why = "bind_failed";
-		goto out;
+		goto out_release;
 	}
 	s->port = (uint32_t)rc;
 	s->seen = true;
@@ -262,7 +256,7 @@ static void make_live(struct xen_registry *r, struct xen_domain *d, const char *
 	d->set[d->nsets++] = s;
 	r->epoch++;
 	s = NULL;
-out:
+out_release:
 	if (why)
 		xen_registry_drop(r, why);
 	if (s)

@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "droptab.h"
 #include "statmap.h"
 #include "xen_page.h"
 #include "xen_seam.h"
 
 #define XEN_PORTS_MAX (1u << 17) /* the FIFO event channel ABI's limit */
 #define XEN_LABEL_MAX 64
-#define XEN_DROPS_MAX 32
 
 struct xen_caps {
 	uint64_t domains, providers, sets, pages;
@@ -61,10 +61,7 @@ struct xen_registry {
 	size_t ndom;
 	struct xen_set **by_port; /* XEN_PORTS_MAX entries */
 	uint64_t epoch;		  /* moves whenever a set comes or goes */
-	struct {
-		const char *reason;
-		uint64_t n;
-	} drops[XEN_DROPS_MAX]; /* found by the watcher, reported by the next scrape */
+	struct droptab drops;	  /* found by the watcher, reported by the next scrape */
 };
 
 int xen_registry_init(struct xen_registry *r, struct xen_seam *seam, const struct xen_caps *caps,

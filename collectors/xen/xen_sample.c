@@ -7,16 +7,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
-#include <time.h>
+
+#include "monoclock.h"
 
 #define WAIT_SLICE_MS 50
-
-uint64_t xen_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Takes what has been delivered; returns how many awaited answers came. */
 static size_t take_pending(struct xen_registry *r, size_t budget, uint64_t *spurious)
@@ -83,7 +77,7 @@ static void finish(struct xen_registry *r, struct bs_emitter *em)
 		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
 			struct xen_set *s = r->dom[i]->set[k];
 			if (s->fresh) {
-				memcpy(s->copy, s->values, (size_t)s->npages * XEN_PAGE_SIZE);
+				memcpy(s->copy, s->values, (size_t)s->npages * PVSTATS_PAGE_SIZE);
 			} else if (s->awaiting) {
 				s->awaiting = false;
 				s->timeouts++;
@@ -94,14 +88,14 @@ static void finish(struct xen_registry *r, struct bs_emitter *em)
 
 void xen_sample(struct xen_registry *r, double timeout_s, struct bs_emitter *em)
 {
-	uint64_t deadline = xen_now_ns() + (uint64_t)(timeout_s * 1e9), spurious = 0;
+	uint64_t deadline = monoclock_ns() + (uint64_t)(timeout_s * 1e9), spurious = 0;
 	struct pollfd pfd;
 
 	pthread_mutex_lock(&r->lock);
 	size_t left = ask_all(r, &spurious);
 	pfd = (struct pollfd){xen_evt_fd(r->seam), POLLIN, 0};
 	while (left > 0 && !em->ops->expired(em)) {
-		uint64_t now = xen_now_ns();
+		uint64_t now = monoclock_ns();
 		if (now >= deadline)
 			break;
 		uint64_t ms = (deadline - now) / 1000000 + 1;

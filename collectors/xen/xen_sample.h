@@ -8,9 +8,6 @@
 
 #include "xen_registry.h"
 
-/* CLOCK_MONOTONIC in ns: the plugin's one clock. */
-uint64_t xen_now_ns(void);
-
 /* Takes and releases r->lock; returns holding it, with each set's `fresh`
  * saying whether its copy holds this scrape's values. */
 void xen_sample(struct xen_registry *r, double timeout_s, struct bs_emitter *em);

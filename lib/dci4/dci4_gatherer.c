@@ -3,34 +3,21 @@
  * hostile or dying supplier costs a bounded time and memory. */
 #include "dci4_gatherer.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
+
+#include "dci4_dir.h"
 
 int dci4_connect(struct dci4_conn *c, const char *path, int timeout_ms)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-
 	c->timeout_ms = timeout_ms;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0)
-		return -errno;
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		close(c->fd);
-		c->fd = -1;
-		return -e;
-	}
-	return 0;
+	c->fd = dci4_dial(path, false);
+	return c->fd < 0 ? c->fd : 0;
 }
 
 void dci4_disconnect(struct dci4_conn *c)
@@ -162,31 +149,4 @@ int dci4_read_range(struct dci4_conn *c, const struct dci4_desc *descs, uint32_t
 {
 	struct read_ctx r = {descs, values, offsets};
 	return range_loop(c, SA_READ, first, last, take_value, &r);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int dci4_list_suppliers(const char *dir, char **paths, size_t max)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d)) && n < max) {
-		size_t l = strlen(e->d_name);
-		if (l <= 5 || strcmp(e->d_name + l - 5, ".sock") != 0)
-			continue;
-		size_t need = strlen(dir) + l + 2;
-		if (!(paths[n] = malloc(need)))
-			break;
-		snprintf(paths[n++], need, "%s/%s", dir, e->d_name);
-	}
-	closedir(d);
-	qsort(paths, n, sizeof(char *), cmp_str);
-	return (int)n;
 }

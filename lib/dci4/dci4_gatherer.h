@@ -1,6 +1,7 @@
-/* The gatherer's side of DCI4 (docs/dci4-transport.md): find suppliers,
- * describe their statistics and read their values, trusting nothing. Used
- * by dci4stat and the DCI collector. */
+/* A blocking gatherer of DCI4 (docs/dci4-transport.md): describe one
+ * supplier's statistics and read their values, trusting nothing. dci4stat
+ * uses it; the DCI collector asks every supplier at once instead
+ * (collectors/dci/dci_exchange.c), and both find suppliers with dci4_dir.h. */
 #ifndef DCI4_GATHERER_H
 #define DCI4_GATHERER_H
 
@@ -10,7 +11,6 @@
 #include "dci4_wire.h"
 
 #define DCI4_GATHER_STATS_MAX 65535 /* max_stat + 1 a gatherer accepts */
-#define DCI4_GATHER_SUPPLIERS_MAX 4096
 
 struct dci4_conn {
 	int fd;
@@ -29,9 +29,5 @@ int dci4_describe_all(struct dci4_conn *c, uint32_t max_stat, struct dci4_desc *
  * statistic i; several requests if one does not hold them. */
 int dci4_read_range(struct dci4_conn *c, const struct dci4_desc *descs, uint32_t first,
 		    uint32_t last, uint8_t *values, const size_t *offsets);
-
-/* The socket paths in dir ending ".sock", sorted; returns how many (at most
- * max), each malloc'd into paths[]. */
-int dci4_list_suppliers(const char *dir, char **paths, size_t max);
 
 #endif

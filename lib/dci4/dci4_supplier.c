@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "monoclock.h"
 #include "unixsock.h"
+#include "worker.h"
 
 #define CONNS_MAX 32
 #define CONNS_PER_UID 4 /* one local user cannot take every slot */
@@ -48,10 +49,9 @@ struct dci4_supplier {
 	uint8_t *current; /* the values of all others, in the SA_READ layout */
 	size_t values_size;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int listen_fd, epfd, stopfd;
+	int listen_fd, epfd;
 	struct unixsock_id sockid;
-	pthread_t thread;
-	bool thread_started;
+	struct worker server; /* dci4_supplier_start's thread */
 	struct conn conns[CONNS_MAX];
 };
 
@@ -124,14 +124,15 @@ struct dci4_supplier *dci4_supplier_open(const struct dci4_supplier_conf *c,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	s->listen_fd = s->epfd = s->stopfd = -1;
+	s->listen_fd = s->epfd = -1;
+	worker_init(&s->server);
 	for (size_t i = 0; i < CONNS_MAX; i++)
 		s->conns[i].fd = -1;
 	pthread_mutex_init(&s->update_lock, NULL);
 	pthread_mutex_init(&s->read_lock, NULL);
 	if (n == 0 || n > DCI4_STATS_MAX || (rc = declare(s, stats, n)) < 0 ||
 	    (rc = listen_at(s, c)) < 0)
-		goto fail;
+		goto err_close;
 	/* reset: the start time, unique per invocation as the specification asks */
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
@@ -145,7 +146,7 @@ struct dci4_supplier *dci4_supplier_open(const struct dci4_supplier_conf *c,
 	snprintf(s->info.description, sizeof(s->info.description), "%s",
 		 c->description ? c->description : "");
 	return s;
-fail:
+err_close:
 	*err = rc;
 	dci4_supplier_close(s);
 	return NULL;
@@ -291,13 +292,6 @@ static int answer(struct dci4_supplier *s, struct conn *c, const struct dci4_hea
 	return rc;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void conn_close(struct dci4_supplier *s, struct conn *c)
 {
 	(void)s;
@@ -338,7 +332,7 @@ static void conn_read(struct dci4_supplier *s, struct conn *c)
 			return;
 		}
 		c->got += (size_t)r;
-		c->last_ns = now_ns();
+		c->last_ns = monoclock_ns();
 	}
 }
 
@@ -389,7 +383,7 @@ static void accept_all(struct dci4_supplier *s)
 			close(fd);
 			continue;
 		}
-		s->conns[i] = (struct conn){.fd = fd, .uid = cred.uid, .last_ns = now_ns()};
+		s->conns[i] = (struct conn){.fd = fd, .uid = cred.uid, .last_ns = monoclock_ns()};
 	}
 }
 
@@ -427,25 +421,16 @@ static void *serve(void *arg)
 
 int dci4_supplier_start(struct dci4_supplier *s)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = CONNS_MAX + 1};
-	s->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (s->stopfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->stopfd, &ev) < 0)
-		return -errno;
-	if (pthread_create(&s->thread, NULL, serve, s) != 0)
-		return -EAGAIN;
-	s->thread_started = true;
-	return 0;
+	int rc = worker_open(&s->server, s->epfd, (epoll_data_t){.u32 = CONNS_MAX + 1});
+
+	return rc < 0 ? rc : worker_start(&s->server, serve, s);
 }
 
 void dci4_supplier_close(struct dci4_supplier *s)
 {
 	if (!s)
 		return;
-	if (s->thread_started) {
-		uint64_t one = 1;
-		if (write(s->stopfd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(s->thread, NULL);
-	}
+	worker_stop(&s->server);
 	for (size_t i = 0; i < CONNS_MAX; i++)
 		if (s->conns[i].fd >= 0)
 			close(s->conns[i].fd);
@@ -455,8 +440,6 @@ void dci4_supplier_close(struct dci4_supplier *s)
 	}
 	if (s->epfd >= 0)
 		close(s->epfd);
-	if (s->stopfd >= 0)
-		close(s->stopfd);
 	pthread_mutex_destroy(&s->update_lock);
 	pthread_mutex_destroy(&s->read_lock);
 	free(s->desc);

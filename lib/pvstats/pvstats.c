@@ -15,7 +15,6 @@
 #include <xengnttab.h>
 #include <xenstore.h>
 
-#define PAGE 4096
 #define PAGES_MAX 16
 #define TOOLSTACK_DOMID 0
 
@@ -154,15 +153,15 @@ struct pvstats_set *pvstats_set_open(struct pvstats *p, const char *provider, co
 	if (s->npages == 0)
 		s->npages = 1;
 	if (!node_ok(provider) || !node_ok(set))
-		goto fail;
+		goto err_free;
 	if (s->npages > PAGES_MAX) {
 		rc = -E2BIG;
-		goto fail;
+		goto err_free;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (stats[i].type < PVSTATS_S64 || stats[i].type > PVSTATS_ASCII ||
 		    !name_ok(stats[i].name))
-			goto fail;
+			goto err_free;
 	snprintf(s->path, sizeof(s->path), "%s/%s/%s", p->base, provider, set);
 	errno = 0;
 	if (!(s->names = xengntshr_share_pages(p->gnt, TOOLSTACK_DOMID, (int)s->npages,
@@ -170,26 +169,26 @@ struct pvstats_set *pvstats_set_open(struct pvstats *p, const char *provider, co
 	    !(s->values = xengntshr_share_pages(p->gnt, TOOLSTACK_DOMID, (int)s->npages,
 						s->value_refs, 0))) {
 		rc = err_or(-ENOMEM);
-		goto fail;
+		goto err_free;
 	}
-	memset(s->names, 0, (size_t)s->npages * PAGE); /* type 0 ends the list */
-	memset(s->values, 0, (size_t)s->npages * PAGE);
+	memset(s->names, 0, (size_t)s->npages * PVSTATS_PAGE_SIZE); /* type 0 ends the list */
+	memset(s->values, 0, (size_t)s->npages * PVSTATS_PAGE_SIZE);
 	for (size_t i = 0; i < n; i++) {
-		s->names[i * 64] = stats[i].type;
-		memcpy(s->names + i * 64 + 1, stats[i].name, strlen(stats[i].name));
+		s->names[i * PVSTATS_TUPLE_SIZE] = stats[i].type;
+		memcpy(s->names + i * PVSTATS_TUPLE_SIZE + 1, stats[i].name, strlen(stats[i].name));
 	}
 	int port = xenevtchn_bind_unbound_port(p->evt, TOOLSTACK_DOMID);
 	if (port <= 0) {
 		rc = err_or(-EIO);
-		goto fail;
+		goto err_free;
 	}
 	s->port = (uint32_t)port;
 	if ((rc = advertise(s)) < 0)
-		goto fail;
+		goto err_free;
 	s->next = p->sets;
 	p->sets = s;
 	return s;
-fail:
+err_free:
 	set_free(s);
 	*err = rc;
 	return NULL;
@@ -221,7 +220,7 @@ void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms)
 
 static uint8_t *slot(struct pvstats_set *s, size_t i)
 {
-	return s->values + i * 64;
+	return s->values + i * PVSTATS_TUPLE_SIZE;
 }
 
 void pvstats_set_u64(struct pvstats_set *s, size_t i, uint64_t v)
@@ -247,9 +246,9 @@ void pvstats_set_ascii(struct pvstats_set *s, size_t i, const char *text)
 {
 	uint8_t *p = slot(s, i);
 	size_t k;
-	for (k = 0; k < 63 && text[k]; k++)
+	for (k = 0; k < PVSTATS_NAME_FIELD && text[k]; k++)
 		p[k] = text[k] >= 0x20 && text[k] < 0x7f ? (uint8_t)text[k] : '?';
-	memset(p + k, 0, 64 - k);
+	memset(p + k, 0, PVSTATS_TUPLE_SIZE - k);
 }
 
 int pvstats_fd(const struct pvstats *p)

@@ -9,11 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PVSTATS_S64 1
-#define PVSTATS_U64 2
-#define PVSTATS_DOUBLE 3
-#define PVSTATS_ASCII 4
-#define PVSTATS_PER_PAGE 64
+#include "pvstats_wire.h"
 
 struct pvstats;
 struct pvstats_set;

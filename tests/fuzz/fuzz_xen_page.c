@@ -12,18 +12,18 @@ static void reject(void *ctx, const char *reason)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static uint8_t pages[4 * XEN_PAGE_SIZE];
-	static struct xen_stat out[4 * XEN_TUPLES_PER_PAGE];
+	static uint8_t pages[4 * PVSTATS_PAGE_SIZE];
+	static struct xen_stat out[4 * PVSTATS_PER_PAGE];
 	const char *text;
 
 	size_t n = size > sizeof(pages) ? sizeof(pages) : size;
 	memset(pages, 0, sizeof(pages));
 	memcpy(pages, data, n);
-	size_t npages = (n + XEN_PAGE_SIZE - 1) / XEN_PAGE_SIZE;
+	size_t npages = (n + PVSTATS_PAGE_SIZE - 1) / PVSTATS_PAGE_SIZE;
 	size_t got = xen_parse_names(pages, npages, out, reject, NULL);
 	for (size_t i = 0; i < got; i++) {
-		const uint8_t *slot = pages + (size_t)out[i].slot * XEN_TUPLE_SIZE;
-		if (out[i].type == STATS_TYPE_ASCII)
+		const uint8_t *slot = pages + (size_t)out[i].slot * PVSTATS_TUPLE_SIZE;
+		if (out[i].type == PVSTATS_ASCII)
 			xen_value_ascii(slot, &text);
 		else
 			xen_value_u64(slot);

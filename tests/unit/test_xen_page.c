@@ -40,18 +40,18 @@ static void test_name_rule(void **state)
 
 static void test_parse(void **state)
 {
-	uint8_t *pages = calloc(2, XEN_PAGE_SIZE);
+	uint8_t *pages = calloc(2, PVSTATS_PAGE_SIZE);
 	struct xen_stat out[128];
 	struct rejects r = {0};
 	(void)state;
-	tuple(pages, 0, STATS_TYPE_U64, "bytes");
-	tuple(pages, 1, 9, "future");			/* unknown type */
-	tuple(pages, 2, STATS_TYPE_S64, "bad\x01name"); /* forbidden character */
-	tuple(pages, 3, STATS_TYPE_ASCII, "link");
+	tuple(pages, 0, PVSTATS_U64, "bytes");
+	tuple(pages, 1, 9, "future");		     /* unknown type */
+	tuple(pages, 2, PVSTATS_S64, "bad\x01name"); /* forbidden character */
+	tuple(pages, 3, PVSTATS_ASCII, "link");
 	memset(pages + 4 * 64 + 1, 'n', 63); /* no NUL in the 63 bytes */
-	pages[4 * 64] = STATS_TYPE_DOUBLE;
-	tuple(pages, 5, STATS_TYPE_DOUBLE, "load");
-	tuple(pages, 7, STATS_TYPE_U64, "after the end"); /* slot 6 is type 0 */
+	pages[4 * 64] = PVSTATS_DOUBLE;
+	tuple(pages, 5, PVSTATS_DOUBLE, "load");
+	tuple(pages, 7, PVSTATS_U64, "after the end"); /* slot 6 is type 0 */
 	size_t n = xen_parse_names(pages, 2, out, reject, &r);
 	assert_int_equal(n, 3);
 	assert_string_equal(out[0].name, "bytes");
@@ -65,9 +65,9 @@ static void test_parse(void **state)
 	assert_string_equal(r.reason[2], "bad_name");
 
 	/* Full pages: the list ends with the last page, not at a type 0. */
-	memset(pages, 0, 2 * XEN_PAGE_SIZE);
+	memset(pages, 0, 2 * PVSTATS_PAGE_SIZE);
 	for (size_t i = 0; i < 128; i++)
-		tuple(pages, i, STATS_TYPE_U64, "s");
+		tuple(pages, i, PVSTATS_U64, "s");
 	assert_int_equal(xen_parse_names(pages, 2, out, reject, &r), 128);
 	assert_int_equal(out[127].slot, 127);
 	free(pages);

@@ -1,0 +1,229 @@
+/* lib/collkit, what collectors share: deferred drops never lose a reason,
+ * the family writer's vote and order, exact or scaled integers, and the
+ * worker's one stop rule (it always joins). */
+#include "helpers.h"
+
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "droptab.h"
+#include "famgroup.h"
+#include "worker.h"
+
+static void test_droptab_counts_past_its_size(void **state)
+{
+	static char reasons[DROPTAB_REASONS_MAX + 2][16];
+	struct droptab t = {0};
+	struct capture c;
+	(void)state;
+
+	for (size_t i = 0; i < DROPTAB_REASONS_MAX + 2; i++) {
+		snprintf(reasons[i], sizeof(reasons[i]), "reason_%zu", i);
+		droptab_add(&t, reasons[i], i + 1);
+	}
+	droptab_add(&t, "reason_0", 10); /* another pointer, the same text */
+	assert_int_equal(t.slot[0].n, 11);
+	assert_string_equal(t.slot[DROPTAB_REASONS_MAX - 1].reason, "reason_31");
+	assert_int_equal(t.other, 33 + 34); /* the two past the table */
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	droptab_flush(&t, &c.em.pub);
+	capture_end(&c);
+	uint64_t total = 0;
+	for (size_t i = 0; i < c.em.ndrops; i++)
+		total += c.em.drops[i].n;
+	assert_int_equal(total, 34 * 35 / 2 + 10); /* every count reached the emitter */
+	assert_int_equal(capture_drops(&c, "reason_0"), 11);
+	capture_free(&c);
+	for (size_t i = 0; i < DROPTAB_REASONS_MAX; i++) /* flushed: empty again */
+		assert_null(t.slot[i].reason);
+	assert_int_equal(t.other, 0);
+}
+
+/* A synthetic source: a name, whether it answered, and per statistic a
+ * metric name and type. */
+struct src {
+	const char *name;
+	bool live;
+	const char *metric[2];
+	enum bs_metric_type type[2];
+	uint64_t value[2];
+};
+
+static const struct src *src_of(const struct famgroup_member *m)
+{
+	return m->src;
+}
+
+static const char *t_metric(const struct famgroup_member *m)
+{
+	return src_of(m)->metric[m->stat];
+}
+
+static int t_cmp(const struct famgroup_member *a, const struct famgroup_member *b)
+{
+	return strcmp(src_of(a)->name, src_of(b)->name);
+}
+
+static bool t_live(const struct famgroup_member *m)
+{
+	return src_of(m)->live;
+}
+
+static void t_head(const struct famgroup_member *m, struct bs_family *f)
+{
+	*f = (struct bs_family){t_metric(m), NULL, NULL, src_of(m)->type[m->stat]};
+}
+
+static void t_help(const struct famgroup_member *m, void *ctx, char *out, size_t cap)
+{
+	(void)ctx;
+	snprintf(out, cap, "defined by %s", src_of(m)->name);
+}
+
+static void t_write(const struct famgroup_member *m, void *ctx, struct bs_emitter *em)
+{
+	struct bs_label l = {"src", src_of(m)->name};
+	(*(int *)ctx)++;
+	bs_sample_u64(em, &l, 1, src_of(m)->value[m->stat]);
+}
+
+static const struct famgroup_ops t_ops = {t_metric, t_cmp, t_live, t_head, t_help, t_write};
+
+static const char *emit_all(struct src *s, size_t n, uint64_t epoch, struct famgroup *g,
+			    struct capture *c, int *writes)
+{
+	if (famgroup_stale(g, epoch)) {
+		struct famgroup_member *m = famgroup_begin(2 * n);
+		size_t k = 0;
+		assert_non_null(m);
+		for (size_t i = 0; i < n; i++)
+			for (uint32_t j = 0; j < 2; j++)
+				if (s[i].metric[j])
+					m[k++] = (struct famgroup_member){&s[i], j};
+		famgroup_commit(g, m, k, epoch, &t_ops);
+	}
+	capture_begin(c, EXPO_TEXT, 1 << 20);
+	famgroup_emit(g, &t_ops, writes, &c->em.pub);
+	return capture_end(c);
+}
+
+static void test_famgroup_majority_and_order(void **state)
+{
+	/* Listed out of order; "c" claims b's gauge as a counter, "d" did not
+	 * answer (its vote and its sample do not count). */
+	struct src s[] = {
+	    {"c", true, {"m_x", NULL}, {BS_COUNTER}, {30}},
+	    {"a", true, {"m_x", "m_a"}, {BS_GAUGE, BS_GAUGE}, {10, 1}},
+	    {"d", false, {"m_x", NULL}, {BS_COUNTER}, {40}},
+	    {"b", true, {"m_x", NULL}, {BS_GAUGE}, {20}},
+	};
+	struct famgroup g = {0};
+	struct capture c;
+	int writes = 0;
+	(void)state;
+
+	const char *text = emit_all(s, 4, 1, &g, &c, &writes);
+	assert_string_equal(text, "# HELP m_a defined by a\n# TYPE m_a gauge\nm_a{src=\"a\"} 1\n"
+				  "# HELP m_x defined by a\n# TYPE m_x gauge\nm_x{src=\"a\"} 10\n"
+				  "m_x{src=\"b\"} 20\n");
+	assert_int_equal(capture_drops(&c, "family_conflict"), 1);
+	assert_int_equal(writes, 3);
+	capture_free(&c);
+
+	/* The same epoch reuses the order even if the sources changed; a new
+	 * one rebuilds. A tie (one gauge, one counter) keeps the first. */
+	s[3].live = false;
+	text = emit_all(s, 4, 1, &g, &c, &writes);
+	assert_string_equal(strstr(text, "# TYPE m_x"), "# TYPE m_x gauge\nm_x{src=\"a\"} 10\n");
+	assert_null(strstr(text, "src=\"c\""));
+	capture_free(&c);
+	s[1].metric[1] = NULL;
+	text = emit_all(s, 4, 2, &g, &c, &writes);
+	assert_null(strstr(text, "m_a"));
+	capture_free(&c);
+
+	/* No live member: no family at all. */
+	for (size_t i = 0; i < 4; i++)
+		s[i].live = false;
+	text = emit_all(s, 4, 2, &g, &c, &writes);
+	assert_string_equal(text, "");
+	capture_free(&c);
+	famgroup_free(&g);
+}
+
+static void test_famgroup_sample_int(void **state)
+{
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	bs_family(&c.em.pub, "v", BS_GAUGE, NULL, "h");
+	struct bs_label l = {"k", "u"};
+	famgroup_sample_int(&c.em.pub, &l, 1, false, UINT64_MAX, 1);
+	l.value = "s";
+	famgroup_sample_int(&c.em.pub, &l, 1, true, (uint64_t)-5, 1);
+	l.value = "scaled";
+	famgroup_sample_int(&c.em.pub, &l, 1, true, (uint64_t)-5, 0.5);
+	assert_string_equal(capture_end(&c), "# HELP v h\n# TYPE v gauge\n"
+					     "v{k=\"u\"} 18446744073709551615\n"
+					     "v{k=\"s\"} -5\nv{k=\"scaled\"} -2.5\n");
+	capture_free(&c);
+}
+
+static void *wait_for_stop(void *arg)
+{
+	int epfd = *(int *)arg;
+	struct epoll_event ev;
+
+	while (epoll_wait(epfd, &ev, 1, -1) != 1 || ev.data.u32 != 7)
+		;
+	return NULL;
+}
+
+static void *deaf(void *arg)
+{
+	(void)arg;
+	for (;;)
+		sleep(1); /* never looks at its stop fd; a cancellation point */
+	return NULL;
+}
+
+static void test_worker_stop_always_joins(void **state)
+{
+	struct worker w;
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	uint64_t almost_full = UINT64_MAX - 1;
+	(void)state;
+
+	worker_init(&w);
+	worker_stop(&w); /* never opened: nothing to do */
+	assert_int_equal(worker_open(&w, epfd, (epoll_data_t){.u32 = 7}), 0);
+	assert_int_equal(worker_start(&w, wait_for_stop, &epfd), 0);
+	worker_stop(&w);
+	assert_false(w.started);
+	assert_int_equal(w.stopfd, -1);
+	close(epfd);
+
+	/* A stop that cannot be written (the counter is full): the thread is
+	 * cancelled and still joined before worker_stop returns. */
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	worker_init(&w);
+	assert_int_equal(worker_open(&w, epfd, (epoll_data_t){.u32 = 7}), 0);
+	assert_int_equal(write(w.stopfd, &almost_full, sizeof(almost_full)), sizeof(almost_full));
+	assert_int_equal(worker_start(&w, deaf, NULL), 0);
+	worker_stop(&w);
+	assert_false(w.started);
+	close(epfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_droptab_counts_past_its_size),
+	    cmocka_unit_test(test_famgroup_majority_and_order),
+	    cmocka_unit_test(test_famgroup_sample_int),
+	    cmocka_unit_test(test_worker_stop_always_joins),
+	};
+	return cmocka_run_group_tests_name("collkit", tests, NULL, NULL);
+}
