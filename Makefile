@@ -214,7 +214,7 @@ check: format-check checksrc unit integration asan
 	@echo "make check: all suites passed"
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
-bench: all $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
+bench: all $(TEST_PLUGINS) $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
        $(B)/bench/bench_dci_suppliers $(XEN_TESTS)
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scrape benchmark: the exporter serving 1,000,000 series from the example
+# Scrape benchmark: the exporter serving 1,000,000 series from the synthetic test
 # collector, timed over HTTP; and the client_golang peer, when Go is here.
 # Usage: bench/run.sh BUILD_DIR
 set -eu
@@ -11,8 +11,8 @@ PID=
 trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$WORK"' EXIT
 
 PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 60s\ncollectors:\n  example:\n    bench_series: 1000000\n' \
-	"$B/plugins" >"$WORK/bench.yml"
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 60s\ncollectors:\n  synthetic:\n    bench_series: 1000000\n' \
+	"$B/testplugins" >"$WORK/bench.yml"
 "$B/binstat_exporter" --config.file="$WORK/bench.yml" --web.listen-address="127.0.0.1:$PORT" \
 	--log.level=warn &
 PID=$!

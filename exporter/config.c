@@ -1,4 +1,5 @@
-/* The exporter's configuration: global settings and the collectors to run.
+/* The exporter's configuration schema: global settings and the collectors
+ * to run, read from a conftree (whose nodes each collector reads itself).
  * A file is parsed into a fresh struct; the caller swaps it in only on success. */
 #include "config.h"
 

@@ -1,11 +1,12 @@
-/* The exporter's configuration: global settings and the collectors to run. */
+/* The exporter's configuration schema: the global settings and the
+ * collectors to run, read from the YAML tree of conftree.h. */
 #ifndef BS_CONFIG_H
 #define BS_CONFIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "conftree.h"
 
 #define CONFIG_COLLECTORS_MAX 64
 #define CONFIG_NAME_MAX 48

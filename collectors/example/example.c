@@ -1,44 +1,41 @@
-/* The example collector: one family of every metric type, plus knobs the
- * tests and benchmarks use. Copy this file to start a new collector. */
+/* The example collector: one family of every metric type, and the shape
+ * every collector has (init reads options, collect writes, shutdown frees).
+ * Copy this folder to start a new collector. */
 #include <binstat/collector.h>
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 struct example {
 	const struct bs_host *host;
 	uint64_t scrapes;
-	uint64_t bench_series; /* extra gauge series, for benchmarks */
-	uint64_t bench_per_family;
-	double sleep_s; /* delay each collect, for deadline tests */
-	bool fail;	/* make collect fail */
-	bool hostile;	/* emit invalid items, to show they are counted */
+	char host_label[64]; /* the `host` label of example_build */
 };
 
-/* Each option: absent keeps the default, present and wrong fails init. */
+/* Each option: absent keeps the default, present and wrong fails init
+ * (the host already holds a message with file, line and column). */
 static int example_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
 {
 	const struct bs_conf_ops *c = conf->ops;
 	struct example *ex = calloc(1, sizeof(*ex));
-	int rc = 0;
+	const char *name = "example";
 
 	if (!ex)
 		return -ENOMEM;
 	ex->host = host;
-	ex->bench_per_family = 1000;
-	if ((rc = c->get_u64(conf, "bench_series", 0, 100000000, &ex->bench_series)) == -EINVAL ||
-	    (rc = c->get_u64(conf, "bench_series_per_family", 1, 100000000,
-			     &ex->bench_per_family)) == -EINVAL ||
-	    (rc = c->get_f64(conf, "sleep_seconds", 0, 3600, &ex->sleep_s)) == -EINVAL ||
-	    (rc = c->get_bool(conf, "fail", &ex->fail)) == -EINVAL ||
-	    (rc = c->get_bool(conf, "hostile", &ex->hostile)) == -EINVAL) {
+	if (c->get_str(conf, "host_label", &name) == -EINVAL) {
 		free(ex);
-		return rc;
+		return -EINVAL;
 	}
-	*state = ex;
+	if (snprintf(ex->host_label, sizeof(ex->host_label), "%s", name) >=
+	    (int)sizeof(ex->host_label)) {
+		free(ex);
+		return c->errorf(c->child(conf, "host_label"), "host_label: at most %zu bytes",
+				 sizeof(ex->host_label) - 1);
+	}
+	*state = ex; /* set only on success: the host never reads it otherwise */
 	return 0;
 }
 
@@ -52,7 +49,7 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 	static const char *const states[] = {"running", "paused", "stopped"};
 	static const bool active[] = {true, false, false};
 	struct bs_label dev[] = {{"device", "vda"}};
-	struct bs_label info[] = {{"version", "1.0"}, {"host", "example"}};
+	struct bs_label info[] = {{"version", "1.0"}, {"host", ex->host_label}};
 
 	bs_family(em, "example_events_total", BS_COUNTER, NULL,
 		  "Events seen; one series sits at 2^64-1 to prove exact integers.");
@@ -94,58 +91,9 @@ static void emit_types(struct example *ex, struct bs_emitter *em)
 	bs_sample_i64(em, NULL, 0, -42);
 }
 
-/* Things a careless collector might write: each is refused and counted. */
-static void emit_hostile(struct bs_emitter *em)
-{
-	struct bs_label bad_utf8 = {"value", "ok\xff\xfe"};
-	struct bs_label dup = {"n", "1"};
-
-	bs_family(em, "example_hostile", BS_GAUGE, NULL, "Invalid input, repaired or dropped.");
-	bs_sample_u64(em, &bad_utf8, 1, 1);
-	bs_sample_u64(em, &dup, 1, 1);
-	bs_sample_u64(em, &dup, 1, 2);				   /* duplicate series */
-	bs_family(em, "example_hostile", BS_GAUGE, NULL, "twice"); /* duplicate family */
-	bs_family(em, "0bad name", BS_GAUGE, NULL, "invalid name");
-	bs_drop(em, "example_reason", 3);
-}
-
-static void emit_bench(struct example *ex, struct bs_emitter *em)
-{
-	char fam[64], a[24], b[24];
-	struct bs_label l[3] = {{"instance", a}, {"device", b}, {"mode", "user"}};
-
-	for (uint64_t i = 0; i < ex->bench_series; i++) {
-		if (i % ex->bench_per_family == 0) {
-			snprintf(fam, sizeof(fam), "example_bench_%llu_bytes",
-				 (unsigned long long)(i / ex->bench_per_family));
-			bs_family(em, fam, BS_GAUGE, "bytes", "Benchmark series.");
-			if (em->ops->expired(em))
-				return;
-		}
-		snprintf(a, sizeof(a), "host-%llu", (unsigned long long)(i % 97));
-		snprintf(b, sizeof(b), "dev%llu", (unsigned long long)i);
-		if (i & 1)
-			bs_sample_u64(em, l, 3, i * 4096);
-		else
-			bs_sample_f64(em, l, 3, (double)i / 8.0);
-	}
-}
-
 static int example_collect(void *state, struct bs_emitter *em)
 {
-	struct example *ex = state;
-
-	if (ex->sleep_s > 0) {
-		struct timespec ts = {(time_t)ex->sleep_s,
-				      (long)((ex->sleep_s - floor(ex->sleep_s)) * 1e9)};
-		nanosleep(&ts, NULL);
-	}
-	if (ex->fail)
-		return -EIO;
-	emit_types(ex, em);
-	if (ex->hostile)
-		emit_hostile(em);
-	emit_bench(ex, em);
+	emit_types(state, em);
 	return 0;
 }
 
@@ -157,7 +105,7 @@ static void example_shutdown(void *state)
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_example = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "example",
-    .description = "one family of every metric type, for tests and as a model",
+    .description = "one family of every metric type, the model to copy",
     .init = example_init,
     .collect = example_collect,
     .shutdown = example_shutdown,

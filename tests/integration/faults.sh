@@ -48,7 +48,7 @@ rss_check "stuck collector: memory bounded ($r0 -> $(rss_kb "$EXP") KiB)" test "
 kill "$EXP"
 
 # ---- SIGHUP in the middle of a scrape of a million series ----
-printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 60s\ncollectors:\n  example:\n    bench_series: 1000000\n' \
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 60s\ncollectors:\n  synthetic:\n    bench_series: 1000000\n' \
 	"$PLUGINS" >"$WORK/big.yml"
 P=$(free_port)
 start_exporter "$WORK/big.yml" "$P"
@@ -58,13 +58,13 @@ CURL=$!
 sleep 0.15
 kill -HUP "$EXP"
 wait "$CURL"
-lines=$(grep -c '^example_bench' "$WORK/big1.txt")
+lines=$(grep -c '^synthetic_bench' "$WORK/big1.txt")
 check "SIGHUP mid-scrape: that scrape completes whole ($(cat "$WORK/big1.code"), $lines series)" \
 	test "$(cat "$WORK/big1.code")" = 200 -a "$lines" -ge 1000000
 grep -q 'configuration reloaded' "$WORK/exporter.log"
 check "SIGHUP mid-scrape: the reload happened" test $? = 0
 code=$(curl -s -o "$WORK/big2.txt" -w '%{http_code}' "http://127.0.0.1:$P/metrics")
-check "SIGHUP mid-scrape: the next scrape is whole too" test "$code" = 200 -a "$(grep -c '^example_bench' "$WORK/big2.txt")" = "$lines"
+check "SIGHUP mid-scrape: the next scrape is whole too" test "$code" = 200 -a "$(grep -c '^synthetic_bench' "$WORK/big2.txt")" = "$lines"
 kill "$EXP"
 
 # ---- KVM: a VMM killed while it is scraped; wrk while VMs come and go ----

@@ -9,8 +9,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
 # About 2.4 MB of text per scrape, as in the attack that found the fault.
-printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 5s\ncollectors:\n  example:\n    bench_series: 50000\n' \
-	"$B/plugins" >"$WORK/http.yml"
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 5s\ncollectors:\n  synthetic:\n    bench_series: 50000\n' \
+	"$B/testplugins" >"$WORK/http.yml"
 PORT=$(free_port)
 start_exporter "$WORK/http.yml" "$PORT" --web.read-header-timeout=2 --web.write-timeout=3
 EXP=$LAST_PID
@@ -75,8 +75,8 @@ rss_check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB
 	test "$(rss_kb)" -lt $((rss0 + 16384))
 
 # 4. A NUL in a collector name is not the name before it.
-check "collect[]=example%00x is 400, not example" \
-	test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?collect%5B%5D=example%00x")" = 400
+check "collect[]=synthetic%00x is 400, not synthetic" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?collect%5B%5D=synthetic%00x")" = 400
 check "the exporter is still up with bounded threads ($(ls /proc/$EXP/task | wc -l))" \
 	test "$(ls "/proc/$EXP/task" | wc -l)" -lt 40
 

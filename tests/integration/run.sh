@@ -20,7 +20,8 @@ global:
   scrape_timeout: 5s
   scrape_timeout_offset: 200ms
 collectors:
-  example:
+  example: {}
+  synthetic:
     bench_series: 2000
 $2
 EOF
@@ -135,7 +136,8 @@ took=$($PY -c "print(round($(date +%s.%N) - $t0, 2))")
 check "deadline: response in about the scrape timeout (${took}s)" $PY -c "assert $took < 1.5"
 check "deadline: slow reported failed" grep -qx 'binstat_scrape_collector_success{collector="slow"} 0' "$WORK/deadline.txt"
 check "deadline: example still delivered" grep -qx 'binstat_scrape_collector_success{collector="example"} 1' "$WORK/deadline.txt"
-check "deadline: example's series present" grep -q '^example_bench_1_bytes' "$WORK/deadline.txt"
+check "deadline: synthetic still delivered" grep -qx 'binstat_scrape_collector_success{collector="synthetic"} 1' "$WORK/deadline.txt"
+check "deadline: synthetic's series present" grep -q '^synthetic_bench_1_bytes' "$WORK/deadline.txt"
 
 # --web.max-requests: the second scrape at once gets 503.
 P3=$(free_port)
@@ -186,8 +188,8 @@ check "bad reload: the log says why, with line and column" grep -Eq 'reload fail
 write_config "$WORK/reload.yml" "    hostile: true"
 kill -HUP "$RPID"; sleep 0.5
 check "good reload: last_reload_successful is 1" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 1
-check "good reload: new options in effect" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q '^example_hostile'"
-check "drops are counted by collector and reason" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q 'binstat_collector_dropped_total{collector=\"example\",reason=\"duplicate_series\"}'"
+check "good reload: new options in effect" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q '^synthetic_hostile'"
+check "drops are counted by collector and reason" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q 'binstat_collector_dropped_total{collector=\"synthetic\",reason=\"duplicate_series\"}'"
 
 # Start-up errors are clear and non-zero.
 "$EXPORTER" --config.file="$CFG" --web.listen-address="127.0.0.1:$PORT" >"$WORK/busy.log" 2>&1

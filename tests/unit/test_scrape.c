@@ -30,9 +30,16 @@ static struct collset *build_in(const char *plugin_dir, const char *yaml)
 	return set;
 }
 
+/* With the shipped plugins (example, the model collector). */
 static struct collset *build(const char *yaml)
 {
 	return build_in(getenv("BS_PLUGINS"), yaml);
+}
+
+/* With the test plugins (synthetic: series, delays and faults on demand). */
+static struct collset *build_test(const char *yaml)
+{
+	return build_in(getenv("BS_TEST_PLUGINS"), yaml);
 }
 
 /* Runs a scrape and returns its body as a string (gunzipped if needed). */
@@ -107,12 +114,12 @@ static void test_all_collectors(void **state)
 static void test_gzip_matches_plain(void **state)
 {
 	(void)state;
-	struct collset *set = build("collectors:\n  example:\n    bench_series: 20000\n");
+	struct collset *set = build_test("collectors:\n  synthetic:\n    bench_series: 20000\n");
 	char *plain = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
 	char *unz = run(set, NULL, 0, EXPO_TEXT, true, 5, NULL);
 	/* Counters move between scrapes: compare the stable bench series. */
-	const char *a = strstr(plain, "# HELP example_bench_0_bytes");
-	const char *b = strstr(unz, "# HELP example_bench_0_bytes");
+	const char *a = strstr(plain, "# HELP synthetic_bench_0_bytes");
+	const char *b = strstr(unz, "# HELP synthetic_bench_0_bytes");
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_memory_equal(a, b, strstr(a, "# HELP binstat_scrape") - a);
@@ -126,18 +133,18 @@ static void test_gzip_matches_plain(void **state)
 static void test_spilled_output_reads_back(void **state)
 {
 	(void)state;
-	struct collset *set = build("collectors:\n  example:\n    bench_series: 300000\n");
+	struct collset *set = build_test("collectors:\n  synthetic:\n    bench_series: 300000\n");
 	char *text = run(set, NULL, 0, EXPO_OPENMETRICS, false, 30, NULL);
 	char *unz = run(set, NULL, 0, EXPO_OPENMETRICS, true, 30, NULL);
-	const char *a = strstr(text, "# HELP example_bench_0_bytes");
-	const char *b = strstr(unz, "# HELP example_bench_0_bytes");
+	const char *a = strstr(text, "# HELP synthetic_bench_0_bytes");
+	const char *b = strstr(unz, "# HELP synthetic_bench_0_bytes");
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_true(strlen(text) > (20u << 20));
 	const char *a_end = strstr(a, "# HELP binstat_scrape");
 	assert_non_null(a_end);
 	assert_memory_equal(a, b, (size_t)(a_end - a));
-	assert_non_null(strstr(text, "example_bench_299_bytes{instance=\"host-"));
+	assert_non_null(strstr(text, "synthetic_bench_299_bytes{instance=\"host-"));
 	assert_string_equal(text + strlen(text) - 6, "# EOF\n");
 	free(text);
 	free(unz);
@@ -149,18 +156,18 @@ static void test_deadline(void **state)
 {
 	(void)state;
 	double took;
-	struct collset *set = build("collectors:\n  example:\n    sleep_seconds: 2\n");
+	struct collset *set = build_test("collectors:\n  synthetic:\n    sleep_seconds: 2s\n");
 	char *body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
 	assert_true(took < 1.0);
 	assert_non_null(
-	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
-	assert_null(strstr(body, "example_events_total"));
+	    strstr(body, "binstat_scrape_collector_success{collector=\"synthetic\"} 0\n"));
+	assert_null(strstr(body, "synthetic_scrapes_total"));
 	free(body);
 	/* The next scrape waits on the still-running collect and also fails in time. */
 	body = run(set, NULL, 0, EXPO_TEXT, false, 0.3, &took);
 	assert_true(took < 1.0);
 	assert_non_null(
-	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 0\n"));
+	    strstr(body, "binstat_scrape_collector_success{collector=\"synthetic\"} 0\n"));
 	free(body);
 	collset_put(set); /* the straggling threads hold their own references */
 }
@@ -192,29 +199,35 @@ static void test_config_error_in_plugin_options(void **state)
 	(void)state;
 	char err[CONF_ERR_MAX];
 	struct collset *set = NULL;
-	struct config *cfg = config_load("t.yml", "collectors:\n  example:\n    sleep_secnds: 1\n",
-					 getenv("BS_PLUGINS"), err, sizeof(err));
+	struct config *cfg =
+	    config_load("t.yml", "collectors:\n  synthetic:\n    sleep_secnds: 1\n",
+			getenv("BS_TEST_PLUGINS"), err, sizeof(err));
 	assert_non_null(cfg);
 	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "t.yml:3:5: unknown key 'sleep_secnds'"));
-	cfg = config_load("t.yml", "collectors:\n  example:\n    bench_series: -4\n",
-			  getenv("BS_PLUGINS"), err, sizeof(err));
+	cfg = config_load("t.yml", "collectors:\n  synthetic:\n    bench_series: -4\n",
+			  getenv("BS_TEST_PLUGINS"), err, sizeof(err));
 	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "t.yml:3:19: 'bench_series' must be a whole number"));
+	cfg = config_load("t.yml", "collectors:\n  synthetic:\n    sleep_seconds: 3 fortnights\n",
+			  getenv("BS_TEST_PLUGINS"), err, sizeof(err));
+	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "t.yml:3:20: 'sleep_seconds' must be a duration like 10s"));
 }
 
 static void test_hostile_collector_counted(void **state)
 {
 	(void)state;
-	struct collset *set = build("collectors:\n  example:\n    hostile: true\n");
+	struct collset *set = build_test("collectors:\n  synthetic:\n    hostile: true\n");
 	char *body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
 	free(body);
 	body = run(set, NULL, 0, EXPO_OPENMETRICS, false, 5, NULL);
-	assert_non_null(strstr(body, "binstat_collector_dropped_total{collector=\"example\","
+	assert_non_null(strstr(body, "binstat_collector_dropped_total{collector=\"synthetic\","
 				     "reason=\"duplicate_series\"} 2\n"));
 	assert_non_null(strstr(body, "reason=\"invalid_utf8_repaired\"} 4\n"));
-	assert_non_null(strstr(body, "reason=\"example_reason\"} 6\n"));
-	assert_non_null(strstr(body, "example_hostile{value=\"ok\xef\xbf\xbd\xef\xbf\xbd\"} 1\n"));
+	assert_non_null(strstr(body, "reason=\"synthetic_reason\"} 6\n"));
+	assert_non_null(
+	    strstr(body, "synthetic_hostile{value=\"ok\xef\xbf\xbd\xef\xbf\xbd\"} 1\n"));
 	free(body);
 	collset_put(set);
 }

@@ -2,7 +2,7 @@
  * name templates, sanitizing free text, and collisions made unique. */
 #include "helpers.h"
 
-#include "conf.h"
+#include "conftree.h"
 #include "statmap.h"
 
 static const char *const keys[] = {"module", "title", "stat"};

@@ -1,8 +1,9 @@
-/* The YAML configuration as a tree of nodes that know their file position.
+/* A YAML file as a tree of nodes that know their file position (what the
+ * file means is config.c's business).
  * libyaml's document loader does the parsing; the tree is ours so that
  * collectors never see libyaml and every error can name file, line and column.
  * Aliases are expanded with a node cap, so an alias bomb is an error, not OOM. */
-#include "conf.h"
+#include "conftree.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,8 @@
-/* The YAML configuration as a tree of nodes that know their file position,
- * with the typed getters collectors see through struct bs_conf. */
-#ifndef BS_CONF_H
-#define BS_CONF_H
+/* Any YAML file as a tree of nodes that know their file position, with the
+ * typed getters collectors see through struct bs_conf. It knows no key of
+ * the exporter's: config.c reads those from this tree. */
+#ifndef BS_CONFTREE_H
+#define BS_CONFTREE_H
 
 #include <stdbool.h>
 #include <stddef.h>

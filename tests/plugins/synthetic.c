@@ -1,0 +1,112 @@
+/* A collector for the tests and benchmarks: as many series as asked
+ * (bench_series), a delay (sleep_seconds), a failure (fail) and invalid
+ * items the emitter must repair or count (hostile). The model to copy is
+ * collectors/example; this carries the knobs it should not. */
+#include <binstat/collector.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct synthetic {
+	uint64_t scrapes;
+	uint64_t bench_series;
+	uint64_t bench_per_family;
+	double sleep_s;
+	bool fail;
+	bool hostile;
+};
+
+static int synthetic_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
+{
+	const struct bs_conf_ops *c = conf->ops;
+	struct synthetic *s = calloc(1, sizeof(*s));
+
+	(void)host;
+	if (!s)
+		return -ENOMEM;
+	s->bench_per_family = 1000;
+	if (c->get_u64(conf, "bench_series", 0, 100000000, &s->bench_series) == -EINVAL ||
+	    c->get_u64(conf, "bench_series_per_family", 1, 100000000, &s->bench_per_family) ==
+		-EINVAL ||
+	    c->get_duration(conf, "sleep_seconds", 0, 3600, &s->sleep_s) == -EINVAL ||
+	    c->get_bool(conf, "fail", &s->fail) == -EINVAL ||
+	    c->get_bool(conf, "hostile", &s->hostile) == -EINVAL) {
+		free(s);
+		return -EINVAL;
+	}
+	*state = s;
+	return 0;
+}
+
+/* Things a careless collector might write: each is refused and counted. */
+static void emit_hostile(struct bs_emitter *em)
+{
+	struct bs_label bad_utf8 = {"value", "ok\xff\xfe"};
+	struct bs_label dup = {"n", "1"};
+
+	bs_family(em, "synthetic_hostile", BS_GAUGE, NULL, "Invalid input, repaired or dropped.");
+	bs_sample_u64(em, &bad_utf8, 1, 1);
+	bs_sample_u64(em, &dup, 1, 1);
+	bs_sample_u64(em, &dup, 1, 2);				     /* duplicate series */
+	bs_family(em, "synthetic_hostile", BS_GAUGE, NULL, "twice"); /* duplicate family */
+	bs_family(em, "0bad name", BS_GAUGE, NULL, "invalid name");
+	bs_drop(em, "synthetic_reason", 3);
+}
+
+static void emit_bench(struct synthetic *s, struct bs_emitter *em)
+{
+	char fam[64], a[24], b[24];
+	struct bs_label l[3] = {{"instance", a}, {"device", b}, {"mode", "user"}};
+
+	for (uint64_t i = 0; i < s->bench_series; i++) {
+		if (i % s->bench_per_family == 0) {
+			snprintf(fam, sizeof(fam), "synthetic_bench_%llu_bytes",
+				 (unsigned long long)(i / s->bench_per_family));
+			bs_family(em, fam, BS_GAUGE, "bytes", "Benchmark series.");
+			if (em->ops->expired(em))
+				return;
+		}
+		snprintf(a, sizeof(a), "host-%llu", (unsigned long long)(i % 97));
+		snprintf(b, sizeof(b), "dev%llu", (unsigned long long)i);
+		if (i & 1)
+			bs_sample_u64(em, l, 3, i * 4096);
+		else
+			bs_sample_f64(em, l, 3, (double)i / 8.0);
+	}
+}
+
+static int synthetic_collect(void *state, struct bs_emitter *em)
+{
+	struct synthetic *s = state;
+
+	if (s->sleep_s > 0) {
+		struct timespec ts = {(time_t)s->sleep_s,
+				      (long)((s->sleep_s - floor(s->sleep_s)) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+	if (s->fail)
+		return -EIO;
+	bs_family(em, "synthetic_scrapes_total", BS_COUNTER, NULL, "Collects so far.");
+	bs_sample_u64(em, NULL, 0, ++s->scrapes);
+	if (s->hostile)
+		emit_hostile(em);
+	emit_bench(s, em);
+	return 0;
+}
+
+static void synthetic_shutdown(void *state)
+{
+	free(state);
+}
+
+BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_synthetic = {
+    .abi_version = BS_COLLECTOR_ABI_VERSION,
+    .name = "synthetic",
+    .description = "series, delays, failures and invalid items on demand, for tests",
+    .init = synthetic_init,
+    .collect = synthetic_collect,
+    .shutdown = synthetic_shutdown,
+};
