@@ -78,13 +78,15 @@ UNIT_SRCS  = $(filter-out $(if $(HAVE_XEN),,tests/unit/test_xen_%),$(wildcard te
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
 
-SHIM       = $(B)/lib/libbinstat_kvm_shim.so
+# What collectors build besides their plugin (<name>_EXTRA in module.mk),
+# installed beside the plugins' folder.
+EXTRAS     = $(foreach c,$(COLLECTORS),$($(c)_EXTRA))
 LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
 .PHONY: all check unit integration asan bench run install clean format format-check fuzz test checksrc
-all: $(B)/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
+all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
 # programs, benchmarks); XFLAGS adds a library's or a collector's own.
@@ -109,12 +111,6 @@ $(B)/tests/dci4/%.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 $(LIBDCI4): $(dci4_OBJS) $(call lib_a,unixsock collkit)
 	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libdci4.so.0 -o $@ $(dci4_OBJS) \
 		-Wl,--exclude-libs,ALL $(call lib_a,unixsock collkit) -lpthread
-
-# The KVM preload shim a VMM loads (LD_PRELOAD): see collectors/kvm/README.md.
-# Preloaded into VMMs that have no sanitizer runtime: never built with one.
-$(SHIM): collectors/kvm/shim/binstat_kvm_shim.c
-	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl -lpthread
 
 $(B)/libcore.a: $(CORE_OBJS)
 	@rm -f $@
@@ -273,9 +269,9 @@ test: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
-install: $(B)/install/binstat_exporter $(PLUGINS) $(SHIM) $(LIBDCI4) $(LIBPVSTATS)
+install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
-	install -m 0644 $(SHIM) $(DESTDIR)$(LIBDIR)/binstat_exporter/
+	$(if $(EXTRAS),install -m 0644 $(EXTRAS) $(DESTDIR)$(LIBDIR)/binstat_exporter/)
 	install -m 0755 $(LIBDCI4) $(DESTDIR)$(LIBDIR)/libdci4.so.0
 	install -d $(DESTDIR)$(PREFIX)/include/dci4
 	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/

@@ -1,6 +1,10 @@
 # The KVM collector (seed 000): the binary stats fds of VMs and vCPUs.
-# A collector's build settings, all here: the lib/ libraries it links
-# (their headers come with them), the pkg-config packages it needs (the
-# plugin is skipped, and `make` says so, when one is missing), and other
-# linker flags. Its sources are every collectors/<name>/*.c.
+# (The keys: collectors/example/module.mk.)
 kvm_LIBS := unixsock collkit
+
+# The preload shim a VMM loads (LD_PRELOAD, see README.md). Preloaded into
+# VMMs that have no sanitizer runtime: never built with one.
+kvm_EXTRA := $(B)/lib/libbinstat_kvm_shim.so
+$(B)/lib/libbinstat_kvm_shim.so: collectors/kvm/shim/binstat_kvm_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl -lpthread
