@@ -89,8 +89,10 @@ XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
-# programs, benchmarks); XFLAGS adds a library's or a collector's own.
-$(B)/%.o: %.c
+# programs, benchmarks); XFLAGS adds a library's or a collector's own. A
+# changed Makefile rebuilds everything (flags may have changed; a tree built
+# before -MMD gets its dependency files).
+$(B)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(XFLAGS) -c $< -o $@
 $(foreach c,$(COLLECTORS_ALL),$(call coll_objs,$(c))) $(foreach l,$(LIBRARIES),$($(l)_OBJS)): \
@@ -131,7 +133,7 @@ $(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(B)/testplugins/%.so: tests/plugins/%.c
+$(B)/testplugins/%.so: tests/plugins/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
 
