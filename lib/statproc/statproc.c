@@ -1,0 +1,371 @@
+/* Seed 001's data processing: a statistic's definition, its on/off and
+ * reset, and what each type does with a reported (X, Y). */
+#include "statproc.h"
+#include "statproc_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out)
+{
+	uint64_t step;
+
+	if (d->scale == STATPROC_LIN) {
+		step = (uint64_t)d->base_interval * i;
+	} else if (i == 0) {
+		step = 0;
+	} else {
+		if (i - 1 >= 63 ||
+		    ((uint64_t)d->base_interval << (i - 1)) >> (i - 1) != d->base_interval)
+			return false; /* past any int64 */
+		step = (uint64_t)d->base_interval << (i - 1);
+	}
+	if (step > (uint64_t)INT64_MAX - (uint64_t)(d->range_min < 0 ? 0 : d->range_min))
+		return false;
+	*out = (int64_t)((uint64_t)d->range_min + step);
+	return true;
+}
+
+/* Intervals: one per discriminator up to range_max, and one above it. */
+static uint32_t array_intervals(const struct statproc_def *d)
+{
+	uint32_t n = 0;
+	int64_t b;
+
+	while (n <= STATPROC_ARRAY_MAX && statproc_array_bound(d, n, &b) && b <= d->range_max)
+		n++;
+	return n + 1;
+}
+
+int statproc_check(const struct statproc_def *d, const char **why)
+{
+	*why = NULL;
+	if (d->range_min > d->range_max)
+		*why = "range_min is above range_max";
+	else if (d->type > STATPROC_HISTORY)
+		*why = "type must be value, range, array, list, raw or history";
+	else if (d->type == STATPROC_VALUE && d->mode == STATPROC_MODE_RANGE)
+		*why = "a value's mode is increments or products";
+	else if ((d->type == STATPROC_LIST &&
+		  (d->entries_max < 1 || d->entries_max > STATPROC_LIST_MAX)) ||
+		 ((d->type == STATPROC_RAW || d->type == STATPROC_HISTORY) &&
+		  (d->entries_max < 1 || d->entries_max > STATPROC_RING_MAX)))
+		*why = "entries_max is out of its bounds";
+	else if (d->type == STATPROC_ARRAY && d->base_interval == 0)
+		*why = "base_interval must be at least 1";
+	else if (d->type == STATPROC_ARRAY && array_intervals(d) < 2)
+		*why = "an array needs at least 2 intervals";
+	else if (d->type == STATPROC_ARRAY && array_intervals(d) > STATPROC_ARRAY_MAX)
+		*why = "an array may have at most 4096 intervals";
+	else if (d->type == STATPROC_HISTORY &&
+		 (d->period_us == 0 || d->period_us > STATPROC_PERIOD_MAX))
+		*why = "period must be 1 µs to a day";
+	return *why ? -EINVAL : 0;
+}
+
+size_t statproc_history_entry_size(const struct statproc_def *d)
+{
+	return d->mode == STATPROC_MODE_RANGE ? sizeof(struct statproc_range) : sizeof(int64_t);
+}
+
+static void range_clear(struct statproc_range *r, const struct statproc_def *d)
+{
+	/* min above and max below any X taken: the first X sets both */
+	*r = (struct statproc_range){0, 0, d->range_max, d->range_min};
+}
+
+static void free_data(struct statproc_stat *s)
+{
+	switch (s->def.type) {
+	case STATPROC_ARRAY:
+		free(s->data.array.hits);
+		break;
+	case STATPROC_LIST:
+		free(s->data.list.e);
+		break;
+	case STATPROC_RAW:
+		free(s->data.raw.e);
+		break;
+	case STATPROC_HISTORY:
+		free(s->data.history.e);
+		break;
+	default:
+		break;
+	}
+	memset(&s->data, 0, sizeof(s->data));
+}
+
+/* The data a definition needs, allocated before anything is replaced. */
+static int alloc_data(const struct statproc_def *d, void **mem, uint32_t *n)
+{
+	size_t size = 0;
+
+	*mem = NULL;
+	*n = 0;
+	switch (d->type) {
+	case STATPROC_ARRAY:
+		*n = array_intervals(d);
+		size = *n * sizeof(uint64_t);
+		break;
+	case STATPROC_LIST:
+		size = d->entries_max * sizeof(struct statproc_list_entry);
+		break;
+	case STATPROC_RAW:
+		size = d->entries_max * sizeof(struct statproc_raw_entry);
+		break;
+	case STATPROC_HISTORY:
+		size = d->entries_max * statproc_history_entry_size(d);
+		break;
+	default:
+		return 0;
+	}
+	return (*mem = calloc(1, size)) ? 0 : -ENOMEM;
+}
+
+static void attach_data(struct statproc_stat *s, void *mem, uint32_t n)
+{
+	switch (s->def.type) {
+	case STATPROC_ARRAY:
+		s->data.array.hits = mem;
+		s->data.array.n = n;
+		break;
+	case STATPROC_LIST:
+		s->data.list.e = mem;
+		break;
+	case STATPROC_RAW:
+		s->data.raw.e = mem;
+		break;
+	case STATPROC_HISTORY:
+		s->data.history.e = mem;
+		break;
+	default:
+		break;
+	}
+}
+
+void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
+{
+	switch (s->def.type) {
+	case STATPROC_VALUE:
+		s->data.total = 0;
+		break;
+	case STATPROC_RANGE:
+		range_clear(&s->data.range, &s->def);
+		break;
+	case STATPROC_ARRAY:
+		memset(s->data.array.hits, 0, s->data.array.n * sizeof(uint64_t));
+		break;
+	case STATPROC_LIST:
+		s->data.list.n = 0;
+		s->data.list.hits_missed = 0;
+		break;
+	case STATPROC_RAW:
+		s->data.raw.n = s->data.raw.head = 0;
+		s->data.raw.next_serial = 0;
+		break;
+	case STATPROC_HISTORY:
+		s->data.history.n = s->data.history.head = 0;
+		s->data.history.end_ns = now_ns;
+		break;
+	}
+	s->hits_out_of_range = 0;
+	s->reset_ns = now_ns;
+}
+
+int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uint64_t now_ns)
+{
+	const char *why;
+	void *mem;
+	uint32_t n;
+	int rc;
+
+	if ((rc = statproc_check(def, &why)) < 0 || (rc = alloc_data(def, &mem, &n)) < 0)
+		return rc;
+	free_data(s);
+	s->def = *def;
+	attach_data(s, mem, n);
+	statproc_reset(s, now_ns);
+	return 0;
+}
+
+int statproc_init(struct statproc_stat *s, const char *name, const char *units,
+		  const struct statproc_def *def, uint64_t now_ns)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->units, sizeof(s->units), "%s", units);
+	s->def.type = STATPROC_VALUE; /* nothing to free yet */
+	s->started_ns = s->stopped_ns = now_ns;
+	return statproc_define(s, def, now_ns);
+}
+
+void statproc_free(struct statproc_stat *s)
+{
+	free_data(s);
+}
+
+void statproc_start(struct statproc_stat *s, uint64_t now_ns)
+{
+	s->on = true;
+	s->started_ns = now_ns;
+}
+
+void statproc_stop(struct statproc_stat *s, uint64_t now_ns)
+{
+	s->on = false;
+	s->stopped_ns = now_ns;
+}
+
+/* Totals wrap as the kernel's s64 did, without C's undefined overflow. */
+static int64_t wrap_add(int64_t a, uint64_t b)
+{
+	return (int64_t)((uint64_t)a + b);
+}
+
+static void range_add(struct statproc_range *r, int64_t x, uint64_t y)
+{
+	r->num += y;
+	r->acc = wrap_add(r->acc, (uint64_t)x * y);
+	if (x < r->min)
+		r->min = x;
+	if (x > r->max)
+		r->max = x;
+}
+
+static int64_t value_add(int64_t total, enum statproc_mode mode, int64_t x, uint64_t y)
+{
+	if (mode == STATPROC_PRODUCTS) /* the seed's total of X*Y, of |X| */
+		return wrap_add(total, (x < 0 ? -(uint64_t)x : (uint64_t)x) * y);
+	return wrap_add(total, y);
+}
+
+/* Interval i holds (bound i-1, bound i]; the first everything up to bound
+ * 0, the last everything above the last bound. */
+static uint32_t array_index(const struct statproc_stat *s, int64_t x)
+{
+	const struct statproc_def *d = &s->def;
+	uint32_t last = s->data.array.n - 1;
+	int64_t b;
+
+	if (x <= d->range_min)
+		return 0;
+	if (d->scale == STATPROC_LIN) {
+		uint64_t diff = (uint64_t)x - (uint64_t)d->range_min;
+		uint64_t k = diff / d->base_interval + (diff % d->base_interval != 0);
+		return k < last ? (uint32_t)k : last;
+	}
+	for (uint32_t i = 1; i < last; i++)
+		if (statproc_array_bound(d, i, &b) && x <= b)
+			return i;
+	return last;
+}
+
+/* Each X's entry, most hits first; ties keep the order of arrival. */
+static void list_add(struct statproc_stat *s, int64_t x, uint64_t y)
+{
+	struct statproc_list_entry *e = s->data.list.e;
+	uint32_t i = 0, n = s->data.list.n;
+
+	while (i < n && e[i].x != x)
+		i++;
+	if (i == n) {
+		if (n == s->def.entries_max) {
+			s->data.list.hits_missed++;
+			return;
+		}
+		e[n] = (struct statproc_list_entry){x, 0};
+		s->data.list.n++;
+	}
+	e[i].hits += y;
+	for (struct statproc_list_entry t; i > 0 && e[i - 1].hits < e[i].hits; i--) {
+		t = e[i - 1];
+		e[i - 1] = e[i];
+		e[i] = t;
+	}
+}
+
+static void raw_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
+{
+	struct statproc_raw_entry *e = &s->data.raw.e[s->data.raw.head];
+
+	*e = (struct statproc_raw_entry){now_ns, s->data.raw.next_serial++, x, y};
+	s->data.raw.head = (s->data.raw.head + 1) % s->def.entries_max;
+	if (s->data.raw.n < s->def.entries_max)
+		s->data.raw.n++;
+}
+
+void *statproc_history_slot(const struct statproc_stat *s, uint32_t i)
+{
+	return (char *)s->data.history.e + (size_t)i * statproc_history_entry_size(&s->def);
+}
+
+static void history_push(struct statproc_stat *s)
+{
+	uint32_t max = s->def.entries_max;
+
+	s->data.history.head = s->data.history.n ? (s->data.history.head + 1) % max : 0;
+	if (s->data.history.n < max)
+		s->data.history.n++;
+	if (s->def.mode == STATPROC_MODE_RANGE)
+		range_clear(statproc_history_slot(s, s->data.history.head), &s->def);
+	else
+		*(int64_t *)statproc_history_slot(s, s->data.history.head) = 0;
+}
+
+void statproc_history_advance(struct statproc_stat *s, uint64_t now_ns)
+{
+	uint64_t period = s->def.period_us * 1000, end = s->data.history.end_ns;
+	uint64_t k;
+
+	if (s->data.history.n && now_ns <= end)
+		return;
+	k = now_ns <= end ? 1 : (now_ns - end + period - 1) / period;
+	if (s->data.history.n == 0 && k == 0)
+		k = 1;
+	for (uint64_t i = k > s->def.entries_max ? k - s->def.entries_max : 0; i < k; i++)
+		history_push(s);
+	s->data.history.end_ns = end + k * period;
+}
+
+void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
+{
+	const struct statproc_def *d = &s->def;
+	bool in_range = x >= d->range_min && x <= d->range_max;
+
+	if (!s->on)
+		return;
+	if (!in_range)
+		s->hits_out_of_range++;
+	if (d->type == STATPROC_ARRAY) {
+		s->data.array.hits[array_index(s, x)] += y;
+		return;
+	}
+	if (!in_range)
+		return;
+	switch (d->type) {
+	case STATPROC_VALUE:
+		s->data.total = value_add(s->data.total, d->mode, x, y);
+		break;
+	case STATPROC_RANGE:
+		range_add(&s->data.range, x, y);
+		break;
+	case STATPROC_LIST:
+		list_add(s, x, y);
+		break;
+	case STATPROC_RAW:
+		raw_add(s, x, y, now_ns);
+		break;
+	case STATPROC_HISTORY:
+		statproc_history_advance(s, now_ns);
+		void *e = statproc_history_slot(s, s->data.history.head);
+		if (d->mode == STATPROC_MODE_RANGE)
+			range_add(e, x, y);
+		else
+			*(int64_t *)e = value_add(*(int64_t *)e, d->mode, x, y);
+		break;
+	case STATPROC_ARRAY:
+		break;
+	}
+}

@@ -1,0 +1,137 @@
+/* Seed 001's statistics: (X, Y) pairs processed as value, range, list,
+ * array, history or raw per a definition a user may change at run time,
+ * with the seed's definition-line and data-file formats. Pure: the caller
+ * passes the time, serialises calls per interface, and owns the text. */
+#ifndef STATPROC_H
+#define STATPROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STATPROC_NAME_MAX 128
+#define STATPROC_LIST_MAX 4096		   /* entries_max of a list */
+#define STATPROC_RING_MAX 65536		   /* entries_max of a history or raw ring */
+#define STATPROC_ARRAY_MAX 4096		   /* intervals of an array */
+#define STATPROC_PERIOD_MAX 86400000000ull /* µs: a day */
+
+enum statproc_type {
+	STATPROC_VALUE,
+	STATPROC_RANGE,
+	STATPROC_ARRAY,
+	STATPROC_LIST,
+	STATPROC_RAW,
+	STATPROC_HISTORY,
+};
+
+enum statproc_mode { STATPROC_INCREMENTS, STATPROC_PRODUCTS, STATPROC_MODE_RANGE };
+enum statproc_scale { STATPROC_LIN, STATPROC_LOG2 };
+
+/* The changeable part of a statistic. Which fields count depends on type:
+ * mode (value: increments or products; history: those or range),
+ * entries_max (list, raw, history), base_interval and scale (array),
+ * period_us (history). */
+struct statproc_def {
+	enum statproc_type type;
+	int64_t range_min, range_max;
+	enum statproc_mode mode;
+	uint32_t entries_max;
+	uint32_t base_interval;
+	enum statproc_scale scale;
+	uint64_t period_us;
+};
+
+struct statproc_range {
+	uint64_t num; /* total of Y */
+	int64_t acc;  /* total of X * Y */
+	int64_t min, max;
+};
+
+struct statproc_list_entry {
+	int64_t x;
+	uint64_t hits;
+};
+
+struct statproc_raw_entry {
+	uint64_t ns, serial;
+	int64_t x;
+	uint64_t y;
+};
+
+/* One statistic: its name and units (read-only), definition, state and data. */
+struct statproc_stat {
+	char name[STATPROC_NAME_MAX + 1];
+	char units[STATPROC_NAME_MAX + 1];
+	struct statproc_def def;
+	bool on;
+	uint64_t started_ns, stopped_ns, reset_ns;
+	uint64_t hits_out_of_range;
+	union {
+		int64_t total;		     /* value */
+		struct statproc_range range; /* range */
+		struct {
+			uint64_t *hits; /* one per interval */
+			uint32_t n;
+		} array;
+		struct {
+			struct statproc_list_entry *e; /* most hits first */
+			uint32_t n;
+			uint64_t hits_missed;
+		} list;
+		struct {
+			struct statproc_raw_entry *e; /* ring of entries_max */
+			uint32_t n, head;	      /* head: the next slot written */
+			uint64_t next_serial;
+		} raw;
+		struct {
+			void *e;	  /* ring of int64_t or statproc_range */
+			uint32_t n, head; /* head: the newest entry */
+			uint64_t end_ns;  /* end of the newest entry's period */
+		} history;
+	} data;
+};
+
+/* A fresh statistic, off (started = stopped = now), defined by def.
+ * -EINVAL for a definition statproc_check refuses, -ENOMEM. */
+int statproc_init(struct statproc_stat *s, const char *name, const char *units,
+		  const struct statproc_def *def, uint64_t now_ns);
+void statproc_free(struct statproc_stat *s);
+/* 0, or -EINVAL with *why saying what is wrong with the definition. */
+int statproc_check(const struct statproc_def *def, const char **why);
+/* Replaces the definition and discards the data; the old stays on failure. */
+int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uint64_t now_ns);
+
+void statproc_start(struct statproc_stat *s, uint64_t now_ns);
+void statproc_stop(struct statproc_stat *s, uint64_t now_ns);
+void statproc_reset(struct statproc_stat *s, uint64_t now_ns);
+
+/* Reports (X, Y). Ignored while off; an X outside [range_min, range_max]
+ * counts in hits_out_of_range (an array also keeps it in its first or last
+ * interval). */
+void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
+
+/* Text the formatters append to; `failed` once an append found no memory
+ * or passed `max` bytes (the text is then incomplete). */
+struct statproc_text {
+	char *p;
+	size_t len, cap, max;
+	bool failed;
+};
+
+void statproc_text_free(struct statproc_text *t);
+/* The statistic's definition line, in seed 001's syntax, with its newline. */
+void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t);
+/* Its lines of the data file. A history that is on is first brought up to
+ * now (periods without data are entries of zero). */
+void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t);
+
+/* Applies one line written to an interface's definition file to its n
+ * statistics, with the seed's rules: read-only attributes and junk are
+ * ignored; with name= it changes that statistic (a type change needs all
+ * its type-specific attributes, and any redefinition discards the data);
+ * without name= only on=, off and data=reset apply, to every statistic at
+ * once. 0; -ENOENT for an unknown name; -EINVAL with *why. */
+int statproc_write(struct statproc_stat *s, size_t n, const char *line, uint64_t now_ns,
+		   const char **why);
+
+#endif

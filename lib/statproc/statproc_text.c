@@ -1,0 +1,178 @@
+/* Seed 001's two files as text: a statistic's definition line and its
+ * lines of the data file, byte for byte in the seed's formats. Times are
+ * printk-style, [seconds.microseconds] of the caller's clock. */
+#include "statproc.h"
+#include "statproc_priv.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TEXT_CHUNK 4096
+
+void statproc_text_free(struct statproc_text *t)
+{
+	free(t->p);
+	t->p = NULL;
+	t->len = t->cap = 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void put(struct statproc_text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (int tries = 0; tries < 2 && !t->failed; tries++) {
+		size_t room = t->cap - t->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(t->p ? t->p + t->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = true;
+		} else if ((size_t)n < room) {
+			t->len += (size_t)n;
+			return;
+		} else {
+			size_t cap = t->cap + (size_t)n + 1 + TEXT_CHUNK;
+			char *p = t->max && cap > t->max + 1 ? NULL : realloc(t->p, cap);
+			if (!p)
+				t->failed = true;
+			else
+				t->p = p, t->cap = cap;
+		}
+	}
+}
+
+static void put_time(struct statproc_text *t, uint64_t ns)
+{
+	put(t, "[%" PRIu64 ".%06" PRIu64 "]", ns / 1000000000u, ns / 1000u % 1000000u);
+}
+
+static const char *const type_names[] = {"value", "range", "array", "list", "raw", "history"};
+static const char *const mode_names[] = {"increments", "products", "range"};
+
+void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
+{
+	const struct statproc_def *d = &s->def;
+
+	put(t, "name=%s on=%d type=%s range_min=%" PRId64 " range_max=%" PRId64, s->name, s->on,
+	    type_names[d->type], d->range_min, d->range_max);
+	switch (d->type) {
+	case STATPROC_VALUE:
+		put(t, " mode=%s", mode_names[d->mode]);
+		break;
+	case STATPROC_ARRAY:
+		put(t, " base_interval=%" PRIu32 " scale=%s", d->base_interval,
+		    d->scale == STATPROC_LIN ? "lin" : "log2");
+		break;
+	case STATPROC_LIST:
+		put(t, " entries_max=%" PRIu32 " hits_missed=%" PRIu64, d->entries_max,
+		    s->data.list.hits_missed);
+		break;
+	case STATPROC_RAW:
+		put(t, " entries_max=%" PRIu32, d->entries_max);
+		break;
+	case STATPROC_HISTORY:
+		put(t, " entries_max=%" PRIu32 " mode=%s period=%" PRIu64, d->entries_max,
+		    mode_names[d->mode], d->period_us);
+		break;
+	case STATPROC_RANGE:
+		break;
+	}
+	put(t, " hits_out_of_range=%" PRIu64 " data=", s->hits_out_of_range);
+	put_time(t, s->reset_ns);
+	put(t, " started=");
+	put_time(t, s->started_ns);
+	put(t, " stopped=");
+	put_time(t, s->stopped_ns);
+	put(t, " units=%s\n", s->units);
+}
+
+/* <total> <min> <avg> <max>, the average to three decimals, rounded half
+ * away from zero; all zero while nothing was taken. */
+static void put_range(struct statproc_text *t, const struct statproc_range *r)
+{
+	if (r->num == 0) {
+		put(t, " 0 0 0.000 0\n");
+		return;
+	}
+	__int128 thousandths = (__int128)r->acc * 1000;
+	__int128 q = thousandths / (__int128)r->num, rem = thousandths % (__int128)r->num;
+	if ((rem < 0 ? -rem : rem) * 2 >= (__int128)r->num)
+		q += thousandths < 0 ? -1 : 1;
+	unsigned __int128 mag = (unsigned __int128)(q < 0 ? -q : q);
+	put(t, " %" PRIu64 " %" PRId64 " %s%" PRIu64 ".%03u %" PRId64 "\n", r->num, r->min,
+	    q < 0 ? "-" : "", (uint64_t)(mag / 1000), (unsigned)(mag % 1000), r->max);
+}
+
+static void format_array(const struct statproc_stat *s, struct statproc_text *t)
+{
+	int64_t b = s->def.range_min;
+	uint32_t last = s->data.array.n - 1;
+
+	for (uint32_t i = 0; i < last; i++) {
+		statproc_array_bound(&s->def, i, &b);
+		put(t, "%s <=%" PRId64 " %" PRIu64 "\n", s->name, b, s->data.array.hits[i]);
+	}
+	put(t, "%s >%" PRId64 " %" PRIu64 "\n", s->name, b, s->data.array.hits[last]);
+}
+
+static void format_raw(const struct statproc_stat *s, struct statproc_text *t)
+{
+	uint32_t n = s->data.raw.n, max = s->def.entries_max;
+	uint32_t first = (s->data.raw.head + max - n) % max;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct statproc_raw_entry *e = &s->data.raw.e[(first + i) % max];
+		put(t, "%s ", s->name);
+		put_time(t, e->ns);
+		put(t, " %" PRIu64 " %" PRId64 " %" PRIu64 "\n", e->serial, e->x, e->y);
+	}
+}
+
+/* Oldest first, each entry stamped with the end of its period. */
+static void format_history(const struct statproc_stat *s, struct statproc_text *t)
+{
+	uint32_t n = s->data.history.n, max = s->def.entries_max;
+	uint32_t first = (s->data.history.head + 1 + max - n) % max;
+	uint64_t period = s->def.period_us * 1000;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const void *e = statproc_history_slot(s, (first + i) % max);
+		put(t, "%s ", s->name);
+		put_time(t, s->data.history.end_ns - period * (n - 1 - i));
+		if (s->def.mode == STATPROC_MODE_RANGE)
+			put_range(t, e);
+		else
+			put(t, " %" PRId64 "\n", *(const int64_t *)e);
+	}
+}
+
+void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t)
+{
+	switch (s->def.type) {
+	case STATPROC_VALUE:
+		put(t, "%s %" PRId64 "\n", s->name, s->data.total);
+		break;
+	case STATPROC_RANGE:
+		put(t, "%s", s->name);
+		put_range(t, &s->data.range);
+		break;
+	case STATPROC_ARRAY:
+		format_array(s, t);
+		break;
+	case STATPROC_LIST:
+		for (uint32_t i = 0; i < s->data.list.n; i++)
+			put(t, "%s 0x%" PRIx64 " %" PRIu64 "\n", s->name,
+			    (uint64_t)s->data.list.e[i].x, s->data.list.e[i].hits);
+		break;
+	case STATPROC_RAW:
+		format_raw(s, t);
+		break;
+	case STATPROC_HISTORY:
+		if (s->on) /* stopped, it stays as it was when stopped */
+			statproc_history_advance(s, now_ns);
+		format_history(s, t);
+		break;
+	}
+}

@@ -1,0 +1,341 @@
+/* lib/statproc against hand-computed results on fixed (X, Y) streams:
+ * every type of seed 001, its definition line and data lines byte for
+ * byte, bucket edges, out-of-range, entries_max overflow, resets, and the
+ * definition file's rules for writes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+
+#include "statproc.h"
+
+#define S(sec) ((uint64_t)((sec)*1e9 + 0.5)) /* seconds to the ns the library takes */
+
+static char *def_line(const struct statproc_stat *s)
+{
+	static char out[1024];
+	struct statproc_text t = {0};
+	statproc_format_def(s, &t);
+	assert_false(t.failed);
+	snprintf(out, sizeof(out), "%.*s", (int)t.len, t.p);
+	statproc_text_free(&t);
+	return out;
+}
+
+static char *data_lines(struct statproc_stat *s, uint64_t now)
+{
+	static char out[8192];
+	struct statproc_text t = {0};
+	statproc_format_data(s, now, &t);
+	assert_false(t.failed);
+	snprintf(out, sizeof(out), "%.*s", t.p ? (int)t.len : 0, t.p ? t.p : "");
+	statproc_text_free(&t);
+	return out;
+}
+
+static void test_value(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {.type = STATPROC_VALUE, .range_min = 0, .range_max = 100};
+	const char *why;
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "v", "bytes/requests", &d, S(1.5)), 0);
+	statproc_add(&s, 10, 1, S(1.6)); /* off: ignored */
+	statproc_start(&s, S(2));
+	statproc_add(&s, 10, 1, S(2.1));
+	statproc_add(&s, 20, 2, S(2.2));
+	statproc_add(&s, 200, 1, S(2.3)); /* above range_max */
+	statproc_add(&s, -5, 1, S(2.4));  /* below range_min */
+	assert_string_equal(data_lines(&s, S(3)), "v 3\n");
+	assert_string_equal(def_line(&s),
+			    "name=v on=1 type=value range_min=0 range_max=100 mode=increments "
+			    "hits_out_of_range=2 data=[1.500000] started=[2.000000] "
+			    "stopped=[1.500000] units=bytes/requests\n");
+
+	/* mode=products: the total of |X| * Y; the redefinition discards the
+	 * data and keeps the statistic on */
+	assert_int_equal(statproc_write(&s, 1, "name=v mode=products range_min=-50", S(4), &why),
+			 0);
+	statproc_add(&s, 10, 1, S(4.1));
+	statproc_add(&s, -20, 2, S(4.2));
+	assert_string_equal(data_lines(&s, S(5)), "v 50\n");
+	assert_non_null(strstr(def_line(&s), "on=1 type=value range_min=-50 range_max=100 "
+					     "mode=products hits_out_of_range=0 data=[4.000000] "
+					     "started=[4.000000] stopped=[4.000000]"));
+	statproc_free(&s);
+}
+
+static void test_range(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {.type = STATPROC_RANGE, .range_min = -10, .range_max = 10};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "r", "slots/incidents", &d, 0), 0);
+	statproc_start(&s, 0);
+	assert_string_equal(data_lines(&s, 1), "r 0 0 0.000 0\n");
+	statproc_add(&s, 1, 1, 1);
+	statproc_add(&s, 5, 2, 1);
+	statproc_add(&s, 2, 1, 1);
+	statproc_add(&s, 11, 1, 1); /* out of range: not in the range's figures */
+	assert_string_equal(data_lines(&s, 2), "r 4 1 3.250 5\n");
+	statproc_reset(&s, 3);
+	statproc_add(&s, 0, 1, 3);
+	statproc_add(&s, 1, 2, 3); /* 2/3: 0.667 */
+	assert_string_equal(data_lines(&s, 4), "r 3 0 0.667 1\n");
+	statproc_reset(&s, 5);
+	statproc_add(&s, -1, 1, 5);
+	statproc_add(&s, -2, 2, 5); /* -5/3: -1.667 */
+	assert_string_equal(data_lines(&s, 6), "r 3 -2 -1.667 -1\n");
+	statproc_reset(&s, 7);
+	statproc_add(&s, 10, 1, 7); /* the range's edges are in it */
+	statproc_add(&s, -10, 1, 7);
+	assert_string_equal(data_lines(&s, 8), "r 2 -10 0.000 10\n");
+	assert_int_equal(s.hits_out_of_range, 0);
+	statproc_free(&s);
+}
+
+static void test_array_lin(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {.type = STATPROC_ARRAY,
+				 .range_min = 0,
+				 .range_max = 10,
+				 .base_interval = 5,
+				 .scale = STATPROC_LIN};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "a", "x/y", &d, 0), 0);
+	statproc_start(&s, 0);
+	int64_t xs[] = {-3, 0, 1, 5, 6, 10, 11};
+	for (size_t i = 0; i < 7; i++)
+		statproc_add(&s, xs[i], 1, 0);
+	assert_string_equal(data_lines(&s, 0), "a <=0 2\na <=5 2\na <=10 2\na >10 1\n");
+	assert_int_equal(s.hits_out_of_range, 2); /* -3 and 11, kept at the edges too */
+	assert_non_null(strstr(def_line(&s), "range_max=10 base_interval=5 scale=lin "
+					     "hits_out_of_range=2"));
+	statproc_free(&s);
+}
+
+/* The seed's latency histogram: <=0 <=1 <=2 <=4 ... <=1024 >1024. */
+static void test_array_log2(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {.type = STATPROC_ARRAY,
+				 .range_min = 0,
+				 .range_max = 1024,
+				 .base_interval = 1,
+				 .scale = STATPROC_LOG2};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "lat", "ms/requests", &d, 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 3, 1, 0);
+	statproc_add(&s, 4, 2, 0);
+	statproc_add(&s, 5, 1, 0);
+	statproc_add(&s, 1024, 1, 0);
+	statproc_add(&s, 1025, 7, 0);
+	assert_string_equal(data_lines(&s, 0),
+			    "lat <=0 0\nlat <=1 0\nlat <=2 0\nlat <=4 3\nlat <=8 1\nlat <=16 0\n"
+			    "lat <=32 0\nlat <=64 0\nlat <=128 0\nlat <=256 0\nlat <=512 0\n"
+			    "lat <=1024 1\nlat >1024 7\n");
+	statproc_free(&s);
+}
+
+static void test_list(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {
+	    .type = STATPROC_LIST, .range_min = 0, .range_max = 0x10000, .entries_max = 2};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "sz", "bytes/requests", &d, 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 0x1000, 1, 0);
+	statproc_add(&s, 0x2000, 1, 0);
+	statproc_add(&s, 0x2000, 1, 0);	 /* more hits: moves up */
+	statproc_add(&s, 0x3000, 4, 0);	 /* no room: missed */
+	statproc_add(&s, 0x20000, 1, 0); /* out of range */
+	assert_string_equal(data_lines(&s, 0), "sz 0x2000 2\nsz 0x1000 1\n");
+	assert_non_null(strstr(def_line(&s), "entries_max=2 hits_missed=1 hits_out_of_range=1"));
+	statproc_add(&s, 0x1000, 1, 0); /* a tie keeps the order of arrival */
+	assert_string_equal(data_lines(&s, 0), "sz 0x2000 2\nsz 0x1000 2\n");
+	statproc_free(&s);
+}
+
+static void test_raw(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {
+	    .type = STATPROC_RAW, .range_min = 0, .range_max = 100, .entries_max = 3};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "w", "x/y", &d, 0), 0);
+	statproc_start(&s, 0);
+	for (int i = 0; i < 4; i++)
+		statproc_add(&s, 10 * i, (uint64_t)i + 1, S(1) + (uint64_t)i * 250000);
+	assert_string_equal(data_lines(&s, S(2)), "w [1.000250] 1 10 2\n"
+						  "w [1.000500] 2 20 3\n"
+						  "w [1.000750] 3 30 4\n");
+	statproc_free(&s);
+}
+
+static void test_history(void **state)
+{
+	struct statproc_stat s;
+	struct statproc_def d = {.type = STATPROC_HISTORY,
+				 .range_min = 0,
+				 .range_max = 100,
+				 .entries_max = 3,
+				 .mode = STATPROC_INCREMENTS,
+				 .period_us = 1000000};
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "h", "x/y", &d, 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 7, 1, S(0.5)); /* period (0, 1] */
+	statproc_add(&s, 7, 2, S(0.9));
+	statproc_add(&s, 7, 1, S(1.2)); /* period (1, 2] */
+	assert_string_equal(data_lines(&s, S(1.5)), "h [1.000000] 3\nh [2.000000] 1\n");
+	/* 3.5 s later: the periods ending 3, 4 and 5 pass, only 3 entries stay */
+	statproc_add(&s, 7, 5, S(5.5));
+	assert_string_equal(data_lines(&s, S(5.6)),
+			    "h [4.000000] 0\nh [5.000000] 0\nh [6.000000] 5\n");
+	/* reading brings it up to now: a quiet period is an entry of 0 */
+	assert_string_equal(data_lines(&s, S(6.1)),
+			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+	/* stopped, it is not moved */
+	statproc_stop(&s, S(6.2));
+	assert_string_equal(data_lines(&s, S(60)),
+			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+	assert_non_null(strstr(def_line(&s), "type=history range_min=0 range_max=100 "
+					     "entries_max=3 mode=increments period=1000000"));
+
+	/* mode=range: number, min, average and max per period; a pause of a
+	 * year costs no loop */
+	const char *why;
+	assert_int_equal(
+	    statproc_write(&s, 1, "name=h mode=range period=500000 on=1", S(100), &why), 0);
+	statproc_add(&s, 4, 1, S(100.1));
+	statproc_add(&s, 8, 1, S(100.2));
+	assert_string_equal(data_lines(&s, S(100.3)), "h [100.500000] 2 4 6.000 8\n");
+	statproc_add(&s, 1, 1, S(100 + 365 * 86400.0));
+	assert_string_equal(data_lines(&s, S(100 + 365 * 86400.0)),
+			    "h [31536099.000000] 0 0 0.000 0\nh [31536099.500000] 0 0 0.000 0\n"
+			    "h [31536100.000000] 1 1 1.000 1\n");
+	statproc_free(&s);
+}
+
+static void test_write_rules(void **state)
+{
+	struct statproc_stat s[2];
+	struct statproc_def v = {.type = STATPROC_VALUE, .range_min = 0, .range_max = 10};
+	const char *why;
+	(void)state;
+
+	assert_int_equal(statproc_init(&s[0], "foo", "a/b", &v, 0), 0);
+	assert_int_equal(statproc_init(&s[1], "bar", "a/b", &v, 0), 0);
+	/* no name: on, off and data=reset for the whole interface at once */
+	assert_int_equal(statproc_write(s, 2, "on=1", S(1), &why), 0);
+	assert_true(s[0].on && s[1].on);
+	statproc_add(&s[0], 1, 5, S(1));
+	assert_int_equal(statproc_write(s, 2, "data=reset", S(2), &why), 0);
+	assert_string_equal(data_lines(&s[0], S(2)), "foo 0\n");
+	assert_int_equal(statproc_write(s, 2, "range_max=5", S(2), &why), -EINVAL);
+	assert_string_equal(why, "changing a definition needs name=");
+
+	/* junk and read-only attributes are ignored: nothing is redefined */
+	statproc_add(&s[0], 1, 5, S(3));
+	assert_int_equal(statproc_write(s, 2,
+					"name=foo units=x/y hits_out_of_range=9 data=[1.0] "
+					"started=[0.5] junk garbage=1",
+					S(3), &why),
+			 0);
+	assert_string_equal(data_lines(&s[0], S(3)), "foo 5\n");
+
+	/* a new type needs its type-specific attributes */
+	assert_int_equal(statproc_write(s, 2, "name=foo type=history", S(4), &why), -EINVAL);
+	assert_int_equal(s[0].def.type, STATPROC_VALUE);
+	assert_string_equal(data_lines(&s[0], S(4)), "foo 5\n"); /* kept */
+	assert_int_equal(statproc_write(s, 2, "name=foo type=list entries_max=256", S(4), &why), 0);
+	assert_int_equal(s[0].def.type, STATPROC_LIST);
+	assert_int_equal(s[0].def.entries_max, 256);
+	assert_true(s[0].on); /* it was on, it stays on */
+
+	/* a whole line copied back redefines (and so resets) with its values */
+	statproc_add(&s[0], 3, 1, S(5));
+	char line[512];
+	snprintf(line, sizeof(line), "%s", def_line(&s[0]));
+	assert_int_equal(statproc_write(s, 2, line, S(6), &why), 0);
+	assert_string_equal(data_lines(&s[0], S(6)), "");
+	assert_string_equal(def_line(&s[0]) + strlen("name=foo on=1 type=list range_min=0 "
+						     "range_max=10 entries_max=256 "),
+			    "hits_missed=0 hits_out_of_range=0 data=[6.000000] "
+			    "started=[6.000000] stopped=[6.000000] units=a/b\n");
+
+	/* refused lines change nothing */
+	assert_int_equal(statproc_write(s, 2, "name=nosuch on=1", S(7), &why), -ENOENT);
+	assert_int_equal(statproc_write(s, 2, "name=foo range_min=abc", S(7), &why), -EINVAL);
+	assert_int_equal(statproc_write(s, 2, "name=foo range_min=11", S(7), &why), -EINVAL);
+	assert_string_equal(why, "range_min is above range_max");
+	assert_int_equal(statproc_write(s, 2, "name=foo entries_max=5000", S(7), &why), -EINVAL);
+	assert_int_equal(statproc_write(s, 2, "name=foo on=2", S(7), &why), -EINVAL);
+	assert_int_equal(s[0].def.entries_max, 256);
+	/* hex as the kernel's parser takes it */
+	assert_int_equal(statproc_write(s, 2, "name=bar range_max=0x20 on=0", S(8), &why), 0);
+	assert_int_equal(s[1].def.range_max, 32);
+	assert_false(s[1].on);
+	statproc_free(&s[0]);
+	statproc_free(&s[1]);
+}
+
+static void test_bounds(void **state)
+{
+	struct statproc_def d = {.type = STATPROC_ARRAY,
+				 .range_min = 0,
+				 .range_max = 5000,
+				 .base_interval = 1,
+				 .scale = STATPROC_LIN};
+	const char *why;
+	(void)state;
+
+	assert_int_equal(statproc_check(&d, &why), -EINVAL); /* 5002 intervals */
+	d.base_interval = 0;
+	assert_int_equal(statproc_check(&d, &why), -EINVAL);
+	d.base_interval = 4096;
+	d.range_max = 4095; /* one discriminator, two intervals */
+	assert_int_equal(statproc_check(&d, &why), 0);
+	d.range_max = INT64_MAX;
+	d.range_min = INT64_MIN;
+	d.scale = STATPROC_LOG2; /* bounds stop where int64 does */
+	assert_int_equal(statproc_check(&d, &why), 0);
+	struct statproc_stat s;
+	assert_int_equal(statproc_init(&s, "edge", "x/y", &d, 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, INT64_MAX, UINT64_MAX, 0);
+	statproc_add(&s, INT64_MIN, 1, 0);
+	statproc_free(&s);
+	struct statproc_def h = {.type = STATPROC_HISTORY, .entries_max = 0, .period_us = 1};
+	assert_int_equal(statproc_check(&h, &why), -EINVAL);
+	h.entries_max = 1;
+	h.period_us = 0;
+	assert_int_equal(statproc_check(&h, &why), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_value),     cmocka_unit_test(test_range),
+	    cmocka_unit_test(test_array_lin), cmocka_unit_test(test_array_log2),
+	    cmocka_unit_test(test_list),      cmocka_unit_test(test_raw),
+	    cmocka_unit_test(test_history),   cmocka_unit_test(test_write_rules),
+	    cmocka_unit_test(test_bounds),
+	};
+	return cmocka_run_group_tests_name("statproc", tests, NULL, NULL);
+}
