@@ -15,7 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    {.type = STATPROC_ARRAY, .range_max = 1024, .base_interval = 1, .scale = STATPROC_LOG2},
 	    {.type = STATPROC_LIST, .range_max = 1 << 20, .entries_max = 4},
 	    {.type = STATPROC_RAW, .range_max = 100, .entries_max = 3},
-	    {.type = STATPROC_HISTORY, .range_max = 100, .entries_max = 3, .period_us = 1000,
+	    {.type = STATPROC_HISTORY,
+	     .range_max = 100,
+	     .entries_max = 3,
+	     .period_us = 1000,
 	     .mode = STATPROC_MODE_RANGE},
 	};
 	static const char *const names[] = {"v", "r", "a", "l", "w", "h"};
