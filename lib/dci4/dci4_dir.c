@@ -67,7 +67,8 @@ int dci4_dir_list(const char *dir, size_t looked_max, struct dci4_dir_entry **ou
 	}
 	skipped->truncated = looked > looked_max;
 	closedir(d);
-	qsort(e, *n, sizeof(*e), cmp_entry);
+	if (*n > 1)
+		qsort(e, *n, sizeof(*e), cmp_entry);
 	*out = e;
 	return 0;
 }
