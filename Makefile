@@ -21,11 +21,14 @@ SANFLAGS  ?=
 CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	      -Wno-missing-field-initializers $(OPT) $(SANFLAGS) -fPIC -MMD -MP \
 	      -D_GNU_SOURCE -Iinclude $(CFLAGS)
-# The core (and tests of it) see the exporter's own headers; plugins do not.
-CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter \
+# The core (and tests of it) see the exporter's own headers and the lib/
+# libraries it is built on; plugins do not.
+CORE_LIBS  = statproc vstats collkit
+CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
 	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib)
 LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib) -lpthread -ldl -lm
+CORE_A     = $(foreach l,$(CORE_LIBS),$(B)/lib/lib$(l).a)
 
 CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
 CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
@@ -126,10 +129,11 @@ $(B)/exporter/paths-install.o: exporter/paths.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(PLUGINDIR)"' -c $< -o $@
 
-$(B)/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-build.o $(B)/libcore.a
+$(B)/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-build.o $(B)/libcore.a $(CORE_A)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.o $(B)/libcore.a
+$(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.o $(B)/libcore.a \
+			       $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -150,7 +154,8 @@ unit_incs = $(if $(filter $(COLLECTORS_ALL),$(1)),-Icollectors/$(1) $(call lib_i
 unit_link = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_link,$(1)),\
 	    $(if $($(1)_PKGS),$(shell pkg-config --libs $($(1)_PKGS))))
 define UNIT_RULES
-$$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(B)/libcore.a
+$$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(B)/libcore.a \
+		 $$(CORE_A)
 	$$(CC) $$(CFLAGS_ALL) -o $$@ $$^ $$(call unit_link,$$(call unit_for,$(1))) $$(LIBS) -lcmocka
 $$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
 endef
@@ -228,20 +233,20 @@ $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
 $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
-$(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a
+$(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a $(CORE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(LIBS)
+	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(CORE_A) $(LIBS)
 
 # Fuzzers of the parsers of outside input (libFuzzer, clang). `make fuzz`
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit -Ilib/statproc \
+	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit -Ilib/statproc -Ilib/vstats \
 	      -Icollectors/dci \
 	      -Icollectors/xen -Ilib/pvstats
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c lib/dci4/*.c lib/unixsock/*.c lib/collkit/*.c \
-	    lib/statproc/*.c) \
+	    lib/statproc/*.c lib/vstats/*.c) \
 	    lib/statmap/statmap.c collectors/dci/dci_layout.c collectors/xen/xen_page.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS)

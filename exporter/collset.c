@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "plugin.h"
+#include "proc.h"
 
 static int instance_init(struct instance *in, const struct config *cfg,
 			 const struct config_collector *cc, const struct bs_host *host)
@@ -33,6 +34,24 @@ static int instance_init(struct instance *in, const struct config *cfg,
 		return -EINVAL; /* the file is wrong: the caller reports it */
 	snprintf(in->error, sizeof(in->error), "init failed: %s", strerror(-in->init_rc));
 	in->ops = NULL;
+	return 0;
+}
+
+/* The built-in collector that writes the processing's statistics; its
+ * sampler starts once every other collector is up. */
+static int processing_init(struct collset *s, const struct bs_host *host)
+{
+	struct instance *in = &s->inst[s->n];
+	int rc;
+
+	if ((rc = proc_new(s->config->processing, &s->proc)) < 0)
+		return rc;
+	*in = (struct instance){.name = "processing", .ops = &proc_collector, .state = s->proc};
+	pthread_mutex_init(&in->collect_lock, NULL);
+	in->stats = selfstats_collector(in->name);
+	s->n++;
+	if (!(host->flags & BS_HOST_CHECK_ONLY) && (rc = proc_start(s->proc, s)) < 0)
+		log_error("processing sampler failed to start", "err", strerror(-rc));
 	return 0;
 }
 
@@ -71,6 +90,11 @@ int collset_build(struct config *cfg, const struct bs_host *host, struct collset
 			log_error("collector failed to start", "collector", in->name, "err",
 				  in->error);
 	}
+	if (cfg->processing && processing_init(s, host) < 0) {
+		snprintf(err, errlen, "cannot start the processing: out of memory");
+		collset_put(s);
+		return -ENOMEM;
+	}
 	*out = s;
 	return 0;
 }
@@ -85,6 +109,7 @@ void collset_put(struct collset *s)
 {
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
+	proc_free(s->proc); /* its sampler collects from the others: first */
 	for (size_t i = 0; i < s->n; i++)
 		instance_shutdown(&s->inst[i]);
 	config_free(s->config);

@@ -21,14 +21,19 @@ struct instance {
 	struct collstats *stats;
 };
 
+struct proc;
+
 struct collset {
 	int refs;
 	struct config *config;
-	struct instance inst[CONFIG_COLLECTORS_MAX];
-	size_t n; /* enabled collectors only */
+	struct instance inst[CONFIG_COLLECTORS_MAX + 1]; /* and "processing" */
+	size_t n;					 /* enabled collectors only */
+	struct proc *proc; /* the processing between scrapes, when configured */
 };
 
-/* Loads and inits every enabled collector of `cfg`, which it takes.
+/* Loads and inits every enabled collector of `cfg`, which it takes, and
+ * the processing of its `processing:` section as the collector
+ * "processing", whose sampler runs unless host is only checking.
  * A plugin that fails to load or init is kept as failed and logged; only a
  * configuration error (-EINVAL, message in err) fails the whole set. */
 int collset_build(struct config *cfg, const struct bs_host *host, struct collset **out, char *err,

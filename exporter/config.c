@@ -50,6 +50,10 @@ static int load_collectors(struct config *c, const struct conf_node *m)
 					   "collector name '%s' must be 1 to %d of "
 					   "a-z, 0-9 and _",
 					   name, CONFIG_NAME_MAX);
+		if (strcmp(name, "processing") == 0)
+			return conf_errorf(m->key_pos[i],
+					   "'processing' is the built-in collector of "
+					   "the processing: section, not a plugin");
 		/* "name:" with nothing after it means "with defaults". */
 		if (opts->kind != BS_CONF_MAP &&
 		    !(opts->kind == BS_CONF_SCALAR && opts->scalar[0] == '\0')) {
@@ -90,6 +94,8 @@ struct config *config_load(const char *file, const char *text, const char *defau
 		goto err_copy_message;
 	if ((n = conf_child(root, "collectors")) && load_collectors(c, n) < 0)
 		goto err_copy_message;
+	if ((n = conf_child(root, "processing")) && proc_conf_load(n, &c->processing) < 0)
+		goto err_copy_message;
 	/* Top level only: each collector's plugin checks its own options. */
 	for (size_t i = 0; i < root->n; i++)
 		if (!root->used[i]) {
@@ -108,6 +114,7 @@ void config_free(struct config *c)
 {
 	if (!c)
 		return;
+	proc_conf_free(c->processing); /* its strings are the document's */
 	conf_free(c->doc);
 	free(c);
 }

@@ -4,6 +4,8 @@
 #define BS_CONFIG_H
 
 #include <stdbool.h>
+
+#include "proc_conf.h"
 #include <stdint.h>
 
 #include "conftree.h"
@@ -26,6 +28,7 @@ struct config {
 	const char *plugin_dir;
 	struct config_collector collector[CONFIG_COLLECTORS_MAX];
 	size_t ncollectors;
+	struct proc_conf *processing; /* NULL: no `processing:` section */
 };
 
 /* Loads and checks everything but the collectors' own options (their

@@ -17,9 +17,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "emitter.h"
 #include "httpguard.h"
 #include "log.h"
 #include "negotiate.h"
+#include "proc.h"
 #include "scrape.h"
 #include "version.h"
 
@@ -29,6 +31,8 @@
  * slot is given back once the work is done, this bounds what slow readers
  * can keep in memory (one response always passes, however large). */
 #define HTTP_UNSENT_BYTES_MAX (512ull << 20)
+#define HTTP_BODY_MAX (64 * 1024) /* a POST to /statistics/ */
+#define STATS_PREFIX "/statistics/"
 
 struct http_server {
 	struct http_options opt;
@@ -251,6 +255,72 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 	return send_scrape(s, c, sc, req.format, req.gzip);
 }
 
+/* ---- /statistics/: the processing's interface ---- */
+
+/* A POST's body, gathered across the handler's calls. */
+struct body {
+	size_t len;
+	bool too_big;
+	char data[HTTP_BODY_MAX + 1];
+};
+
+static int started_marker; /* *con_cls of a request that takes no body */
+
+static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			      enum MHD_RequestTerminationCode code)
+{
+	if (*con_cls && *con_cls != &started_marker)
+		free(*con_cls);
+	*con_cls = NULL;
+	httpguard_completed(cls, c, con_cls, code);
+}
+
+/* The client's address as 16 bytes, IPv4 mapped; false if unknown. */
+static bool client_addr(struct MHD_Connection *c, unsigned char out[16])
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa && sa->sa_family == AF_INET) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return true;
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+static enum MHD_Result statistics(struct http_server *s, struct MHD_Connection *c, const char *path,
+				  const char *method, struct body *b)
+{
+	struct collset *set = s->opt.current(s->opt.ctx);
+	struct proc_reply r;
+	unsigned char addr[16];
+	enum MHD_Result ret;
+
+	if (b && b->too_big) {
+		collset_put(set);
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "body larger than 64 KiB\n");
+	}
+	if (!set || !set->proc) {
+		collset_put(set);
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
+	}
+	bool may_write = client_addr(c, addr) && proc_conf_may_write(set->config->processing, addr);
+	if (b)
+		b->data[b->len] = '\0';
+	proc_iface(set->proc, method, path, b ? b->data : NULL, may_write, emitter_now_ns(), &r);
+	collset_put(set);
+	ret = reply_text(c, (unsigned)r.status, r.text.p ? r.text.p : "");
+	statproc_text_free(&r.text);
+	return ret;
+}
+
 /* libmicrohttpd calls the handler when the head is in, again for each
  * piece of a body, and once more when the request is complete. Answering
  * only then keeps the connection open for the next request (keep-alive);
@@ -260,23 +330,32 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
 {
-	static int started;
 	struct http_server *s = cls;
 	(void)version;
-	(void)upload;
 
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	if (!get) /* nothing here takes a body: refuse at once, unread */
+	bool stats = strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0;
+	bool post = stats && strcmp(method, "POST") == 0;
+	if (!get && !post) /* only /statistics/ takes a body: refuse at once, unread */
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!*con_cls) {
-		*con_cls = &started;
-		return MHD_YES;
+		*con_cls = post ? calloc(1, sizeof(struct body)) : &started_marker;
+		return *con_cls ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) {
+		struct body *b = *con_cls;
+		if (post && !b->too_big && *upload_size <= HTTP_BODY_MAX - b->len) {
+			memcpy(b->data + b->len, upload, *upload_size);
+			b->len += *upload_size;
+		} else if (post) {
+			b->too_big = true; /* read and dropped; refused when complete */
+		}
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	httpguard_working(c);
+	if (stats)
+		return statistics(s, c, url + strlen(STATS_PREFIX), method, post ? *con_cls : NULL);
 	if (strcmp(url, s->opt.telemetry_path) == 0)
 		return telemetry(s, c);
 	if (strcmp(url, "/") == 0)
@@ -399,7 +478,7 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, s->guard,
-		    MHD_OPTION_NOTIFY_COMPLETED, httpguard_completed, s->guard,
+		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
 		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
 		    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);

@@ -119,6 +119,9 @@ struct statproc_text {
 };
 
 void statproc_text_free(struct statproc_text *t);
+/* An array's discriminator i, the upper bound of its interval i; false
+ * when it would pass any int64. */
+bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
 /* The statistic's definition line, in seed 001's syntax, with its newline. */
 void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t);
 /* Its lines of the data file. A history that is on is first brought up to

@@ -4,9 +4,6 @@
 
 #include "statproc.h"
 
-/* An array's discriminator i, the upper bound of interval i; false when it
- * would pass any int64. */
-bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
 size_t statproc_history_entry_size(const struct statproc_def *d);
 void *statproc_history_slot(const struct statproc_stat *s, uint32_t i);
 /* Brings a history up to now: one entry per period that ended since, zero

@@ -1,0 +1,514 @@
+/* The sampler and the sources it feeds. Each pass runs the collectors
+ * that produce selected series with a probe emitter, which formats
+ * nothing: it only matches series against the groups' selectors and
+ * feeds the values. The sources' lock is taken per value, never across a
+ * collector's I/O; a collector busy with a scrape is skipped, not waited
+ * for past the pass. */
+#include "proc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collset.h"
+#include "emitter.h"
+#include "hash.h"
+#include "log.h"
+#include "names.h"
+
+#define TAG_STOP 1
+#define DISCOVERY_NS 30000000000ull /* every collector is looked at this often */
+#define KEY_MAX 4096
+
+/* ---- the source table ---- */
+
+static uint64_t source_hash(uint32_t group, const char *key)
+{
+	return hash_bytes(key, strlen(key), 0x9e3779b97f4a7c15ull * (group + 1));
+}
+
+static void source_free(struct proc *p, struct proc_source *s)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+
+	for (uint32_t i = 0; s->stat && i < g->nstats; i++)
+		statproc_free(&s->stat[i]);
+	free(s->stat);
+	if (s->sampled)
+		vstats_voi_free(&s->voi);
+	for (size_t i = 0; i < s->nlabels; i++) {
+		free((char *)s->labels[i].name);
+		free((char *)s->labels[i].value);
+	}
+	free(s->labels);
+	free(s->key);
+	free(s->name);
+	free(s);
+}
+
+static void index_insert(struct proc *p, size_t i)
+{
+	size_t k = p->src[i]->hash & (p->index_cap - 1);
+
+	while (p->index[k] != SIZE_MAX)
+		k = (k + 1) & (p->index_cap - 1);
+	p->index[k] = i;
+}
+
+static int index_rebuild(struct proc *p, size_t cap)
+{
+	size_t *idx = malloc(cap * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		idx[i] = SIZE_MAX;
+	free(p->index);
+	p->index = idx;
+	p->index_cap = cap;
+	for (size_t i = 0; i < p->n; i++)
+		index_insert(p, i);
+	return 0;
+}
+
+static struct proc_source *source_find(struct proc *p, uint32_t group, const char *key, uint64_t h)
+{
+	if (!p->index_cap)
+		return NULL;
+	for (size_t k = h & (p->index_cap - 1); p->index[k] != SIZE_MAX;
+	     k = (k + 1) & (p->index_cap - 1)) {
+		struct proc_source *s = p->src[p->index[k]];
+		if (s->hash == h && s->group == group && strcmp(s->key, key) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const char *why;
+
+	if (g->nstats && !(s->stat = calloc(g->nstats, sizeof(*s->stat))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->nstats; i++) {
+		const struct proc_stat_conf *c = &g->stat[i];
+		if (statproc_init(&s->stat[i], c->name, c->units, &c->def, now_ns) < 0)
+			return -ENOMEM; /* the definition was checked at load */
+		if (c->on)
+			statproc_start(&s->stat[i], now_ns);
+	}
+	if (g->has_template) {
+		uint32_t pct = g->tpl.sample_pct;
+		s->sampled = vstats_rollthedice(&pct, 1, s->key, strlen(s->key)) == 0;
+		if (s->sampled &&
+		    vstats_voi_init(&s->voi, g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT,
+				    g->tpl.relative, g->tpl.spec, g->tpl.nspec, &why) < 0) {
+			s->sampled = false;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, uint64_t h,
+				      const char *name, const struct bs_label *labels, size_t n,
+				      uint64_t now_ns)
+{
+	struct proc_source *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->group = group;
+	s->hash = h;
+	s->seen_ns = now_ns;
+	if (!(s->key = strdup(key)) || !(s->name = strdup(name)) ||
+	    !(s->labels = calloc(n ? n : 1, sizeof(*s->labels))))
+		goto err_free;
+	for (; s->nlabels < n; s->nlabels++) {
+		struct bs_label *l = &s->labels[s->nlabels];
+		l->name = strdup(labels[s->nlabels].name);
+		l->value = strdup(labels[s->nlabels].value);
+		if (!l->name || !l->value) {
+			s->nlabels++;
+			goto err_free;
+		}
+	}
+	if (source_stats(p, s, now_ns) < 0)
+		goto err_free;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct proc_source **src = realloc(p->src, cap * sizeof(*src));
+		if (!src)
+			goto err_free;
+		p->src = src;
+		p->cap = cap;
+	}
+	p->src[p->n++] = s;
+	if (p->n * 2 > p->index_cap) {
+		if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
+			p->src[--p->n] = NULL;
+			goto err_free;
+		}
+	} else {
+		index_insert(p, p->n - 1);
+	}
+	s->id = p->next_id[group]++;
+	return s;
+err_free:
+	source_free(p, s);
+	return NULL;
+}
+
+/* ---- feeding ---- */
+
+/* The X of seed 001's (X, 1) and the VOI's value, from the sampled value;
+ * false when there is none yet (a delta's first sample) or it is not a
+ * number. */
+static bool x_of(const struct proc_group_conf *g, struct proc_source *s, double v, uint64_t now_ns,
+		 double *x)
+{
+	bool had = s->have_prev;
+	double prev = s->prev;
+	uint64_t prev_ns = s->prev_ns;
+
+	s->have_prev = true;
+	s->prev = v;
+	s->prev_ns = now_ns;
+	*x = v;
+	switch (g->x) {
+	case PROC_X_VALUE:
+		break;
+	case PROC_X_DELTA:
+	case PROC_X_RATE:
+		if (!had || now_ns <= prev_ns)
+			return false;
+		*x = v >= prev ? v - prev : v; /* a counter that went back was reset */
+		if (g->x == PROC_X_RATE)
+			*x /= (double)(now_ns - prev_ns) / 1e9;
+		break;
+	}
+	*x *= g->x_scale;
+	return isfinite(*x);
+}
+
+static int64_t to_i64(double x)
+{
+	if (x >= 9.2e18)
+		return INT64_MAX;
+	if (x <= -9.2e18)
+		return INT64_MIN;
+	return (int64_t)llround(x);
+}
+
+static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_t now_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	double x;
+
+	s->seen_ns = now_ns;
+	if (!x_of(g, s, v, now_ns, &x))
+		return;
+	for (uint32_t i = 0; i < g->nstats; i++)
+		statproc_add(&s->stat[i], to_i64(x), 1, now_ns);
+	if (s->sampled) {
+		struct vstats_value val = {.dtype = s->voi.dtype};
+		if (val.dtype == VSTATS_INT)
+			val.i = to_i64(x);
+		else
+			val.f = x;
+		if (g->tpl.relative)
+			vstats_update_rel(&s->voi, val);
+		else
+			vstats_update_abs(&s->voi, val);
+	}
+	p->count.values++;
+}
+
+/* name{k="v",...}, escaped as the exposition would: the source's key. */
+static bool make_key(char *key, const char *name, const struct bs_label *labels, size_t n)
+{
+	char *p = key, *end = key + KEY_MAX - 8;
+	size_t len = strlen(name);
+
+	if (len >= KEY_MAX / 2)
+		return false;
+	memcpy(p, name, len);
+	p += len;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++) {
+		size_t ln = strlen(labels[i].name), lv = strlen(labels[i].value);
+		if (p + ln + 2 * lv + 5 >= end)
+			return false;
+		memcpy(p, labels[i].name, ln);
+		p += ln;
+		*p++ = '=';
+		*p++ = '"';
+		for (const char *v = labels[i].value; *v; v++) {
+			if (*v == '"' || *v == '\\' || *v == '\n') {
+				*p++ = '\\';
+				*p++ = *v == '\n' ? 'n' : *v;
+			} else {
+				*p++ = *v;
+			}
+		}
+		*p++ = '"';
+		if (i + 1 < n)
+			*p++ = ',';
+	}
+	*p++ = '}';
+	*p = '\0';
+	return true;
+}
+
+bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+	       double value, uint64_t now_ns)
+{
+	char key[KEY_MAX];
+	bool matched = false;
+
+	if (!make_key(key, name, labels, n))
+		return false;
+	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
+		if (!selector_match(&p->conf->group[g].select, name, labels, n))
+			continue;
+		matched = true;
+		uint64_t h = source_hash(g, key);
+		pthread_mutex_lock(&p->lock);
+		struct proc_source *s = source_find(p, g, key, h);
+		if (!s && p->n >= p->conf->max_sources)
+			p->count.too_many_sources++;
+		else if (!s && !(s = source_new(p, g, key, h, name, labels, n, now_ns)))
+			p->count.too_many_sources++; /* no memory: counted as not kept */
+		if (s)
+			feed_source(p, s, value, now_ns);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return matched;
+}
+
+/* ---- the probe emitter ---- */
+
+struct probe {
+	struct bs_emitter pub;
+	struct proc *p;
+	uint64_t now_ns;
+	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
+	bool candidate;			 /* some group's name matchers allow it */
+	bool matched;			 /* a series of this collector was selected */
+};
+
+/* A counter is exposed with _total: that is the name selectors use. */
+static int probe_family(struct bs_emitter *em, const struct bs_family *f)
+{
+	struct probe *pr = (struct probe *)em;
+	size_t n = strnlen(f->name, NAMES_METRIC_MAX + 1);
+
+	pr->candidate = false;
+	if (n > NAMES_METRIC_MAX)
+		return 0;
+	memcpy(pr->name, f->name, n + 1);
+	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
+		memcpy(pr->name + n, "_total", 7);
+	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN)
+		return 0;
+	for (uint32_t g = 0; g < pr->p->conf->ngroups && !pr->candidate; g++)
+		pr->candidate = selector_match_name(&pr->p->conf->group[g].select, pr->name);
+	return 0;
+}
+
+static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			struct bs_value v)
+{
+	struct probe *pr = (struct probe *)em;
+	double x;
+
+	if (!pr->candidate)
+		return 0;
+	switch (v.kind) {
+	case BS_VAL_U64:
+		x = (double)v.u;
+		break;
+	case BS_VAL_I64:
+		x = (double)v.i;
+		break;
+	default:
+		x = v.f;
+	}
+	if (!isfinite(x)) {
+		pr->p->count.not_a_number++;
+		return 0;
+	}
+	pr->matched |= proc_feed(pr->p, pr->name, l, n, x, pr->now_ns);
+	return 0;
+}
+
+static int probe_ignore_hist(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			     const struct bs_histogram *h)
+{
+	(void)em, (void)l, (void)n, (void)h;
+	return 0;
+}
+
+static int probe_ignore_summary(struct bs_emitter *em, const struct bs_label *l, size_t n,
+				const struct bs_summary *s)
+{
+	(void)em, (void)l, (void)n, (void)s;
+	return 0;
+}
+
+static int probe_ignore_states(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			       const char *const *st, const bool *a, size_t ns)
+{
+	(void)em, (void)l, (void)n, (void)st, (void)a, (void)ns;
+	return 0;
+}
+
+static void probe_drop(struct bs_emitter *em, const char *reason, uint64_t n)
+{
+	(void)em, (void)reason, (void)n; /* the scrapes count the collectors' drops */
+}
+
+static bool probe_expired(struct bs_emitter *em)
+{
+	(void)em;
+	return false;
+}
+
+static const struct bs_emitter_ops probe_ops = {
+    probe_family,	 probe_sample, probe_ignore_hist, probe_ignore_summary,
+    probe_ignore_states, probe_drop,   probe_expired,
+};
+
+/* ---- the sampler ---- */
+
+static void expire_sources(struct proc *p, uint64_t now_ns)
+{
+	uint64_t ttl = (uint64_t)(p->conf->source_ttl_s * 1e9);
+	size_t kept = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n; i++) {
+		if (now_ns - p->src[i]->seen_ns > ttl) {
+			source_free(p, p->src[i]);
+			p->count.expired_sources++;
+		} else {
+			p->src[kept++] = p->src[i];
+		}
+	}
+	if (kept != p->n) {
+		p->n = kept;
+		index_rebuild(p, p->index_cap); /* same size: cannot grow the table */
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void sample_instance(struct proc *p, struct instance *in, size_t i, uint64_t now_ns,
+			    bool discovery)
+{
+	struct probe pr = {.pub = {&probe_ops}, .p = p, .now_ns = now_ns};
+	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
+	struct timespec until;
+
+	if (!in->ops || in->ops == &proc_collector || (!discovery && !p->relevant[i]))
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(wait_ns / 1000000000u);
+	until.tv_nsec += (long)(wait_ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (pthread_mutex_timedlock(&in->collect_lock, &until) != 0) {
+		p->count.busy++; /* a scrape's collect runs on: sample it next time */
+		return;
+	}
+	in->ops->collect(in->state, &pr.pub);
+	pthread_mutex_unlock(&in->collect_lock);
+	if (discovery)
+		p->relevant[i] = pr.matched;
+	else
+		p->relevant[i] |= pr.matched;
+}
+
+void proc_tick(struct proc *p, uint64_t now_ns)
+{
+	bool discovery = now_ns >= p->next_discovery_ns;
+
+	for (size_t i = 0; p->set && i < p->set->n; i++)
+		sample_instance(p, &p->set->inst[i], i, now_ns, discovery);
+	if (discovery)
+		p->next_discovery_ns = now_ns + DISCOVERY_NS;
+	expire_sources(p, now_ns);
+	p->count.ticks++;
+	p->count.tick_ns_total += emitter_now_ns() - now_ns;
+}
+
+/* Passes at a fixed rate: the next one is due one interval after the last
+ * was due, so a slow pass does not shift the ones after it. */
+static void *sampler_main(void *arg)
+{
+	struct proc *p = arg;
+	uint64_t interval = (uint64_t)(p->conf->interval_s * 1e9), due = emitter_now_ns();
+	struct epoll_event ev;
+
+	for (;;) {
+		uint64_t now = emitter_now_ns();
+		if (now >= due) {
+			proc_tick(p, now);
+			due += interval;
+			if (due < emitter_now_ns()) /* far behind: skip, do not catch up */
+				due = emitter_now_ns() + interval;
+			continue;
+		}
+		int ms = (int)((due - now + 999999) / 1000000);
+		if (epoll_wait(p->epfd, &ev, 1, ms) == 1 && ev.data.u32 == TAG_STOP)
+			return NULL;
+	}
+}
+
+int proc_new(const struct proc_conf *conf, struct proc **out)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->conf = conf;
+	p->epfd = -1;
+	worker_init(&p->sampler);
+	pthread_mutex_init(&p->lock, NULL);
+	*out = p;
+	return 0;
+}
+
+int proc_start(struct proc *p, struct collset *set)
+{
+	int rc;
+
+	p->set = set;
+	if ((p->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -errno;
+	if ((rc = worker_open(&p->sampler, p->epfd, (epoll_data_t){.u32 = TAG_STOP})) < 0)
+		return rc;
+	return worker_start(&p->sampler, sampler_main, p);
+}
+
+void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	worker_stop(&p->sampler);
+	if (p->epfd >= 0)
+		close(p->epfd);
+	for (size_t i = 0; i < p->n; i++)
+		source_free(p, p->src[i]);
+	free(p->src);
+	free(p->index);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}

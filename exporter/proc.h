@@ -1,0 +1,91 @@
+/* Processing between scrapes: a sampler thread reads the series the
+ * `processing:` groups select, from the running collectors, at its own
+ * rate, and feeds each value to that source's statistics (seed 001) and
+ * template VOI (seed 004). Scrapes write what they hold (proc_emit.c);
+ * the /statistics/ interface reads and changes them (proc_iface.c). */
+#ifndef BS_PROC_H
+#define BS_PROC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <binstat/collector.h>
+
+#include "proc_conf.h"
+#include "statproc.h"
+#include "vstats.h"
+#include "worker.h"
+
+struct collset;
+
+/* One selected series and what is kept of it. */
+struct proc_source {
+	uint32_t group;
+	uint32_t id;		 /* the interface is <group>/<id> */
+	char *key;		 /* name{labels}: the series, as the interface lists it */
+	char *name;		 /* its metric name */
+	struct bs_label *labels; /* copies, for the families written */
+	size_t nlabels;
+	uint64_t hash;
+	uint64_t seen_ns;
+	bool have_prev;
+	double prev;
+	uint64_t prev_ns;
+	struct statproc_stat *stat; /* the group's statistics */
+	bool sampled;		    /* chosen by the template's sample_pct */
+	struct vstats_voi voi;
+};
+
+struct proc_counters {
+	uint64_t ticks, tick_ns_total; /* sampling passes, and their time */
+	uint64_t values;	       /* values fed */
+	uint64_t busy;		       /* a collector held by a scrape past the tick */
+	uint64_t too_many_sources, not_a_number, expired_sources;
+};
+
+struct proc {
+	const struct proc_conf *conf; /* the configuration's, which outlives it */
+	struct collset *set;	      /* the collectors sampled; not owned */
+	pthread_mutex_t lock;	      /* the sources and everything in them */
+	struct proc_source **src;     /* in order of arrival */
+	size_t n, cap;
+	size_t *index; /* open addressing over src, by (group, key) hash */
+	size_t index_cap;
+	uint32_t next_id[PROC_GROUPS_MAX];
+	struct proc_counters count;
+	bool relevant[64]; /* per instance: it produced a selected series */
+	uint64_t next_discovery_ns;
+	int epfd;
+	struct worker sampler;
+};
+
+/* Built stopped; proc_start starts the sampler over set's collectors. */
+int proc_new(const struct proc_conf *conf, struct proc **out);
+int proc_start(struct proc *p, struct collset *set);
+/* Stops the sampler (joined) and frees everything. */
+void proc_free(struct proc *p);
+
+/* One sampling pass at now (the sampler's; tests call it directly). */
+void proc_tick(struct proc *p, uint64_t now_ns);
+/* Feeds one value of a series; the probe emitter's path, and tests'.
+ * True when a group selected it. */
+bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+	       double value, uint64_t now_ns);
+
+/* The built-in collector "processing": writes every statistic. */
+extern const struct bs_collector proc_collector;
+
+/* ---- proc_iface.c: the /statistics/ interface ---- */
+
+struct proc_reply {
+	int status; /* HTTP status */
+	struct statproc_text text;
+};
+
+/* GET or POST on path (below /statistics/); body for POST. may_write:
+ * the client is one the configuration lets write. */
+void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
+		bool may_write, uint64_t now_ns, struct proc_reply *r);
+
+#endif

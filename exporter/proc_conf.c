@@ -1,0 +1,482 @@
+/* Reads and checks the `processing:` section. Every limit is a
+ * configuration error with its position, so what runs is bounded: groups,
+ * statistics, buckets, sources, quantiles. */
+#include "proc_conf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+
+static int get_i64(const struct conf_node *n, const char *key, int64_t *out)
+{
+	double v;
+	int rc = conf_get_f64(n, key, -9.2e18, 9.2e18, &v);
+
+	if (rc == 0 && v != floor(v))
+		return conf_errorf(conf_child(n, key), "'%s' must be a whole number", key);
+	if (rc == 0)
+		*out = (int64_t)v;
+	return rc;
+}
+
+static int pick(const struct conf_node *n, const char *key, const char *const *names, size_t nn,
+		int *out)
+{
+	const char *v;
+	int rc = conf_get_str(n, key, &v);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < nn; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	return conf_errorf(conf_child(n, key), "'%s' cannot be '%s'", key, v);
+}
+
+/* ---- seed 001 statistics ---- */
+
+static int stat_type_attrs(const struct conf_node *n, struct proc_stat_conf *s)
+{
+	static const char *const modes[] = {"increments", "products", "range"};
+	static const char *const scales[] = {"lin", "log2"};
+	struct statproc_def *d = &s->def;
+	uint64_t u;
+	double period;
+	int k = 0, rc;
+
+	d->entries_max = 256;
+	d->base_interval = 1;
+	if ((rc = pick(n, "mode", modes, 3, &k)) == -EINVAL)
+		return rc;
+	d->mode = rc == 0 ? (enum statproc_mode)k : STATPROC_INCREMENTS;
+	if ((rc = pick(n, "scale", scales, 2, &k)) == -EINVAL)
+		return rc;
+	d->scale = rc == 0 ? (enum statproc_scale)k : STATPROC_LIN;
+	if ((rc = conf_get_u64(n, "entries_max", 1, STATPROC_RING_MAX, &u)) == -EINVAL)
+		return rc;
+	if (rc == 0)
+		d->entries_max = (uint32_t)u;
+	if ((rc = conf_get_u64(n, "base_interval", 1, UINT32_MAX, &u)) == -EINVAL)
+		return rc;
+	if (rc == 0)
+		d->base_interval = (uint32_t)u;
+	d->period_us = 1000000;
+	if ((rc = conf_get_duration(n, "period", 1e-6, 86400, &period)) == -EINVAL)
+		return rc;
+	if (rc == 0)
+		d->period_us = (uint64_t)llround(period * 1e6);
+	return 0;
+}
+
+static int load_stat(const struct conf_node *n, struct proc_stat_conf *s)
+{
+	static const char *const types[] = {"value", "range", "array", "list", "raw", "history"};
+	const char *why;
+	int k = 0, rc;
+
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n, "a statistic is a mapping (name, type, ...)");
+	s->units = "x/samples";
+	s->on = true;
+	s->def.range_min = INT64_MIN;
+	s->def.range_max = INT64_MAX;
+	if ((rc = conf_get_str(n, "name", &s->name)) < 0)
+		return rc == -ENOENT ? conf_errorf(n, "a statistic needs a name") : rc;
+	if (!names_metric_valid(s->name, strlen(s->name)) || strlen(s->name) > STATPROC_NAME_MAX)
+		return conf_errorf(conf_child(n, "name"),
+				   "name must be a metric name of at most %d "
+				   "bytes",
+				   STATPROC_NAME_MAX);
+	if ((rc = pick(n, "type", types, 6, &k)) < 0)
+		return rc == -ENOENT ? conf_errorf(n, "a statistic needs a type") : rc;
+	s->def.type = (enum statproc_type)k;
+	if (conf_get_str(n, "units", &s->units) == -EINVAL ||
+	    conf_get_bool(n, "on", &s->on) == -EINVAL ||
+	    get_i64(n, "range_min", &s->def.range_min) == -EINVAL ||
+	    get_i64(n, "range_max", &s->def.range_max) == -EINVAL || stat_type_attrs(n, s) < 0)
+		return -EINVAL;
+	if (strchr(s->units, ' ') || strlen(s->units) > STATPROC_NAME_MAX)
+		return conf_errorf(conf_child(n, "units"), "units: no blanks, at most %d bytes",
+				   STATPROC_NAME_MAX);
+	if (statproc_check(&s->def, &why) < 0)
+		return conf_errorf(n, "statistic '%s': %s", s->name, why);
+	return conf_check_unused(n);
+}
+
+/* ---- seed 004 templates ---- */
+
+static int get_value(const struct conf_node *n, const char *key, enum vstats_dtype d,
+		     struct vstats_value *out)
+{
+	out->dtype = d;
+	if (d == VSTATS_INT)
+		return get_i64(n, key, &out->i);
+	return conf_get_f64(n, key, -1e308, 1e308, &out->f);
+}
+
+static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
+{
+	char *end;
+
+	if (n->kind != BS_CONF_SCALAR)
+		return conf_errorf(n, "a number expected");
+	out->dtype = d;
+	double v = strtod(n->scalar, &end);
+	if (end == n->scalar || *end || !isfinite(v) || (d == VSTATS_INT && v != floor(v)))
+		return conf_errorf(n, d == VSTATS_INT ? "a whole number expected"
+						      : "a number expected");
+	if (d == VSTATS_INT)
+		out->i = (int64_t)v;
+	else
+		out->f = v;
+	return 0;
+}
+
+/* The user's buckets: `bounds` (CRHIST lower bounds), `buckets` (DRHIST
+ * [lb, ub] pairs) or `values` (DVHIST). */
+static int usr_buckets(const struct conf_node *n, const char *key, enum vstats_stype t,
+		       enum vstats_dtype d, struct vstats_bucket **out, uint32_t *nout)
+{
+	const struct conf_node *list = conf_child(n, key);
+
+	if (!list)
+		return conf_errorf(n, "'%s' is needed", key);
+	if (list->kind != BS_CONF_SEQ || list->n == 0 || list->n > VSTATS_BUCKETS_MAX)
+		return conf_errorf(list, "'%s' must be a list of 1 to %d", key, VSTATS_BUCKETS_MAX);
+	struct vstats_bucket *b = calloc(list->n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct conf_node *it = list->val[i];
+		int rc;
+		if (t == VSTATS_DRHIST) {
+			if (it->kind != BS_CONF_SEQ || it->n != 2) {
+				free(b);
+				return conf_errorf(it, "a bucket is [lb, ub]");
+			}
+			rc = scalar_value(it->val[0], d, &b[i].lb);
+			rc = rc < 0 ? rc : scalar_value(it->val[1], d, &b[i].ub);
+		} else {
+			rc = scalar_value(it, d, &b[i].lb);
+			b[i].ub = b[i].lb;
+		}
+		if (rc < 0) {
+			free(b);
+			return rc;
+		}
+	}
+	*out = b;
+	*nout = (uint32_t)list->n;
+	return 0;
+}
+
+static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats_dtype d,
+		     struct vstats_spec *spec, struct vstats_bucket **owned)
+{
+	static const char *const schemes[] = {"lin", "exp", "linexp", "usr"};
+	struct vstats_hist_spec *h = &spec->hist;
+	bool lo_inf = false, hi_inf = false;
+	uint64_t steps = 1;
+	int k = VSTATS_USR, rc;
+
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n, "a histogram's settings are a mapping");
+	if (t == VSTATS_CRHIST && (rc = pick(n, "scheme", schemes, 4, &k)) < 0)
+		return rc == -ENOENT ? conf_errorf(n, "a crhist needs a scheme") : rc;
+	h->scheme = (enum vstats_scheme)k;
+	if (h->scheme == VSTATS_USR) {
+		const char *key = t == VSTATS_CRHIST   ? "bounds"
+				  : t == VSTATS_DRHIST ? "buckets"
+						       : "values";
+		if ((rc = usr_buckets(n, key, t, d, owned, &h->nusr)) < 0)
+			return rc;
+		h->usr = *owned;
+	} else if (get_value(n, "lb", d, &h->lb) < 0 || get_value(n, "ub", d, &h->ub) < 0 ||
+		   conf_get_f64(n, "stepinc", 1e-300, 1e300, &h->stepinc) == -EINVAL ||
+		   conf_get_f64(n, "stepbase", 1, 1e300, &h->stepbase) == -EINVAL ||
+		   conf_get_f64(n, "stepexp", -1000, 1000, &h->stepexp) == -EINVAL ||
+		   conf_get_u64(n, "nlinsteps", 1, 1000000, &steps) == -EINVAL) {
+		return conf_child(n, "lb") && conf_child(n, "ub")
+			   ? -EINVAL
+			   : conf_errorf(n, "lb and ub are needed");
+	}
+	h->nlinsteps = (uint32_t)steps;
+	if (conf_get_bool(n, "lbound_inf", &lo_inf) == -EINVAL ||
+	    conf_get_bool(n, "ubound_inf", &hi_inf) == -EINVAL)
+		return -EINVAL;
+	h->flags = (lo_inf ? VSTATS_LBOUND_INF : 0) | (hi_inf ? VSTATS_UBOUND_INF : 0);
+	return conf_check_unused(n);
+}
+
+static int tdigest_spec(const struct conf_node *n, struct proc_template_conf *t,
+			struct vstats_spec *spec)
+{
+	const struct conf_node *q;
+
+	spec->compression = 100;
+	t->quantile[0] = 0.5, t->quantile[1] = 0.9, t->quantile[2] = 0.99;
+	t->nquantile = 3;
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n, "a tdigest's settings are a mapping");
+	if (conf_get_f64(n, "compression", TDIGEST_COMPRESSION_MIN, TDIGEST_COMPRESSION_MAX,
+			 &spec->compression) == -EINVAL)
+		return -EINVAL;
+	if ((q = conf_child(n, "quantiles"))) {
+		if (q->kind != BS_CONF_SEQ || q->n == 0 || q->n > PROC_QUANTILES_MAX)
+			return conf_errorf(q, "quantiles: a list of 1 to %d", PROC_QUANTILES_MAX);
+		for (size_t i = 0; i < q->n; i++) {
+			struct vstats_value v;
+			if (scalar_value(q->val[i], VSTATS_FLOAT, &v) < 0)
+				return -EINVAL;
+			if (!(v.f >= 0 && v.f <= 1) || (i > 0 && v.f <= t->quantile[i - 1]))
+				return conf_errorf(q->val[i],
+						   "quantiles are increasing, from 0 to 1");
+			t->quantile[i] = v.f;
+		}
+		t->nquantile = (uint32_t)q->n;
+	}
+	return conf_check_unused(n);
+}
+
+static int template_stat(const struct conf_node *it, struct proc_template_conf *t,
+			 enum vstats_dtype d)
+{
+	static const char *const kinds[] = {"sum",    "max",	"min",	  "crhist",
+					    "drhist", "dvhist", "tdigest"};
+	struct vstats_spec *spec = &t->spec[t->nspec];
+	const char *kind = it->kind == BS_CONF_SCALAR		   ? it->scalar
+			   : it->kind == BS_CONF_MAP && it->n == 1 ? it->key[0]
+								   : NULL;
+	size_t k = 0;
+
+	while (kind && k < 7 && strcmp(kind, kinds[k]) != 0)
+		k++;
+	if (!kind || k == 7)
+		return conf_errorf(it, "a statistic is sum, max, min, or one of crhist, drhist, "
+				       "dvhist, tdigest with its settings");
+	spec->stype = (enum vstats_stype)k;
+	if (it->kind == BS_CONF_MAP) {
+		const struct conf_node *settings = conf_child(it, kind);
+		int rc = spec->stype == VSTATS_TDGST ? tdigest_spec(settings, t, spec)
+			 : spec->stype >= VSTATS_CRHIST
+			     ? hist_spec(settings, spec->stype, d, spec, &t->usr[t->nspec])
+			     : conf_errorf(it, "%s takes no settings", kind);
+		if (rc < 0)
+			return rc;
+	} else if (spec->stype >= VSTATS_CRHIST) {
+		return conf_errorf(it, "%s needs its settings", kind);
+	}
+	t->nspec++;
+	return 0;
+}
+
+static int load_template(const struct conf_node *n, struct proc_group_conf *g)
+{
+	struct proc_template_conf *t = &g->tpl;
+	const struct conf_node *stats;
+	uint64_t pct = 100;
+	const char *why;
+	int rc;
+
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n, "a template is a mapping (name, sample_pct, stats)");
+	t->name = g->name;
+	if (conf_get_str(n, "name", &t->name) == -EINVAL ||
+	    conf_get_u64(n, "sample_pct", 0, 100, &pct) == -EINVAL ||
+	    conf_get_bool(n, "relative", &t->relative) == -EINVAL)
+		return -EINVAL;
+	t->sample_pct = (uint32_t)pct;
+	if (!names_metric_valid(t->name, strlen(t->name)))
+		return conf_errorf(n, "the template's name must be a metric name");
+	if (!(stats = conf_child(n, "stats")) || stats->kind != BS_CONF_SEQ || stats->n == 0 ||
+	    stats->n > VSTATS_STATS_MAX)
+		return conf_errorf(stats ? stats : n, "stats: a list of 1 to %d statistics",
+				   VSTATS_STATS_MAX);
+	enum vstats_dtype d = g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
+	for (size_t i = 0; i < stats->n; i++)
+		if ((rc = template_stat(stats->val[i], t, d)) < 0)
+			return rc;
+	/* The same checks the VOIs will meet, now, with a position. */
+	struct vstats_voi probe;
+	if ((rc = vstats_voi_init(&probe, d, t->relative, t->spec, t->nspec, &why)) < 0)
+		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", t->name, why) : rc;
+	vstats_voi_free(&probe);
+	g->has_template = true;
+	return conf_check_unused(n);
+}
+
+/* ---- groups and the section ---- */
+
+static int load_group(const struct conf_node *n, struct proc_group_conf *g)
+{
+	static const char *const xs[] = {"value", "delta", "rate"};
+	const struct conf_node *stats, *tpl;
+	char err[256];
+	int k = PROC_X_VALUE, rc;
+
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n,
+				   "a group is a mapping (name, select, x, statistics, template)");
+	g->x_scale = 1;
+	if ((rc = conf_get_str(n, "name", &g->name)) < 0)
+		return rc == -ENOENT ? conf_errorf(n, "a group needs a name") : rc;
+	if (!names_snake_valid(g->name, strlen(g->name), 48))
+		return conf_errorf(conf_child(n, "name"),
+				   "a group's name is 1 to 48 of a-z, 0-9, _");
+	if ((rc = conf_get_str(n, "select", &g->select_text)) < 0)
+		return rc == -ENOENT ? conf_errorf(n, "a group needs select") : rc;
+	if (selector_parse(&g->select, g->select_text, err, sizeof(err)) < 0)
+		return conf_errorf(conf_child(n, "select"), "select: %s", err);
+	if (pick(n, "x", xs, 3, &k) == -EINVAL ||
+	    conf_get_f64(n, "x_scale", 1e-18, 1e18, &g->x_scale) == -EINVAL)
+		return -EINVAL;
+	g->x = (enum proc_x)k;
+	if ((stats = conf_child(n, "statistics"))) {
+		if (stats->kind != BS_CONF_SEQ || stats->n > PROC_STATS_MAX)
+			return conf_errorf(stats, "statistics: a list of at most %d",
+					   PROC_STATS_MAX);
+		for (size_t i = 0; i < stats->n; i++) {
+			if ((rc = load_stat(stats->val[i], &g->stat[i])) < 0)
+				return rc;
+			for (size_t j = 0; j < i; j++)
+				if (strcmp(g->stat[j].name, g->stat[i].name) == 0)
+					return conf_errorf(stats->val[i], "statistic '%s' twice",
+							   g->stat[i].name);
+			g->nstats = (uint32_t)i + 1;
+		}
+	}
+	if ((tpl = conf_child(n, "template")) && (rc = load_template(tpl, g)) < 0)
+		return rc;
+	if (g->nstats == 0 && !g->has_template)
+		return conf_errorf(n, "group '%s' has neither statistics nor a template", g->name);
+	return conf_check_unused(n);
+}
+
+static int load_allow(const struct conf_node *list, struct proc_conf *pc)
+{
+	if (list->kind != BS_CONF_SEQ || list->n > PROC_ALLOW_MAX)
+		return conf_errorf(list, "write_allow: a list of at most %d addresses",
+				   PROC_ALLOW_MAX);
+	for (size_t i = 0; i < list->n; i++) {
+		const struct conf_node *it = list->val[i];
+		struct proc_allow *a = &pc->allow[i];
+		char text[64], *slash;
+		unsigned char v4[4];
+		long prefix = -1;
+
+		if (it->kind != BS_CONF_SCALAR || strlen(it->scalar) >= sizeof(text))
+			return conf_errorf(it, "an address or address/prefix expected");
+		memcpy(text, it->scalar, strlen(it->scalar) + 1);
+		if ((slash = strchr(text, '/'))) {
+			char *end;
+			*slash = '\0';
+			prefix = strtol(slash + 1, &end, 10);
+			if (*end || end == slash + 1)
+				prefix = 999;
+		}
+		if (inet_pton(AF_INET, text, v4) == 1) {
+			memset(a->addr, 0, 10);
+			a->addr[10] = a->addr[11] = 0xff;
+			memcpy(a->addr + 12, v4, 4);
+			a->prefix = prefix < 0 ? 128 : (unsigned)prefix + 96;
+			if (prefix > 32)
+				return conf_errorf(it, "an IPv4 prefix is 0 to 32");
+		} else if (inet_pton(AF_INET6, text, a->addr) == 1) {
+			a->prefix = prefix < 0 ? 128 : (unsigned)prefix;
+			if (prefix > 128)
+				return conf_errorf(it, "an IPv6 prefix is 0 to 128");
+		} else {
+			return conf_errorf(it, "'%s' is not an address", it->scalar);
+		}
+		pc->nallow++;
+	}
+	return 0;
+}
+
+int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
+{
+	struct proc_conf *pc = calloc(1, sizeof(*pc));
+	const struct conf_node *groups, *allow;
+	int rc = -EINVAL;
+
+	if (!pc)
+		return -ENOMEM;
+	pc->interval_s = 0.25;
+	pc->max_sources = 10000;
+	pc->source_ttl_s = 300;
+	if (n->kind != BS_CONF_MAP) {
+		conf_errorf(n, "'processing' must be a mapping");
+		goto err_free;
+	}
+	if (conf_get_duration(n, "sample_interval", 0.05, 60, &pc->interval_s) == -EINVAL ||
+	    conf_get_u64(n, "max_sources", 1, 1000000, &pc->max_sources) == -EINVAL ||
+	    conf_get_duration(n, "source_ttl", 1, 86400, &pc->source_ttl_s) == -EINVAL ||
+	    conf_get_bool(n, "write", &pc->write) == -EINVAL)
+		goto err_free;
+	if ((allow = conf_child(n, "write_allow")) && load_allow(allow, pc) < 0)
+		goto err_free;
+	if (pc->write && pc->nallow == 0) {
+		conf_errorf(
+		    n, "write: true needs write_allow (the clients that may change definitions)");
+		goto err_free;
+	}
+	if (!(groups = conf_child(n, "groups")) || groups->kind != BS_CONF_SEQ || groups->n == 0 ||
+	    groups->n > PROC_GROUPS_MAX) {
+		conf_errorf(groups ? groups : n, "groups: a list of 1 to %d groups",
+			    PROC_GROUPS_MAX);
+		goto err_free;
+	}
+	for (size_t i = 0; i < groups->n; i++) {
+		pc->ngroups = (uint32_t)i + 1; /* so a failure frees what this one made */
+		if ((rc = load_group(groups->val[i], &pc->group[i])) < 0)
+			goto err_free;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(pc->group[j].name, pc->group[i].name) == 0) {
+				rc = conf_errorf(groups->val[i], "group '%s' twice",
+						 pc->group[i].name);
+				goto err_free;
+			}
+	}
+	if ((rc = conf_check_unused(n)) < 0)
+		goto err_free;
+	*out = pc;
+	return 0;
+err_free:
+	proc_conf_free(pc);
+	return rc;
+}
+
+void proc_conf_free(struct proc_conf *pc)
+{
+	if (!pc)
+		return;
+	for (uint32_t i = 0; i < pc->ngroups; i++) {
+		selector_free(&pc->group[i].select);
+		for (uint32_t k = 0; k < VSTATS_STATS_MAX; k++)
+			free(pc->group[i].tpl.usr[k]);
+	}
+	free(pc);
+}
+
+bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16])
+{
+	if (!pc->write)
+		return false;
+	for (uint32_t i = 0; i < pc->nallow; i++) {
+		const struct proc_allow *a = &pc->allow[i];
+		unsigned full = a->prefix / 8, rest = a->prefix % 8;
+		if (memcmp(addr, a->addr, full) != 0)
+			continue;
+		if (rest && (addr[full] ^ a->addr[full]) >> (8 - rest))
+			continue;
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,76 @@
+/* The `processing:` section: which series are sampled between scrapes and
+ * how each is processed (seed 001's statistics and a stats(3) template of
+ * seed 004), checked with file, line and column. */
+#ifndef BS_PROC_CONF_H
+#define BS_PROC_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conftree.h"
+#include "selector.h"
+#include "statproc.h"
+#include "vstats.h"
+
+#define PROC_GROUPS_MAX 64
+#define PROC_STATS_MAX 16     /* seed 001 statistics per group */
+#define PROC_QUANTILES_MAX 16 /* of a t-digest */
+#define PROC_ALLOW_MAX 16
+
+/* What a sampled value becomes as the X of (X, Y = 1). */
+enum proc_x { PROC_X_VALUE, PROC_X_DELTA, PROC_X_RATE };
+
+struct proc_stat_conf {
+	const char *name; /* a metric name: the families it writes start with it */
+	const char *units;
+	struct statproc_def def;
+	bool on;
+};
+
+struct proc_template_conf {
+	const char *name; /* the families' prefix */
+	uint32_t sample_pct;
+	bool relative;
+	struct vstats_spec spec[VSTATS_STATS_MAX];
+	uint32_t nspec;
+	struct vstats_bucket *usr[VSTATS_STATS_MAX]; /* the user's buckets, owned */
+	double quantile[PROC_QUANTILES_MAX];
+	uint32_t nquantile;
+};
+
+struct proc_group_conf {
+	const char *name;
+	const char *select_text;
+	struct selector select;
+	enum proc_x x;
+	double x_scale; /* seed 001's X is the integer nearest x * x_scale */
+	struct proc_stat_conf stat[PROC_STATS_MAX];
+	uint32_t nstats;
+	bool has_template;
+	struct proc_template_conf tpl;
+};
+
+struct proc_allow {
+	unsigned char addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	unsigned prefix;	/* bits of addr that must match */
+};
+
+struct proc_conf {
+	double interval_s; /* sampling period */
+	uint64_t max_sources;
+	double source_ttl_s;
+	bool write;				 /* POST to the interfaces' definitions */
+	struct proc_allow allow[PROC_ALLOW_MAX]; /* clients POST is open to */
+	uint32_t nallow;
+	struct proc_group_conf group[PROC_GROUPS_MAX];
+	uint32_t ngroups;
+};
+
+/* Reads the section at node into a new proc_conf; -EINVAL with the error
+ * on the document, -ENOMEM. */
+int proc_conf_load(const struct conf_node *node, struct proc_conf **out);
+void proc_conf_free(struct proc_conf *pc);
+/* Whether a client address (an IPv6 or IPv4-mapped address) may write. */
+bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16]);
+
+#endif

@@ -1,0 +1,30 @@
+/* A merging t-digest (Dunning and Ertl, "Computing Extremely Accurate
+ * Quantiles Using t-digests"): quantiles of a stream in memory fixed by
+ * its compression, most accurate at the tails. */
+#ifndef TDIGEST_H
+#define TDIGEST_H
+
+#include <stddef.h>
+
+#define TDIGEST_COMPRESSION_MIN 10
+#define TDIGEST_COMPRESSION_MAX 10000
+
+struct tdigest;
+
+/* NULL for a compression outside [MIN, MAX] or no memory. Its memory is
+ * fixed at creation: about 10 * compression centroids of 16 bytes. */
+struct tdigest *tdigest_new(double compression);
+void tdigest_free(struct tdigest *td);
+struct tdigest *tdigest_copy(const struct tdigest *td);
+void tdigest_reset(struct tdigest *td);
+
+/* x with weight w; NaN, infinities and weights not above 0 are ignored. */
+void tdigest_add(struct tdigest *td, double x, double w);
+/* The q-quantile, q in [0, 1]; NaN when empty. */
+double tdigest_quantile(struct tdigest *td, double q);
+double tdigest_count(const struct tdigest *td);
+double tdigest_sum(const struct tdigest *td);
+/* Centroids after merging what is buffered (memory and tests). */
+size_t tdigest_centroids(struct tdigest *td);
+
+#endif

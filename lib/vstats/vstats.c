@@ -1,0 +1,266 @@
+/* A variable of interest's statistics (stats(3)'s voi and voistats):
+ * made from specs, updated with absolute or relative values, reset and
+ * snapshotted; and the template sample-rate dice. */
+#include "vstats.h"
+#include "vstats_priv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct vstats_value lowest(enum vstats_dtype d)
+{
+	return d == VSTATS_INT ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
+			       : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
+}
+
+static struct vstats_value highest(enum vstats_dtype d)
+{
+	return d == VSTATS_INT ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
+			       : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
+}
+
+static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
+{
+	switch (s->stype) {
+	case VSTATS_SUM:
+		s->v = (struct vstats_value){.dtype = d};
+		break;
+	case VSTATS_MAX: /* stats(3): MAX starts at the lowest, MIN at the highest */
+		s->v = lowest(d);
+		break;
+	case VSTATS_MIN:
+		s->v = highest(d);
+		break;
+	case VSTATS_CRHIST:
+	case VSTATS_DRHIST:
+	case VSTATS_DVHIST:
+		memset(s->hist.count, 0, s->hist.n * sizeof(uint64_t));
+		s->hist.oob = 0;
+		break;
+	case VSTATS_TDGST:
+		tdigest_reset(s->td);
+		break;
+	}
+}
+
+static void stat_free(struct vstats_stat *s)
+{
+	if (s->stype == VSTATS_TDGST)
+		tdigest_free(s->td);
+	else if (s->stype >= VSTATS_CRHIST) {
+		free(s->hist.bkt);
+		free(s->hist.count);
+	}
+}
+
+static int stat_init(struct vstats_stat *s, enum vstats_dtype d, const struct vstats_spec *spec,
+		     const char **why)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->stype = spec->stype;
+	switch (spec->stype) {
+	case VSTATS_SUM:
+	case VSTATS_MAX:
+	case VSTATS_MIN:
+		break;
+	case VSTATS_CRHIST:
+	case VSTATS_DRHIST:
+	case VSTATS_DVHIST:
+		rc =
+		    vstats_hist_buckets(spec->stype, d, &spec->hist, &s->hist.bkt, &s->hist.n, why);
+		if (rc < 0)
+			return rc;
+		s->hist.flags = spec->stype == VSTATS_CRHIST ? spec->hist.flags : 0;
+		if (!(s->hist.count = calloc(s->hist.n, sizeof(uint64_t)))) {
+			free(s->hist.bkt);
+			return -ENOMEM;
+		}
+		break;
+	case VSTATS_TDGST:
+		if (!(spec->compression >= TDIGEST_COMPRESSION_MIN &&
+		      spec->compression <= TDIGEST_COMPRESSION_MAX)) {
+			*why = "a t-digest's compression must be 10 to 10000";
+			return -EINVAL;
+		}
+		if (!(s->td = tdigest_new(spec->compression)))
+			return -ENOMEM;
+		break;
+	default:
+		*why = "unknown statistic";
+		return -EINVAL;
+	}
+	stat_reset(s, d);
+	return 0;
+}
+
+int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdate,
+		    const struct vstats_spec *specs, uint32_t n, const char **why)
+{
+	int rc;
+
+	*why = NULL;
+	memset(v, 0, sizeof(*v));
+	v->dtype = dtype;
+	v->relupdate = relupdate;
+	if (n == 0 || n > VSTATS_STATS_MAX) {
+		*why = "a VOI has 1 to 8 statistics";
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < i; j++)
+			if (specs[j].stype == specs[i].stype) { /* voistat slots are by stype */
+				*why = "a VOI has each statistic at most once";
+				vstats_voi_free(v);
+				return -EINVAL;
+			}
+		if ((rc = stat_init(&v->stat[i], dtype, &specs[i], why)) < 0) {
+			vstats_voi_free(v);
+			return rc;
+		}
+		v->nstats = i + 1;
+	}
+	return 0;
+}
+
+void vstats_voi_free(struct vstats_voi *v)
+{
+	for (uint32_t i = 0; i < v->nstats; i++)
+		stat_free(&v->stat[i]);
+	v->nstats = 0;
+}
+
+static void sum_add(struct vstats_value *sum, struct vstats_value x)
+{
+	if (sum->dtype == VSTATS_INT) /* wraps, as stats(3)'s integer sums do */
+		sum->i = (int64_t)((uint64_t)sum->i + (uint64_t)x.i);
+	else
+		sum->f += x.f;
+}
+
+static bool less(struct vstats_value a, struct vstats_value b)
+{
+	return a.dtype == VSTATS_INT ? a.i < b.i : a.f < b.f;
+}
+
+static void stat_update(struct vstats_stat *s, struct vstats_value x)
+{
+	int k;
+
+	switch (s->stype) {
+	case VSTATS_SUM:
+		sum_add(&s->v, x);
+		break;
+	case VSTATS_MAX:
+		if (less(s->v, x))
+			s->v = x;
+		break;
+	case VSTATS_MIN:
+		if (less(x, s->v))
+			s->v = x;
+		break;
+	case VSTATS_CRHIST:
+	case VSTATS_DRHIST:
+	case VSTATS_DVHIST:
+		if ((k = vstats_hist_find(&s->hist, s->stype, x)) < 0)
+			s->hist.oob++;
+		else
+			s->hist.count[k]++;
+		break;
+	case VSTATS_TDGST:
+		tdigest_add(s->td, vstats_value_f(x), 1);
+		break;
+	}
+}
+
+int vstats_update_abs(struct vstats_voi *v, struct vstats_value x)
+{
+	if (x.dtype != v->dtype || (x.dtype == VSTATS_FLOAT && isnan(x.f)))
+		return -EINVAL;
+	for (uint32_t i = 0; i < v->nstats; i++)
+		stat_update(&v->stat[i], x);
+	v->prev = x;
+	v->have_prev = true;
+	v->updates++;
+	return 0;
+}
+
+/* The previous value plus dx; the first relative update adds to zero. */
+int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx)
+{
+	struct vstats_value x = v->have_prev ? v->prev : (struct vstats_value){.dtype = v->dtype};
+
+	if (!v->relupdate || dx.dtype != v->dtype)
+		return -EINVAL;
+	sum_add(&x, dx);
+	return vstats_update_abs(v, x);
+}
+
+void vstats_voi_reset(struct vstats_voi *v)
+{
+	for (uint32_t i = 0; i < v->nstats; i++)
+		stat_reset(&v->stat[i], v->dtype);
+	v->updates = 0;
+}
+
+static int stat_copy(struct vstats_stat *d, const struct vstats_stat *s)
+{
+	*d = *s;
+	if (s->stype == VSTATS_TDGST)
+		return (d->td = tdigest_copy(s->td)) ? 0 : -ENOMEM;
+	if (s->stype < VSTATS_CRHIST)
+		return 0;
+	d->hist.bkt = malloc(s->hist.n * sizeof(*s->hist.bkt));
+	d->hist.count = malloc(s->hist.n * sizeof(uint64_t));
+	if (!d->hist.bkt || !d->hist.count) {
+		free(d->hist.bkt);
+		free(d->hist.count);
+		return -ENOMEM;
+	}
+	memcpy(d->hist.bkt, s->hist.bkt, s->hist.n * sizeof(*s->hist.bkt));
+	memcpy(d->hist.count, s->hist.count, s->hist.n * sizeof(uint64_t));
+	return 0;
+}
+
+int vstats_voi_snapshot(struct vstats_voi *dst, struct vstats_voi *src, bool reset)
+{
+	*dst = *src;
+	dst->nstats = 0;
+	for (uint32_t i = 0; i < src->nstats; i++) {
+		if (stat_copy(&dst->stat[i], &src->stat[i]) < 0) {
+			vstats_voi_free(dst);
+			return -ENOMEM;
+		}
+		dst->nstats = i + 1;
+	}
+	if (reset)
+		vstats_voi_reset(src);
+	return 0;
+}
+
+/* FNV-1a: stable across runs and hosts, so a source is chosen the same
+ * way every time. */
+static uint64_t fnv1a(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int vstats_rollthedice(const uint32_t *pct, size_t n, const void *seed, size_t len)
+{
+	uint32_t roll = (uint32_t)(fnv1a(seed, len) % 100), cum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		cum += pct[i];
+		if (roll < cum)
+			return (int)i;
+	}
+	return -1;
+}

@@ -1,0 +1,288 @@
+/* lib/vstats against hand-computed results: SUM, MAX, MIN with absolute
+ * and relative updates, every histogram kind and scheme at its bucket
+ * edges with its out-of-band count, refused specs, snapshot with reset,
+ * the t-digest on exact cases and a bounded rank error, and the sample
+ * dice. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "vstats.h"
+
+#define I(x) ((struct vstats_value){VSTATS_INT, {.i = (x)}})
+#define F(x) ((struct vstats_value){VSTATS_FLOAT, {.f = (x)}})
+
+static const struct vstats_stat *stat_of(const struct vstats_voi *v, enum vstats_stype t)
+{
+	for (uint32_t i = 0; i < v->nstats; i++)
+		if (v->stat[i].stype == t)
+			return &v->stat[i];
+	fail_msg("no statistic %d", t);
+	return NULL;
+}
+
+static void test_sum_max_min(void **state)
+{
+	struct vstats_spec specs[] = {
+	    {.stype = VSTATS_SUM}, {.stype = VSTATS_MAX}, {.stype = VSTATS_MIN}};
+	struct vstats_voi v, snap;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, true, specs, 3, &why), 0);
+	assert_int_equal(stat_of(&v, VSTATS_MAX)->v.i, INT64_MIN); /* stats(3)'s empty MAX */
+	assert_int_equal(stat_of(&v, VSTATS_MIN)->v.i, INT64_MAX);
+	assert_int_equal(vstats_update_abs(&v, I(5)), 0);
+	assert_int_equal(vstats_update_abs(&v, I(-3)), 0);
+	assert_int_equal(vstats_update_abs(&v, I(7)), 0);
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->v.i, 9);
+	assert_int_equal(stat_of(&v, VSTATS_MAX)->v.i, 7);
+	assert_int_equal(stat_of(&v, VSTATS_MIN)->v.i, -3);
+	/* relative: each update adds to the previous value (7) */
+	assert_int_equal(vstats_update_rel(&v, I(3)), 0);   /* 10 */
+	assert_int_equal(vstats_update_rel(&v, I(-12)), 0); /* -2 */
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->v.i, 9 + 10 - 2);
+	assert_int_equal(stat_of(&v, VSTATS_MIN)->v.i, -3);
+	assert_int_equal(stat_of(&v, VSTATS_MAX)->v.i, 10);
+	assert_int_equal(vstats_update_abs(&v, F(1.0)), -EINVAL); /* not the VOI's dtype */
+	assert_int_equal(v.updates, 5);
+
+	/* snapshot with reset: the copy keeps, the source starts over */
+	assert_int_equal(vstats_voi_snapshot(&snap, &v, true), 0);
+	assert_int_equal(stat_of(&snap, VSTATS_SUM)->v.i, 17);
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->v.i, 0);
+	assert_int_equal(stat_of(&v, VSTATS_MAX)->v.i, INT64_MIN);
+	assert_int_equal(vstats_update_rel(&v, I(1)), 0); /* the base survives a reset: -1 */
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->v.i, -1);
+	vstats_voi_free(&snap);
+	vstats_voi_free(&v);
+
+	/* no relative updates unless the VOI asked for them */
+	assert_int_equal(vstats_voi_init(&v, VSTATS_FLOAT, false, specs, 1, &why), 0);
+	assert_int_equal(vstats_update_rel(&v, F(1)), -EINVAL);
+	assert_int_equal(vstats_update_abs(&v, F(NAN)), -EINVAL);
+	assert_int_equal(vstats_update_abs(&v, F(0.25)), 0);
+	assert_true(stat_of(&v, VSTATS_SUM)->v.f == 0.25);
+	vstats_voi_free(&v);
+}
+
+/* Feeds xs and compares each bucket's count and the out-of-band count. */
+static void expect_hist(enum vstats_stype t, enum vstats_dtype d, const struct vstats_hist_spec *h,
+			const struct vstats_value *xs, size_t n, const uint64_t *want,
+			uint32_t nwant, uint64_t oob)
+{
+	struct vstats_spec spec = {.stype = t, .hist = *h};
+	struct vstats_voi v;
+	const char *why;
+
+	assert_int_equal(vstats_voi_init(&v, d, false, &spec, 1, &why), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(vstats_update_abs(&v, xs[i]), 0);
+	const struct vstats_hist *hist = &v.stat[0].hist;
+	assert_int_equal(hist->n, nwant);
+	for (uint32_t i = 0; i < nwant; i++)
+		if (hist->count[i] != want[i])
+			fail_msg("bucket %u: %llu, want %llu", i,
+				 (unsigned long long)hist->count[i], (unsigned long long)want[i]);
+	assert_int_equal(hist->oob, oob);
+	vstats_voi_free(&v);
+}
+
+static void test_crhist_schemes(void **state)
+{
+	(void)state;
+	/* LIN: [0,25) [25,50) [50,75) [75,100) */
+	struct vstats_hist_spec lin = {
+	    .scheme = VSTATS_LIN, .lb = I(0), .ub = I(100), .stepinc = 25};
+	struct vstats_value xs[] = {I(-1), I(0), I(24), I(25), I(99), I(100)};
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 6, (uint64_t[]){2, 1, 0, 1}, 4, 2);
+	lin.flags = VSTATS_LBOUND_INF | VSTATS_UBOUND_INF; /* the edges take the rest */
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 6, (uint64_t[]){3, 1, 0, 2}, 4, 0);
+
+	/* EXP: widths 2^0, 2^1, ...: [0,1) [1,3) [3,7) [7,15) [15,31) [31,63) [63,100) */
+	struct vstats_hist_spec exp = {
+	    .scheme = VSTATS_EXP, .lb = I(0), .ub = I(100), .stepbase = 2, .stepexp = 0};
+	struct vstats_value ex[] = {I(0), I(1), I(2), I(3), I(6), I(7), I(62), I(63), I(99)};
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &exp, ex, 9, (uint64_t[]){1, 2, 2, 1, 0, 1, 2}, 7,
+		    0);
+
+	/* LINEXP: 10 linear steps per power of 10: 10 of 1, 9 of 10, 9 of 100 */
+	struct vstats_hist_spec linexp = {
+	    .scheme = VSTATS_LINEXP, .lb = I(0), .ub = I(1000), .nlinsteps = 10, .stepbase = 10};
+	struct vstats_value lx[] = {I(9), I(10), I(19), I(20), I(999), I(1000)};
+	uint64_t lw[28] = {0};
+	lw[9] = 1;  /* [9,10) */
+	lw[10] = 2; /* [10,20) */
+	lw[11] = 1; /* [20,30) */
+	lw[27] = 1; /* [900,1000) */
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &linexp, lx, 6, lw, 28, 1);
+
+	/* USR: lower bounds only; the last bucket is open above */
+	struct vstats_bucket usr[] = {{F(0), F(0)}, {F(0.5), F(0)}, {F(1.5), F(0)}};
+	struct vstats_hist_spec u = {.scheme = VSTATS_USR, .usr = usr, .nusr = 3};
+	struct vstats_value ux[] = {F(-0.1), F(0), F(0.49), F(0.5), F(1.5), F(1e300)};
+	expect_hist(VSTATS_CRHIST, VSTATS_FLOAT, &u, ux, 6, (uint64_t[]){2, 1, 2}, 3, 1);
+}
+
+static void test_discrete_histograms(void **state)
+{
+	(void)state;
+	struct vstats_bucket dr[] = {{I(0), I(9)}, {I(20), I(29)}};
+	struct vstats_hist_spec drs = {.scheme = VSTATS_USR, .usr = dr, .nusr = 2};
+	struct vstats_value dx[] = {I(0), I(9), I(10), I(19), I(20), I(29), I(30), I(-1)};
+	expect_hist(VSTATS_DRHIST, VSTATS_INT, &drs, dx, 8, (uint64_t[]){2, 2}, 2, 4);
+
+	struct vstats_bucket dv[] = {{I(1), I(0)}, {I(2), I(0)}, {I(4), I(0)}, {I(8), I(0)}};
+	struct vstats_hist_spec dvs = {.scheme = VSTATS_USR, .usr = dv, .nusr = 4};
+	struct vstats_value vx[] = {I(1), I(4), I(4), I(3), I(8), I(9)};
+	expect_hist(VSTATS_DVHIST, VSTATS_INT, &dvs, vx, 6, (uint64_t[]){1, 0, 2, 1}, 4, 2);
+}
+
+static void expect_refused(enum vstats_stype t, enum vstats_dtype d,
+			   const struct vstats_hist_spec *h)
+{
+	struct vstats_spec spec = {.stype = t, .hist = *h};
+	struct vstats_voi v;
+	const char *why = NULL;
+	assert_int_equal(vstats_voi_init(&v, d, false, &spec, 1, &why), -EINVAL);
+	assert_non_null(why);
+}
+
+static void test_refused_specs(void **state)
+{
+	(void)state;
+	struct vstats_bucket overlap[] = {{I(0), I(10)}, {I(10), I(20)}};
+	expect_refused(VSTATS_DRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = overlap, .nusr = 2});
+	struct vstats_bucket down[] = {{I(5), I(0)}, {I(1), I(0)}};
+	expect_refused(VSTATS_DVHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = down, .nusr = 2});
+	expect_refused(VSTATS_CRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10000), .stepinc = 1});
+	expect_refused(VSTATS_CRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_EXP, .lb = I(0), .ub = I(10), .stepbase = 1});
+	expect_refused(VSTATS_CRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_LIN, .lb = F(0), .ub = F(10), .stepinc = 1});
+	expect_refused(VSTATS_DRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10), .stepinc = 1});
+	struct vstats_spec two_sums[] = {{.stype = VSTATS_SUM}, {.stype = VSTATS_SUM}};
+	struct vstats_voi v;
+	const char *why;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, two_sums, 2, &why), -EINVAL);
+	struct vstats_spec td = {.stype = VSTATS_TDGST, .compression = 5};
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &td, 1, &why), -EINVAL);
+}
+
+static void test_tdigest_exact_cases(void **state)
+{
+	(void)state;
+	assert_null(tdigest_new(1));
+	struct tdigest *td = tdigest_new(100);
+	assert_true(isnan(tdigest_quantile(td, 0.5)));
+	for (int i = 1; i <= 5; i++)
+		tdigest_add(td, i, 1);
+	tdigest_add(td, NAN, 1); /* ignored */
+	tdigest_add(td, 1, -1);
+	assert_true(tdigest_quantile(td, 0) == 1);
+	assert_true(tdigest_quantile(td, 1) == 5);
+	assert_true(tdigest_quantile(td, 0.5) == 3); /* singletons are exact */
+	assert_true(tdigest_count(td) == 5);
+	assert_true(tdigest_sum(td) == 15);
+	struct tdigest *copy = tdigest_copy(td);
+	tdigest_reset(td);
+	assert_true(tdigest_count(td) == 0);
+	assert_true(tdigest_quantile(copy, 0.5) == 3);
+	tdigest_free(copy);
+	tdigest_free(td);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The fraction of samples at or below x. */
+static double rank_of(const double *sorted, size_t n, double x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (double)lo / (double)n;
+}
+
+/* Uniform and exponential streams of 200,000: the rank error at the
+ * usual quantiles is small and the centroids stay bounded. */
+static void test_tdigest_rank_error(void **state)
+{
+	static const double qs[] = {0.5, 0.9, 0.99, 0.999};
+	size_t n = 200000;
+	double *x = malloc(n * sizeof(double));
+	unsigned seed = 1;
+	(void)state;
+
+	for (int dist = 0; dist < 2; dist++) {
+		struct tdigest *td = tdigest_new(100);
+		for (size_t i = 0; i < n; i++) {
+			double u = (rand_r(&seed) + 0.5) / ((double)RAND_MAX + 1);
+			x[i] = dist == 0 ? u : -log(u);
+			tdigest_add(td, x[i], 1);
+		}
+		qsort(x, n, sizeof(double), cmp_double);
+		for (size_t k = 0; k < 4; k++) {
+			double err = fabs(rank_of(x, n, tdigest_quantile(td, qs[k])) - qs[k]);
+			if (err > (qs[k] == 0.5 ? 0.005 : 0.0015))
+				fail_msg("dist %d q %g: rank error %g", dist, qs[k], err);
+		}
+		assert_true(tdigest_centroids(td) <= 200);
+		tdigest_free(td);
+	}
+	free(x);
+}
+
+static void test_rollthedice(void **state)
+{
+	uint32_t pct[] = {30, 20};
+	size_t got[3] = {0};
+	char seed[32];
+	(void)state;
+
+	for (int i = 0; i < 20000; i++) {
+		snprintf(seed, sizeof(seed), "vm-%d", i);
+		int k = vstats_rollthedice(pct, 2, seed, strlen(seed));
+		assert_int_equal(k, vstats_rollthedice(pct, 2, seed, strlen(seed)));
+		got[k < 0 ? 2 : k]++;
+	}
+	assert_true(got[0] > 5600 && got[0] < 6400); /* 30% of 20,000 */
+	assert_true(got[1] > 3600 && got[1] < 4400); /* 20% */
+	assert_true(got[2] > 9600 && got[2] < 10400);
+	assert_int_equal(vstats_rollthedice((uint32_t[]){100}, 1, "x", 1), 0);
+	assert_int_equal(vstats_rollthedice((uint32_t[]){0}, 1, "x", 1), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sum_max_min),		cmocka_unit_test(test_crhist_schemes),
+	    cmocka_unit_test(test_discrete_histograms), cmocka_unit_test(test_refused_specs),
+	    cmocka_unit_test(test_tdigest_exact_cases), cmocka_unit_test(test_tdigest_rank_error),
+	    cmocka_unit_test(test_rollthedice),
+	};
+	return cmocka_run_group_tests_name("vstats", tests, NULL, NULL);
+}
