@@ -187,7 +187,8 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS)
+integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS) \
+	     $(B)/bench/tdigest_compare
 	tests/integration/run.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
@@ -197,6 +198,8 @@ integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_sup
 	tests/integration/dci_collector.sh $(B)
 	tests/integration/xen.sh $(B)
 	tests/integration/faults.sh $(B)
+	tests/integration/processing.sh $(B)
+	tests/integration/tdigest.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
@@ -233,6 +236,10 @@ $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
 $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
+# The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
+$(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
+
 $(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(CORE_A) $(LIBS)
@@ -263,7 +270,8 @@ fuzz: $(FUZZERS)
 # One suite, or one case of a unit suite: `make test T=test_conf`,
 # `make test T=test_conf:yaml_errors` (a cmocka pattern), `make test T=kvm`
 # (tests/integration/kvm.sh).
-test: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS)
+test: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS) \
+      $(B)/bench/tdigest_compare
 	@test -n "$(T)" || { echo "usage: make test T=suite[:case]" >&2; exit 2; }
 	@suite=$(firstword $(subst :, ,$(T))); case=$(word 2,$(subst :, ,$(T))); \
 	if [ -f tests/unit/$$suite.c ]; then \

@@ -7,7 +7,7 @@ set -eu
 run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
 	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
-	wrk strace iproute2 util-linux)
+	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17
 	xenstore-utils)
 case "${1:-}" in

@@ -12,7 +12,8 @@
 struct tdigest;
 
 /* NULL for a compression outside [MIN, MAX] or no memory. Its memory is
- * fixed at creation: about 10 * compression centroids of 16 bytes. */
+ * fixed at creation (tdigest_bytes): 16 * compression centroids of 16
+ * bytes, about 256 bytes per unit of compression. */
 struct tdigest *tdigest_new(double compression);
 void tdigest_free(struct tdigest *td);
 struct tdigest *tdigest_copy(const struct tdigest *td);
@@ -24,6 +25,7 @@ void tdigest_add(struct tdigest *td, double x, double w);
 double tdigest_quantile(struct tdigest *td, double q);
 double tdigest_count(const struct tdigest *td);
 double tdigest_sum(const struct tdigest *td);
+size_t tdigest_bytes(const struct tdigest *td);
 /* Centroids after merging what is buffered (memory and tests). */
 size_t tdigest_centroids(struct tdigest *td);
 

@@ -109,6 +109,36 @@ require_lone_kvm() {
 	exit 0
 }
 
+promtool_clean() { # promtool_clean FILE: no error and no lint complaint
+	local out
+	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+# start_prometheus PORT: a real Prometheus scraping 127.0.0.1:PORT every
+# second; its own port in PROM_PORT.
+start_prometheus() {
+	PROM_PORT=$(free_port)
+	cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: binstat
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+EOF
+	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &
+	PIDS+=($!)
+}
+
+# prom_query PROM_PORT QUERY: the first result's value, or nothing.
+prom_query() {
+	curl -s --data-urlencode "query=$2" "http://127.0.0.1:$1/api/v1/query" |
+		$PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null
+}
+
 summary() { # prints the closing line and returns non-zero on any failure
 	echo
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"

@@ -47,11 +47,6 @@ print(len(fams), "families")
 EOF
 }
 
-promtool_clean() { # promtool_clean FILE: no error and no lint complaint
-	local out
-	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
-	[ -z "$out" ] || { echo "$out"; return 1; }
-}
 
 # ---------------------------------------------------------------- main daemon
 CFG="$WORK/main.yml"
@@ -233,29 +228,18 @@ else
 fi
 
 # The real consumer: Prometheus scrapes us (OpenMetrics, gzip) and stores the series.
-PP=$(free_port)
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: binstat
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PP" >"$WORK/prometheus.log" 2>&1 &
-PIDS+=($!)
+start_prometheus "$PORT"
+PP=$PROM_PORT
 got=""
 for _ in $(seq 60); do
-	got=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=example_events_total%7Bdevice%3D%22max%22%7D" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+	got=$(prom_query "$PP" 'example_events_total{device="max"}')
 	[ -n "$got" ] && break
 	sleep 0.5
 done
 check "Prometheus scrapes and stores our series (got '$got')" test "$got" = "18446744073709552000"
 up=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=up" | $PY -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null)
 check "Prometheus sees the target up" test "$up" = 1
-hist=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=example_latency_seconds_bucket%7Bdevice%3D%22vda%22%2Cle%3D%221.0%22%7D" | $PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null)
+hist=$(prom_query "$PP" 'example_latency_seconds_bucket{device="vda",le="1.0"}')
 check "Prometheus reads the histogram bucket le=1.0 as 10 (got '$hist')" test "$hist" = 10
 
 # Every dashboard query is valid PromQL (Grafana's variables substituted).

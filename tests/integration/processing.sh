@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Processing between scrapes against the running daemon: the sampler's
+# rate, seed 001's statistics and a stats(3) template on /metrics (checked
+# by promtool, the strict OpenMetrics parser and a real Prometheus), the
+# /statistics/ interface and who may write to it, reload, configuration
+# errors; and, where /dev/kvm works, statistics of a real VM's counters.
+# Usage: tests/integration/processing.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+processing_config() { # processing_config FILE WRITE_ALLOW
+	cat >"$1" <<EOF
+global:
+  plugin_dir: $B/plugins
+collectors:
+  example: {}
+processing:
+  sample_interval: 100ms
+  write: true
+  write_allow: [$2]
+  groups:
+    - name: events
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      statistics:
+        - {name: ev_n, type: value, units: events/passes}
+        - {name: ev_range, type: range, range_min: 0, range_max: 100}
+        - {name: ev_hist, type: array, scale: log2, range_min: 0, range_max: 8}
+        - {name: ev_list, type: list, entries_max: 4, range_min: 0, range_max: 100}
+        - {name: ev_hist_period, type: history, mode: range, period: 1s, entries_max: 4}
+        - {name: ev_raw, type: raw, entries_max: 3}
+      template:
+        name: ev_voi
+        stats:
+          - sum
+          - max
+          - min
+          - {crhist: {scheme: linexp, lb: 0, ub: 100, nlinsteps: 10, stepbase: 10}}
+          - {drhist: {buckets: [[0, 1], [2, 3]]}}
+          - {dvhist: {values: [1, 2, 3]}}
+          - {tdigest: {compression: 100, quantiles: [0.5, 0.9, 0.99]}}
+EOF
+}
+
+processing_config "$WORK/p.yml" 127.0.0.1
+P=$(free_port)
+start_exporter "$WORK/p.yml" "$P"
+EXP=$LAST_PID
+URL="http://127.0.0.1:$P"
+sleep 2
+curl -s "$URL/metrics" >"$WORK/m1.txt"
+passes=$(metric "$P" binstat_processing_passes_total)
+check "sampler: about 10 passes a second at 100ms ($passes after 2 s)" $PY -c "assert 12 <= $passes <= 32"
+check "value statistic counted every delta" grep -q '^ev_n_total{device="vda",source_metric="example_events_total"} [1-9]' "$WORK/m1.txt"
+check "range statistic: its minimum is 1" grep -q '^ev_range_min{device="vda",source_metric="example_events_total"} 1$' "$WORK/m1.txt"
+check "array: a histogram with le=\"1.0\"" grep -q '^ev_hist_bucket{device="vda",source_metric="example_events_total",le="1.0"} [1-9]' "$WORK/m1.txt"
+check "list: a histogram with the values seen" grep -q '^ev_list_bucket{device="vda",source_metric="example_events_total",le="1.0"} [1-9]' "$WORK/m1.txt"
+check "history: the last complete period's range" grep -q '^ev_hist_period_last_period_samples{' "$WORK/m1.txt"
+check "template: t-digest summary" grep -q '^ev_voi_tdigest{device="vda",source_metric="example_events_total",quantile="0.5"} 1$' "$WORK/m1.txt"
+check "template: the CR, DR and DV histograms and their out-of-band counts" \
+	sh -c "grep -q '^ev_voi_crhist_bucket' '$WORK/m1.txt' && grep -q '^ev_voi_drhist_out_of_band_total' '$WORK/m1.txt' && grep -q '^ev_voi_dvhist_bucket' '$WORK/m1.txt'"
+check "promtool accepts the output with every processing family" promtool_clean "$WORK/m1.txt"
+curl -s -H 'Accept: application/openmetrics-text;version=1.0.0' "$URL/metrics" >"$WORK/m1.om"
+check "the strict OpenMetrics parser accepts it" $PY -c "
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as p
+fams = {f.name: f for f in p(open('$WORK/m1.om').read())}
+assert fams['ev_voi_tdigest'].type == 'summary' and fams['ev_hist'].type == 'histogram', fams.keys()
+assert fams['ev_n'].type == 'counter'"
+
+# the /statistics/ interface
+curl -s "$URL/statistics/" >"$WORK/list.txt"
+check "GET /statistics/ lists the interface" grep -qx 'events/0 example_events_total{device="vda"}' "$WORK/list.txt"
+curl -s "$URL/statistics/events/0/definition" >"$WORK/def.txt"
+check "definition lines in seed 001's syntax" grep -Eqx 'name=ev_hist_period on=1 type=history range_min=-9223372036854775808 range_max=9223372036854775807 entries_max=4 mode=range period=1000000 hits_out_of_range=0 data=\[[0-9]+\.[0-9]{6}\] started=\[[0-9]+\.[0-9]{6}\] stopped=\[[0-9]+\.[0-9]{6}\] units=x/samples' "$WORK/def.txt"
+curl -s "$URL/statistics/events/0/data" >"$WORK/data.txt"
+check "data: array lines <=N and >N" sh -c "grep -qx 'ev_hist <=0 0' '$WORK/data.txt' && grep -qx 'ev_hist >8 0' '$WORK/data.txt'"
+check "data: raw ring of 3 timestamped pairs" test "$(grep -c '^ev_raw \[' "$WORK/data.txt")" = 3
+code=$(curl -s -o "$WORK/post.txt" -w '%{http_code}' --data-binary $'name=ev_range range_max=5 on=1\nname=ev_list type=raw' "$URL/statistics/events/0/definition")
+check "POST from an allowed client: 400 naming the refused line ($code)" \
+	sh -c "[ $code = 400 ] && grep -qx 'line 2: a new type needs all its type-specific attributes' '$WORK/post.txt'"
+check "the accepted line took effect" sh -c "curl -s '$URL/statistics/events/0/definition' | grep -q '^name=ev_range on=1 type=range range_min=0 range_max=5 '"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/statistics/events/0/snapshot")
+check "POST snapshot resets the template ($code)" sh -c "[ $code = 200 ] && curl -s '$URL/statistics/events/0/definition' | grep -q 'updates=[0-9]\$'"
+head -c 70000 /dev/zero | tr '\0' 'a' >"$WORK/big.txt"
+code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$WORK/big.txt" "$URL/statistics/events/0/definition")
+check "a body over 64 KiB is 413 ($code)" test "$code" = 413
+check "GET of an unknown interface is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/statistics/nope/0/data")" = 404
+
+# a client the configuration does not list may read, not write
+processing_config "$WORK/deny.yml" 10.9.9.9
+PD=$(free_port)
+start_exporter "$WORK/deny.yml" "$PD"
+sleep 0.5
+check "POST from a client not in write_allow is 403" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' --data-binary 'on=0' "http://127.0.0.1:$PD/statistics/events/0/definition")" = 403
+check "... and reading still works" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PD/statistics/events/0/data")" = 200
+
+# reload: a new group appears, a bad section keeps the running one
+sed -i 's/- name: events/- name: events2/' "$WORK/p.yml"
+kill -HUP "$EXP"
+sleep 1
+check "reload: the new group's interface is listed" sh -c "curl -s '$URL/statistics/' | grep -q '^events2/0 '"
+echo 'processing: {groups: [{name: x, select: "{}"}]}' >>"$WORK/p.yml"
+"$EXPORTER" --check-config --config.file="$WORK/p.yml" >"$WORK/check.out" 2>&1
+check "--check-config: a bad processing section fails with its position" grep -q 'p.yml:[0-9]*:[0-9]*: ' "$WORK/check.out"
+
+# a real Prometheus stores the processed series
+start_prometheus "$P"
+got=""
+for _ in $(seq 60); do
+	got=$(prom_query "$PROM_PORT" 'ev_voi_tdigest{quantile="0.5"}')
+	[ -n "$got" ] && break
+	sleep 0.5
+done
+check "Prometheus stores the t-digest's quantile (got '$got')" test -n "$got"
+bucket=$(prom_query "$PROM_PORT" 'ev_voi_crhist_bucket{le="+Inf"}')
+check "Prometheus stores the CR histogram (+Inf: '$bucket')" test -n "$bucket"
+
+# a real VM: each of the fixture's vCPUs halts once (kvm.sh), so every
+# sampled value of halt_exits is 1
+if [ -w /dev/kvm ] && [ "$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_inode:kvm-vm$')" = 0 ]; then
+	IO=7
+	"$B/tests/kvm_fixture" 1 2 $IO "$WORK/fx.ready" -name guest=pvm >>"$WORK/fixture.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 200); do [ -s "$WORK/fx.ready" ] && break; sleep 0.05; done
+	cat >"$WORK/kvm.yml" <<EOF
+global:
+  plugin_dir: $B/plugins
+collectors:
+  kvm: {mode: per_vcpu}
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: io
+      select: 'kvm_vcpu_halt_exits_total{vm="pvm"}'
+      statistics: [{name: io_range, type: range}]
+      template: {stats: [max, {tdigest: {}}]}
+EOF
+	PK=$(free_port)
+	start_exporter "$WORK/kvm.yml" "$PK"
+	sleep 1.5
+	curl -s "http://127.0.0.1:$PK/metrics" >"$WORK/kvm.txt"
+	check "KVM: both vCPUs of the VM are sources" test "$(grep -c '^io_range_max{' "$WORK/kvm.txt")" = 2
+	check "KVM: every sampled value is the vCPU's one halt exit" \
+		sh -c "grep -E '^io_range_(min|avg|max)' '$WORK/kvm.txt' | awk '{ if (\$2 != 1) exit 1 }'"
+	check "KVM: the t-digest's median too" grep -q '^io_tdigest{.*quantile="0.5"} 1$' "$WORK/kvm.txt"
+	check "KVM: about 10 samples a second each" \
+		sh -c "grep '^io_range_samples_total' '$WORK/kvm.txt' | awk '{ if (\$2 < 8) exit 1 }'"
+else
+	skip "processing of KVM statistics" "/dev/kvm is missing, or other VMMs run"
+fi
+summary
