@@ -309,8 +309,8 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 
 static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 {
-	static const char *const suffix[] = {"_sum",	"_max",	   "_min",    "_crhist",
-					     "_drhist", "_dvhist", "_tdigest"};
+	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
+					     "_drhist",	       "_dvhist", "_tdigest"};
 	const struct proc_group_conf *gc = &p->conf->group[g];
 	const struct proc_template_conf *t = &gc->tpl;
 

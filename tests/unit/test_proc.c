@@ -88,7 +88,7 @@ static void test_delta_and_reset(void **state)
 	    strstr(text, "ex_n_total{vm=\"web1\",source_metric=\"kvm_exits_total\"} 3\n"));
 	assert_non_null(
 	    strstr(text, "ex_r_avg{vm=\"web1\",source_metric=\"kvm_exits_total\"} 5\n"));
-	assert_non_null(strstr(text, "# TYPE ex_sum_total counter\n")); /* a sum of deltas */
+	assert_non_null(strstr(text, "# TYPE ex_sum_of_values_total counter\n")); /* a sum of deltas */
 	assert_non_null(strstr(text, "binstat_processing_sources 1\n"));
 	assert_null(strstr(text, "db1"));
 	free(text);
@@ -316,6 +316,61 @@ static void test_sampler_races_reader(void **state)
 	done(r.p);
 }
 
+/* Type changes under load: a writer feeds, another client redefines the
+ * statistic through every type, a reader prints it. Nothing may crash or
+ * leak (the suite also runs under ASan), every read is a whole
+ * definition line and a whole set of families, and the last definition
+ * holds at the end. */
+static void *race_redefine(void *arg)
+{
+	static const char *const lines[] = {
+	    "name=s type=array range_min=0 range_max=64 base_interval=4 scale=log2",
+	    "name=s type=list entries_max=16",
+	    "name=s type=raw entries_max=8",
+	    "name=s type=history entries_max=4 period=1000 mode=range",
+	    "name=s type=value mode=products",
+	    "name=s type=range data=reset"};
+	struct race *r = arg;
+	int status;
+
+	for (unsigned i = 0; !r->stop; i++)
+		free(iface(r->p, "POST", "g/0/definition", lines[i % 6], true, i, &status));
+	return NULL;
+}
+
+static void test_type_changes_under_load(void **state)
+{
+	struct race r = {.p = make("processing:\n  groups:\n    - name: g\n      select: c_total\n"
+				   "      x: delta\n      statistics: [{name: s, type: range}]\n")};
+	pthread_t feeder, redefiner;
+	int status;
+	(void)state;
+
+	proc_feed(r.p, "c_total", NULL, 0, 0, 0); /* the source exists from here */
+	assert_int_equal(pthread_create(&feeder, NULL, race_feed, &r), 0);
+	assert_int_equal(pthread_create(&redefiner, NULL, race_redefine, &r), 0);
+	for (int i = 0; i < 2000; i++) {
+		char *def = iface(r.p, "GET", "g/0/definition", NULL, false, 0, &status);
+		assert_int_equal(status, 200);
+		assert_non_null(strstr(def, "name=s on=1 type="));
+		free(def);
+		free(iface(r.p, "GET", "g/0/data", NULL, false, UINT64_MAX, &status));
+		char *m = metrics(r.p);
+		assert_non_null(strstr(m, "s_out_of_range_total"));
+		free(m);
+	}
+	r.stop = true;
+	pthread_join(feeder, NULL);
+	pthread_join(redefiner, NULL);
+	free(iface(r.p, "POST", "g/0/definition", "name=s type=list entries_max=2 range_min=0",
+		   true, 1, &status));
+	char *def = iface(r.p, "GET", "g/0/definition", NULL, false, 1, &status);
+	assert_non_null(strstr(def, "type=list range_min=0 range_max=64 "
+				    "entries_max=2 hits_missed="));
+	free(def);
+	done(r.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +381,7 @@ int main(void)
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_write_allow),
 	    cmocka_unit_test(test_sampler_races_reader),
+	    cmocka_unit_test(test_type_changes_under_load),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }
