@@ -136,9 +136,9 @@ int main(int argc, char **argv)
 				printf("\n");
 			if (show && d == 3)
 				printf(
-				    "memory: ours %zu bytes, fixed at creation (%zu centroids "
-				    "kept, bimodal); influxdata's lists at capacity %.0f bytes\n",
-				    tdigest_bytes(td), tdigest_centroids(td),
+				    "memory (bimodal): ours %zu bytes for %zu centroids, at most "
+				    "%.0f; influxdata's lists at capacity %.0f\n",
+				    tdigest_bytes(td), tdigest_centroids(td), 64 * ceil(c) + 1024,
 				    (10 * ceil(c) + 1) * 16 + (2 * ceil(c) + 1) * 8);
 			tdigest_free(td);
 		}

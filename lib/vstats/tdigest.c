@@ -1,18 +1,23 @@
-/* The merging t-digest: added points wait in a buffer; a merge sorts them
- * with the centroids and folds neighbours while the k1 scale function
- * (k = d/2pi * asin(2q - 1)) allows, alternating direction each merge so
- * neither end is favoured. As the reference implementation's two-level
- * compression does, merges use d = twice the compression asked for: about
- * twice the centroids, for rank errors a third of a single-level digest's
- * (bench/tdigest_compare.c measures it). Quantiles interpolate between centroid
- * centres, treat single-point centroids as exact, and use the true min and
- * max at the ends. */
+/* The merging t-digest: added points wait in a small buffer; a merge sorts
+ * them and walks them together with the centroids, folding neighbours
+ * while the k1 scale function (k = d/2pi * asin(2q - 1)) allows,
+ * alternating direction each merge so neither end is favoured. As the
+ * reference implementation's two-level compression does, merges use
+ * d = twice the compression asked for: about twice the centroids, for
+ * rank errors a third of a single-level digest's (bench/tdigest_compare.c
+ * measures it). The merge runs in place, in one array that holds only the
+ * centroids and room for one buffer's worth: a digest costs what it keeps.
+ * Quantiles interpolate between centroid centres, treat single-point
+ * centroids as exact, and use the true min and max at the ends. */
 #include "tdigest.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define BUF_POINTS 32 /* points held before a merge */
 
 struct centroid {
 	double mean, weight;
@@ -21,14 +26,15 @@ struct centroid {
 struct tdigest {
 	double compression; /* as asked */
 	double delta;	    /* the merges': 2 * compression */
-	size_t cap_merged, cap_buf;
-	struct centroid *merged; /* sorted by mean */
-	size_t nmerged;
-	struct centroid *buf; /* cap_merged + cap_buf: a merge sorts both here */
+	size_t max_merged;  /* centroids the k1 function can make, and a margin */
+	struct centroid *c; /* the centroids, sorted by mean, then merge room */
+	size_t nmerged, cap;
+	struct centroid buf[BUF_POINTS];
 	size_t nbuf;
 	double merged_weight, buf_weight, sum;
 	double min, max;
-	bool reverse; /* the next merge runs from the top */
+	bool reverse;	  /* the next merge runs from the top */
+	uint64_t dropped; /* points lost to a merge without memory */
 };
 
 struct tdigest *tdigest_new(double compression)
@@ -41,14 +47,7 @@ struct tdigest *tdigest_new(double compression)
 		return NULL;
 	td->compression = compression;
 	td->delta = 2 * compression;
-	td->cap_merged = 2 * (size_t)ceil(td->delta);
-	td->cap_buf = 8 * (size_t)ceil(compression);
-	td->merged = malloc(td->cap_merged * sizeof(struct centroid));
-	td->buf = malloc((td->cap_merged + td->cap_buf) * sizeof(struct centroid));
-	if (!td->merged || !td->buf) {
-		tdigest_free(td);
-		return NULL;
-	}
+	td->max_merged = 2 * (size_t)ceil(td->delta);
 	tdigest_reset(td);
 	return td;
 }
@@ -57,23 +56,24 @@ void tdigest_free(struct tdigest *td)
 {
 	if (!td)
 		return;
-	free(td->merged);
-	free(td->buf);
+	free(td->c);
 	free(td);
 }
 
 struct tdigest *tdigest_copy(const struct tdigest *td)
 {
-	struct tdigest *c = tdigest_new(td->compression);
+	struct tdigest *c = malloc(sizeof(*c));
 
 	if (!c)
 		return NULL;
-	struct centroid *merged = c->merged, *buf = c->buf;
 	*c = *td;
-	c->merged = merged;
-	c->buf = buf;
-	memcpy(c->merged, td->merged, td->nmerged * sizeof(struct centroid));
-	memcpy(c->buf, td->buf, td->nbuf * sizeof(struct centroid));
+	c->c = NULL;
+	if (td->cap && !(c->c = malloc(td->cap * sizeof(struct centroid)))) {
+		free(c);
+		return NULL;
+	}
+	if (td->nmerged)
+		memcpy(c->c, td->c, td->nmerged * sizeof(struct centroid));
 	return c;
 }
 
@@ -92,63 +92,105 @@ static int cmp_mean(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The k1 scale function and its inverse, in units of the compression. */
-static double k_of_q(double q, double c)
+/* The k1 scale function and its inverse, in units of delta. */
+static double k_of_q(double q, double d)
 {
-	return c * (asin(2 * q - 1) + M_PI / 2) / M_PI;
+	return d * (asin(2 * q - 1) + M_PI / 2) / M_PI;
 }
 
-static double q_of_k(double k, double c)
+static double q_of_k(double k, double d)
 {
-	return (sin(fmin(k, c) * M_PI / c - M_PI / 2) + 1) / 2;
+	return (sin(fmin(k, d) * M_PI / d - M_PI / 2) + 1) / 2;
 }
 
+static void fold(struct centroid *into, const struct centroid *x)
+{
+	into->mean += (x->mean - into->mean) * x->weight / (into->weight + x->weight);
+	into->weight += x->weight;
+}
+
+/* The walk over old centroids and buffered points, in the merge's order. */
+struct walk {
+	const struct centroid *old, *buf;
+	size_t nold, nbuf, iold, ibuf;
+	bool down;
+};
+
+static const struct centroid *walk_next(struct walk *w)
+{
+	bool old_left = w->iold < w->nold, buf_left = w->ibuf < w->nbuf;
+	const struct centroid *o, *b;
+
+	if (!old_left && !buf_left)
+		return NULL;
+	o = old_left ? &w->old[w->down ? w->nold - 1 - w->iold : w->iold] : NULL;
+	b = buf_left ? &w->buf[w->down ? w->nbuf - 1 - w->ibuf : w->ibuf] : NULL;
+	if (o && (!b || (w->down ? o->mean >= b->mean : o->mean <= b->mean))) {
+		w->iold++;
+		return o;
+	}
+	w->ibuf++;
+	return b;
+}
+
+/* Room for the centroids and one buffer: the in-place merge needs it. */
+static bool reserve(struct tdigest *td, size_t need)
+{
+	if (need <= td->cap)
+		return true;
+	struct centroid *c = realloc(td->c, need * sizeof(*c));
+	if (!c)
+		return false;
+	td->c = c;
+	td->cap = need;
+	return true;
+}
+
+/* Upward, the old centroids move to the top of the array and the output
+ * is written from the bottom; downward the other way round. The writer
+ * never passes the reader: it has written at most what was read, and the
+ * room left between them is at least the buffer's size. */
 static void merge(struct tdigest *td)
 {
-	struct centroid *all = td->buf;
-	size_t n = td->nbuf + td->nmerged, out = 0;
+	size_t m = td->nmerged, n = td->nbuf, out = 0;
 	double total = td->merged_weight + td->buf_weight, so_far, limit;
+	bool down = td->reverse;
 
-	if (td->nbuf == 0)
+	if (n == 0)
 		return;
-	memcpy(all + td->nbuf, td->merged, td->nmerged * sizeof(struct centroid));
-	qsort(all, n, sizeof(*all), cmp_mean);
-	if (td->reverse) /* fold from the top: reverse, merge, reverse back */
-		for (size_t i = 0; i < n / 2; i++) {
-			struct centroid t = all[i];
-			all[i] = all[n - 1 - i];
-			all[n - 1 - i] = t;
-		}
-	td->merged[0] = all[0];
-	so_far = all[0].weight;
-	limit = total * q_of_k(1, td->delta);
-	for (size_t i = 1; i < n; i++) {
-		struct centroid *last = &td->merged[out];
-		double projected = so_far + all[i].weight;
-		if (projected <= limit) {
-			last->mean += (all[i].mean - last->mean) * all[i].weight /
-				      (last->weight + all[i].weight);
-			last->weight += all[i].weight;
-		} else {
-			double k = k_of_q(so_far / total, td->delta);
-			limit = total * q_of_k(k + 1, td->delta);
-			if (out + 1 == td->cap_merged) { /* cannot happen with k1; never overrun */
-				last->mean += (all[i].mean - last->mean) * all[i].weight /
-					      (last->weight + all[i].weight);
-				last->weight += all[i].weight;
-			} else {
-				td->merged[++out] = all[i];
-			}
-		}
-		so_far = projected;
+	if (!reserve(td, m + n + 1)) {
+		td->dropped += n; /* no memory to merge: these points are lost */
+		for (size_t i = 0; i < n; i++)
+			td->sum -= td->buf[i].mean * td->buf[i].weight;
+		td->buf_weight = 0;
+		td->nbuf = 0;
+		return;
 	}
-	td->nmerged = out + 1;
-	if (td->reverse)
-		for (size_t i = 0; i < td->nmerged / 2; i++) {
-			struct centroid t = td->merged[i];
-			td->merged[i] = td->merged[td->nmerged - 1 - i];
-			td->merged[td->nmerged - 1 - i] = t;
+	size_t cap = m + n + 1;
+	qsort(td->buf, n, sizeof(*td->buf), cmp_mean);
+	if (!down)
+		memmove(td->c + cap - m, td->c, m * sizeof(*td->c));
+	struct walk w = {down ? td->c : td->c + cap - m, td->buf, m, n, 0, 0, down};
+	struct centroid cur = *walk_next(&w);
+	const struct centroid *x;
+	so_far = cur.weight;
+	limit = total * q_of_k(1, td->delta);
+	while ((x = walk_next(&w))) {
+		if (so_far + x->weight <= limit || out + 1 >= td->max_merged) {
+			fold(&cur, x);
+		} else {
+			td->c[down ? cap - 1 - out : out] = cur;
+			out++;
+			limit = total * q_of_k(k_of_q(so_far / total, td->delta) + 1, td->delta);
+			cur = *x;
 		}
+		so_far += x->weight;
+	}
+	td->c[down ? cap - 1 - out : out] = cur;
+	out++;
+	if (down) /* written from the top, in ascending order: move it down */
+		memmove(td->c, td->c + cap - out, out * sizeof(*td->c));
+	td->nmerged = out;
 	td->reverse = !td->reverse;
 	td->merged_weight = total;
 	td->buf_weight = 0;
@@ -159,7 +201,7 @@ void tdigest_add(struct tdigest *td, double x, double w)
 {
 	if (!isfinite(x) || !(w > 0) || !isfinite(w))
 		return;
-	if (td->nbuf == td->cap_buf)
+	if (td->nbuf == BUF_POINTS)
 		merge(td);
 	td->buf[td->nbuf++] = (struct centroid){x, w};
 	td->buf_weight += w;
@@ -182,7 +224,7 @@ double tdigest_sum(const struct tdigest *td)
 
 size_t tdigest_bytes(const struct tdigest *td)
 {
-	return sizeof(*td) + (2 * td->cap_merged + td->cap_buf) * sizeof(struct centroid);
+	return sizeof(*td) + td->cap * sizeof(struct centroid);
 }
 
 size_t tdigest_centroids(struct tdigest *td)
@@ -204,7 +246,7 @@ double tdigest_quantile(struct tdigest *td, double q)
 	double total, index, so_far;
 
 	merge(td);
-	c = td->merged;
+	c = td->c;
 	n = td->nmerged;
 	total = td->merged_weight;
 	if (n == 0 || !(q >= 0 && q <= 1))

@@ -11,9 +11,10 @@
 
 struct tdigest;
 
-/* NULL for a compression outside [MIN, MAX] or no memory. Its memory is
- * fixed at creation (tdigest_bytes): 16 * compression centroids of 16
- * bytes, about 256 bytes per unit of compression. */
+/* NULL for a compression outside [MIN, MAX] or no memory. Its memory
+ * (tdigest_bytes) grows with the centroids it keeps, to at most 4 *
+ * compression centroids of 16 bytes and a 512-byte buffer: 64 bytes per
+ * unit of compression. */
 struct tdigest *tdigest_new(double compression);
 void tdigest_free(struct tdigest *td);
 struct tdigest *tdigest_copy(const struct tdigest *td);
