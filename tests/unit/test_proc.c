@@ -88,7 +88,8 @@ static void test_delta_and_reset(void **state)
 	    strstr(text, "ex_n_total{vm=\"web1\",source_metric=\"kvm_exits_total\"} 3\n"));
 	assert_non_null(
 	    strstr(text, "ex_r_avg{vm=\"web1\",source_metric=\"kvm_exits_total\"} 5\n"));
-	assert_non_null(strstr(text, "# TYPE ex_sum_of_values_total counter\n")); /* a sum of deltas */
+	assert_non_null(
+	    strstr(text, "# TYPE ex_sum_of_values_total counter\n")); /* a sum of deltas */
 	assert_non_null(strstr(text, "binstat_processing_sources 1\n"));
 	assert_null(strstr(text, "db1"));
 	free(text);
