@@ -221,12 +221,13 @@ check: format-check checksrc unit integration asan
 
 # Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
 bench: all $(TEST_PLUGINS) $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
-       $(B)/bench/bench_dci_suppliers $(XEN_TESTS)
+       $(B)/bench/bench_dci_suppliers $(XEN_TESTS) $(B)/bench/tdigest_compare
 	taskset -c 0 $(B)/bench/bench_writer
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)
 	bench/dci.sh $(B)
 	bench/xen.sh $(B)
+	bench/processing.sh $(B)
 
 $(B)/bench/bench_dci_suppliers: $(B)/bench/bench_dci_suppliers.o $(DCI4_A)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread

@@ -27,9 +27,9 @@
 
 /* ---- the source table ---- */
 
-static uint64_t source_hash(uint32_t group, const char *key)
+static uint64_t source_hash(uint32_t group, const char *key, size_t len)
 {
-	return hash_bytes(key, strlen(key), 0x9e3779b97f4a7c15ull * (group + 1));
+	return hash_bytes(key, len, 0x9e3779b97f4a7c15ull * (group + 1));
 }
 
 static void source_free(struct proc *p, struct proc_source *s)
@@ -55,19 +55,17 @@ static void index_insert(struct proc *p, size_t i)
 {
 	size_t k = p->src[i]->hash & (p->index_cap - 1);
 
-	while (p->index[k] != SIZE_MAX)
+	while (p->index[k].s)
 		k = (k + 1) & (p->index_cap - 1);
-	p->index[k] = i;
+	p->index[k] = (struct proc_slot){p->src[i]->hash, p->src[i]};
 }
 
 static int index_rebuild(struct proc *p, size_t cap)
 {
-	size_t *idx = malloc(cap * sizeof(*idx));
+	struct proc_slot *idx = calloc(cap, sizeof(*idx));
 
 	if (!idx)
 		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		idx[i] = SIZE_MAX;
 	free(p->index);
 	p->index = idx;
 	p->index_cap = cap;
@@ -76,14 +74,15 @@ static int index_rebuild(struct proc *p, size_t cap)
 	return 0;
 }
 
-static struct proc_source *source_find(struct proc *p, uint32_t group, const char *key, uint64_t h)
+static struct proc_source *source_find(struct proc *p, uint32_t group, const char *key, size_t len,
+				       uint64_t h)
 {
 	if (!p->index_cap)
 		return NULL;
-	for (size_t k = h & (p->index_cap - 1); p->index[k] != SIZE_MAX;
-	     k = (k + 1) & (p->index_cap - 1)) {
-		struct proc_source *s = p->src[p->index[k]];
-		if (s->hash == h && s->group == group && strcmp(s->key, key) == 0)
+	for (size_t k = h & (p->index_cap - 1); p->index[k].s; k = (k + 1) & (p->index_cap - 1)) {
+		struct proc_source *s = p->index[k].s;
+		if (p->index[k].hash == h && s->group == group && s->keylen == len &&
+		    memcmp(s->key, key, len) == 0)
 			return s;
 	}
 	return NULL;
@@ -116,9 +115,9 @@ static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
 	return 0;
 }
 
-static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, uint64_t h,
-				      const char *name, const struct bs_label *labels, size_t n,
-				      uint64_t now_ns)
+static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, size_t len,
+				      uint64_t h, const char *name, const struct bs_label *labels,
+				      size_t n, uint64_t now_ns)
 {
 	struct proc_source *s = calloc(1, sizeof(*s));
 
@@ -126,6 +125,7 @@ static struct proc_source *source_new(struct proc *p, uint32_t group, const char
 		return NULL;
 	s->group = group;
 	s->hash = h;
+	s->keylen = len;
 	s->seen_ns = now_ns;
 	if (!(s->key = strdup(key)) || !(s->name = strdup(name)) ||
 	    !(s->labels = calloc(n ? n : 1, sizeof(*s->labels))))
@@ -230,31 +230,35 @@ static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_
 	p->count.values++;
 }
 
-/* name{k="v",...}, escaped as the exposition would: the source's key. */
-static bool make_key(char *key, const char *name, const struct bs_label *labels, size_t n)
+/* name{k="v",...}, escaped as the exposition would: the source's key.
+ * Its length, or 0 when it would not fit. */
+static size_t make_key(char *key, const char *name, const struct bs_label *labels, size_t n)
 {
 	char *p = key, *end = key + KEY_MAX - 8;
 	size_t len = strlen(name);
 
 	if (len >= KEY_MAX / 2)
-		return false;
+		return 0;
 	memcpy(p, name, len);
 	p += len;
 	*p++ = '{';
 	for (size_t i = 0; i < n; i++) {
 		size_t ln = strlen(labels[i].name), lv = strlen(labels[i].value);
 		if (p + ln + 2 * lv + 5 >= end)
-			return false;
+			return 0;
 		memcpy(p, labels[i].name, ln);
 		p += ln;
 		*p++ = '=';
 		*p++ = '"';
-		for (const char *v = labels[i].value; *v; v++) {
-			if (*v == '"' || *v == '\\' || *v == '\n') {
-				*p++ = '\\';
-				*p++ = *v == '\n' ? 'n' : *v;
-			} else {
-				*p++ = *v;
+		if (!strpbrk(labels[i].value, "\"\\\n")) { /* the common case: copied */
+			memcpy(p, labels[i].value, lv);
+			p += lv;
+		} else {
+			for (const char *v = labels[i].value; *v; v++) {
+				if (*v == '"' || *v == '\\' || *v == '\n')
+					*p++ = '\\', *p++ = *v == '\n' ? 'n' : *v;
+				else
+					*p++ = *v;
 			}
 		}
 		*p++ = '"';
@@ -263,33 +267,54 @@ static bool make_key(char *key, const char *name, const struct bs_label *labels,
 	}
 	*p++ = '}';
 	*p = '\0';
-	return true;
+	return (size_t)(p - key);
 }
 
-bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
-	       double value, uint64_t now_ns)
+/* The groups whose selectors the metric name alone allows, as a mask. */
+static uint64_t name_candidates(const struct proc *p, const char *name)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t g = 0; g < p->conf->ngroups; g++)
+		if (selector_match_name(&p->conf->group[g].select, name))
+			mask |= 1ull << g;
+	return mask;
+}
+
+/* Feeds the series to each candidate group whose label matchers it meets;
+ * the name matchers were applied once for its family. */
+static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
+			    const struct bs_label *labels, size_t n, double value, uint64_t now_ns)
 {
 	char key[KEY_MAX];
 	bool matched = false;
+	size_t len = 0;
 
-	if (!make_key(key, name, labels, n))
-		return false;
-	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
-		if (!selector_match(&p->conf->group[g].select, name, labels, n))
+	for (uint32_t g = 0; mask >> g; g++) {
+		if (!(mask >> g & 1) ||
+		    !selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
+		if (!len && !(len = make_key(key, name, labels, n)))
+			return false;
 		matched = true;
-		uint64_t h = source_hash(g, key);
+		uint64_t h = source_hash(g, key, len);
 		pthread_mutex_lock(&p->lock);
-		struct proc_source *s = source_find(p, g, key, h);
+		struct proc_source *s = source_find(p, g, key, len, h);
 		if (!s && p->n >= p->conf->max_sources)
 			p->count.too_many_sources++;
-		else if (!s && !(s = source_new(p, g, key, h, name, labels, n, now_ns)))
+		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
 		if (s)
 			feed_source(p, s, value, now_ns);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
+}
+
+bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+	       double value, uint64_t now_ns)
+{
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, value, now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -299,7 +324,7 @@ struct probe {
 	struct proc *p;
 	uint64_t now_ns;
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
-	bool candidate;			 /* some group's name matchers allow it */
+	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool matched;			 /* a series of this collector was selected */
 };
 
@@ -309,7 +334,7 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	struct probe *pr = (struct probe *)em;
 	size_t n = strnlen(f->name, NAMES_METRIC_MAX + 1);
 
-	pr->candidate = false;
+	pr->candidates = 0;
 	if (n > NAMES_METRIC_MAX)
 		return 0;
 	memcpy(pr->name, f->name, n + 1);
@@ -317,8 +342,7 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 		memcpy(pr->name + n, "_total", 7);
 	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN)
 		return 0;
-	for (uint32_t g = 0; g < pr->p->conf->ngroups && !pr->candidate; g++)
-		pr->candidate = selector_match_name(&pr->p->conf->group[g].select, pr->name);
+	pr->candidates = name_candidates(pr->p, pr->name);
 	return 0;
 }
 
@@ -328,7 +352,7 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 	struct probe *pr = (struct probe *)em;
 	double x;
 
-	if (!pr->candidate)
+	if (!pr->candidates)
 		return 0;
 	switch (v.kind) {
 	case BS_VAL_U64:
@@ -344,7 +368,7 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |= proc_feed(pr->p, pr->name, l, n, x, pr->now_ns);
+	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, x, pr->now_ns);
 	return 0;
 }
 
@@ -444,7 +468,10 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 		sample_instance(p, &p->set->inst[i], i, now_ns, discovery);
 	if (discovery)
 		p->next_discovery_ns = now_ns + DISCOVERY_NS;
-	expire_sources(p, now_ns);
+	if (now_ns >= p->next_expiry_ns) { /* a walk over every source: once a second */
+		expire_sources(p, now_ns);
+		p->next_expiry_ns = now_ns + 1000000000u;
+	}
 	p->count.ticks++;
 	p->count.tick_ns_total += emitter_now_ns() - now_ns;
 }

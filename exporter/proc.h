@@ -22,8 +22,9 @@ struct collset;
 /* One selected series and what is kept of it. */
 struct proc_source {
 	uint32_t group;
-	uint32_t id;		 /* the interface is <group>/<id> */
-	char *key;		 /* name{labels}: the series, as the interface lists it */
+	uint32_t id; /* the interface is <group>/<id> */
+	char *key;   /* name{labels}: the series, as the interface lists it */
+	size_t keylen;
 	char *name;		 /* its metric name */
 	struct bs_label *labels; /* copies, for the families written */
 	size_t nlabels;
@@ -35,6 +36,13 @@ struct proc_source {
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	struct vstats_voi voi;
+};
+
+/* An index slot: the hash beside the source, so a probe that misses reads
+ * no source. */
+struct proc_slot {
+	uint64_t hash;
+	struct proc_source *s; /* NULL: empty */
 };
 
 struct proc_counters {
@@ -50,12 +58,12 @@ struct proc {
 	pthread_mutex_t lock;	      /* the sources and everything in them */
 	struct proc_source **src;     /* in order of arrival */
 	size_t n, cap;
-	size_t *index; /* open addressing over src, by (group, key) hash */
+	struct proc_slot *index; /* open addressing over src, by (group, key) hash */
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];
 	struct proc_counters count;
 	bool relevant[64]; /* per instance: it produced a selected series */
-	uint64_t next_discovery_ns;
+	uint64_t next_discovery_ns, next_expiry_ns;
 	int epfd;
 	struct worker sampler;
 };

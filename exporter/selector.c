@@ -214,22 +214,26 @@ bool selector_match_name(const struct selector *s, const char *name)
 	return true;
 }
 
-bool selector_match(const struct selector *s, const char *name, const struct bs_label *labels,
-		    size_t n)
+bool selector_match_labels(const struct selector *s, const struct bs_label *labels, size_t n)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct selector_matcher *m = &s->m[i];
 		const char *v = "";
 		if (strcmp(m->label, "__name__") == 0)
-			v = name;
-		else
-			for (size_t k = 0; k < n; k++)
-				if (strcmp(labels[k].name, m->label) == 0) {
-					v = labels[k].value;
-					break;
-				}
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(labels[k].name, m->label) == 0) {
+				v = labels[k].value;
+				break;
+			}
 		if (!matches(m, v))
 			return false;
 	}
 	return true;
+}
+
+bool selector_match(const struct selector *s, const char *name, const struct bs_label *labels,
+		    size_t n)
+{
+	return selector_match_name(s, name) && selector_match_labels(s, labels, n);
 }

@@ -35,6 +35,8 @@ int selector_parse(struct selector *s, const char *text, char *err, size_t errle
 void selector_free(struct selector *s);
 /* Whether the metric name alone can match (the __name__ matchers). */
 bool selector_match_name(const struct selector *s, const char *name);
+/* Whether the labels alone can match (every matcher but __name__'s). */
+bool selector_match_labels(const struct selector *s, const struct bs_label *labels, size_t n);
 /* Whether the series `name` with labels[0..n) matches; a label the series
  * lacks has the value "". */
 bool selector_match(const struct selector *s, const char *name, const struct bs_label *labels,

@@ -242,24 +242,22 @@ static int64_t value_add(int64_t total, enum statproc_mode mode, int64_t x, uint
 }
 
 /* Interval i holds (bound i-1, bound i]; the first everything up to bound
- * 0, the last everything above the last bound. */
+ * 0, the last everything above the last bound. Found arithmetically: the
+ * number of base intervals X is above range_min, rounded up, is the index
+ * (lin) or, as a power of two, one less than it (log2). */
 static uint32_t array_index(const struct statproc_stat *s, int64_t x)
 {
 	const struct statproc_def *d = &s->def;
-	uint32_t last = s->data.array.n - 1;
-	int64_t b;
+	uint32_t last = s->data.array.n - 1, i;
 
 	if (x <= d->range_min)
 		return 0;
-	if (d->scale == STATPROC_LIN) {
-		uint64_t diff = (uint64_t)x - (uint64_t)d->range_min;
-		uint64_t k = diff / d->base_interval + (diff % d->base_interval != 0);
-		return k < last ? (uint32_t)k : last;
-	}
-	for (uint32_t i = 1; i < last; i++)
-		if (statproc_array_bound(d, i, &b) && x <= b)
-			return i;
-	return last;
+	uint64_t diff = (uint64_t)x - (uint64_t)d->range_min;
+	uint64_t steps = diff / d->base_interval + (diff % d->base_interval != 0);
+	if (d->scale == STATPROC_LIN)
+		return steps < last ? (uint32_t)steps : last;
+	i = steps <= 1 ? 1 : 1 + (uint32_t)(64 - __builtin_clzll(steps - 1));
+	return i < last ? i : last;
 }
 
 /* Each X's entry, most hits first; ties keep the order of arrival. */
