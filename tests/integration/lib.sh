@@ -139,6 +139,17 @@ prom_query() {
 		$PY -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null
 }
 
+# prom_wait PROM_PORT QUERY: prom_query until it has a value (30 s at most).
+prom_wait() {
+	local got=""
+	for _ in $(seq 60); do
+		got=$(prom_query "$1" "$2")
+		[ -n "$got" ] && break
+		sleep 0.5
+	done
+	echo "$got"
+}
+
 summary() { # prints the closing line and returns non-zero on any failure
 	echo
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"

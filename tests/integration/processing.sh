@@ -108,12 +108,7 @@ check "--check-config: a bad processing section fails with its position" grep -q
 
 # a real Prometheus stores the processed series
 start_prometheus "$P"
-got=""
-for _ in $(seq 60); do
-	got=$(prom_query "$PROM_PORT" 'ev_voi_tdigest{quantile="0.5"}')
-	[ -n "$got" ] && break
-	sleep 0.5
-done
+got=$(prom_wait "$PROM_PORT" 'ev_voi_tdigest{quantile="0.5"}')
 check "Prometheus stores the t-digest's quantile (got '$got')" test -n "$got"
 bucket=$(prom_query "$PROM_PORT" 'ev_voi_crhist_bucket{le="+Inf"}')
 check "Prometheus stores the CR histogram (+Inf: '$bucket')" test -n "$bucket"

@@ -230,12 +230,7 @@ fi
 # The real consumer: Prometheus scrapes us (OpenMetrics, gzip) and stores the series.
 start_prometheus "$PORT"
 PP=$PROM_PORT
-got=""
-for _ in $(seq 60); do
-	got=$(prom_query "$PP" 'example_events_total{device="max"}')
-	[ -n "$got" ] && break
-	sleep 0.5
-done
+got=$(prom_wait "$PP" 'example_events_total{device="max"}')
 check "Prometheus scrapes and stores our series (got '$got')" test "$got" = "18446744073709552000"
 up=$(curl -s "http://127.0.0.1:$PP/api/v1/query?query=up" | $PY -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])' 2>/dev/null)
 check "Prometheus sees the target up" test "$up" = 1
