@@ -156,7 +156,7 @@ unit_link = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_link,$(1)),\
 define UNIT_RULES
 $$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(B)/libcore.a \
 		 $$(CORE_A)
-	$$(CC) $$(CFLAGS_ALL) -o $$@ $$^ $$(call unit_link,$$(call unit_for,$(1))) $$(LIBS) -lcmocka
+	$$(CC) $$(CFLAGS_ALL) -o $$@ -Wl,--start-group $$^ -Wl,--end-group $$(call unit_link,$$(call unit_for,$(1))) $$(LIBS) -lcmocka
 $$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
 endef
 $(foreach t,$(notdir $(basename $(wildcard tests/unit/test_*.c))),$(eval $(call UNIT_RULES,$(t))))
