@@ -24,7 +24,8 @@ struct famgroup_member *famgroup_begin(size_t max)
 static int cmp_member(const void *a, const void *b, void *arg)
 {
 	const struct famgroup_ops *ops = arg;
-	int c = strcmp(ops->metric(a), ops->metric(b));
+	const struct famgroup_member *x = a, *y = b;
+	int c = strcmp(x->metric, y->metric);
 
 	return c ? c : ops->cmp(a, b);
 }
@@ -32,6 +33,8 @@ static int cmp_member(const void *a, const void *b, void *arg)
 void famgroup_commit(struct famgroup *g, struct famgroup_member *m, size_t n, uint64_t epoch,
 		     const struct famgroup_ops *ops)
 {
+	for (size_t i = 0; i < n; i++)
+		m[i].metric = ops->metric(&m[i]);
 	qsort_r(m, n, sizeof(*m), cmp_member, (void *)ops);
 	free(g->m);
 	*g = (struct famgroup){epoch, true, m, n};
@@ -109,8 +112,8 @@ void famgroup_emit(const struct famgroup *g, const struct famgroup_ops *ops, voi
 		   struct bs_emitter *em)
 {
 	for (size_t i = 0, j; i < g->n; i = j) {
-		const char *name = ops->metric(&g->m[i]);
-		for (j = i + 1; j < g->n && strcmp(ops->metric(&g->m[j]), name) == 0; j++)
+		const char *name = g->m[i].metric;
+		for (j = i + 1; j < g->n && strcmp(g->m[j].metric, name) == 0; j++)
 			;
 		emit_family(&g->m[i], j - i, ops, ctx, em);
 	}

@@ -13,14 +13,16 @@
 #define FAMGROUP_HELP_MAX 400
 #define FAMGROUP_SHAPES_MAX 8 /* distinct shapes counted per family; more lose outright */
 
-/* One statistic of one source. */
+/* One statistic of one source; famgroup_commit fills `metric`. */
 struct famgroup_member {
 	const void *src;
 	uint32_t stat;
+	const char *metric; /* ops->metric's answer, kept for the sort and the walk */
 };
 
 /* What the collector knows of its members. */
 struct famgroup_ops {
+	/* The member's family name; asked once per rebuild. */
 	const char *(*metric)(const struct famgroup_member *m);
 	/* Order after the metric name: source, then statistic. */
 	int (*cmp)(const struct famgroup_member *a, const struct famgroup_member *b);
