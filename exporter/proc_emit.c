@@ -72,19 +72,6 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 		bs_sample_f64(em, l, n, (double)r->acc / (double)r->num);
 }
 
-/* The last complete period: the entry before the newest, which is still
- * filling (when the history is on). */
-static const void *history_last(const struct statproc_stat *st)
-{
-	uint32_t n = st->data.history.n, max = st->def.entries_max;
-	size_t size =
-	    st->def.mode == STATPROC_MODE_RANGE ? sizeof(struct statproc_range) : sizeof(int64_t);
-	if (n < (st->on ? 2u : 1u))
-		return NULL;
-	uint32_t i = st->on ? (st->data.history.head + max - 1) % max : st->data.history.head;
-	return (const char *)st->data.history.e + (size_t)i * size;
-}
-
 static void array_hist(struct bs_emitter *em, const struct statproc_stat *st, struct bs_label *l,
 		       size_t n)
 {
@@ -158,7 +145,7 @@ static void stat_series(struct bs_emitter *em, const struct proc_source *s, stru
 		list_hist(em, st, l, n);
 		break;
 	case STATPROC_HISTORY:
-		if (!(last = history_last(st)))
+		if (!(last = statproc_history_last(st)))
 			break;
 		if (st->def.mode == STATPROC_MODE_RANGE)
 			range_field(em, last, a->field, l, n);

@@ -7,47 +7,20 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_MAX_LEN 4096
-
-__attribute__((format(printf, 2, 3))) static void say(struct proc_reply *r, const char *fmt, ...)
-{
-	char buf[LINE_MAX_LEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	if (r->text.len + (size_t)n + 1 > r->text.cap) {
-		size_t cap = 2 * (r->text.cap + (size_t)n + 1);
-		char *p = r->text.max && cap > r->text.max ? NULL : realloc(r->text.p, cap);
-		if (!p) {
-			r->text.failed = true;
-			return;
-		}
-		r->text.p = p;
-		r->text.cap = cap;
-	}
-	memcpy(r->text.p + r->text.len, buf, (size_t)n);
-	r->text.len += (size_t)n;
-	r->text.p[r->text.len] = '\0';
-}
+#define LINE_MAX_LEN 4096 /* of a definition line written */
 
 static void list(struct proc *p, struct proc_reply *r)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++)
 		for (size_t i = 0; i < p->n; i++)
 			if (p->src[i]->group == g)
-				say(r, "%s/%" PRIu32 " %s\n", p->conf->group[g].name, p->src[i]->id,
-				    p->src[i]->key);
+				statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
+						     p->conf->group[g].name, p->src[i]->id,
+						     p->src[i]->key);
 }
 
 static struct proc_source *find(struct proc *p, const char *path, const char **rest)
@@ -75,17 +48,17 @@ static void template_line(struct proc *p, const struct proc_source *s, struct pr
 {
 	const struct proc_template_conf *t = &p->conf->group[s->group].tpl;
 
-	say(r, "# template=%s sampled=%d relative=%d updates=%" PRIu64 "\n", t->name, s->sampled,
-	    t->relative, s->sampled ? s->voi.updates : 0);
+	statproc_text_printf(&r->text, "# template=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
+			     t->name, s->sampled, t->relative, s->sampled ? s->voi.updates : 0);
 }
 
 static void say_value(struct proc_reply *r, const char *name, const char *what,
 		      struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
-		say(r, "%s%s %" PRId64 "\n", name, what, v.i);
+		statproc_text_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
 	else
-		say(r, "%s%s %.17g\n", name, what, v.f);
+		statproc_text_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
 }
 
 /* The VOI's statistics, a line per figure: `<template>_<stat> ...`. */
@@ -117,18 +90,23 @@ static void template_data(struct proc *p, struct proc_source *s, struct proc_rep
 					snprintf(lb, sizeof(lb), "%.17g", a.f);
 					snprintf(ub, sizeof(ub), "%.17g", b.f);
 				}
-				say(r, "%s%s %s%s,%s%s %" PRIu64 "\n", t->name, kind,
+				statproc_text_printf(
+				    &r->text, "%s%s %s%s,%s%s %" PRIu64 "\n", t->name, kind,
 				    st->stype == VSTATS_CRHIST ? "[" : "[", lb, ub,
 				    st->stype == VSTATS_CRHIST ? ")" : "]", st->hist.count[i]);
 			}
-			say(r, "%s%s oob %" PRIu64 "\n", t->name, kind, st->hist.oob);
+			statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", t->name, kind,
+					     st->hist.oob);
 			break;
 		case VSTATS_TDGST:
 			for (uint32_t i = 0; i < t->nquantile; i++)
-				say(r, "%s%s %g %.17g\n", t->name, kind, t->quantile[i],
-				    tdigest_quantile(st->td, t->quantile[i]));
-			say(r, "%s%s count %.17g\n", t->name, kind, tdigest_count(st->td));
-			say(r, "%s%s sum %.17g\n", t->name, kind, tdigest_sum(st->td));
+				statproc_text_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
+						     t->quantile[i],
+						     tdigest_quantile(st->td, t->quantile[i]));
+			statproc_text_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
+					     tdigest_count(st->td));
+			statproc_text_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
+					     tdigest_sum(st->td));
 			break;
 		}
 	}
@@ -177,7 +155,8 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 		size_t n = strcspn(body, "\n");
 		lineno++;
 		if (n >= sizeof(line)) {
-			say(r, "line %d: longer than %d bytes\n", lineno, LINE_MAX_LEN - 1);
+			statproc_text_printf(&r->text, "line %d: longer than %d bytes\n", lineno,
+					     LINE_MAX_LEN - 1);
 			failed++;
 		} else {
 			memcpy(line, body, n);
@@ -185,7 +164,8 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 			const char *why = NULL;
 			int rc = statproc_write(s->stat, g->nstats, line, now_ns, &why);
 			if (rc < 0) {
-				say(r, "line %d: %s\n", lineno, why ? why : "refused");
+				statproc_text_printf(&r->text, "line %d: %s\n", lineno,
+						     why ? why : "refused");
 				failed++;
 			} else if (s->sampled && !has_token(line, "name") &&
 				   strstr(line, "data=reset")) {
@@ -196,7 +176,7 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 	}
 	r->status = failed ? 400 : 200;
 	if (!failed)
-		say(r, "ok\n");
+		statproc_text_printf(&r->text, "ok\n");
 }
 
 void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
@@ -216,10 +196,11 @@ void proc_iface(struct proc *p, const char *method, const char *path, const char
 			list(p, r);
 	} else if (!(s = find(p, path, &what))) {
 		r->status = 404;
-		say(r, "no such interface (GET /statistics/ lists them)\n");
+		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
 	} else if (post && !may_write) {
 		r->status = 403;
-		say(r, "changing statistics is not enabled for this client\n");
+		statproc_text_printf(&r->text,
+				     "changing statistics is not enabled for this client\n");
 	} else if (strcmp(what, "definition") == 0) {
 		if (post)
 			write_definitions(p, s, body ? body : "", now_ns, r);
@@ -233,12 +214,14 @@ void proc_iface(struct proc *p, const char *method, const char *path, const char
 			vstats_voi_reset(&s->voi);
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
-		say(r, "%s\n", r->status == 405 ? "method not allowed" : "not found");
+		statproc_text_printf(&r->text, "%s\n",
+				     r->status == 405 ? "method not allowed" : "not found");
 	}
 	pthread_mutex_unlock(&p->lock);
 	if (r->text.failed) {
 		r->status = 500;
 		r->text.len = 0;
-		say(r, "out of memory\n");
+		r->text.failed = false; /* the room already held takes the reason */
+		statproc_text_printf(&r->text, "out of memory\n");
 	}
 }

@@ -312,6 +312,16 @@ static void history_push(struct statproc_stat *s)
 		*(int64_t *)statproc_history_slot(s, s->data.history.head) = 0;
 }
 
+const void *statproc_history_last(const struct statproc_stat *s)
+{
+	uint32_t n = s->data.history.n, max = s->def.entries_max;
+
+	if (n < (s->on ? 2u : 1u))
+		return NULL;
+	return statproc_history_slot(s, s->on ? (s->data.history.head + max - 1) % max
+					      : s->data.history.head);
+}
+
 void statproc_history_advance(struct statproc_stat *s, uint64_t now_ns)
 {
 	uint64_t period = s->def.period_us * 1000, end = s->data.history.end_ns;

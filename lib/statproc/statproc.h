@@ -119,6 +119,9 @@ struct statproc_text {
 };
 
 void statproc_text_free(struct statproc_text *t);
+/* Appends formatted text (grows it, up to max). */
+void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* An array's discriminator i, the upper bound of its interval i; false
  * when it would pass any int64. */
 bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
@@ -127,6 +130,11 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
 /* Its lines of the data file. A history that is on is first brought up to
  * now (periods without data are entries of zero). */
 void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t);
+
+/* A history's last complete period (a range or an int64_t total, per its
+ * mode): the entry before the newest, which is still filling while the
+ * statistic is on; NULL when there is none yet. */
+const void *statproc_history_last(const struct statproc_stat *s);
 
 /* Applies one line written to an interface's definition file to its n
  * statistics, with the seed's rules: read-only attributes and junk are

@@ -18,7 +18,7 @@ void statproc_text_free(struct statproc_text *t)
 	t->len = t->cap = 0;
 }
 
-__attribute__((format(printf, 2, 3))) static void put(struct statproc_text *t, const char *fmt, ...)
+void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -45,7 +45,8 @@ __attribute__((format(printf, 2, 3))) static void put(struct statproc_text *t, c
 
 static void put_time(struct statproc_text *t, uint64_t ns)
 {
-	put(t, "[%" PRIu64 ".%06" PRIu64 "]", ns / 1000000000u, ns / 1000u % 1000000u);
+	statproc_text_printf(t, "[%" PRIu64 ".%06" PRIu64 "]", ns / 1000000000u,
+			     ns / 1000u % 1000000u);
 }
 
 static const char *const type_names[] = {"value", "range", "array", "list", "raw", "history"};
@@ -55,37 +56,37 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
 {
 	const struct statproc_def *d = &s->def;
 
-	put(t, "name=%s on=%d type=%s range_min=%" PRId64 " range_max=%" PRId64, s->name, s->on,
-	    type_names[d->type], d->range_min, d->range_max);
+	statproc_text_printf(t, "name=%s on=%d type=%s range_min=%" PRId64 " range_max=%" PRId64,
+			     s->name, s->on, type_names[d->type], d->range_min, d->range_max);
 	switch (d->type) {
 	case STATPROC_VALUE:
-		put(t, " mode=%s", mode_names[d->mode]);
+		statproc_text_printf(t, " mode=%s", mode_names[d->mode]);
 		break;
 	case STATPROC_ARRAY:
-		put(t, " base_interval=%" PRIu32 " scale=%s", d->base_interval,
-		    d->scale == STATPROC_LIN ? "lin" : "log2");
+		statproc_text_printf(t, " base_interval=%" PRIu32 " scale=%s", d->base_interval,
+				     d->scale == STATPROC_LIN ? "lin" : "log2");
 		break;
 	case STATPROC_LIST:
-		put(t, " entries_max=%" PRIu32 " hits_missed=%" PRIu64, d->entries_max,
-		    s->data.list.hits_missed);
+		statproc_text_printf(t, " entries_max=%" PRIu32 " hits_missed=%" PRIu64,
+				     d->entries_max, s->data.list.hits_missed);
 		break;
 	case STATPROC_RAW:
-		put(t, " entries_max=%" PRIu32, d->entries_max);
+		statproc_text_printf(t, " entries_max=%" PRIu32, d->entries_max);
 		break;
 	case STATPROC_HISTORY:
-		put(t, " entries_max=%" PRIu32 " mode=%s period=%" PRIu64, d->entries_max,
-		    mode_names[d->mode], d->period_us);
+		statproc_text_printf(t, " entries_max=%" PRIu32 " mode=%s period=%" PRIu64,
+				     d->entries_max, mode_names[d->mode], d->period_us);
 		break;
 	case STATPROC_RANGE:
 		break;
 	}
-	put(t, " hits_out_of_range=%" PRIu64 " data=", s->hits_out_of_range);
+	statproc_text_printf(t, " hits_out_of_range=%" PRIu64 " data=", s->hits_out_of_range);
 	put_time(t, s->reset_ns);
-	put(t, " started=");
+	statproc_text_printf(t, " started=");
 	put_time(t, s->started_ns);
-	put(t, " stopped=");
+	statproc_text_printf(t, " stopped=");
 	put_time(t, s->stopped_ns);
-	put(t, " units=%s\n", s->units);
+	statproc_text_printf(t, " units=%s\n", s->units);
 }
 
 /* <total> <min> <avg> <max>, the average to three decimals, rounded half
@@ -93,7 +94,7 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
 static void put_range(struct statproc_text *t, const struct statproc_range *r)
 {
 	if (r->num == 0) {
-		put(t, " 0 0 0.000 0\n");
+		statproc_text_printf(t, " 0 0 0.000 0\n");
 		return;
 	}
 	__int128 thousandths = (__int128)r->acc * 1000;
@@ -101,8 +102,9 @@ static void put_range(struct statproc_text *t, const struct statproc_range *r)
 	if ((rem < 0 ? -rem : rem) * 2 >= (__int128)r->num)
 		q += thousandths < 0 ? -1 : 1;
 	unsigned __int128 mag = (unsigned __int128)(q < 0 ? -q : q);
-	put(t, " %" PRIu64 " %" PRId64 " %s%" PRIu64 ".%03u %" PRId64 "\n", r->num, r->min,
-	    q < 0 ? "-" : "", (uint64_t)(mag / 1000), (unsigned)(mag % 1000), r->max);
+	statproc_text_printf(t, " %" PRIu64 " %" PRId64 " %s%" PRIu64 ".%03u %" PRId64 "\n", r->num,
+			     r->min, q < 0 ? "-" : "", (uint64_t)(mag / 1000),
+			     (unsigned)(mag % 1000), r->max);
 }
 
 static void format_array(const struct statproc_stat *s, struct statproc_text *t)
@@ -112,9 +114,11 @@ static void format_array(const struct statproc_stat *s, struct statproc_text *t)
 
 	for (uint32_t i = 0; i < last; i++) {
 		statproc_array_bound(&s->def, i, &b);
-		put(t, "%s <=%" PRId64 " %" PRIu64 "\n", s->name, b, s->data.array.hits[i]);
+		statproc_text_printf(t, "%s <=%" PRId64 " %" PRIu64 "\n", s->name, b,
+				     s->data.array.hits[i]);
 	}
-	put(t, "%s >%" PRId64 " %" PRIu64 "\n", s->name, b, s->data.array.hits[last]);
+	statproc_text_printf(t, "%s >%" PRId64 " %" PRIu64 "\n", s->name, b,
+			     s->data.array.hits[last]);
 }
 
 static void format_raw(const struct statproc_stat *s, struct statproc_text *t)
@@ -124,9 +128,10 @@ static void format_raw(const struct statproc_stat *s, struct statproc_text *t)
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct statproc_raw_entry *e = &s->data.raw.e[(first + i) % max];
-		put(t, "%s ", s->name);
+		statproc_text_printf(t, "%s ", s->name);
 		put_time(t, e->ns);
-		put(t, " %" PRIu64 " %" PRId64 " %" PRIu64 "\n", e->serial, e->x, e->y);
+		statproc_text_printf(t, " %" PRIu64 " %" PRId64 " %" PRIu64 "\n", e->serial, e->x,
+				     e->y);
 	}
 }
 
@@ -139,12 +144,12 @@ static void format_history(const struct statproc_stat *s, struct statproc_text *
 
 	for (uint32_t i = 0; i < n; i++) {
 		const void *e = statproc_history_slot(s, (first + i) % max);
-		put(t, "%s ", s->name);
+		statproc_text_printf(t, "%s ", s->name);
 		put_time(t, s->data.history.end_ns - period * (n - 1 - i));
 		if (s->def.mode == STATPROC_MODE_RANGE)
 			put_range(t, e);
 		else
-			put(t, " %" PRId64 "\n", *(const int64_t *)e);
+			statproc_text_printf(t, " %" PRId64 "\n", *(const int64_t *)e);
 	}
 }
 
@@ -152,10 +157,10 @@ void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statp
 {
 	switch (s->def.type) {
 	case STATPROC_VALUE:
-		put(t, "%s %" PRId64 "\n", s->name, s->data.total);
+		statproc_text_printf(t, "%s %" PRId64 "\n", s->name, s->data.total);
 		break;
 	case STATPROC_RANGE:
-		put(t, "%s", s->name);
+		statproc_text_printf(t, "%s", s->name);
 		put_range(t, &s->data.range);
 		break;
 	case STATPROC_ARRAY:
@@ -163,8 +168,8 @@ void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statp
 		break;
 	case STATPROC_LIST:
 		for (uint32_t i = 0; i < s->data.list.n; i++)
-			put(t, "%s 0x%" PRIx64 " %" PRIu64 "\n", s->name,
-			    (uint64_t)s->data.list.e[i].x, s->data.list.e[i].hits);
+			statproc_text_printf(t, "%s 0x%" PRIx64 " %" PRIu64 "\n", s->name,
+					     (uint64_t)s->data.list.e[i].x, s->data.list.e[i].hits);
 		break;
 	case STATPROC_RAW:
 		format_raw(s, t);

@@ -13,7 +13,6 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +32,7 @@ struct tdigest {
 	size_t nbuf;
 	double merged_weight, buf_weight, sum;
 	double min, max;
-	bool reverse;	  /* the next merge runs from the top */
-	uint64_t dropped; /* points lost to a merge without memory */
+	bool reverse; /* the next merge runs from the top */
 };
 
 struct tdigest *tdigest_new(double compression)
@@ -159,7 +157,7 @@ static void merge(struct tdigest *td)
 	if (n == 0)
 		return;
 	if (!reserve(td, m + n + 1)) {
-		td->dropped += n; /* no memory to merge: these points are lost */
+		/* no memory to merge: these points are lost, and leave the sum */
 		for (size_t i = 0; i < n; i++)
 			td->sum -= td->buf[i].mean * td->buf[i].weight;
 		td->buf_weight = 0;
