@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define RE_MAX 512
+#define RE_DEPTH_MAX 8
 
 static bool name_char(char c, bool first)
 {
@@ -56,6 +57,41 @@ err_free:
 	return NULL;
 }
 
+/* glibc's regcomp copies a repeated group once per repetition, and the
+ * copies of nested ones multiply: `a+++...` or `(a{99}){99}` takes
+ * gigabytes. So no bounded repetition, no quantifier right after another,
+ * and groups at most RE_DEPTH_MAX deep (2^8 copies at worst). */
+static const char *regex_unsafe(const char *re)
+{
+	bool after_quantifier = false;
+	int depth = 0;
+
+	for (const char *p = re; *p; p++) {
+		bool quantifier = *p == '*' || *p == '+' || *p == '?';
+		if (*p == '{')
+			return "bounded repetition {m,n} is not supported";
+		if (quantifier && after_quantifier)
+			return "a quantifier may not follow another";
+		if (*p == '(' && ++depth > RE_DEPTH_MAX)
+			return "groups may nest at most 8 deep";
+		if (*p == ')' && depth > 0)
+			depth--;
+		if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '[') { /* a bracket expression: its characters are literal */
+			const char *q = p + 1 + (p[1] == '^');
+			q += *q == ']';
+			while (*q && *q != ']')
+				q++;
+			if (!*q)
+				return NULL; /* unterminated: regcomp says so */
+			p = q;
+		}
+		after_quantifier = quantifier;
+	}
+	return NULL;
+}
+
 static int add(struct selector *s, const char *label, size_t len, enum selector_op op, char *value,
 	       char *err, size_t errlen)
 {
@@ -77,6 +113,11 @@ static int add(struct selector *s, const char *label, size_t len, enum selector_
 	if (op == SEL_RE || op == SEL_NRE) {
 		if (strlen(value) > RE_MAX) {
 			snprintf(err, errlen, "a regular expression of at most %d bytes", RE_MAX);
+			goto err_free_label;
+		}
+		const char *unsafe = regex_unsafe(value);
+		if (unsafe) {
+			snprintf(err, errlen, "regular expression \"%.64s\": %s", value, unsafe);
 			goto err_free_label;
 		}
 		snprintf(re, sizeof(re), "^(%s)$", value);

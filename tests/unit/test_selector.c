@@ -38,6 +38,9 @@ static void test_forms(void **state)
 	/* regular expressions match the whole value, as in PromQL */
 	assert_false(m("{__name__=~\"kvm\"}", "kvm_exits_total", l, 2));
 	assert_true(m("{__name__=~\"kvm|xen\"}", "xen", l, 2));
+	/* brackets and escapes hold literal characters */
+	assert_true(m("{__name__=~\"k[+*{]?v\\\\+m\"}", "kv+m", l, 2));
+	assert_true(m("{__name__=~\"(k(v(m)+)*)?_.+\"}", "kvm_x", l, 2));
 	/* a label the series lacks is "" */
 	assert_true(m("x{missing=\"\"}", "x", l, 2));
 	assert_false(m("x{missing!=\"\"}", "x", l, 2));
@@ -58,6 +61,11 @@ static void test_refused(void **state)
 	refused("x{a==\"1\"}", "double-quoted value");
 	refused("x{a=~\"(\"}", "bad regular expression");
 	refused("x y", "a metric name or { expected");
+	/* what would make glibc's regcomp copy trees without end */
+	refused("x{a=~\"b++++++++++++++++++++++++++++++++++++++++++\"}",
+		"a quantifier may not follow another");
+	refused("x{a=~\"(a{99}){99}\"}", "bounded repetition");
+	refused("x{a=~\"(((((((((a)))))))))\"}", "at most 8 deep");
 	refused("x{a=\"1\"} y", "nothing may follow");
 	refused(
 	    "x{a=\"1\",a=\"2\",a=\"3\",a=\"4\",a=\"5\",a=\"6\",a=\"7\",a=\"8\",a=\"9\",a=\"10\","
