@@ -3,6 +3,7 @@
 
 # bash: make fuzz needs pipefail.
 SHELL     := /bin/bash
+.DEFAULT_GOAL := all
 VERSION   := 0.1.0
 REVISION  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PREFIX    ?= /usr/local
@@ -26,8 +27,8 @@ CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 CORE_LIBS  = statproc vstats collkit
 CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
-	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib)
-LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib) -lpthread -ldl -lm
+	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt)
+LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt) -lpthread -ldl -lm
 CORE_A     = $(foreach l,$(CORE_LIBS),$(B)/lib/lib$(l).a)
 
 CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))

@@ -14,13 +14,19 @@ void cli_usage(const char *prog)
 	       "/etc/binstat_exporter/binstat_exporter.yml)\n"
 	       "  --web.listen-address=ADDR     host:port, [v6]:port or :port; "
 	       "repeatable (default :" CLI_DEFAULT_PORT ")\n"
+	       "  --web.systemd-socket          listen on the sockets systemd passes instead\n"
+	       "  --web.config.file=PATH        TLS, basic auth, headers and rate limit, in\n"
+	       "                                exporter-toolkit's web-config.yml format\n"
 	       "  --web.telemetry-path=PATH     where metrics are served (default /metrics)\n"
+	       "  --web.disable-exporter-metrics  leave out process_* and binstat_exporter_*\n"
 	       "  --web.max-requests=N          scrapes at once before 503 (default 40)\n"
 	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
 	       "  --web.read-header-timeout=S   seconds to send a whole request head (default 10)\n"
 	       "  --web.write-timeout=S         seconds to read a whole response (default 120)\n"
 	       "  --web.max-connections-per-address=N  open at once from one address "
 	       "(default 16)\n"
+	       "  --collector.NAME              run collector NAME, whatever its enabled: says\n"
+	       "  --no-collector.NAME           do not run collector NAME\n"
 	       "  --log.level=LEVEL             debug, info, warn or error (default info)\n"
 	       "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
 	       "  --check-config                check the configuration and exit\n"
@@ -45,9 +51,18 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 	if (strcmp(flag, "config.file") == 0) {
 		c->config_file = v;
 	} else if (strcmp(flag, "web.listen-address") == 0) {
+		char host[256], port[16];
+		int rc = http_parse_listen(v, host, sizeof(host), port, sizeof(port));
+		if (rc < 0) {
+			snprintf(err, errlen, "bad value '%s' for --%s: %s", v, flag,
+				 http_listen_error(rc));
+			return -1;
+		}
 		if (c->http.nlisten == HTTP_LISTEN_MAX)
 			goto err_bad_value;
 		c->http.listen[c->http.nlisten++] = v;
+	} else if (strcmp(flag, "web.config.file") == 0) {
+		c->web_config_file = v;
 	} else if (strcmp(flag, "web.telemetry-path") == 0) {
 		if (v[0] != '/' || strcmp(v, "/") == 0 || strcmp(v, "/-/healthy") == 0 ||
 		    strcmp(v, "/-/ready") == 0)
@@ -85,12 +100,45 @@ err_bad_value:
 	return -1;
 }
 
+/* --collector.NAME and --no-collector.NAME; the last one given wins. */
+static int collector_flag(struct cli *c, const char *flag, char *err, size_t errlen)
+{
+	bool on = strncmp(flag, "collector.", 10) == 0;
+	const char *name = strchr(flag, '.') + 1;
+	size_t i;
+
+	if (!*name) {
+		snprintf(err, errlen, "--%s needs a collector name", flag);
+		return -1;
+	}
+	for (i = 0; i < c->ncollector; i++)
+		if (strcmp(c->collector[i].name, name) == 0)
+			break;
+	if (i == CLI_COLLECTOR_FLAGS_MAX) {
+		snprintf(err, errlen, "more than %d --collector flags", CLI_COLLECTOR_FLAGS_MAX);
+		return -1;
+	}
+	if (i == c->ncollector)
+		c->ncollector++;
+	c->collector[i] = (struct cli_collector_flag){name, on};
+	return 0;
+}
+
+static bool is_collector_flag(const char *flag)
+{
+	return strncmp(flag, "collector.", 10) == 0 || strncmp(flag, "no-collector.", 13) == 0;
+}
+
 static bool *switch_flag(struct cli *c, const char *flag)
 {
 	if (strcmp(flag, "check-config") == 0)
 		return &c->check_config;
 	if (strcmp(flag, "version") == 0)
 		return &c->version;
+	if (strcmp(flag, "web.systemd-socket") == 0)
+		return &c->systemd_socket;
+	if (strcmp(flag, "web.disable-exporter-metrics") == 0)
+		return &c->http.no_exporter_metrics;
 	if (strcmp(flag, "help") == 0 || strcmp(flag, "h") == 0)
 		return &c->help;
 	return NULL;
@@ -124,6 +172,12 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 		}
 		memcpy(flag, a, n);
 		flag[n] = '\0';
+		if (is_collector_flag(flag) && !eq) {
+			/* The name points into argv, which lives as long as we do. */
+			if (collector_flag(c, a, err, errlen) < 0)
+				return -1;
+			continue;
+		}
 		bool *sw = switch_flag(c, flag);
 		if (sw && !eq) {
 			*sw = true;
@@ -138,7 +192,12 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 		if (apply(c, flag, v, err, errlen) < 0)
 			return -1;
 	}
-	if (c->http.nlisten == 0)
+	if (c->systemd_socket && c->http.nlisten) {
+		snprintf(err, errlen,
+			 "--web.systemd-socket and --web.listen-address exclude each other");
+		return -1;
+	}
+	if (c->http.nlisten == 0 && !c->systemd_socket)
 		c->http.listen[c->http.nlisten++] = ":" CLI_DEFAULT_PORT;
 	return 0;
 }

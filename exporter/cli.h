@@ -8,9 +8,20 @@
 #include "log.h"
 
 #define CLI_DEFAULT_PORT "10187"
+#define CLI_COLLECTOR_FLAGS_MAX 64
+
+/* --collector.NAME or --no-collector.NAME: overrides `enabled:` in the YAML. */
+struct cli_collector_flag {
+	const char *name;
+	bool enabled;
+};
 
 struct cli {
 	const char *config_file;
+	const char *web_config_file; /* exporter-toolkit's web-config.yml, or NULL */
+	bool systemd_socket;	     /* listen on the sockets systemd passes */
+	struct cli_collector_flag collector[CLI_COLLECTOR_FLAGS_MAX];
+	size_t ncollector;
 	struct http_options http;
 	enum bs_log_level log_level;
 	bool log_json;

@@ -110,11 +110,39 @@ err_free:
 	return NULL;
 }
 
+int config_set_enabled(struct config *c, const char *name, bool on, char *err, size_t errlen)
+{
+	struct config_collector *cc = (struct config_collector *)config_find(c, name);
+
+	if (cc) {
+		cc->enabled = on;
+		return 0;
+	}
+	if (!on)
+		return 0;
+	if (!names_snake_valid(name, strlen(name), CONFIG_NAME_MAX) ||
+	    strcmp(name, "processing") == 0) {
+		snprintf(err, errlen, "--collector.%s: not a collector name", name);
+		return -EINVAL;
+	}
+	if (c->ncollectors == CONFIG_COLLECTORS_MAX) {
+		snprintf(err, errlen, "--collector.%s: more than %d collectors", name,
+			 CONFIG_COLLECTORS_MAX);
+		return -EINVAL;
+	}
+	if (!c->flag_doc && !(c->flag_doc = conf_load("command line", "{}", err, errlen)))
+		return -ENOMEM;
+	c->collector[c->ncollectors++] =
+	    (struct config_collector){.name = name, .enabled = true, .node = c->flag_doc->root};
+	return 0;
+}
+
 void config_free(struct config *c)
 {
 	if (!c)
 		return;
 	proc_conf_free(c->processing); /* its strings are the document's */
+	conf_free(c->flag_doc);
 	conf_free(c->doc);
 	free(c);
 }

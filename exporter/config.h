@@ -21,6 +21,7 @@ struct config_collector {
 
 struct config {
 	struct conf_doc *doc;	     /* owns every string and node below */
+	struct conf_doc *flag_doc;   /* the options of collectors only flags named */
 	double scrape_timeout;	     /* s: the deadline when Prometheus sends none */
 	double timeout_offset;	     /* s: kept back from Prometheus' deadline */
 	uint64_t max_response_bytes; /* per collector, before compression */
@@ -35,6 +36,9 @@ struct config {
  * plugins check those at init). NULL with the reason in err. */
 struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
 			   char *err, size_t errlen);
+/* --collector.NAME (on) or --no-collector.NAME (off): overrides `enabled:`;
+ * a collector the file does not name runs with its defaults. */
+int config_set_enabled(struct config *c, const char *name, bool on, char *err, size_t errlen);
 void config_free(struct config *c);
 const struct config_collector *config_find(const struct config *c, const char *name);
 

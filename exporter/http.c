@@ -77,14 +77,13 @@ static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
 }
 
-/* ---- collect[] selection ---- */
+/* ---- collect[] and exclude[] selection, as node_exporter has them ---- */
 
 struct selection {
 	struct collset *set;
-	struct instance *only[CONFIG_COLLECTORS_MAX];
-	size_t n;
-	bool any; /* a collect[] parameter was given */
-	char unknown[CONFIG_NAME_MAX + 1];
+	bool named[CONFIG_COLLECTORS_MAX + 1]; /* by index in set->inst */
+	bool collect, exclude;		       /* which parameter was given */
+	char msg[CONFIG_NAME_MAX + 64];	       /* why the request is refused */
 	bool bad;
 };
 
@@ -92,25 +91,41 @@ static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind, const char
 				  size_t key_size, const char *value, size_t value_size)
 {
 	struct selection *sel = cls;
+	bool collect = key_size == strlen("collect[]") && memcmp(key, "collect[]", key_size) == 0;
+	bool exclude = key_size == strlen("exclude[]") && memcmp(key, "exclude[]", key_size) == 0;
 	(void)kind;
 
-	if (key_size != strlen("collect[]") || memcmp(key, "collect[]", key_size) != 0)
+	if (!collect && !exclude)
 		return MHD_YES;
-	sel->any = true;
+	sel->collect |= collect;
+	sel->exclude |= exclude;
+	if (sel->collect && sel->exclude) {
+		snprintf(sel->msg, sizeof(sel->msg), "collect[] and exclude[] cannot be combined");
+		sel->bad = true;
+		return MHD_NO;
+	}
 	/* %00 decodes to a NUL: "kvm%00x" must not pass as "kvm". */
 	bool whole = value && strlen(value) == value_size;
 	struct instance *in = whole ? collset_find(sel->set, value) : NULL;
 	if (!in) {
-		snprintf(sel->unknown, sizeof(sel->unknown), "%s%s", value ? value : "",
-			 value && !whole ? "\\0..." : "");
+		snprintf(sel->msg, sizeof(sel->msg), "unknown or disabled collector: %.*s%s",
+			 CONFIG_NAME_MAX, value ? value : "", value && !whole ? "\\0..." : "");
 		sel->bad = true;
 		return MHD_NO; /* stop at the first unknown name */
 	}
-	for (size_t i = 0; i < sel->n; i++)
-		if (sel->only[i] == in)
-			return MHD_YES;
-	sel->only[sel->n++] = in; /* at most set->n distinct names */
+	sel->named[in - sel->set->inst] = true;
 	return MHD_YES;
+}
+
+/* The collectors to run: those named by collect[], or all but those named
+ * by exclude[]. Returns how many, in `only`. */
+static size_t select_instances(const struct selection *sel, struct instance **only)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sel->set->n; i++)
+		if (sel->named[i] == sel->collect)
+			only[n++] = &sel->set->inst[i];
+	return n;
 }
 
 static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
@@ -232,18 +247,20 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 	if (sel.bad) {
 		collset_put(sel.set);
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
-		snprintf(msg, sizeof(msg), "unknown or disabled collector: %s\n", sel.unknown);
+		snprintf(msg, sizeof(msg), "%s\n", sel.msg);
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, msg);
 	}
+	struct instance *only[CONFIG_COLLECTORS_MAX + 1];
 	struct scrape_request req = {
 	    .set = sel.set,
-	    .only = sel.any ? sel.only : NULL,
-	    .nonly = sel.n,
+	    .only = sel.collect || sel.exclude ? only : NULL,
+	    .nonly = select_instances(&sel, only),
 	    .format = negotiate_format(
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)),
 	    .gzip = negotiate_gzip(
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
 	    .timeout_s = scrape_timeout(c, sel.set->config),
+	    .no_exporter_metrics = s->opt.no_exporter_metrics,
 	};
 	struct scrape *sc = scrape_run(&req);
 	collset_put(sel.set); /* the scrape holds its own reference */
@@ -399,10 +416,19 @@ int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, siz
 	}
 	if (hl >= hostlen)
 		return -EINVAL;
+	const char *p = colon + 1;
+	if (strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 || atoi(p) < 1 || atoi(p) > 65535)
+		return -ERANGE;
 	memcpy(host, h, hl);
 	host[hl] = '\0';
-	memcpy(port, colon + 1, strlen(colon + 1) + 1); /* fits: checked above */
+	memcpy(port, p, strlen(p) + 1); /* fits: checked above */
 	return 0;
+}
+
+const char *http_listen_error(int rc)
+{
+	return rc == -ERANGE ? "the port must be a number from 1 to 65535"
+			     : "want host:port, [v6]:port or :port";
 }
 
 /* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
@@ -414,8 +440,8 @@ static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
 	struct addrinfo *ai = NULL;
 	int fd = -1, one = 1, zero = 0, rc;
 
-	if (http_parse_listen(addr, host, sizeof(host), port, sizeof(port)) < 0) {
-		snprintf(err, errlen, "bad listen address '%s': want host:port", addr);
+	if ((rc = http_parse_listen(addr, host, sizeof(host), port, sizeof(port))) < 0) {
+		snprintf(err, errlen, "bad listen address '%s': %s", addr, http_listen_error(rc));
 		return -EINVAL;
 	}
 	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;

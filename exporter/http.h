@@ -18,6 +18,8 @@ struct http_options {
 	unsigned head_timeout;	     /* s for a whole request head */
 	unsigned write_timeout;	     /* s for a whole response to be read */
 	unsigned max_per_address;    /* connections open at once from one address */
+	bool
+	    no_exporter_metrics; /* leave out the exporter's own process_* and binstat_exporter_* */
 	/* Hands out a reference to the current collectors (or NULL). */
 	struct collset *(*current)(void *ctx);
 	void *ctx;
@@ -28,7 +30,10 @@ struct http_server;
 /* Binds every address first, so a busy port is a clear error at start. */
 int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen);
 void http_stop(struct http_server *s);
-/* Splits "host:port", "[v6]:port" or ":port"; exposed for tests. */
+/* Splits "host:port", "[v6]:port" or ":port" and checks the port is a
+ * number from 1 to 65535; exposed for tests. */
 int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen);
+/* What http_parse_listen's error means. */
+const char *http_listen_error(int rc);
 
 #endif

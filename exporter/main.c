@@ -61,20 +61,31 @@ static const struct bs_host check_host = {
 };
 
 /* Loads a configuration into a new collector set; the old one stays on error. */
-static struct collset *load(const char *file, const struct bs_host *h, char *err, size_t errlen)
+static struct collset *load(const struct cli *cli, const struct bs_host *h, char *err,
+			    size_t errlen)
 {
-	struct config *cfg = config_load(file, NULL, bs_default_plugin_dir, err, errlen);
+	struct config *cfg =
+	    config_load(cli->config_file, NULL, bs_default_plugin_dir, err, errlen);
 	struct collset *set;
 
-	if (!cfg || collset_build(cfg, h, &set, err, errlen) < 0)
+	if (!cfg)
+		return NULL;
+	for (size_t i = 0; i < cli->ncollector; i++)
+		if (config_set_enabled(cfg, cli->collector[i].name, cli->collector[i].enabled, err,
+				       errlen) < 0)
+			goto err_free;
+	if (collset_build(cfg, h, &set, err, errlen) < 0)
 		return NULL;
 	return set;
+err_free:
+	config_free(cfg);
+	return NULL;
 }
 
-static void reload(const char *file)
+static void reload(const struct cli *cli)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(file, &host, err, sizeof(err));
+	struct collset *set = load(cli, &host, err, sizeof(err));
 
 	if (!set) {
 		log_error("reload failed, keeping the running configuration", "err", err);
@@ -88,13 +99,13 @@ static void reload(const char *file)
 	collset_put(old);
 	malloc_trim(0); /* the old generation's memory goes back to the kernel */
 	selfstats_reload(true);
-	log_info("configuration reloaded", "file", file);
+	log_info("configuration reloaded", "file", cli->config_file);
 }
 
-static int check_config(const char *file)
+static int check_config(const struct cli *cli)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(file, &check_host, err, sizeof(err));
+	struct collset *set = load(cli, &check_host, err, sizeof(err));
 	int failed = 0;
 
 	if (!set) {
@@ -142,7 +153,7 @@ static int serve(struct cli *cli)
 	sigset_t sigs;
 	int sig;
 
-	if (!(current = load(cli->config_file, &host, err, sizeof(err)))) {
+	if (!(current = load(cli, &host, err, sizeof(err)))) {
 		log_error("cannot load configuration", "err", err);
 		return 1;
 	}
@@ -159,7 +170,7 @@ static int serve(struct cli *cli)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
-		reload(cli->config_file);
+		reload(cli);
 	log_info("shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	pthread_t wd;
 	pthread_create(&wd, NULL, shutdown_watchdog, NULL);
@@ -190,7 +201,7 @@ int main(int argc, char **argv)
 	}
 	log_setup(cli.log_level, cli.log_json);
 	if (cli.check_config)
-		return check_config(cli.config_file);
+		return check_config(&cli);
 	/* Block before any thread exists so every thread inherits the mask and
 	 * only sigwait sees these. */
 	sigemptyset(&sigs);

@@ -32,6 +32,7 @@ struct scrape {
 	struct collset *set;
 	enum expo_format format;
 	bool gzip;
+	bool no_exporter_metrics;
 	uint64_t start_ns, deadline_ns;
 	size_t limit;
 	struct famreg reg;
@@ -174,6 +175,7 @@ static struct scrape *scrape_new(const struct scrape_request *req)
 	sc->set = collset_get(req->set);
 	sc->format = req->format;
 	sc->gzip = req->gzip;
+	sc->no_exporter_metrics = req->no_exporter_metrics;
 	sc->start_ns = emitter_now_ns();
 	sc->deadline_ns = sc->start_ns + (uint64_t)(req->timeout_s * 1e9);
 	sc->limit = req->set->config->max_response_bytes;
@@ -270,8 +272,10 @@ static int self_part(struct scrape *sc)
 		return rc;
 	emitter_init(&em, sc->format, &s, &sc->reg, 0);
 	emit_collector_status(sc, &em.pub);
-	selfstats_emit(&em.pub);
-	procmetrics_emit(&em.pub);
+	if (!sc->no_exporter_metrics) {
+		selfstats_emit(&em.pub);
+		procmetrics_emit(&em.pub);
+	}
 	if (em.ndrops)
 		log_warn("self-metrics dropped", "reason", em.drops[0].reason);
 	expo_eof(&s, sc->format);

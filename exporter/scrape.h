@@ -19,6 +19,7 @@ struct scrape_request {
 	size_t nonly;
 	enum expo_format format;
 	bool gzip;
+	bool no_exporter_metrics; /* leave out selfstats and process_* */
 	double timeout_s;
 };
 

@@ -96,6 +96,11 @@ curl -g -s "$URL/metrics?collect[]=example" -o "$WORK/sel.txt"
 check "collect[]=example keeps example" grep -q '^example_events_total' "$WORK/sel.txt"
 check "collect[]=example leaves out slow" sh -c "! grep -q 'collector=\"slow\"' '$WORK/sel.txt'"
 check "collect[]=nope is 400 naming it" sh -c "curl -g -s -w ' %{http_code}' '$URL/metrics?collect[]=nope' | tr '\n' ' ' | grep -q 'collector: nope  400$'"
+curl -g -s "$URL/metrics?exclude[]=synthetic&exclude[]=slow" -o "$WORK/excl.txt"
+check "exclude[]: the excluded collectors are left out" sh -c "! grep -q '^synthetic_\|collector=\"slow\"\|collector=\"synthetic\"' '$WORK/excl.txt'"
+check "exclude[]: the others are scraped" grep -qx 'binstat_scrape_collector_success{collector="example"} 1' "$WORK/excl.txt"
+check "exclude[]=nope is 400 naming it" sh -c "curl -g -s -w ' %{http_code}' '$URL/metrics?exclude[]=nope' | tr '\n' ' ' | grep -q 'collector: nope  400$'"
+check "collect[] with exclude[] is 400 saying so" sh -c "curl -g -s -w ' %{http_code}' '$URL/metrics?collect[]=example&exclude[]=slow' | tr '\n' ' ' | grep -q 'cannot be combined  400$'"
 raw_status() { # raw_status PORT PATH HEADER_NAME HEADER_VALUE: requests too big for argv
 	$PY - "$@" <<'EOF'
 import socket, sys
@@ -206,6 +211,23 @@ check "--check-config: ABI mismatch named with its file" grep -q 'badabi.so: col
 check "--version" sh -c "'$EXPORTER' --version | grep -q '^binstat_exporter 0'"
 check "--help" sh -c "'$EXPORTER' --help | grep -q -- '--web.listen-address'"
 check "unknown flag: exit 2" sh -c "'$EXPORTER' --web.nope=1 2>/dev/null; [ \$? = 2 ]"
+for bad in 127.0.0.1:99999 127.0.0.1:0 127.0.0.1:80x :-1 '[::1:80' 127.0.0.1; do
+	out=$("$EXPORTER" --config.file="$CFG" --web.listen-address="$bad" 2>&1); rc=$?
+	check "--web.listen-address=$bad: exit 2 naming it ($out)" grep -qF "bad value '$bad' for" <<<"$([ $rc = 2 ] && echo "$out")"
+done
+# --no-collector / --collector override enabled: (the last flag wins), and
+# the scrape says which ran; --web.disable-exporter-metrics drops our own.
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  example:\n    enabled: false\n  synthetic: {}\n' "$PLUGINS" >"$WORK/flags.yml"
+P8=$(free_port)
+start_exporter "$WORK/flags.yml" "$P8" --no-collector.synthetic --collector.example --no-collector.example \
+	--collector.example --web.disable-exporter-metrics
+curl -s "http://127.0.0.1:$P8/metrics" -o "$WORK/flags.txt"
+check "--collector.example runs a collector the file disables" grep -qx 'binstat_scrape_collector_success{collector="example"} 1' "$WORK/flags.txt"
+check "--no-collector.synthetic stops one the file enables" sh -c "! grep -q 'collector=\"synthetic\"' '$WORK/flags.txt'"
+check "--web.disable-exporter-metrics: no process_* or binstat_exporter_*" sh -c "! grep -q '^process_\|^binstat_exporter_' '$WORK/flags.txt'"
+check "without it both are served" sh -c "grep -q '^process_cpu_seconds_total' '$WORK/text.txt' && grep -q '^binstat_exporter_build_info' '$WORK/text.txt'"
+out=$("$EXPORTER" --check-config --config.file="$WORK/flags.yml" --collector.nosuch 2>&1)
+check "--collector.NAME of no plugin fails --check-config naming it" sh -c "echo '$out' | grep -q 'nosuch.so'"
 
 # An unloadable plugin is reported; the others keep working.
 write_config "$WORK/broken.yml" "  nothere: {}
