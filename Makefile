@@ -191,6 +191,7 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS) \
 	     $(B)/bench/tdigest_compare
 	tests/integration/run.sh $(B)
+	tests/integration/web.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
 	tests/integration/hostile_http.sh $(B)

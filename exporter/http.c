@@ -10,6 +10,7 @@
 #include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "proc.h"
 #include "scrape.h"
 #include "version.h"
+#include "weblive.h"
 
 #define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
 #define HTTP_THREAD_STACK (512 * 1024)
@@ -41,32 +43,62 @@ struct http_server {
 	size_t ndaemons;
 	unsigned in_flight;
 	uint64_t unsent_bytes;
+	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char *type,
-			     const char *body)
+/* A POST's body, gathered across the handler's calls. */
+struct body {
+	size_t len;
+	bool too_big;
+	char data[HTTP_BODY_MAX + 1];
+};
+
+/* One request, from its head to its completion. */
+struct request {
+	struct http_server *s;
+	struct MHD_Connection *c;
+	struct webgen *web; /* the web config it is served under */
+	struct body *body;  /* a POST's; NULL otherwise */
+};
+
+/* Every response leaves here: the web config's headers, the deadline to
+ * send it, the count by status. */
+static enum MHD_Result queue(struct request *rq, unsigned code, struct MHD_Response *r)
 {
-	struct MHD_Response *r =
-	    MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	const struct webconf *w = rq->web->conf;
+
+	for (size_t i = 0; i < w->nheaders; i++)
+		MHD_add_response_header(r, w->header[i].name, w->header[i].value);
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	enum MHD_Result rc = MHD_queue_response(c, code, r);
+	if (code == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
+	enum MHD_Result rc = MHD_queue_response(rq->c, code, r);
 	MHD_destroy_response(r);
-	httpguard_sending(c);
+	httpguard_sending(rq->c);
 	selfstats_http_response(code);
 	return rc;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code, const char *body)
+static enum MHD_Result reply(struct request *rq, unsigned code, const char *type, const char *body,
+			     size_t len)
 {
-	return reply(c, code, "text/plain; charset=utf-8", body);
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	return queue(rq, code, r);
 }
 
-static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
+static enum MHD_Result reply_text(struct request *rq, unsigned code, const char *body)
 {
+	return reply(rq, code, "text/plain; charset=utf-8", body, strlen(body));
+}
+
+static enum MHD_Result landing(struct request *rq)
+{
+	struct http_server *s = rq->s;
 	char page[2048];
 	snprintf(page, sizeof(page),
 		 "<!DOCTYPE html>\n<html><head><title>binstat_exporter</title></head>\n"
@@ -74,7 +106,7 @@ static enum MHD_Result landing(struct http_server *s, struct MHD_Connection *c)
 		 "<p>Version %s (revision %s)</p>\n"
 		 "<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n",
 		 BS_VERSION, BS_REVISION, s->opt.telemetry_path);
-	return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", page);
+	return reply(rq, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page));
 }
 
 /* ---- collect[] and exclude[] selection, as node_exporter has them ---- */
@@ -188,9 +220,10 @@ static struct MHD_Response *iovec_response(struct response_ctx *ctx)
 	return r;
 }
 
-static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection *c,
-				   struct scrape *sc, enum expo_format f, bool gz)
+static enum MHD_Result send_scrape(struct request *rq, struct scrape *sc, enum expo_format f,
+				   bool gz)
 {
+	struct http_server *s = rq->s;
 	struct MHD_Response *r = NULL;
 	size_t bytes = scrape_held_bytes(sc);
 	uint64_t unsent = __atomic_fetch_add(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
@@ -198,7 +231,7 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	if (unsent && unsent + bytes > HTTP_UNSENT_BYTES_MAX) {
 		__atomic_sub_fetch(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
 		scrape_put(sc);
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+		return reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "too many responses waiting to be read\n");
 	}
 	struct response_ctx *ctx = malloc(sizeof(*ctx));
@@ -217,38 +250,37 @@ static enum MHD_Result send_scrape(struct http_server *s, struct MHD_Connection 
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (gz)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	httpguard_sending(c);
-	selfstats_http_response(200);
-	return ret;
+	return queue(rq, MHD_HTTP_OK, r);
 err_release:
 	free(ctx);
 	__atomic_sub_fetch(&s->unsent_bytes, bytes, __ATOMIC_ACQ_REL);
 	scrape_put(sc);
-	return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 }
 
-static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c)
+static enum MHD_Result telemetry(struct request *rq)
 {
+	struct http_server *s = rq->s;
+	struct MHD_Connection *c = rq->c;
 	struct selection sel = {0};
 	char msg[128];
 
 	if (__atomic_add_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL) > s->opt.max_requests) {
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "too many concurrent scrapes\n");
+		return reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "too many concurrent scrapes\n");
 	}
 	sel.set = s->opt.current(s->opt.ctx);
 	if (!sel.set) {
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
+		return reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
 	}
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, select_arg, &sel);
 	if (sel.bad) {
 		collset_put(sel.set);
 		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
 		snprintf(msg, sizeof(msg), "%s\n", sel.msg);
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, msg);
+		return reply_text(rq, MHD_HTTP_BAD_REQUEST, msg);
 	}
 	struct instance *only[CONFIG_COLLECTORS_MAX + 1];
 	struct scrape_request req = {
@@ -268,26 +300,22 @@ static enum MHD_Result telemetry(struct http_server *s, struct MHD_Connection *c
 	 * the write deadline), not a scrape slot. */
 	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
 	if (!sc)
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return send_scrape(s, c, sc, req.format, req.gzip);
+		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return send_scrape(rq, sc, req.format, req.gzip);
 }
 
 /* ---- /statistics/: the processing's interface ---- */
 
-/* A POST's body, gathered across the handler's calls. */
-struct body {
-	size_t len;
-	bool too_big;
-	char data[HTTP_BODY_MAX + 1];
-};
-
-static int started_marker; /* *con_cls of a request that takes no body */
-
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			      enum MHD_RequestTerminationCode code)
 {
-	if (*con_cls && *con_cls != &started_marker)
-		free(*con_cls);
+	struct request *rq = *con_cls;
+
+	if (rq) {
+		free(rq->body);
+		webgen_put(rq->web);
+		free(rq);
+	}
 	*con_cls = NULL;
 	httpguard_completed(cls, c, con_cls, code);
 }
@@ -312,9 +340,10 @@ static bool client_addr(struct MHD_Connection *c, unsigned char out[16])
 	return false;
 }
 
-static enum MHD_Result statistics(struct http_server *s, struct MHD_Connection *c, const char *path,
-				  const char *method, struct body *b)
+static enum MHD_Result statistics(struct request *rq, const char *path, const char *method)
 {
+	struct http_server *s = rq->s;
+	struct body *b = rq->body;
 	struct collset *set = s->opt.current(s->opt.ctx);
 	struct proc_reply r;
 	unsigned char addr[16];
@@ -322,20 +351,76 @@ static enum MHD_Result statistics(struct http_server *s, struct MHD_Connection *
 
 	if (b && b->too_big) {
 		collset_put(set);
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "body larger than 64 KiB\n");
+		return reply_text(rq, MHD_HTTP_CONTENT_TOO_LARGE, "body larger than 64 KiB\n");
 	}
 	if (!set || !set->proc) {
 		collset_put(set);
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
+		return reply_text(rq, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
 	}
-	bool may_write = client_addr(c, addr) && proc_conf_may_write(set->config->processing, addr);
+	bool may_write =
+	    client_addr(rq->c, addr) && proc_conf_may_write(set->config->processing, addr);
 	if (b)
 		b->data[b->len] = '\0';
 	proc_iface(set->proc, method, path, b ? b->data : NULL, may_write, emitter_now_ns(), &r);
 	collset_put(set);
-	ret = reply_text(c, (unsigned)r.status, r.text.p ? r.text.p : "");
+	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
 	statproc_text_free(&r.text);
 	return ret;
+}
+
+/* The web config's rate limit, then its users, as the toolkit orders them.
+ * False with the refusal queued in *ret. */
+static bool admitted(struct request *rq, enum MHD_Result *ret)
+{
+	const struct webconf *w = rq->web->conf;
+	struct webauth *auth = weblive_auth(rq->s->opt.web);
+	char *user, *password = NULL;
+	bool ok;
+
+	if (!webauth_rate_allow(auth, w, emitter_now_ns())) {
+		selfstats_http_refused(SELFSTATS_REFUSED_RATE_LIMIT);
+		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
+		return false;
+	}
+	if (!w->nusers)
+		return true;
+	user = MHD_basic_auth_get_username_password(rq->c, &password);
+	ok = webauth_check(auth, w, user, password);
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		MHD_free(password);
+	}
+	MHD_free(user);
+	if (ok)
+		return true;
+	selfstats_http_refused(SELFSTATS_REFUSED_AUTH);
+	*ret = reply_text(rq, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n");
+	return false;
+}
+
+static enum MHD_Result route(struct request *rq, const char *url, const char *method)
+{
+	struct http_server *s = rq->s;
+	enum MHD_Result ret;
+
+	if (!admitted(rq, &ret))
+		return ret;
+	httpguard_working(rq->c);
+	if (strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0)
+		return statistics(rq, url + strlen(STATS_PREFIX), method);
+	if (strcmp(url, s->opt.telemetry_path) == 0)
+		return telemetry(rq);
+	if (strcmp(url, "/") == 0)
+		return landing(rq);
+	if (strcmp(url, "/-/healthy") == 0)
+		return reply_text(rq, MHD_HTTP_OK, "Healthy\n");
+	if (strcmp(url, "/-/ready") == 0) {
+		struct collset *set = s->opt.current(s->opt.ctx);
+		collset_put(set);
+		return set ? reply_text(rq, MHD_HTTP_OK, "Ready\n")
+			   : reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
+	}
+	return reply_text(rq, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* libmicrohttpd calls the handler when the head is in, again for each
@@ -348,44 +433,69 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_size, void **con_cls)
 {
 	struct http_server *s = cls;
+	struct request *rq = *con_cls;
 	(void)version;
 
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	bool stats = strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0;
-	bool post = stats && strcmp(method, "POST") == 0;
-	if (!get && !post) /* only /statistics/ takes a body: refuse at once, unread */
-		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-	if (!*con_cls) {
-		*con_cls = post ? calloc(1, sizeof(struct body)) : &started_marker;
-		return *con_cls ? MHD_YES : MHD_NO;
+	bool post =
+	    strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0 && strcmp(method, "POST") == 0;
+	if (!rq) {
+		if (!(rq = calloc(1, sizeof(*rq))))
+			return MHD_NO;
+		*rq = (struct request){.s = s, .c = c, .web = weblive_get(s->opt.web)};
+		*con_cls = rq;
+		if (!get && !post) /* only /statistics/ takes a body: refuse at once, unread */
+			return reply_text(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+		return !post || (rq->body = calloc(1, sizeof(*rq->body))) ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) {
-		struct body *b = *con_cls;
-		if (post && !b->too_big && *upload_size <= HTTP_BODY_MAX - b->len) {
+		struct body *b = rq->body;
+		if (b && !b->too_big && *upload_size <= HTTP_BODY_MAX - b->len) {
 			memcpy(b->data + b->len, upload, *upload_size);
 			b->len += *upload_size;
-		} else if (post) {
+		} else if (b) {
 			b->too_big = true; /* read and dropped; refused when complete */
 		}
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	httpguard_working(c);
-	if (stats)
-		return statistics(s, c, url + strlen(STATS_PREFIX), method, post ? *con_cls : NULL);
-	if (strcmp(url, s->opt.telemetry_path) == 0)
-		return telemetry(s, c);
-	if (strcmp(url, "/") == 0)
-		return landing(s, c);
-	if (strcmp(url, "/-/healthy") == 0)
-		return reply_text(c, MHD_HTTP_OK, "Healthy\n");
-	if (strcmp(url, "/-/ready") == 0) {
-		struct collset *set = s->opt.current(s->opt.ctx);
-		collset_put(set);
-		return set ? reply_text(c, MHD_HTTP_OK, "Ready\n")
-			   : reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
-	}
-	return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	return route(rq, url, method);
+}
+
+static void release_web(void *gen)
+{
+	webgen_put(gen);
+}
+
+/* Before its handshake, a TLS connection gets the settings of the web
+ * config in force, which it holds until it closes. A connection that
+ * cannot get them is cut: it must never fall back to the settings
+ * libmicrohttpd was started with. */
+static void tls_start(struct http_server *s, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const union MHD_ConnectionInfo *fi =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct webgen *g = weblive_get(s->opt.web);
+
+	if (ci && g->tls && webtls_setup(g->tls, ci->tls_session) == 0 &&
+	    httpguard_hold(c, g, release_web) == 0)
+		return;
+	webgen_put(g);
+	log_warn("TLS connection cut: cannot apply the web config to it");
+	if (fi)
+		shutdown(fi->connect_fd, SHUT_RDWR);
+}
+
+static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		   enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+
+	httpguard_notify(s->guard, c, socket_ctx, code);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED && weblive_tls(s->opt.web))
+		tls_start(s, c);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -473,6 +583,26 @@ err_close:
 	return -errno;
 }
 
+/* "127.0.0.1:9100" or "[::]:9100", for logs. */
+static void describe_socket(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(out, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+}
+
 int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
@@ -482,13 +612,23 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	if (!s)
 		return -ENOMEM;
 	s->opt = *opt;
+	s->start_web = weblive_get(opt->web);
 	if (httpguard_start(&s->guard, opt->head_timeout, opt->write_timeout) < 0) {
 		snprintf(err, errlen, "cannot start the HTTP deadline thread");
+		webgen_put(s->start_web);
 		free(s);
 		return -ENOMEM;
 	}
-	for (; nfds < opt->nlisten; nfds++) {
-		fds[nfds] = bind_listen(opt->listen[nfds], &family[nfds], err, errlen);
+	for (; nfds < opt->ninherited; nfds++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		fds[nfds] = opt->inherited[nfds];
+		family[nfds] = getsockname(fds[nfds], (struct sockaddr *)&ss, &len) == 0
+				   ? ss.ss_family
+				   : AF_INET;
+	}
+	for (size_t i = 0; i < opt->nlisten && nfds < HTTP_LISTEN_MAX; i++, nfds++) {
+		fds[nfds] = bind_listen(opt->listen[i], &family[nfds], err, errlen);
 		if (fds[nfds] < 0)
 			goto err_stop;
 	}
@@ -497,26 +637,32 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		 * are numbered far above FD_SETSIZE. */
 		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				 MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_POLL |
-				 (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0);
+				 (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0) |
+				 (weblive_tls(opt->web) ? MHD_USE_TLS : 0);
+		const struct webconf *w = s->start_web->conf;
+		/* Without TLS, libmicrohttpd takes the PEM options as unknown. */
+		enum MHD_OPTION key_opt = w->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END;
 		s->daemon[i] = MHD_start_daemon(
-		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fds[i],
+		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		    MHD_OPTION_LISTEN_SOCKET, fds[i], MHD_OPTION_NOTIFY_CONNECTION, notify, s,
 		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
 		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
-		    MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, s->guard,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
-		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout,
-		    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout, key_opt, w->key_pem,
+		    MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
+		char where[INET6_ADDRSTRLEN + 16];
+		describe_socket(fds[i], where, sizeof(where));
 		if (!s->daemon[i]) {
-			snprintf(err, errlen, "cannot start HTTP server on '%s'", opt->listen[i]);
+			snprintf(err, errlen, "cannot start HTTP server on %s", where);
 			for (size_t j = i; j < nfds; j++)
 				close(fds[j]);
 			nfds = 0;
 			goto err_stop;
 		}
 		s->ndaemons++;
-		log_info("listening", "address", opt->listen[i]);
+		log_info("listening", "address", where, "tls", w->tls ? "on" : "off");
 	}
 	*out = s;
 	return 0;
@@ -534,5 +680,6 @@ void http_stop(struct http_server *s)
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
 	httpguard_stop(s->guard);
+	webgen_put(s->start_web);
 	free(s);
 }

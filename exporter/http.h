@@ -5,12 +5,15 @@
 #include <stddef.h>
 
 #include "collset.h"
+#include "weblive.h"
 
 #define HTTP_LISTEN_MAX 16
 #define HTTP_CONNECTIONS_MAX 256 /* open at once, each with its thread */
 
 struct http_options {
-	const char *listen[HTTP_LISTEN_MAX];
+	int inherited[HTTP_LISTEN_MAX]; /* listening sockets from systemd, first */
+	size_t ninherited;
+	const char *listen[HTTP_LISTEN_MAX]; /* addresses to bind, after them */
 	size_t nlisten;
 	const char *telemetry_path;
 	unsigned max_requests;	     /* scrapes at once; beyond them, 503 */
@@ -20,6 +23,7 @@ struct http_options {
 	unsigned max_per_address;    /* connections open at once from one address */
 	bool
 	    no_exporter_metrics; /* leave out the exporter's own process_* and binstat_exporter_* */
+	struct weblive *web;	 /* TLS, users, headers, rate limit */
 	/* Hands out a reference to the current collectors (or NULL). */
 	struct collset *(*current)(void *ctx);
 	void *ctx;

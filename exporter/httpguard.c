@@ -24,6 +24,8 @@ struct tracked {
 	int fd;
 	enum phase phase;
 	uint64_t since_ns;
+	void *held; /* httpguard_hold's */
+	void (*release)(void *);
 };
 
 struct httpguard {
@@ -84,9 +86,21 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		t->prev->next = t->next;
 		t->next->prev = t->prev;
 		pthread_mutex_unlock(&g->lock);
+		if (t->release)
+			t->release(t->held);
 		free(t);
 		*socket_ctx = NULL;
 	}
+}
+
+int httpguard_hold(struct MHD_Connection *c, void *obj, void (*release)(void *))
+{
+	struct tracked *t = tracked_of(c);
+	if (!t || t->release)
+		return -1;
+	t->held = obj;
+	t->release = release;
+	return 0;
 }
 
 void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,

@@ -19,6 +19,9 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 /* MHD_OPTION_NOTIFY_COMPLETED: the connection waits for its next head. */
 void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,
 			 enum MHD_RequestTerminationCode code);
+/* The connection holds obj until it closes, then calls release(obj).
+ * -1 if the connection is not tracked (obj is then not taken). */
+int httpguard_hold(struct MHD_Connection *c, void *obj, void (*release)(void *));
 /* The head is in and the exporter works on the request: no deadline. */
 void httpguard_working(struct MHD_Connection *c);
 /* The response is queued: its send deadline starts. */

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -16,6 +19,7 @@
 #include "http.h"
 #include "log.h"
 #include "version.h"
+#include "weblive.h"
 
 #define SHUTDOWN_GRACE_S 5
 
@@ -146,38 +150,124 @@ static void *shutdown_watchdog(void *arg)
 	return NULL;
 }
 
+/* --web.systemd-socket: the listening sockets systemd passes (LISTEN_FDS). */
+static int take_systemd_sockets(struct http_options *http, char *err, size_t errlen)
+{
+	int n = sd_listen_fds(1);
+
+	if (n <= 0) {
+		snprintf(err, errlen, "no socket activation file descriptors found%s",
+			 n < 0 ? " (LISTEN_PID is not ours)" : "");
+		return -1;
+	}
+	if (n > HTTP_LISTEN_MAX) {
+		snprintf(err, errlen, "more than %d sockets from systemd", HTTP_LISTEN_MAX);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = SD_LISTEN_FDS_START + i;
+		if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
+			snprintf(err, errlen,
+				 "socket %d from systemd is not a listening stream socket", fd);
+			return -1;
+		}
+		http->inherited[http->ninherited++] = fd;
+	}
+	return 0;
+}
+
+static void notify_status(const char *state)
+{
+	pthread_mutex_lock(&current_lock);
+	size_t n = current ? current->n : 0;
+	pthread_mutex_unlock(&current_lock);
+	sd_notifyf(0, "%s\nSTATUS=serving %zu collectors", state, n);
+}
+
+/* RELOADING=1 must carry the monotonic time for systemd's Type=notify-reload. */
+static void notify_reloading(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)ts.tv_sec * 1000000ull +
+		       (unsigned long long)ts.tv_nsec / 1000);
+}
+
+/* Waits for a signal; with a watchdog, pings it at half its period, after
+ * checking that the configuration lock is not stuck. */
+static int wait_signal(const sigset_t *sigs, uint64_t watchdog_usec)
+{
+	struct timespec ts = {.tv_sec = (time_t)(watchdog_usec / 2000000),
+			      .tv_nsec = (long)(watchdog_usec / 2 % 1000000) * 1000};
+	int sig;
+
+	if (!watchdog_usec) {
+		while (sigwait(sigs, &sig) != 0)
+			;
+		return sig;
+	}
+	while ((sig = sigtimedwait(sigs, NULL, &ts)) < 0) {
+		collset_put(current_get(NULL));
+		sd_notify(0, "WATCHDOG=1");
+	}
+	return sig;
+}
+
 static int serve(struct cli *cli)
 {
 	char err[CONF_ERR_MAX];
 	struct http_server *srv;
+	uint64_t watchdog_usec = 0;
 	sigset_t sigs;
 	int sig;
 
+	if (cli->systemd_socket && take_systemd_sockets(&cli->http, err, sizeof(err)) < 0) {
+		log_error("cannot start", "err", err);
+		return 1;
+	}
+	if (!(cli->http.web = weblive_open(cli->web_config_file, err, sizeof(err)))) {
+		log_error("cannot load the web config", "err", err);
+		return 1;
+	}
 	if (!(current = load(cli, &host, err, sizeof(err)))) {
 		log_error("cannot load configuration", "err", err);
-		return 1;
+		goto err_close_web;
 	}
 	selfstats_reload(true);
 	cli->http.current = current_get;
 	if (http_start(&cli->http, &srv, err, sizeof(err)) < 0) {
 		log_error("cannot start", "err", err);
 		collset_put(current);
-		return 1;
+		goto err_close_web;
 	}
 	log_info("binstat_exporter started", "version", BS_VERSION, "config", cli->config_file);
+	if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
+		watchdog_usec = 0;
+	notify_status("READY=1");
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
-	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
+	while ((sig = wait_signal(&sigs, watchdog_usec)) == SIGHUP) {
+		notify_reloading();
 		reload(cli);
+		if (cli->web_config_file)
+			weblive_reload(cli->http.web);
+		notify_status("READY=1");
+	}
+	sd_notify(0, "STOPPING=1");
 	log_info("shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	pthread_t wd;
 	pthread_create(&wd, NULL, shutdown_watchdog, NULL);
 	http_stop(srv);
 	collset_put(current);
+	weblive_close(cli->http.web);
 	log_info("stopped");
 	return 0;
+err_close_web:
+	weblive_close(cli->http.web);
+	return 1;
 }
 
 int main(int argc, char **argv)

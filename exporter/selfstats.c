@@ -14,7 +14,7 @@ static size_t ncollectors;
 static bool reload_ok = true;
 static double reload_ts;
 
-static const unsigned http_codes[] = {200, 400, 404, 405, 500, 503};
+static const unsigned http_codes[] = {200, 400, 401, 404, 405, 429, 500, 503};
 static uint64_t http_count[sizeof(http_codes) / sizeof(http_codes[0]) + 1];
 
 struct collstats *selfstats_collector(const char *name)
@@ -72,6 +72,42 @@ static uint64_t cut_count[2];
 void selfstats_http_cut(enum selfstats_cut why)
 {
 	__atomic_add_fetch(&cut_count[why], 1, __ATOMIC_RELAXED);
+}
+
+static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
+    [SELFSTATS_REFUSED_AUTH] = "basic_auth",
+    [SELFSTATS_REFUSED_RATE_LIMIT] = "rate_limit",
+    [SELFSTATS_REFUSED_CLIENT_CERT] = "client_certificate",
+};
+static uint64_t refusal_count[SELFSTATS_REFUSALS];
+static int web_reload_ok = -1; /* -1: no web config */
+
+void selfstats_http_refused(enum selfstats_refusal why)
+{
+	__atomic_add_fetch(&refusal_count[why], 1, __ATOMIC_RELAXED);
+}
+
+void selfstats_web_reload(bool ok)
+{
+	__atomic_store_n(&web_reload_ok, ok, __ATOMIC_RELAXED);
+}
+
+static void emit_web(struct bs_emitter *em)
+{
+	int ok = __atomic_load_n(&web_reload_ok, __ATOMIC_RELAXED);
+
+	bs_family(em, "binstat_exporter_http_refused_total", BS_COUNTER, NULL,
+		  "Requests and TLS handshakes the web config refused, by reason.");
+	for (size_t i = 0; i < SELFSTATS_REFUSALS; i++) {
+		struct bs_label r = {"reason", refusal_reasons[i]};
+		bs_sample_u64(em, &r, 1, __atomic_load_n(&refusal_count[i], __ATOMIC_RELAXED));
+	}
+	if (ok < 0)
+		return;
+	bs_family(em, "binstat_exporter_web_config_last_reload_successful", BS_GAUGE, NULL,
+		  "Whether the last read of --web.config.file succeeded (1) or was rejected and "
+		  "the one before kept (0).");
+	bs_sample_u64(em, NULL, 0, (uint64_t)ok);
 }
 
 static void emit_http(struct bs_emitter *em)
@@ -133,4 +169,5 @@ void selfstats_emit(struct bs_emitter *em)
 	emit_drops(em);
 	pthread_mutex_unlock(&lock);
 	emit_http(em);
+	emit_web(em);
 }

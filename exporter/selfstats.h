@@ -28,6 +28,16 @@ enum selfstats_cut { SELFSTATS_CUT_HEAD, SELFSTATS_CUT_WRITE };
  * too slowly. */
 void selfstats_http_cut(enum selfstats_cut why);
 
+enum selfstats_refusal {
+	SELFSTATS_REFUSED_AUTH,	       /* basic auth failed: 401 */
+	SELFSTATS_REFUSED_RATE_LIMIT,  /* 429 */
+	SELFSTATS_REFUSED_CLIENT_CERT, /* TLS handshake refused */
+	SELFSTATS_REFUSALS
+};
+void selfstats_http_refused(enum selfstats_refusal why);
+/* A load of the web config (--web.config.file). */
+void selfstats_web_reload(bool ok);
+
 /* Writes the exporter-wide families (build info, reload, drops, HTTP). */
 void selfstats_emit(struct bs_emitter *em);
 

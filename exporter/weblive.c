@@ -1,0 +1,209 @@
+/* The web config in force. The toolkit reads its file on every request and
+ * handshake; here each new connection and request compares the identity
+ * (inode, size, change time) of the file and of the PEM files it names
+ * with what was loaded, and re-reads only on a change. Reading is done
+ * outside the lock; only the swap is under it. */
+#include "weblive.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conftree.h"
+#include "log.h"
+#include "selfstats.h"
+
+#define WATCHED_MAX 4
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	bool exists;
+};
+
+struct weblive {
+	char *file;
+	pthread_mutex_t lock;
+	struct webgen *cur;
+	bool tls; /* fixed at start */
+	struct webauth *auth;
+	/* What was last read, good or bad, so a bad file is reported once. */
+	const char *watched[WATCHED_MAX];
+	struct file_id seen[WATCHED_MAX];
+	size_t nwatched;
+};
+
+static void file_id_of(const char *path, struct file_id *id)
+{
+	struct stat st;
+	memset(id, 0, sizeof(*id));
+	if (stat(path, &st) == 0)
+		*id = (struct file_id){st.st_dev,  st.st_ino,  st.st_size,
+				       st.st_mtim, st.st_ctim, true};
+}
+
+static bool file_id_same(const struct file_id *a, const struct file_id *b)
+{
+	return a->exists == b->exists && a->dev == b->dev && a->ino == b->ino &&
+	       a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec && a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static void gen_free(struct webgen *g)
+{
+	webtls_free(g->tls);
+	webconf_free(g->conf);
+	free(g);
+}
+
+void webgen_put(struct webgen *g)
+{
+	if (g && __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		gen_free(g);
+}
+
+/* Reads the file and builds its TLS objects; NULL with the reason in err. */
+static struct webgen *gen_load(const char *file, bool tls_at_start, bool first, char *err,
+			       size_t errlen)
+{
+	struct webgen *g = calloc(1, sizeof(*g));
+
+	if (!g) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	g->refs = 1;
+	if (!(g->conf = webconf_load(file, err, errlen)))
+		goto err_free;
+	if (!first && g->conf->tls != tls_at_start) {
+		snprintf(err, errlen, "%s: TLS cannot be turned %s without a restart", file,
+			 tls_at_start ? "off" : "on");
+		goto err_free;
+	}
+	if (g->conf->tls && !(g->tls = webtls_new(g->conf, err, errlen)))
+		goto err_free;
+	if (g->conf->extra_suites[0])
+		log_warn("GnuTLS enables cipher suites by their parts: cipher_suites also enables "
+			 "these",
+			 "suites", g->conf->extra_suites);
+	return g;
+err_free:
+	gen_free(g);
+	return NULL;
+}
+
+/* Records the identities of the files the generation g was read from (or,
+ * after a failure, of the config file and the PEM files of the one in
+ * force: a fix to either is then noticed). */
+static void watch(struct weblive *l, const struct webconf *conf)
+{
+	l->nwatched = webconf_files(conf, l->file, l->watched, WATCHED_MAX);
+	for (size_t i = 0; i < l->nwatched; i++)
+		file_id_of(l->watched[i], &l->seen[i]);
+}
+
+static bool changed(struct weblive *l)
+{
+	struct file_id now;
+	bool any = false;
+
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < l->nwatched && !any; i++) {
+		file_id_of(l->watched[i], &now);
+		any = !file_id_same(&now, &l->seen[i]);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return any;
+}
+
+bool weblive_reload(struct weblive *l)
+{
+	char err[CONF_ERR_MAX];
+	struct webgen *g = gen_load(l->file, l->tls, false, err, sizeof(err));
+	struct webgen *old = NULL;
+
+	pthread_mutex_lock(&l->lock);
+	if (g) {
+		old = l->cur;
+		l->cur = g;
+	}
+	/* The PEM files of the generation in force stay watched on failure. */
+	watch(l, l->cur->conf);
+	pthread_mutex_unlock(&l->lock);
+	webgen_put(old);
+	selfstats_web_reload(g != NULL);
+	if (!g) {
+		log_error("web config rejected, keeping the last good one", "err", err);
+		return false;
+	}
+	log_info("web config loaded", "file", l->file, "tls", l->tls ? "on" : "off");
+	return true;
+}
+
+struct weblive *weblive_open(const char *file, char *err, size_t errlen)
+{
+	struct weblive *l = calloc(1, sizeof(*l));
+
+	if (!l || !(l->auth = webauth_new()) || !(l->file = strdup(file ? file : ""))) {
+		snprintf(err, errlen, "out of memory");
+		goto err_close;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	if (!file) { /* an empty config: plain HTTP, no users, nothing watched */
+		if (!(l->cur = calloc(1, sizeof(*l->cur))) ||
+		    !(l->cur->conf = calloc(1, sizeof(*l->cur->conf)))) {
+			snprintf(err, errlen, "out of memory");
+			goto err_close;
+		}
+		l->cur->refs = 1;
+		return l;
+	}
+	if (!(l->cur = gen_load(file, false, true, err, errlen)))
+		goto err_close;
+	l->tls = l->cur->conf->tls;
+	watch(l, l->cur->conf);
+	selfstats_web_reload(true);
+	return l;
+err_close:
+	weblive_close(l);
+	return NULL;
+}
+
+void weblive_close(struct weblive *l)
+{
+	if (!l)
+		return;
+	webgen_put(l->cur);
+	webauth_free(l->auth);
+	free(l->file);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+struct webgen *weblive_get(struct weblive *l)
+{
+	struct webgen *g;
+
+	if (l->nwatched && changed(l))
+		weblive_reload(l);
+	pthread_mutex_lock(&l->lock);
+	g = l->cur;
+	__atomic_add_fetch(&g->refs, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&l->lock);
+	return g;
+}
+
+bool weblive_tls(const struct weblive *l)
+{
+	return l->tls;
+}
+
+struct webauth *weblive_auth(struct weblive *l)
+{
+	return l->auth;
+}

@@ -1,0 +1,22 @@
+/* One generation of the TLS settings as GnuTLS objects: the certificate,
+ * the client CA, the priority string and the client-certificate policy,
+ * given to each new connection's session before its handshake. */
+#ifndef BS_WEBTLS_H
+#define BS_WEBTLS_H
+
+#include <gnutls/gnutls.h>
+#include <stddef.h>
+
+#include "webconf.h"
+
+struct webtls;
+
+/* Checks the certificate against its key and loads the client CA. NULL
+ * with the reason in err. */
+struct webtls *webtls_new(const struct webconf *w, char *err, size_t errlen);
+/* Only once no session set up from it is left. */
+void webtls_free(struct webtls *t);
+/* Gives a new session this generation's settings. */
+int webtls_setup(struct webtls *t, gnutls_session_t s);
+
+#endif

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# --web.config.file (exporter-toolkit's web-config.yml) with real clients:
+# certificates made by openssl, curl and openssl s_client with and without
+# client certificates and passwords, a real Prometheus scraping over HTTPS
+# with tls_config and basic_auth, certificates replaced while running, and
+# the toolkit's bad files refused.
+# Usage: tests/integration/web.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+for tool in openssl curl prometheus; do
+	if ! command -v $tool >/dev/null; then
+		skip "web config tests" "$tool is not installed (tools/deps.sh test)"
+		summary
+		exit 0
+	fi
+done
+
+T="$WORK/tls"
+mkdir -p "$T"
+cd "$T" || exit 1
+ossl() { openssl "$@" >>"$WORK/openssl.log" 2>&1; }
+# mkcert NAME CA EXT: an EC key and a certificate for it signed by CA.
+mkcert() {
+	ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1.key" -out "$1.csr" -subj "/CN=$1"
+	ossl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" -CAcreateserial -out "$1.crt" -days 2 \
+		-extfile <(printf '%s' "$3")
+}
+ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca
+ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout rogue-ca.key -out rogue-ca.crt -days 2 -subj /CN=rogue-ca
+mkcert server ca $'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth'
+mkcert client ca $'subjectAltName=DNS:prometheus.example\nextendedKeyUsage=clientAuth'
+mkcert othersan ca $'subjectAltName=DNS:intruder.example\nextendedKeyUsage=clientAuth'
+mkcert rogue rogue-ca $'subjectAltName=DNS:prometheus.example\nextendedKeyUsage=clientAuth'
+mkcert serveronly ca $'subjectAltName=DNS:prometheus.example\nextendedKeyUsage=serverAuth'
+check "openssl made the certificates" test -s client.crt -a -s rogue.crt -a -s server.crt
+
+# bcrypt hashes from libxcrypt, at cost 12 (about 0.25 s each) so that an
+# uncached verification per request would show in the CPU time.
+HASH=$($PY -c "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1<<12)))" 2>/dev/null)
+check "libxcrypt made a \$2b\$ hash" grep -q '^\$2b\$12\$' <<<"$HASH"
+HASH_Y="\$2y\$${HASH:4}" HASH_A="\$2a\$${HASH:4}"
+
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$B/plugins" >"$WORK/cfg.yml"
+web_config() { # web_config FILE CLIENT_AUTH [EXTRA_TLS_YAML]
+	cat >"$1" <<EOF
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  client_auth_type: $2
+  client_ca_file: ca.crt
+$3
+http_server_config:
+  headers:
+    X-Frame-Options: deny
+    X-Content-Type-Options: nosniff
+basic_auth_users:
+  alice: '$HASH'
+  bob: '$HASH_Y'
+  carol: '$HASH_A'
+EOF
+}
+
+web_config "$T/web.yml" RequireAndVerifyClientCert "  client_allowed_sans: [prometheus.example]"
+PORT=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/web.yml" \
+	--web.listen-address="127.0.0.1:$PORT" >>"$WORK/exporter.log" 2>&1 &
+EPID=$!
+PIDS+=("$EPID")
+URL="https://127.0.0.1:$PORT"
+C=(--cacert ca.crt --cert client.crt --key client.key)
+for _ in $(seq 100); do
+	curl -s "${C[@]}" -u alice:s3cret -o /dev/null "$URL/-/healthy" && break
+	sleep 0.05
+done
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+check "HTTPS with a client certificate and alice's password: 200" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
+check "\$2y\$ hash (htpasswd's) verifies" test "$(code "${C[@]}" -u bob:s3cret "$URL/metrics")" = 200
+check "\$2a\$ hash verifies" test "$(code "${C[@]}" -u carol:s3cret "$URL/metrics")" = 200
+check "wrong password: 401" test "$(code "${C[@]}" -u alice:nope "$URL/metrics")" = 401
+check "unknown user: 401" test "$(code "${C[@]}" -u mallory:s3cret "$URL/metrics")" = 401
+check "no credentials: 401 asking for Basic" sh -c "curl -s -D - -o /dev/null --cacert ca.crt --cert client.crt --key client.key '$URL/metrics' | grep -qi '^WWW-Authenticate: Basic'"
+curl -s -D "$WORK/h.txt" -o "$WORK/m.txt" "${C[@]}" -u alice:s3cret "$URL/metrics"
+check "http_server_config.headers are sent" sh -c "grep -qi '^X-Frame-Options: deny' '$WORK/h.txt' && grep -qi '^X-Content-Type-Options: nosniff' '$WORK/h.txt'"
+check "the scrape over TLS is whole" grep -q '^example_events_total' "$WORK/m.txt"
+check "keep-alive over TLS: two scrapes, one connection" test "$(curl -s "${C[@]}" -u alice:s3cret -o /dev/null -o /dev/null \
+	-w '%{num_connects}' "$URL/metrics" "$URL/metrics")" = 10
+
+refused() { # refused CURL_ARGS...: no HTTP response at all (cut at the handshake)
+	local c
+	c=$(curl -s -o /dev/null -w '%{http_code}' -u alice:s3cret "$@")
+	[ "$c" = 000 ] || { echo "got HTTP $c"; return 1; }
+}
+check "no client certificate: refused at the handshake" refused --cacert ca.crt "$URL/metrics"
+check "no client certificate, TLS 1.2: refused at the handshake" refused --tls-max 1.2 --cacert ca.crt "$URL/metrics"
+check "client certificate of another CA: refused" refused --cacert ca.crt --cert rogue.crt --key rogue.key "$URL/metrics"
+check "client certificate without an allowed SAN: refused" refused --cacert ca.crt --cert othersan.crt --key othersan.key "$URL/metrics"
+check "certificate not for client authentication: refused" refused --cacert ca.crt --cert serveronly.crt --key serveronly.key "$URL/metrics"
+check "plain HTTP to the TLS port: no HTTP answer" refused "http://127.0.0.1:$PORT/metrics"
+check "still serving after the refusals" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
+refusals=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"client_certificate\"}" {print $2}')
+check "refused client certificates are counted (got $refusals, want 3)" test "$refusals" = 3
+auths=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"basic_auth\"}" {print $2}')
+check "failed basic auth is counted (got $auths)" test "$auths" -ge 3
+
+# A successful verification is cached: 40 scrapes with a cost-12 hash
+# would take about 10 s of CPU uncached.
+cpu() { awk '{print $14 + $15}' "/proc/$EPID/stat"; }
+c0=$(cpu)
+for _ in $(seq 40); do curl -s -o /dev/null "${C[@]}" -u alice:s3cret "$URL/-/healthy"; done
+ticks=$(($(cpu) - c0))
+check "40 authenticated requests take ${ticks} ticks of CPU, well under one bcrypt each (< 300)" test "$ticks" -lt 300
+
+# A certificate replaced while running is served on the next connection; a
+# broken one keeps the last good one, and says why.
+serial() { openssl s_client -connect "127.0.0.1:$PORT" -cert client.crt -key client.key -CAfile ca.crt </dev/null 2>/dev/null | openssl x509 -noout -serial; }
+before=$(serial)
+mkcert server2 ca $'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth'
+cp server.crt server.crt.orig
+cp server.key server.key.orig
+cp server2.key server.key
+cp server2.crt server.crt
+after=$(serial)
+check "replaced certificate served on the next connection ($before, then $after)" sh -c "[ -n '$after' ] && [ '$before' != '$after' ] && [ '$after' = '$(openssl x509 -noout -serial -in server2.crt)' ]"
+echo garbage >server.crt
+check "a broken certificate: the last good one is still served" test "$(serial)" = "$after"
+check "a broken certificate: logged, naming the file" grep -q 'web config rejected.*server.crt' "$WORK/exporter.log"
+reload_ok=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_web_config_last_reload_successful" {print $2}')
+check "binstat_exporter_web_config_last_reload_successful is 0" test "$reload_ok" = 0
+cp server.crt.orig server.crt
+cp server.key.orig server.key
+check "the fixed certificate is served again" test "$(serial)" = "$before"
+sed -i 's/^  bob: .*//' "$T/web.yml"
+check "a user removed from the file is refused at once" test "$(code "${C[@]}" -u bob:s3cret "$URL/metrics")" = 401
+printf 'tls_server_config:\n' >"$WORK/notls.yml"
+cp "$T/web.yml" "$T/web.yml.tls"
+cp "$WORK/notls.yml" "$T/web.yml"
+kill -HUP "$EPID"
+sleep 0.3
+check "TLS cannot be turned off without a restart: refused, TLS kept" sh -c "grep -q 'TLS cannot be turned off without a restart' '$WORK/exporter.log' && curl -s -o /dev/null --cacert ca.crt --cert client.crt --key client.key -u alice:s3cret '$URL/-/healthy'"
+cp "$T/web.yml.tls" "$T/web.yml"
+
+# ---------------------------------------------- a real Prometheus over HTTPS
+PROM_PORT=$(free_port)
+cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: good
+    scheme: https
+    tls_config: {ca_file: $T/ca.crt, cert_file: $T/client.crt, key_file: $T/client.key}
+    basic_auth: {username: alice, password: s3cret}
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]
+  - job_name: badpassword
+    scheme: https
+    tls_config: {ca_file: $T/ca.crt, cert_file: $T/client.crt, key_file: $T/client.key}
+    basic_auth: {username: alice, password: wrong}
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]
+  - job_name: nocert
+    scheme: https
+    tls_config: {ca_file: $T/ca.crt}
+    basic_auth: {username: alice, password: s3cret}
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]
+EOF
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+	--web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &
+PIDS+=($!)
+got=$(prom_wait "$PROM_PORT" 'example_events_total{job="good",device="max"}')
+check "Prometheus scrapes over HTTPS with tls_config and basic_auth and stores the series ($got)" test "$got" = 18446744073709552000
+sleep 2
+check "Prometheus: up{job=good} is 1" test "$(prom_query "$PROM_PORT" 'up{job="good"}')" = 1
+check "Prometheus: wrong password, up is 0" test "$(prom_query "$PROM_PORT" 'up{job="badpassword"}')" = 0
+check "Prometheus: no client certificate, up is 0" test "$(prom_query "$PROM_PORT" 'up{job="nocert"}')" = 0
+conns=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "process_open_fds" {print $2}')
+check "Prometheus reuses its connection: the exporter's fds stay few ($conns)" test "${conns:-999}" -lt 40
+
+# ------------------------------------------ versions, suites, curves, plain
+PORT2=$(free_port)
+cat >"$T/strict.yml" <<EOF
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+  min_version: TLS12
+  max_version: TLS12
+  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]
+  curve_preferences: [CurveP384]
+EOF
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/strict.yml" \
+	--web.listen-address="127.0.0.1:$PORT2" >>"$WORK/exporter.log" 2>&1 &
+PIDS+=($!)
+sleep 0.5
+s_client() { openssl s_client -connect "127.0.0.1:$PORT2" -CAfile ca.crt "$@" </dev/null >/dev/null 2>&1; }
+check "max_version TLS12: a TLS 1.3-only client is refused" sh -c "! openssl s_client -connect 127.0.0.1:$PORT2 -tls1_3 </dev/null >/dev/null 2>&1"
+# The certificate's key is P-256, so the clients offer it for its signature.
+check "cipher_suites: the listed suite is served" s_client -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256 -groups P-384:P-256
+check "cipher_suites: an unlisted suite is refused" sh -c "! openssl s_client -connect 127.0.0.1:$PORT2 -tls1_2 -cipher ECDHE-ECDSA-AES256-GCM-SHA384 -groups P-384:P-256 </dev/null >/dev/null 2>&1"
+check "curve_preferences: a client with P-256 only is refused" sh -c "! openssl s_client -connect 127.0.0.1:$PORT2 -tls1_2 -groups P-256 </dev/null >/dev/null 2>&1"
+check "TLS 1.2 only: GnuTLS enables no suite beyond the list" sh -c "! grep -q 'cipher_suites also enables' '$WORK/exporter.log'"
+
+# Users without TLS, and the rate limit (plain HTTP, as the toolkit allows).
+PORT3=$(free_port)
+printf "basic_auth_users:\n  alice: '%s'\nrate_limit:\n  interval: 1m\n  burst: 3\n" "$HASH" >"$T/plain.yml"
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/plain.yml" \
+	--web.listen-address="127.0.0.1:$PORT3" >>"$WORK/exporter.log" 2>&1 &
+PIDS+=($!)
+sleep 0.5
+codes=""
+for _ in 1 2 3 4; do codes="$codes $(code -u alice:s3cret "http://127.0.0.1:$PORT3/-/healthy")"; done
+check "rate_limit burst 3: the fourth request is 429 ($codes)" test "$codes" = " 200 200 200 429"
+
+# The toolkit's bad files are refused at start, with the reason.
+bad() { # bad NAME YAML EXPECTED_MESSAGE
+	printf '%s\n' "$2" >"$T/bad.yml"
+	local out
+	out=$("$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/bad.yml" \
+		--web.listen-address="127.0.0.1:$(free_port)" 2>&1)
+	check "bad web config ($1): refused saying '$3'" grep -qF "$3" <<<"$out"
+}
+bad "unknown key" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  certfile: x' "unknown key 'certfile'"
+bad "invalid ClientAuth" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes' "invalid ClientAuth: Sometimes"
+bad "CA without a policy" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt' "client CA's have been configured without a Client Auth Policy"
+bad "verify without a CA" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert' "needs client_ca_file or client_ca"
+bad "key missing" $'tls_server_config:\n  cert_file: server.crt' "missing one of key or key_file"
+bad "cert file missing" $'tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key' "failed to read cert_file"
+bad "key of another cert" $'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key' "failed to load the certificate"
+bad "invented cipher" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "unknown cipher suite TLS_RSA_WITH_RC4_128_SHA"
+bad "invented curve" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences: [CurveP999]' "unknown curve CurveP999"
+bad "unknown TLS version" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14' "unknown TLS version TLS14"
+bad "extra header" $'http_server_config:\n  headers:\n    X-Evil: 1' 'HTTP header \"X-Evil\" can not be configured'
+bad "bad X-Frame-Options" $'http_server_config:\n  headers:\n    X-Frame-Options: allow' "invalid value for X-Frame-Options"
+bad "plain-text password" $'basic_auth_users:\n  alice: s3cret' "is not a bcrypt hash"
+bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "burst 0 refuses every request"
+bad "not YAML" $'tls_server_config: [' "bad.yml"
+
+summary
