@@ -527,7 +527,9 @@ int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, siz
 	if (hl >= hostlen)
 		return -EINVAL;
 	const char *p = colon + 1;
-	if (strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 || atoi(p) < 1 || atoi(p) > 65535)
+	char *end;
+	long n = strtol(p, &end, 10);
+	if (*end || p[0] < '0' || p[0] > '9' || n < 1 || n > 65535)
 		return -ERANGE;
 	memcpy(host, h, hl);
 	host[hl] = '\0';
