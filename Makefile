@@ -193,6 +193,7 @@ integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_sup
 	tests/integration/run.sh $(B)
 	tests/integration/web.sh $(B)
 	tests/integration/systemd.sh $(B)
+	tests/integration/landing.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
 	tests/integration/hostile_http.sh $(B)

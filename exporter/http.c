@@ -20,6 +20,7 @@
 
 #include "emitter.h"
 #include "httpguard.h"
+#include "landing.h"
 #include "log.h"
 #include "negotiate.h"
 #include "proc.h"
@@ -99,14 +100,24 @@ static enum MHD_Result reply_text(struct request *rq, unsigned code, const char 
 static enum MHD_Result landing(struct request *rq)
 {
 	struct http_server *s = rq->s;
-	char page[2048];
-	snprintf(page, sizeof(page),
-		 "<!DOCTYPE html>\n<html><head><title>binstat_exporter</title></head>\n"
-		 "<body><h1>binstat_exporter</h1>\n"
-		 "<p>Version %s (revision %s)</p>\n"
-		 "<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n",
-		 BS_VERSION, BS_REVISION, s->opt.telemetry_path);
-	return reply(rq, MHD_HTTP_OK, "text/html; charset=utf-8", page, strlen(page));
+	struct statproc_text page = {0};
+	struct landing_input in = {
+	    .telemetry_path = s->opt.telemetry_path,
+	    .config_file = s->opt.config_file,
+	    .web_config_file = s->opt.web_config_file,
+	    .web = rq->web->conf,
+	    .set = s->opt.current(s->opt.ctx),
+	    .exporter_metrics = !s->opt.no_exporter_metrics,
+	};
+	enum MHD_Result ret;
+
+	if (landing_page(&in, &page))
+		ret = reply(rq, MHD_HTTP_OK, "text/html; charset=utf-8", page.p, page.len);
+	else
+		ret = reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	collset_put(in.set);
+	statproc_text_free(&page);
+	return ret;
 }
 
 /* ---- collect[] and exclude[] selection, as node_exporter has them ---- */

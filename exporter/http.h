@@ -16,11 +16,12 @@ struct http_options {
 	const char *listen[HTTP_LISTEN_MAX]; /* addresses to bind, after them */
 	size_t nlisten;
 	const char *telemetry_path;
-	unsigned max_requests;	     /* scrapes at once; beyond them, 503 */
-	unsigned connection_timeout; /* s a client may idle or stall */
-	unsigned head_timeout;	     /* s for a whole request head */
-	unsigned write_timeout;	     /* s for a whole response to be read */
-	unsigned max_per_address;    /* connections open at once from one address */
+	const char *config_file, *web_config_file; /* for the landing page */
+	unsigned max_requests;			   /* scrapes at once; beyond them, 503 */
+	unsigned connection_timeout;		   /* s a client may idle or stall */
+	unsigned head_timeout;			   /* s for a whole request head */
+	unsigned write_timeout;			   /* s for a whole response to be read */
+	unsigned max_per_address;		   /* connections open at once from one address */
 	bool
 	    no_exporter_metrics; /* leave out the exporter's own process_* and binstat_exporter_* */
 	struct weblive *web;	 /* TLS, users, headers, rate limit */

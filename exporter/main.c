@@ -93,7 +93,7 @@ static void reload(const struct cli *cli)
 
 	if (!set) {
 		log_error("reload failed, keeping the running configuration", "err", err);
-		selfstats_reload(false);
+		selfstats_reload(false, err);
 		return;
 	}
 	pthread_mutex_lock(&current_lock);
@@ -102,7 +102,7 @@ static void reload(const struct cli *cli)
 	pthread_mutex_unlock(&current_lock);
 	collset_put(old);
 	malloc_trim(0); /* the old generation's memory goes back to the kernel */
-	selfstats_reload(true);
+	selfstats_reload(true, NULL);
 	log_info("configuration reloaded", "file", cli->config_file);
 }
 
@@ -234,8 +234,10 @@ static int serve(struct cli *cli)
 		log_error("cannot load configuration", "err", err);
 		goto err_close_web;
 	}
-	selfstats_reload(true);
+	selfstats_reload(true, NULL);
 	cli->http.current = current_get;
+	cli->http.config_file = cli->config_file;
+	cli->http.web_config_file = cli->web_config_file;
 	if (http_start(&cli->http, &srv, err, sizeof(err)) < 0) {
 		log_error("cannot start", "err", err);
 		collset_put(current);

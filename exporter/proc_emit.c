@@ -375,6 +375,15 @@ static void proc_shutdown(void *state)
 	(void)state; /* the collector set frees the processing */
 }
 
+static void proc_describe(void *state, char *buf, size_t len)
+{
+	struct proc *p = state;
+
+	pthread_mutex_lock(&p->lock);
+	snprintf(buf, len, "%zu series processed in %u groups", p->n, (unsigned)p->conf->ngroups);
+	pthread_mutex_unlock(&p->lock);
+}
+
 const struct bs_collector proc_collector = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "processing",
@@ -382,4 +391,5 @@ const struct bs_collector proc_collector = {
     .init = proc_init,
     .collect = proc_collect,
     .shutdown = proc_shutdown,
+    .describe = proc_describe,
 };

@@ -107,6 +107,20 @@ static struct timespec realtime_abs(uint64_t mono_deadline)
 	return mono_abs(ns);
 }
 
+/* What the collector found, for the landing page: asked while collect_lock
+ * is still held, as the ABI promises. */
+static void describe(struct instance *in)
+{
+	char line[SELFSTATS_FOUND_MAX];
+
+	if (in->ops->abi_version < 3 || !in->ops->describe)
+		return;
+	line[0] = '\0';
+	in->ops->describe(in->state, line, sizeof(line));
+	line[sizeof(line) - 1] = '\0';
+	selfstats_found(in->stats, line);
+}
+
 static void *job_main(void *arg)
 {
 	struct scrape_job *job = arg;
@@ -120,6 +134,7 @@ static void *job_main(void *arg)
 		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
 	} else {
 		job->rc = in->ops->collect(in->state, &job->em.pub);
+		describe(in);
 		pthread_mutex_unlock(&in->collect_lock);
 	}
 	/* A collector whose output hit the cap is failed, not cut short silently. */
@@ -251,6 +266,8 @@ static void collect_results(struct scrape *sc)
 {
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
+		double s = j->done ? j->seconds : (emitter_now_ns() - sc->start_ns) / 1e9;
+		selfstats_scraped(j->inst->stats, j->done && j->rc == 0, s);
 		if (j->done && j->rc == 0) {
 			sink_append(&sc->out, &j->sink);
 			continue;

@@ -19,8 +19,8 @@ struct scrape_request {
 	size_t nonly;
 	enum expo_format format;
 	bool gzip;
-	bool no_exporter_metrics; /* leave out selfstats and process_* */
 	double timeout_s;
+	bool no_exporter_metrics; /* leave out selfstats and process_* */
 };
 
 /* Runs the scrape and returns it with its response ready, or NULL when out

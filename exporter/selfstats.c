@@ -11,8 +11,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct collstats collectors[SELFSTATS_COLLECTORS_MAX];
 static size_t ncollectors;
-static bool reload_ok = true;
-static double reload_ts;
+static struct selfstats_reload_info reload = {.ok = true};
 
 static const unsigned http_codes[] = {200, 400, 401, 404, 405, 429, 500, 503};
 static uint64_t http_count[sizeof(http_codes) / sizeof(http_codes[0]) + 1];
@@ -46,15 +45,65 @@ void selfstats_add_drops(struct collstats *cs, const struct emitter *em)
 	pthread_mutex_unlock(&lock);
 }
 
-void selfstats_reload(bool ok)
+static double now_unix(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void selfstats_reload(bool ok, const char *err)
+{
+	double now = now_unix();
 	pthread_mutex_lock(&lock);
-	reload_ok = ok;
+	reload.ok = ok;
+	reload.attempt_unix = now;
 	if (ok)
-		reload_ts = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+		reload.success_unix = now;
+	snprintf(reload.error, sizeof(reload.error), "%s", ok || !err ? "" : err);
 	pthread_mutex_unlock(&lock);
+}
+
+void selfstats_reload_get(struct selfstats_reload_info *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = reload;
+	pthread_mutex_unlock(&lock);
+}
+
+void selfstats_scraped(struct collstats *cs, bool ok, double seconds)
+{
+	double now = now_unix();
+	if (!cs)
+		return;
+	pthread_mutex_lock(&lock);
+	cs->scraped = true;
+	cs->last_ok = ok;
+	cs->last_seconds = seconds;
+	cs->last_unix = now;
+	pthread_mutex_unlock(&lock);
+}
+
+void selfstats_found(struct collstats *cs, const char *line)
+{
+	if (!cs)
+		return;
+	pthread_mutex_lock(&lock);
+	snprintf(cs->found, sizeof(cs->found), "%s", line);
+	pthread_mutex_unlock(&lock);
+}
+
+bool selfstats_collector_get(const char *name, struct collstats *out)
+{
+	bool found = false;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < ncollectors && !found; i++)
+		if (strcmp(collectors[i].name, name) == 0) {
+			*out = collectors[i];
+			found = true;
+		}
+	pthread_mutex_unlock(&lock);
+	return found;
 }
 
 void selfstats_http_response(unsigned code)
@@ -162,10 +211,10 @@ void selfstats_emit(struct bs_emitter *em)
 	pthread_mutex_lock(&lock);
 	bs_family(em, "binstat_exporter_config_last_reload_successful", BS_GAUGE, NULL,
 		  "Whether the last configuration load succeeded (1) or was rejected (0).");
-	bs_sample_u64(em, NULL, 0, reload_ok);
+	bs_sample_u64(em, NULL, 0, reload.ok);
 	bs_family(em, "binstat_exporter_config_last_reload_success_timestamp_seconds", BS_GAUGE,
 		  "seconds", "When the configuration was last loaded successfully.");
-	bs_sample_f64(em, NULL, 0, reload_ts);
+	bs_sample_f64(em, NULL, 0, reload.success_unix);
 	emit_drops(em);
 	pthread_mutex_unlock(&lock);
 	emit_http(em);

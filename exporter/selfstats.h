@@ -11,17 +11,37 @@
 
 #define SELFSTATS_COLLECTORS_MAX 128
 
+#define SELFSTATS_FOUND_MAX 160
+
 struct collstats {
 	char name[48 + 1];
 	struct emitter_drop drops[EMITTER_MAX_REASONS];
 	size_t ndrops;
+	/* The last scrape of this collector, for the landing page. */
+	bool scraped, last_ok;
+	double last_seconds, last_unix;
+	char found[SELFSTATS_FOUND_MAX]; /* its describe line */
+};
+
+/* The last reload, for the landing page. */
+struct selfstats_reload_info {
+	bool ok;
+	double success_unix, attempt_unix;
+	char error[512]; /* why the last attempt failed */
 };
 
 /* Drop counters for `name`, created on first use; NULL past the cap. */
 struct collstats *selfstats_collector(const char *name);
 void selfstats_add_drops(struct collstats *cs, const struct emitter *em);
 
-void selfstats_reload(bool ok);
+/* A reload: err is why it failed (NULL when ok). */
+void selfstats_reload(bool ok, const char *err);
+void selfstats_reload_get(struct selfstats_reload_info *out);
+/* The outcome of one collector in one scrape. */
+void selfstats_scraped(struct collstats *cs, bool ok, double seconds);
+void selfstats_found(struct collstats *cs, const char *line);
+/* A copy of `name`'s, false if it has none. */
+bool selfstats_collector_get(const char *name, struct collstats *out);
 void selfstats_http_response(unsigned code);
 enum selfstats_cut { SELFSTATS_CUT_HEAD, SELFSTATS_CUT_WRITE };
 /* A connection cut for sending its request head, or reading its response,

@@ -3,6 +3,7 @@
  * rules. collect syncs the set with the directory, talks to every supplier
  * at once (dci_exchange.c) and writes what came back (dci_emit.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,18 @@ static int dci_collect(void *state, struct bs_emitter *em)
 	return dci_emit(&k->set, &k->cfg, &k->fam, em);
 }
 
+/* The set is only touched by collect, which the host keeps apart. */
+static void dci_describe(void *state, char *buf, size_t len)
+{
+	struct dci_collector *k = state;
+	size_t up = 0;
+
+	for (size_t i = 0; i < k->set.n; i++)
+		up += k->set.sup[i]->state == DCI_DONE;
+	snprintf(buf, len, "%zu suppliers in %s, %zu answering; %zu statistics described", k->set.n,
+		 k->cfg.dir, up, k->set.stats_total);
+}
+
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_dci = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "dci",
@@ -104,4 +117,5 @@ BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_dci = {
     .init = dci_init,
     .collect = dci_collect,
     .shutdown = dci_shutdown,
+    .describe = dci_describe,
 };

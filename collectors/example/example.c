@@ -102,6 +102,13 @@ static void example_shutdown(void *state)
 	free(state);
 }
 
+/* Optional (ABI 3): what the landing page says this collector found. */
+static void example_describe(void *state, char *buf, size_t len)
+{
+	(void)state;
+	snprintf(buf, len, "8 families, one of each metric type");
+}
+
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_example = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "example",
@@ -109,4 +116,5 @@ BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_example = {
     .init = example_init,
     .collect = example_collect,
     .shutdown = example_shutdown,
+    .describe = example_describe,
 };

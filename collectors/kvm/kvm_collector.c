@@ -507,6 +507,21 @@ static void kvm_shutdown(void *state)
 	free(k);
 }
 
+static void kvm_describe(void *state, char *buf, size_t len)
+{
+	struct kvm_collector *k = state;
+	size_t vcpus = 0, handed = 0;
+
+	pthread_mutex_lock(&k->lock);
+	for (size_t i = 0; i < k->set.n; i++) {
+		vcpus += k->set.vm[i]->nvcpu;
+		handed += k->set.vm[i]->from != 0;
+	}
+	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.n, handed,
+		 vcpus, k->set.nfds);
+	pthread_mutex_unlock(&k->lock);
+}
+
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_kvm = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "kvm",
@@ -514,4 +529,5 @@ BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_kvm = {
     .init = kvm_init,
     .collect = kvm_collect,
     .shutdown = kvm_shutdown,
+    .describe = kvm_describe,
 };

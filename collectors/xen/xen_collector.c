@@ -295,6 +295,18 @@ static int xen_collect(void *state, struct bs_emitter *em)
 	return rc;
 }
 
+static void xen_describe(void *state, char *buf, size_t len)
+{
+	struct xen_collector *k = state;
+	size_t sets = 0;
+
+	pthread_mutex_lock(&k->reg.lock);
+	for (size_t i = 0; i < k->reg.ndom; i++)
+		sets += k->reg.dom[i]->nsets;
+	snprintf(buf, len, "%zu domains, %zu statistics sets", k->reg.ndom, sets);
+	pthread_mutex_unlock(&k->reg.lock);
+}
+
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_xen = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "xen",
@@ -302,4 +314,5 @@ BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_xen = {
     .init = xen_init,
     .collect = xen_collect,
     .shutdown = xen_shutdown,
+    .describe = xen_describe,
 };

@@ -12,8 +12,9 @@
  * BS_COLLECTOR_ABI_OLDEST to its own, and a plugin reads an operation only
  * when host->abi_version is at least the version that added it.
  *   1: the first.
- *   2: bs_conf_ops.errorf, get_duration, get_bytes. */
-#define BS_COLLECTOR_ABI_VERSION 2
+ *   2: bs_conf_ops.errorf, get_duration, get_bytes.
+ *   3: bs_collector.describe. */
+#define BS_COLLECTOR_ABI_VERSION 3
 #define BS_COLLECTOR_ABI_OLDEST 1
 
 /* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
@@ -213,6 +214,12 @@ struct bs_collector {
 	int (*init)(const struct bs_host *host, const struct bs_conf *conf, void **state);
 	int (*collect)(void *state, struct bs_emitter *em);
 	void (*shutdown)(void *state);
+	/* ABI 3, may be NULL: one line on what the collector found ("2 VMs,
+	 * 6 vCPUs") for the landing page, written to buf (NUL-terminated,
+	 * cut at len). The host calls it right after a collect, while no
+	 * other collect of this state runs; a collector's own threads still
+	 * do, so it locks what collect locks. */
+	void (*describe)(void *state, char *buf, size_t len);
 };
 
 #endif

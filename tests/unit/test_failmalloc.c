@@ -139,7 +139,7 @@ static void wait_alone(void)
  * itself could not be made. */
 HELPER static char *scrape_lines(struct collset *set)
 {
-	struct scrape_request req = {set, NULL, 0, EXPO_TEXT, false, 5};
+	struct scrape_request req = {.set = set, .format = EXPO_TEXT, .timeout_s = 5};
 	struct scrape *sc = scrape_run(&req);
 	if (!sc) {
 		wait_alone();

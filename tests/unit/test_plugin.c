@@ -31,7 +31,7 @@ static void test_abi_mismatch(void **state)
 	assert_int_equal(plugin_load(dir("BS_TEST_PLUGINS"), "badabi", &c, err, sizeof(err)),
 			 -EPROTO);
 	assert_non_null(
-	    strstr(err, "badabi.so: collector ABI version 3, this exporter loads 1 to 2"));
+	    strstr(err, "badabi.so: collector ABI version 4, this exporter loads 1 to 3"));
 }
 
 static void test_missing_symbol(void **state)

@@ -46,7 +46,8 @@ static struct collset *build_test(const char *yaml)
 static char *run(struct collset *set, struct instance **only, size_t n, enum expo_format f, bool gz,
 		 double timeout, double *took)
 {
-	struct scrape_request req = {set, only, n, f, gz, timeout};
+	struct scrape_request req = {
+	    .set = set, .only = only, .nonly = n, .format = f, .gzip = gz, .timeout_s = timeout};
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	struct scrape *sc = scrape_run(&req);
