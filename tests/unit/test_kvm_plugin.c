@@ -101,13 +101,22 @@ static void test_synthetic_proc(void **state)
 
 	if (kill(ghost, 0) == 0)
 		skip();
+	int ready[2];
+	char byte;
+	assert_int_equal(pipe(ready), 0);
 	pid_t child = fork();
 	if (child == 0) { /* holds /dev/null as fd 7 until killed */
 		dup2(open("/dev/null", O_RDONLY), 7);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
 	assert_true(child > 0);
+	/* A loaded machine may not have run the child's dup2 yet. */
+	assert_int_equal(read(ready[0], &byte, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
 	assert_non_null(mkdtemp(root));
 	fake_vmm(root, ghost);
 	fake_vmm(root, child);
