@@ -60,6 +60,7 @@ struct request {
 	struct MHD_Connection *c;
 	struct webgen *web; /* the web config it is served under */
 	struct body *body;  /* a POST's; NULL otherwise */
+	char *user;	    /* the basic-auth user it authenticated as */
 };
 
 /* Every response leaves here: the web config's headers, the deadline to
@@ -324,6 +325,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 
 	if (rq) {
 		free(rq->body);
+		free(rq->user);
 		webgen_put(rq->web);
 		free(rq);
 	}
@@ -368,8 +370,8 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
 	}
-	bool may_write =
-	    client_addr(rq->c, addr) && proc_conf_may_write(set->config->processing, addr);
+	bool may_write = client_addr(rq->c, addr) &&
+			 proc_conf_may_write(set->config->processing, addr, rq->user);
 	if (b)
 		b->data[b->len] = '\0';
 	proc_iface(set->proc, method, path, b ? b->data : NULL, may_write, emitter_now_ns(), &r);
@@ -401,6 +403,8 @@ static bool admitted(struct request *rq, enum MHD_Result *ret)
 		explicit_bzero(password, strlen(password));
 		MHD_free(password);
 	}
+	if (ok && user)
+		rq->user = strdup(user); /* NULL when out of memory: no writes */
 	MHD_free(user);
 	if (ok)
 		return true;
@@ -414,9 +418,10 @@ static enum MHD_Result route(struct request *rq, const char *url, const char *me
 	struct http_server *s = rq->s;
 	enum MHD_Result ret;
 
+	/* Verifying a password is work too: not under the head deadline. */
+	httpguard_working(rq->c);
 	if (!admitted(rq, &ret))
 		return ret;
-	httpguard_working(rq->c);
 	if (strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0)
 		return statistics(rq, url + strlen(STATS_PREFIX), method);
 	if (strcmp(url, s->opt.telemetry_path) == 0)

@@ -400,10 +400,23 @@ static int load_allow(const struct conf_node *list, struct proc_conf *pc)
 	return 0;
 }
 
+static int load_users(const struct conf_node *list, struct proc_conf *pc)
+{
+	if (list->kind != BS_CONF_SEQ || list->n > PROC_ALLOW_MAX)
+		return conf_errorf(list, "write_users: a list of at most %d user names",
+				   PROC_ALLOW_MAX);
+	for (size_t i = 0; i < list->n; i++) {
+		if (list->val[i]->kind != BS_CONF_SCALAR || !list->val[i]->scalar[0])
+			return conf_errorf(list->val[i], "a user name expected");
+		pc->users[pc->nusers++] = list->val[i]->scalar;
+	}
+	return 0;
+}
+
 int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 {
 	struct proc_conf *pc = calloc(1, sizeof(*pc));
-	const struct conf_node *groups, *allow;
+	const struct conf_node *groups, *allow, *users;
 	int rc = -EINVAL;
 
 	if (!pc)
@@ -420,11 +433,12 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 	    conf_get_duration(n, "source_ttl", 1, 86400, &pc->source_ttl_s) == -EINVAL ||
 	    conf_get_bool(n, "write", &pc->write) == -EINVAL)
 		goto err_free;
-	if ((allow = conf_child(n, "write_allow")) && load_allow(allow, pc) < 0)
+	if (((allow = conf_child(n, "write_allow")) && load_allow(allow, pc) < 0) ||
+	    ((users = conf_child(n, "write_users")) && load_users(users, pc) < 0))
 		goto err_free;
-	if (pc->write && pc->nallow == 0) {
-		conf_errorf(
-		    n, "write: true needs write_allow (the clients that may change definitions)");
+	if (pc->write && pc->nallow == 0 && pc->nusers == 0) {
+		conf_errorf(n, "write: true needs write_allow or write_users (the clients that "
+			       "may change definitions)");
 		goto err_free;
 	}
 	if (!(groups = conf_child(n, "groups")) || groups->kind != BS_CONF_SEQ || groups->n == 0 ||
@@ -465,11 +479,21 @@ void proc_conf_free(struct proc_conf *pc)
 	free(pc);
 }
 
-bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16])
+static bool user_allowed(const struct proc_conf *pc, const char *user)
 {
-	if (!pc->write)
+	for (uint32_t i = 0; user && i < pc->nusers; i++)
+		if (strcmp(pc->users[i], user) == 0)
+			return true;
+	return pc->nusers == 0;
+}
+
+bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16], const char *user)
+{
+	if (!pc->write || !user_allowed(pc, user))
 		return false;
-	for (uint32_t i = 0; i < pc->nallow; i++) {
+	if (pc->nallow == 0)
+		return true;
+	for (uint32_t i = 0; addr && i < pc->nallow; i++) {
 		const struct proc_allow *a = &pc->allow[i];
 		unsigned full = a->prefix / 8, rest = a->prefix % 8;
 		if (memcmp(addr, a->addr, full) != 0)

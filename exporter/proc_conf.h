@@ -62,6 +62,8 @@ struct proc_conf {
 	bool write;				 /* POST to the interfaces' definitions */
 	struct proc_allow allow[PROC_ALLOW_MAX]; /* clients POST is open to */
 	uint32_t nallow;
+	const char *users[PROC_ALLOW_MAX]; /* write_users: basic-auth users POST is open to */
+	uint32_t nusers;
 	struct proc_group_conf group[PROC_GROUPS_MAX];
 	uint32_t ngroups;
 };
@@ -70,7 +72,10 @@ struct proc_conf {
  * on the document, -ENOMEM. */
 int proc_conf_load(const struct conf_node *node, struct proc_conf **out);
 void proc_conf_free(struct proc_conf *pc);
-/* Whether a client address (an IPv6 or IPv4-mapped address) may write. */
-bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16]);
+/* Whether a client may write: its address (IPv6 or IPv4-mapped) must be
+ * in write_allow and the user it authenticated as (NULL: none) in
+ * write_users, each when given. */
+bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16],
+			 const char *user);
 
 #endif

@@ -144,13 +144,7 @@ check "TLS cannot be turned off without a restart: refused, TLS kept" sh -c "gre
 cp "$T/web.yml.tls" "$T/web.yml"
 
 # ---------------------------------------------- a real Prometheus over HTTPS
-PROM_PORT=$(free_port)
-cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: good
+run_prometheus "  - job_name: good
     scheme: https
     tls_config: {ca_file: $T/ca.crt, cert_file: $T/client.crt, key_file: $T/client.key}
     basic_auth: {username: alice, password: s3cret}
@@ -164,11 +158,7 @@ scrape_configs:
     scheme: https
     tls_config: {ca_file: $T/ca.crt}
     basic_auth: {username: alice, password: s3cret}
-    static_configs: [{targets: ['127.0.0.1:$PORT']}]
-EOF
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-	--web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &
-PIDS+=($!)
+    static_configs: [{targets: ['127.0.0.1:$PORT']}]"
 got=$(prom_wait "$PROM_PORT" 'example_events_total{job="good",device="max"}')
 check "Prometheus scrapes over HTTPS with tls_config and basic_auth and stores the series ($got)" test "$got" = 18446744073709552000
 sleep 2
@@ -216,6 +206,31 @@ sleep 0.5
 codes=""
 for _ in 1 2 3 4; do codes="$codes $(code -u alice:s3cret "http://127.0.0.1:$PORT3/-/healthy")"; done
 check "rate_limit burst 3: the fourth request is 429 ($codes)" test "$codes" = " 200 200 200 429"
+
+# The processing's write_users: the basic-auth user decides who may POST.
+cat >"$WORK/proc.yml" <<EOF
+global:
+  plugin_dir: $B/plugins
+collectors:
+  example: {}
+processing:
+  write: true
+  write_users: [alice]
+  groups:
+    - name: events
+      select: 'example_events_total{device="vda"}'
+      statistics: [{name: ev, type: value}]
+EOF
+printf "basic_auth_users:\n  alice: '%s'\n  bob: '%s'\n" "$HASH" "$HASH_Y" >"$T/users.yml"
+PORT4=$(free_port)
+"$EXPORTER" --config.file="$WORK/proc.yml" --web.config.file="$T/users.yml" \
+	--web.listen-address="127.0.0.1:$PORT4" >>"$WORK/exporter.log" 2>&1 &
+PIDS+=($!)
+sleep 0.5
+post() { code -u "$1" --data-binary 'on=1' "http://127.0.0.1:$PORT4/statistics/events/0/definition"; }
+check "write_users: alice may POST a definition" test "$(post alice:s3cret)" = 200
+check "write_users: bob, authenticated, may not (403)" test "$(post bob:s3cret)" = 403
+check "write_users: a wrong password is 401 before anything" test "$(post alice:nope)" = 401
 
 # The toolkit's bad files are refused at start, with the reason.
 bad() { # bad NAME YAML EXPECTED_MESSAGE

@@ -236,12 +236,27 @@ static void test_write_allow(void **state)
 	struct proc *p = make("processing:\n  write: true\n  write_allow: [10.1.0.0/16, "
 			      "'2001:db8::/32']\n  groups:\n    - {name: g, select: m, statistics: "
 			      "[{name: s, type: value}]}\n");
-	assert_true(proc_conf_may_write(cfg->processing, v4));
+	assert_true(proc_conf_may_write(cfg->processing, v4, NULL));
 	v4[13] = 9;
-	assert_false(proc_conf_may_write(cfg->processing, v4));
-	assert_true(proc_conf_may_write(cfg->processing, v6));
+	assert_false(proc_conf_may_write(cfg->processing, v4, NULL));
+	assert_true(proc_conf_may_write(cfg->processing, v6, "anyone"));
 	v6[3] = 0xb9;
-	assert_false(proc_conf_may_write(cfg->processing, v6));
+	assert_false(proc_conf_may_write(cfg->processing, v6, NULL));
+	done(p);
+
+	/* Users only; then both, each required. */
+	p = make("processing:\n  write: true\n  write_users: [alice]\n  groups:\n    - {name: g, "
+		 "select: m, statistics: [{name: s, type: value}]}\n");
+	assert_true(proc_conf_may_write(cfg->processing, v6, "alice"));
+	assert_false(proc_conf_may_write(cfg->processing, v6, "bob"));
+	assert_false(proc_conf_may_write(cfg->processing, v6, NULL));
+	done(p);
+	p = make("processing:\n  write: true\n  write_users: [alice]\n  write_allow: ['::1']\n  "
+		 "groups:\n    - {name: g, select: m, statistics: [{name: s, type: value}]}\n");
+	unsigned char lo[16] = {[15] = 1};
+	assert_true(proc_conf_may_write(cfg->processing, lo, "alice"));
+	assert_false(proc_conf_may_write(cfg->processing, v6, "alice"));
+	assert_false(proc_conf_may_write(cfg->processing, lo, NULL));
 	done(p);
 }
 
