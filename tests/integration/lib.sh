@@ -115,22 +115,22 @@ promtool_clean() { # promtool_clean FILE: no error and no lint complaint
 	[ -z "$out" ] || { echo "$out"; return 1; }
 }
 
-# start_prometheus PORT: a real Prometheus scraping 127.0.0.1:PORT every
-# second; its own port in PROM_PORT.
-start_prometheus() {
+# run_prometheus SCRAPE_CONFIGS: a real Prometheus scraping every second
+# with these scrape_configs (YAML list items); its own port in PROM_PORT.
+run_prometheus() {
 	PROM_PORT=$(free_port)
-	cat >"$WORK/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: binstat
-    static_configs:
-      - targets: ['127.0.0.1:$1']
-EOF
+	printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n%s\n' "$1" \
+		>"$WORK/prometheus.yml"
 	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &
 	PIDS+=($!)
+}
+
+# start_prometheus PORT: one scraping 127.0.0.1:PORT.
+start_prometheus() {
+	run_prometheus "  - job_name: binstat
+    static_configs:
+      - targets: ['127.0.0.1:$1']"
 }
 
 # prom_query PROM_PORT QUERY: the first result's value, or nothing.
