@@ -243,6 +243,10 @@ static void jobs_wait(struct scrape *sc)
 
 static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
 {
+	bs_family(em, "binstat_scrape_timeout_seconds", BS_GAUGE, "seconds",
+		  "The deadline of this scrape: Prometheus' timeout less scrape_timeout_offset, "
+		  "or scrape_timeout.");
+	bs_sample_f64(em, NULL, 0, (double)(sc->deadline_ns - sc->start_ns) / 1e9);
 	bs_family(em, "binstat_scrape_collector_duration_seconds", BS_GAUGE, "seconds",
 		  "How long a collector took in this scrape.");
 	for (size_t i = 0; i < sc->njobs; i++) {
