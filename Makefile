@@ -11,6 +11,7 @@ BINDIR    ?= $(PREFIX)/bin
 LIBDIR    ?= $(PREFIX)/lib
 SYSCONFDIR ?= /etc
 PLUGINDIR ?= $(LIBDIR)/binstat_exporter/plugins
+SHAREDIR  ?= $(PREFIX)/share/binstat_exporter
 DESTDIR   ?=
 
 CC        ?= gcc
@@ -89,7 +90,7 @@ LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-.PHONY: all check unit integration asan bench run install clean format format-check fuzz test checksrc
+.PHONY: all check unit integration testbins asan bench run install clean format format-check fuzz test checksrc
 all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
@@ -188,13 +189,19 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 		BS_PLUGINS=$(CURDIR)/$(B)/plugins BS_TEST_PLUGINS=$(CURDIR)/$(B)/testplugins $$t; \
 	done
 
-integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $(XEN_TESTS) \
-	     $(B)/bench/tdigest_compare
+# Everything the suites run, so that it can be built in parallel first
+# while the suites themselves run one at a time.
+testbins: all $(UNIT_BINS) $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier \
+	  $(XEN_TESTS) $(B)/bench/tdigest_compare
+
+integration: testbins
 	tests/integration/run.sh $(B)
 	tests/integration/web.sh $(B)
 	tests/integration/systemd.sh $(B)
 	tests/integration/landing.sh $(B)
+	tests/integration/monitoring.sh $(B)
 	tests/integration/kvm.sh $(B)
+	tests/integration/dashboards.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
 	tests/integration/hostile_http.sh $(B)
 	tests/integration/qemu.sh $(B)
@@ -208,10 +215,11 @@ integration: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_sup
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
 # error aborts the daemon and a leak fails its clean exit, so the suites fail.
+ASAN_MAKE = $(MAKE) B=build-asan OPT="-O1 -g" \
+	    SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 asan:
-	WRK_SECONDS=20 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) B=build-asan OPT="-O1 -g" \
-		SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-		unit integration
+	$(ASAN_MAKE) -j2 testbins
+	WRK_SECONDS=20 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(ASAN_MAKE) unit integration
 
 # The style guide's bans, checked on the tree (tools/checksrc says which),
 # and the checker itself against planted problems.
@@ -219,7 +227,10 @@ checksrc:
 	@tools/checksrc
 	@tools/checksrc --self-test tests/checksrc/bad.c.txt
 
-check: format-check checksrc unit integration asan
+check: format-check checksrc
+	$(MAKE) -j2 testbins
+	$(MAKE) unit integration
+	$(MAKE) asan
 	$(MAKE) -j2 build-fuzz/libfuzzed.a
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	@echo "make check: all suites passed"
@@ -317,6 +328,13 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
+	install -d $(DESTDIR)$(SHAREDIR)/dashboards $(DESTDIR)$(SHAREDIR)/monitoring/tests \
+		$(DESTDIR)$(SHAREDIR)/monitoring/fleet $(DESTDIR)$(SHAREDIR)/examples
+	install -m 0644 dashboards/*.json dashboards/README.md $(DESTDIR)$(SHAREDIR)/dashboards/
+	install -m 0644 monitoring/*.yml monitoring/README.md $(DESTDIR)$(SHAREDIR)/monitoring/
+	install -m 0644 monitoring/tests/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/tests/
+	install -m 0644 monitoring/fleet/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/fleet/
+	install -m 0644 config/examples/*.yml $(DESTDIR)$(SHAREDIR)/examples/
 
 FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:

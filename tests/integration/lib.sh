@@ -115,11 +115,12 @@ promtool_clean() { # promtool_clean FILE: no error and no lint complaint
 	[ -z "$out" ] || { echo "$out"; return 1; }
 }
 
-# run_prometheus SCRAPE_CONFIGS: a real Prometheus scraping every second
-# with these scrape_configs (YAML list items); its own port in PROM_PORT.
+# run_prometheus SCRAPE_CONFIGS: a real Prometheus scraping (and evaluating
+# rules) every second with these scrape_configs (YAML list items, which may
+# be followed by other top-level keys); its own port in PROM_PORT.
 run_prometheus() {
 	PROM_PORT=$(free_port)
-	printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n%s\n' "$1" \
+	printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n%s\n' "$1" \
 		>"$WORK/prometheus.yml"
 	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 		--web.listen-address="127.0.0.1:$PROM_PORT" >"$WORK/prometheus.log" 2>&1 &

@@ -289,6 +289,10 @@ make -s -C "$ROOT" B="$B" PREFIX=/usr DESTDIR="$WORK/root" install >"$WORK/insta
 check "make install: binary, plugin, header and config in DESTDIR" test -x "$WORK/root/usr/bin/binstat_exporter" \
 	-a -f "$WORK/root/usr/lib/binstat_exporter/plugins/example.so" \
 	-a -f "$WORK/root/usr/include/binstat/collector.h" -a -f "$WORK/root/etc/binstat_exporter/binstat_exporter.yml"
+check "make install: dashboards, rules and examples under share/" test -f "$WORK/root/usr/share/binstat_exporter/dashboards/kvm.json" \
+	-a -f "$WORK/root/usr/share/binstat_exporter/monitoring/alerts.yml" -a -f "$WORK/root/usr/share/binstat_exporter/monitoring/tests/alerts_test.yml" \
+	-a -f "$WORK/root/usr/share/binstat_exporter/examples/processing.yml"
+check "installed rules pass their own tests" promtool test rules "$WORK/root/usr/share/binstat_exporter/monitoring/tests/alerts_test.yml"
 printf 'collectors:\n  example: {}\n' >"$WORK/installed.yml"
 "$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml" >"$WORK/installed.out" 2>&1
 check "installed binary: default plugin folder is /usr/lib/binstat_exporter/plugins" \
