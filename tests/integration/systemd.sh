@@ -85,6 +85,57 @@ if command -v systemd-analyze >/dev/null; then
 	out=$(cd "$WORK/units" && systemd-analyze verify --man=no ./binstat_exporter.socket ./binstat_exporter.service 2>&1 |
 		grep -v -e 'binstat_exporter.*User=' -e 'Failed to .*bus' -e 'network-online.target')
 	check "systemd-analyze verify: the service and socket units are clean" test -z "$out"
+	score=$(cd "$WORK/units" && systemd-analyze security --offline=true ./binstat_exporter.service 2>/dev/null |
+		sed -n 's/.*Overall exposure level for binstat_exporter.service: \([0-9.]*\).*/\1/p')
+	check "systemd-analyze security: exposure $score, at most 2.5" $PY -c "assert 0 < float('$score') <= 2.5"
+	# The unit's system call filter against what the exporter really calls:
+	# traced through a KVM scrape (when /dev/kvm works), a reload and a stop.
+	if command -v strace >/dev/null; then
+		if [ -w /dev/kvm ]; then
+			"$B/tests/kvm_fixture" 1 2 3 "$WORK/fx.ready" >/dev/null 2>&1 &
+			PIDS+=($!)
+			for _ in $(seq 100); do [ -s "$WORK/fx.ready" ] && break; sleep 0.05; done
+		fi
+		printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm: {}\n  example: {}\n' "$B/plugins" >"$WORK/sc.yml"
+		SP=$(free_port)
+		strace -f -qq -o "$WORK/strace.txt" "$EXPORTER" --config.file="$WORK/sc.yml" \
+			--web.listen-address="127.0.0.1:$SP" >>"$WORK/exporter.log" 2>&1 &
+		TP=$!
+		PIDS+=("$TP")
+		wait_for_metric "$SP" '^kvm_collector_vms' >/dev/null
+		curl -s -o /dev/null "http://127.0.0.1:$SP/"
+		EP=$(pgrep -P "$TP") # the exporter, strace's child: signals go to it
+		kill -HUP "$EP"
+		sleep 0.3
+		kill -TERM "$EP"
+		for _ in $(seq 100); do kill -0 "$TP" 2>/dev/null || break; sleep 0.05; done
+		check "every system call the exporter made is in the unit's SystemCallFilter" $PY - \
+			"$ROOT/packaging/systemd/binstat_exporter.service" "$WORK/strace.txt" <<'EOF'
+import re, subprocess, sys
+def expand(group, seen):
+    out = subprocess.run(["systemd-analyze", "syscall-filter", group], capture_output=True, text=True).stdout
+    names = set()
+    for line in (l.strip() for l in out.splitlines()[1:]):
+        if line.startswith("@") and line not in seen:
+            seen.add(line)
+            names |= expand(line, seen)
+        elif line and not line.startswith(("#", "@")):
+            names.add(line)
+    return names
+allow, deny = set(), set()
+for line in open(sys.argv[1]):
+    m = re.match(r"SystemCallFilter=(~?)(.*)", line.strip())
+    if m:
+        for g in m.group(2).split():
+            (deny if m.group(1) else allow).update(expand(g, set()) if g.startswith("@") else {g})
+used = {m.group(1) for l in open(sys.argv[2]) for m in [re.match(r"\d+\s+([a-z_0-9]+)\(", l)] if m}
+assert len(used) > 30, used
+blocked = sorted(s for s in used if s not in allow or s in deny)
+assert not blocked, blocked
+EOF
+	else
+		skip "the unit's system call filter" "strace is not installed"
+	fi
 	check "the service is Type=notify with a watchdog" sh -c "grep -qx 'Type=notify' '$ROOT/packaging/systemd/binstat_exporter.service' && grep -q '^WatchdogSec=' '$ROOT/packaging/systemd/binstat_exporter.service'"
 else
 	skip "systemd-analyze verify" "systemd-analyze is not installed"
