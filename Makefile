@@ -12,6 +12,7 @@ LIBDIR    ?= $(PREFIX)/lib
 SYSCONFDIR ?= /etc
 PLUGINDIR ?= $(LIBDIR)/binstat_exporter/plugins
 SHAREDIR  ?= $(PREFIX)/share/binstat_exporter
+MANDIR    ?= $(PREFIX)/share/man
 DESTDIR   ?=
 
 CC        ?= gcc
@@ -335,6 +336,9 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0644 monitoring/tests/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/tests/
 	install -m 0644 monitoring/fleet/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/fleet/
 	install -m 0644 config/examples/*.yml $(DESTDIR)$(SHAREDIR)/examples/
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 
 FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:

@@ -292,6 +292,18 @@ check "make install: binary, plugin, header and config in DESTDIR" test -x "$WOR
 check "make install: dashboards, rules and examples under share/" test -f "$WORK/root/usr/share/binstat_exporter/dashboards/kvm.json" \
 	-a -f "$WORK/root/usr/share/binstat_exporter/monitoring/alerts.yml" -a -f "$WORK/root/usr/share/binstat_exporter/monitoring/tests/alerts_test.yml" \
 	-a -f "$WORK/root/usr/share/binstat_exporter/examples/processing.yml"
+for m in man1/binstat_exporter.1 man1/dci4stat.1 man1/dci4-netdev.1 man5/binstat_exporter.yml.5; do
+	check "man page $m installed and rendered by groff without a warning" \
+		sh -c "test -f '$WORK/root/usr/share/man/$m' && [ -z \"\$(groff -man -ww -z '$WORK/root/usr/share/man/$m' 2>&1)\" ]"
+done
+check "the man page names every flag --help names" $PY - "$EXPORTER" "$ROOT/man/binstat_exporter.1" <<'EOF'
+import re, subprocess, sys
+helptext = subprocess.run([sys.argv[1], "--help"], capture_output=True, text=True).stdout
+flags = set(re.findall(r"--([a-z][a-z.-]+[a-z])", helptext)) - {"collector.NAME", "no-collector.NAME"}
+page = open(sys.argv[2]).read().replace("\\-", "-")
+missing = sorted(f for f in flags if f not in page)
+assert not missing, missing
+EOF
 check "installed rules pass their own tests" promtool test rules "$WORK/root/usr/share/binstat_exporter/monitoring/tests/alerts_test.yml"
 printf 'collectors:\n  example: {}\n' >"$WORK/installed.yml"
 "$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml" >"$WORK/installed.out" 2>&1
