@@ -136,6 +136,14 @@ EOF
 	else
 		skip "the unit's system call filter" "strace is not installed"
 	fi
+	# ExecStartPre checks the configuration ARGS names, not only the default.
+	printf 'collectors:\n  nope: [\n' >"$WORK/broken.yml"
+	pre=$(sed -n 's/^ExecStartPre=//p' "$ROOT/packaging/systemd/binstat_exporter.service" |
+		sed "s|/usr/bin/binstat_exporter|$EXPORTER|; s|\$ARGS|--config.file=$WORK/broken.yml|")
+	good=$(sed -n 's/^ExecStartPre=//p' "$ROOT/packaging/systemd/binstat_exporter.service" |
+		sed "s|/usr/bin/binstat_exporter|$EXPORTER|; s|\$ARGS|--config.file=$WORK/cfg.yml|")
+	check "ExecStartPre checks the file ARGS names: a good one passes" sh -c "$good >/dev/null 2>&1"
+	check "... and a broken one fails it" sh -c "! $pre >/dev/null 2>&1"
 	check "the service is Type=notify with a watchdog" sh -c "grep -qx 'Type=notify' '$ROOT/packaging/systemd/binstat_exporter.service' && grep -q '^WatchdogSec=' '$ROOT/packaging/systemd/binstat_exporter.service'"
 else
 	skip "systemd-analyze verify" "systemd-analyze is not installed"
