@@ -11,9 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 FIXTURE="$B/tests/kvm_fixture"
 WRK_SECONDS=${WRK_SECONDS:-60}
 
-PLUGINS="$WORK/plugins"
-mkdir -p "$PLUGINS"
-ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+with_test_plugins
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 nthreads() { ls "/proc/$1/task" | wc -l; }
 nfds() { ls "/proc/$1/fd" | wc -l; }

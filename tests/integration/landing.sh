@@ -9,9 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 # A plugin folder whose name is markup: the error that quotes it must show
 # as text, not become part of the page.
-PLUGINS="$WORK/p<i>x</i>"
-mkdir -p "$PLUGINS"
-ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+with_test_plugins "$WORK/p<i>x</i>"
 cat >"$WORK/cfg.yml" <<YAML
 global:
   plugin_dir: "$PLUGINS"

@@ -62,6 +62,14 @@ scrape_ms() {
 	echo $((($(date +%s%N) - t0) / 1000000))
 }
 
+# with_test_plugins [DIR]: the build's plugins and the test ones in one
+# folder (default $WORK/plugins), named in PLUGINS.
+with_test_plugins() {
+	PLUGINS=${1:-$WORK/plugins}
+	mkdir -p "$PLUGINS"
+	ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+}
+
 free_port() {
 	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }

@@ -21,9 +21,7 @@ cp "$M/rules.yml" "$WORK/broken/"
 cp "$M/tests/alerts_test.yml" "$WORK/broken/tests/"
 check "promtool test rules fails on a broken alert" sh -c "! promtool test rules '$WORK/broken/tests/alerts_test.yml' >/dev/null 2>&1"
 
-PLUGINS="$WORK/plugins"
-mkdir -p "$PLUGINS"
-ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+with_test_plugins
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n  synthetic:\n    fail: true\n' "$PLUGINS" >"$WORK/cfg.yml"
 PORT=$(free_port)
 start_exporter "$WORK/cfg.yml" "$PORT" || { fail "exporter starts" "$(cat "$WORK/exporter.log")"; summary; exit 1; }

@@ -8,10 +8,7 @@ B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
-# Plugins from the build plus the test ones, in one folder.
-PLUGINS="$WORK/plugins"
-mkdir -p "$PLUGINS"
-ln -s "$B"/plugins/*.so "$B"/testplugins/*.so "$PLUGINS"/
+with_test_plugins
 
 write_config() { # write_config FILE EXTRA_COLLECTOR_YAML
 	cat >"$1" <<EOF
