@@ -13,6 +13,7 @@ SYSCONFDIR ?= /etc
 PLUGINDIR ?= $(LIBDIR)/binstat_exporter/plugins
 SHAREDIR  ?= $(PREFIX)/share/binstat_exporter
 MANDIR    ?= $(PREFIX)/share/man
+SOLIBDIR  ?= $(LIBDIR)
 DESTDIR   ?=
 
 CC        ?= gcc
@@ -21,9 +22,12 @@ B         ?= build
 SANFLAGS  ?=
 # Every object: warnings are errors, and -MMD -MP writes its header
 # dependencies next to it (included at the end).
+# CPPFLAGS, CFLAGS and LDFLAGS from outside (dpkg-buildflags: fortify,
+# stack protector, relro, bindnow) are honoured; gcc ignores the linker's
+# flags when it only compiles.
 CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	      -Wno-missing-field-initializers $(OPT) $(SANFLAGS) -fPIC -MMD -MP \
-	      -D_GNU_SOURCE -Iinclude $(CFLAGS)
+	      -D_GNU_SOURCE -Iinclude $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)
 # The core (and tests of it) see the exporter's own headers and the lib/
 # libraries it is built on; plugins do not.
 CORE_LIBS  = statproc vstats collkit
@@ -91,7 +95,7 @@ LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-.PHONY: all check unit integration testbins asan bench run install clean format format-check fuzz test checksrc
+.PHONY: all check unit integration testbins asan deb bench run install clean format format-check fuzz test checksrc
 all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
@@ -231,6 +235,7 @@ checksrc:
 check: format-check checksrc
 	$(MAKE) -j2 testbins
 	$(MAKE) unit integration
+	tests/integration/deb.sh $(B)
 	$(MAKE) asan
 	$(MAKE) -j2 build-fuzz/libfuzzed.a
 	$(MAKE) fuzz FUZZ_SECONDS=10
@@ -314,15 +319,23 @@ test: all $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier $
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
+# install_lib NAME,FILE,DESCRIPTION,HEADERS,PRIVATE_LIBS: a shared library
+# with its soname link, the link to build against, its headers and a
+# pkg-config file.
+define install_lib
+install -d $(DESTDIR)$(SOLIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/$(1)
+	install -m 0644 $(2) $(DESTDIR)$(SOLIBDIR)/lib$(1).so.0
+	ln -sf lib$(1).so.0 $(DESTDIR)$(SOLIBDIR)/lib$(1).so
+	install -m 0644 $(addprefix lib/$(1)/,$(4)) $(DESTDIR)$(PREFIX)/include/$(1)/
+	printf 'prefix=$(PREFIX)\nlibdir=$(SOLIBDIR)\nincludedir=$${prefix}/include\n\nName: lib$(1)\nDescription: $(3)\nVersion: $(VERSION)\nLibs: -L$${libdir} -l$(1)\nLibs.private: $(5)\nCflags: -I$${includedir}/$(1)\n' \
+		>$(DESTDIR)$(SOLIBDIR)/pkgconfig/lib$(1).pc
+endef
+
 install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
 	$(if $(EXTRAS),install -m 0644 $(EXTRAS) $(DESTDIR)$(LIBDIR)/binstat_exporter/)
-	install -m 0755 $(LIBDCI4) $(DESTDIR)$(LIBDIR)/libdci4.so.0
-	install -d $(DESTDIR)$(PREFIX)/include/dci4
-	install -m 0644 lib/dci4/dci4_wire.h lib/dci4/dci4_supplier.h $(DESTDIR)$(PREFIX)/include/dci4/
-	$(if $(LIBPVSTATS),install -m 0755 $(LIBPVSTATS) $(DESTDIR)$(LIBDIR)/libpvstats.so.0)
-	$(if $(LIBPVSTATS),install -d $(DESTDIR)$(PREFIX)/include/pvstats)
-	$(if $(LIBPVSTATS),install -m 0644 lib/pvstats/pvstats.h lib/pvstats/pvstats_wire.h $(DESTDIR)$(PREFIX)/include/pvstats/)
+	$(call install_lib,dci4,$(LIBDCI4),DCI4 statistic supplier library,dci4_wire.h dci4_supplier.h,-lpthread)
+	$(if $(LIBPVSTATS),$(call install_lib,pvstats,$(LIBPVSTATS),Xen PV statistics provider library,pvstats.h pvstats_wire.h,))
 	install -m 0755 $(B)/install/binstat_exporter $(DESTDIR)$(BINDIR)/binstat_exporter
 	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
@@ -340,6 +353,19 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 
+# The Debian packages, built in a copy of the tracked files (as they are in
+# the work tree), never in the tree itself; lintian then checks them.
+deb:
+	rm -rf build-deb && mkdir -p build-deb/src
+	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C build-deb/src
+	cp -r packaging/debian build-deb/src/debian
+	cp packaging/systemd/binstat_exporter.default build-deb/src/debian/binstat-exporter.default
+	for u in service socket; do cp packaging/systemd/binstat_exporter.$$u \
+		build-deb/src/debian/binstat-exporter.binstat_exporter.$$u; done
+	cd build-deb/src && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning,info --info \
+		build-deb/*.changes
+
 FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
@@ -347,6 +373,6 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: ok"
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-deb
 
 -include $(shell find $(B) build-fuzz/obj -name '*.d' 2>/dev/null)

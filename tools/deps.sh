@@ -9,7 +9,8 @@ run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
 	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
 	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev
-	openssl systemd chromium prometheus-alertmanager groff-base)
+	openssl systemd chromium prometheus-alertmanager groff-base
+	debhelper lintian fakeroot)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17
 	xenstore-utils golang-github-influxdata-tdigest-dev)
 case "${1:-}" in

@@ -301,6 +301,14 @@ page = open(sys.argv[2]).read().replace("\\-", "-")
 missing = sorted(f for f in flags if f not in page)
 assert not missing, missing
 EOF
+# The development files: a program built against the installed library
+# with nothing but pkg-config's answer, and run against it.
+printf '#include <dci4_supplier.h>\nint main(void) { return dci4_supplier_open == 0; }\n' >"$WORK/uses_dci4.c"
+export PKG_CONFIG_SYSROOT_DIR="$WORK/root" PKG_CONFIG_LIBDIR="$WORK/root/usr/lib/pkgconfig"
+check "libdci4's headers, link and pkg-config file build a program" \
+	sh -c "cc -o '$WORK/uses_dci4' '$WORK/uses_dci4.c' \$(pkg-config --cflags --libs libdci4)"
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
+check "... which runs against libdci4.so.0" env LD_LIBRARY_PATH="$WORK/root/usr/lib" "$WORK/uses_dci4"
 check "installed rules pass their own tests" promtool test rules "$WORK/root/usr/share/binstat_exporter/monitoring/tests/alerts_test.yml"
 printf 'collectors:\n  example: {}\n' >"$WORK/installed.yml"
 "$WORK/root/usr/bin/binstat_exporter" --check-config --config.file="$WORK/installed.yml" >"$WORK/installed.out" 2>&1
