@@ -95,7 +95,7 @@ LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-.PHONY: all check unit integration testbins asan deb bench run install clean format format-check fuzz test checksrc
+.PHONY: all check unit integration content testbins asan deb rpm bench run install clean format format-check fuzz test checksrc
 all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
@@ -119,9 +119,10 @@ $(B)/tests/dci4_test_supplier: $(B)/tests/dci4/test_supplier.o $(DCI4_A)
 $(B)/tests/dci4/%.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 
 # The DCI4 supplier library applications link against (docs/dci4-transport.md).
-# Only its own API is exported: the lib/ code it uses stays hidden inside.
-$(LIBDCI4): $(dci4_OBJS) $(call lib_a,unixsock collkit)
+# Only the API of its installed headers is exported (libdci4.map).
+$(LIBDCI4): $(dci4_OBJS) $(call lib_a,unixsock collkit) lib/dci4/libdci4.map
 	$(CC) $(CFLAGS_BASE) -shared -Wl,-soname,libdci4.so.0 -o $@ $(dci4_OBJS) \
+		-Wl,--version-script=lib/dci4/libdci4.map \
 		-Wl,--exclude-libs,ALL $(call lib_a,unixsock collkit) -lpthread
 
 $(B)/libcore.a: $(CORE_OBJS)
@@ -204,9 +205,7 @@ integration: testbins
 	tests/integration/web.sh $(B)
 	tests/integration/systemd.sh $(B)
 	tests/integration/landing.sh $(B)
-	tests/integration/monitoring.sh $(B)
 	tests/integration/kvm.sh $(B)
-	tests/integration/dashboards.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
 	tests/integration/hostile_http.sh $(B)
 	tests/integration/qemu.sh $(B)
@@ -216,6 +215,14 @@ integration: testbins
 	tests/integration/faults.sh $(B)
 	tests/integration/processing.sh $(B)
 	tests/integration/tdigest.sh $(B)
+
+# What is shipped beside the code: the dashboards against live data, the
+# rules and the fleet set-up, the packages. Once, not again under the
+# sanitizers: these test files, not code.
+content: testbins
+	tests/integration/dashboards.sh $(B)
+	tests/integration/monitoring.sh $(B)
+	tests/integration/deb.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under
 # AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer: a memory
@@ -234,8 +241,7 @@ checksrc:
 
 check: format-check checksrc
 	$(MAKE) -j2 testbins
-	$(MAKE) unit integration
-	tests/integration/deb.sh $(B)
+	$(MAKE) unit integration content
 	$(MAKE) asan
 	$(MAKE) -j2 build-fuzz/libfuzzed.a
 	$(MAKE) fuzz FUZZ_SECONDS=10
@@ -362,9 +368,19 @@ deb:
 	cp packaging/systemd/binstat_exporter.default build-deb/src/debian/binstat-exporter.default
 	for u in service socket; do cp packaging/systemd/binstat_exporter.$$u \
 		build-deb/src/debian/binstat-exporter.binstat_exporter.$$u; done
-	cd build-deb/src && dpkg-buildpackage -us -uc -b
+	cd build-deb/src && DEB_BUILD_OPTIONS=parallel=2 dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning,info --info \
 		build-deb/*.changes
+
+# The RPM packages from packaging/rpm's spec, from a tarball of the tracked
+# files; Debian's rpmbuild builds them (its own dependency checks off: the
+# build dependencies are Debian's packages here).
+rpm:
+	rm -rf build-rpm && mkdir -p build-rpm/SOURCES
+	git ls-files -z | xargs -0 tar --transform 's,^,binstat_exporter-$(VERSION)/,' \
+		-czf build-rpm/SOURCES/binstat_exporter-$(VERSION).tar.gz
+	rpmbuild -bb --nodeps --define "_topdir $(CURDIR)/build-rpm" --define "debug_package %{nil}" \
+		packaging/rpm/binstat_exporter.spec
 
 FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
@@ -373,6 +389,6 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: ok"
 
 clean:
-	rm -rf build build-asan build-fuzz build-deb
+	rm -rf build build-asan build-fuzz build-deb build-rpm
 
 -include $(shell find $(B) build-fuzz/obj -name '*.d' 2>/dev/null)

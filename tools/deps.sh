@@ -10,7 +10,7 @@ test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-clien
 	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
 	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev
 	openssl systemd chromium prometheus-alertmanager groff-base
-	debhelper lintian fakeroot)
+	debhelper lintian fakeroot rpm cpio)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17
 	xenstore-utils golang-github-influxdata-tdigest-dev)
 case "${1:-}" in

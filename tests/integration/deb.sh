@@ -85,4 +85,17 @@ check "no file of the packages left after purge${left:+:$left}" test -z "$left"
 check "the configuration folder is gone with the purge" test ! -e /etc/binstat_exporter
 check "the system user is kept, as Debian's prometheus packages keep theirs" getent passwd binstat_exporter
 
+# The RPM packages from the spec, built by Debian's rpmbuild.
+if command -v rpmbuild >/dev/null; then
+	make -s -C "$ROOT" rpm >"$WORK/rpm.log" 2>&1
+	rc=$?
+	check "make rpm builds the six RPM packages, every installed file packaged (exit $rc)" \
+		test $rc = 0 -a "$(ls "$ROOT"/build-rpm/RPMS/*/*.rpm 2>/dev/null | wc -l)" = 6
+	R=$(ls "$ROOT"/build-rpm/RPMS/*/binstat_exporter-0*.rpm 2>/dev/null)
+	check "the RPM's unit reads /etc/sysconfig/binstat-exporter" sh -c "cd '$WORK' && rpm2cpio '$R' | cpio -id --quiet &&
+		grep -q '^EnvironmentFile=-/etc/sysconfig/binstat-exporter' '$WORK/usr/lib/systemd/system/binstat_exporter.service'"
+else
+	skip "RPM packages" "rpmbuild is not installed (package rpm)"
+fi
+
 summary
