@@ -354,7 +354,7 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0644 monitoring/*.yml monitoring/README.md $(DESTDIR)$(SHAREDIR)/monitoring/
 	install -m 0644 monitoring/tests/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/tests/
 	install -m 0644 monitoring/fleet/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/fleet/
-	install -m 0644 config/examples/*.yml $(DESTDIR)$(SHAREDIR)/examples/
+	install -m 0644 config/examples/*.yml packaging/systemd/xen-as-root.conf $(DESTDIR)$(SHAREDIR)/examples/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/

@@ -136,6 +136,24 @@ EOF
 	else
 		skip "the unit's system call filter" "strace is not installed"
 	fi
+	# What the unit lets the exporter have, as systemd reads it: one
+	# capability, and no device but the standard ones and Xen's three.
+	(cd "$WORK/units" && systemd-analyze security --offline=true ./binstat_exporter.service) >"$WORK/security.txt" 2>&1
+	check "the only capability left is CAP_SYS_PTRACE" sh -c \
+		"[ \"\$(grep -c '✗ CapabilityBoundingSet=~' '$WORK/security.txt')\" = 1 ] && grep -q '✗ CapabilityBoundingSet=~CAP_SYS_PTRACE ' '$WORK/security.txt'"
+	check "devices: Xen's evtchn, gntdev and xenbus, no other special device" \
+		grep -q 'device ACL with some special devices: char-rtc:r /dev/xen/xenbus:rw /dev/xen/gntdev:rw /dev/xen/evtchn:rw *[0-9]' "$WORK/security.txt"
+	# The Xen drop-in, applied to the unit as systemd would apply it.
+	mkdir -p "$WORK/units/binstat_exporter.service.d"
+	cp "$ROOT/packaging/systemd/xen-as-root.conf" "$WORK/units/binstat_exporter.service.d/xen.conf"
+	out=$(cd "$WORK/units" && SYSTEMD_UNIT_PATH="$WORK/units:" systemd-analyze verify --man=no binstat_exporter.service 2>&1 |
+		grep -v -e 'Failed to .*bus' -e 'network-online.target')
+	check "the Xen drop-in verifies with the unit" test -z "$out"
+	(cd "$WORK/units" && SYSTEMD_UNIT_PATH="$WORK/units:" systemd-analyze security --offline=true binstat_exporter.service) >"$WORK/security-xen.txt" 2>&1
+	check "with the drop-in: root, and still CAP_SYS_PTRACE only and the same devices" sh -c \
+		"grep -q '✗ User=/DynamicUser=' '$WORK/security-xen.txt' && [ \"\$(grep -c '✗ CapabilityBoundingSet=~' '$WORK/security-xen.txt')\" = 1 ] &&
+		 grep -q '/dev/xen/evtchn:rw' '$WORK/security-xen.txt'"
+	rm -r "$WORK/units/binstat_exporter.service.d"
 	# ExecStartPre checks the configuration ARGS names, not only the default.
 	printf 'collectors:\n  nope: [\n' >"$WORK/broken.yml"
 	pre=$(sed -n 's/^ExecStartPre=//p' "$ROOT/packaging/systemd/binstat_exporter.service" |
