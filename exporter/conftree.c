@@ -6,12 +6,15 @@
 #include "conftree.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 static const struct bs_conf_ops conf_ops;
@@ -189,29 +192,45 @@ static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd, yaml
 	return n;
 }
 
-static char *read_file(const char *file, size_t *len, char *err, size_t errlen)
+char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = fopen(file, "rb");
+	/* O_NONBLOCK: a FIFO put in a file's place must not hang a reload. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	char *buf = NULL;
+	ssize_t n = 0;
 
-	if (!f) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return NULL;
+		goto out_close;
 	}
-	buf = malloc(CONF_FILE_MAX + 1);
-	if (!buf) {
+	if (!S_ISREG(st.st_mode) || st.st_size > CONF_FILE_MAX) {
+		snprintf(err, errlen, "%s: %s", file,
+			 !S_ISREG(st.st_mode) ? "not a regular file" : "larger than 1 MiB");
+		goto out_close;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
 		snprintf(err, errlen, "%s: out of memory", file);
 		goto out_close;
 	}
-	*len = fread(buf, 1, CONF_FILE_MAX + 1, f);
-	if (ferror(f) || *len > CONF_FILE_MAX) {
-		snprintf(err, errlen, "%s: %s", file,
-			 ferror(f) ? strerror(errno) : "larger than 1 MiB");
+	/* What fstat said, at most: a file growing meanwhile is cut there. */
+	for (*len = 0; *len < (size_t)st.st_size; *len += (size_t)n) {
+		n = read(fd, buf + *len, (size_t)st.st_size - *len);
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n <= 0)
+			break;
+	}
+	if (n < 0) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
 		free(buf);
 		buf = NULL;
+	} else {
+		buf[*len] = '\0';
 	}
 out_close:
-	fclose(f);
+	if (fd >= 0)
+		close(fd);
 	return buf;
 }
 
@@ -269,7 +288,7 @@ struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t
 	if (text) {
 		len = strlen(text);
 	} else {
-		if (!(owned = read_file(file, &len, err, errlen))) {
+		if (!(owned = conf_read_file(file, &len, err, errlen))) {
 			conf_free(doc);
 			return NULL;
 		}

@@ -41,6 +41,9 @@ struct conf_doc {
  * errors). Returns the document, or NULL with the reason in err. */
 struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen);
 void conf_free(struct conf_doc *doc);
+/* A regular file of at most CONF_FILE_MAX bytes, NUL-terminated; NULL
+ * with "file: reason" in err. */
+char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen);
 
 /* Records the first error of the document at `node`'s position. */
 int conf_errorf(const struct conf_node *node, const char *fmt, ...)

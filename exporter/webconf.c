@@ -5,18 +5,13 @@
 #include "webconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "conftree.h"
 #include "tlsprio.h"
-
-#define PEM_MAX (1u << 20)
 
 static const struct {
 	const char *name;
@@ -52,23 +47,11 @@ static char *join_dir(const char *config_file, const char *path)
 
 static int read_pem(const struct conf_node *at, const char *what, const char *path, char **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	ssize_t n;
+	char err[CONF_ERR_MAX];
+	size_t len;
 
-	if (fd < 0)
-		return conf_errorf(at, "failed to read %s (%s): %s", what, path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PEM_MAX) {
-		close(fd);
-		return conf_errorf(at, "%s (%s) is not a regular file of at most 1 MiB", what,
-				   path);
-	}
-	*out = malloc((size_t)st.st_size + 1);
-	n = *out ? read(fd, *out, (size_t)st.st_size) : -1;
-	close(fd);
-	if (n < 0)
-		return conf_errorf(at, "failed to read %s (%s): %s", what, path, strerror(errno));
-	(*out)[n] = '\0';
+	if (!(*out = conf_read_file(path, &len, err, sizeof(err))))
+		return conf_errorf(at, "failed to read %s (%s)", what, err);
 	return 0;
 }
 

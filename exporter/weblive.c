@@ -28,6 +28,7 @@ struct file_id {
 struct weblive {
 	char *file;
 	pthread_mutex_t lock;
+	pthread_mutex_t reload_lock; /* one reader of the files at a time */
 	struct webgen *cur;
 	bool tls; /* fixed at start */
 	struct webauth *auth;
@@ -121,7 +122,7 @@ static bool changed(struct weblive *l)
 	return any;
 }
 
-bool weblive_reload(struct weblive *l)
+static bool reload_locked(struct weblive *l)
 {
 	char err[CONF_ERR_MAX];
 	struct webgen *g = gen_load(l->file, l->tls, false, err, sizeof(err));
@@ -145,6 +146,14 @@ bool weblive_reload(struct weblive *l)
 	return true;
 }
 
+bool weblive_reload(struct weblive *l)
+{
+	pthread_mutex_lock(&l->reload_lock);
+	bool ok = reload_locked(l);
+	pthread_mutex_unlock(&l->reload_lock);
+	return ok;
+}
+
 struct weblive *weblive_open(const char *file, char *err, size_t errlen)
 {
 	struct weblive *l = calloc(1, sizeof(*l));
@@ -154,6 +163,7 @@ struct weblive *weblive_open(const char *file, char *err, size_t errlen)
 		goto err_close;
 	}
 	pthread_mutex_init(&l->lock, NULL);
+	pthread_mutex_init(&l->reload_lock, NULL);
 	if (!file) { /* an empty config: plain HTTP, no users, nothing watched */
 		if (!(l->cur = calloc(1, sizeof(*l->cur))) ||
 		    !(l->cur->conf = calloc(1, sizeof(*l->cur->conf)))) {
@@ -182,6 +192,7 @@ void weblive_close(struct weblive *l)
 	webauth_free(l->auth);
 	free(l->file);
 	pthread_mutex_destroy(&l->lock);
+	pthread_mutex_destroy(&l->reload_lock);
 	free(l);
 }
 
@@ -189,8 +200,13 @@ struct webgen *weblive_get(struct weblive *l)
 {
 	struct webgen *g;
 
-	if (l->nwatched && changed(l))
-		weblive_reload(l);
+	/* A change seen by many requests at once is read by one of them;
+	 * the others go on with the generation in force. */
+	if (l->nwatched && changed(l) && pthread_mutex_trylock(&l->reload_lock) == 0) {
+		if (changed(l)) /* not already read by the one before */
+			reload_locked(l);
+		pthread_mutex_unlock(&l->reload_lock);
+	}
 	pthread_mutex_lock(&l->lock);
 	g = l->cur;
 	__atomic_add_fetch(&g->refs, 1, __ATOMIC_ACQ_REL);

@@ -95,16 +95,20 @@ static const char *check_client(const struct webtls *t, gnutls_session_t s)
 static int verify_client(gnutls_session_t s)
 {
 	gnutls_certificate_credentials_t cred = NULL;
+	struct webtls *found = NULL;
 	const char *why = "unknown TLS settings";
 
+	/* Only the lookup is locked: the connection holds its generation
+	 * until it closes, so `found` outlives this handshake, and the
+	 * verification of one client does not hold up another's. */
 	pthread_mutex_lock(&live_lock);
 	if (gnutls_credentials_get(s, GNUTLS_CRD_CERTIFICATE, (void **)&cred) == 0)
-		for (struct webtls *t = live; t; t = t->next)
-			if (t->cred == cred) {
-				why = check_client(t, s);
-				break;
-			}
+		for (struct webtls *t = live; t && !found; t = t->next)
+			if (t->cred == cred)
+				found = t;
 	pthread_mutex_unlock(&live_lock);
+	if (found)
+		why = check_client(found, s);
 	if (!why)
 		return 0;
 	selfstats_http_refused(SELFSTATS_REFUSED_CLIENT_CERT);
