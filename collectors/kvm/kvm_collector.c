@@ -20,6 +20,7 @@
 #include "kvm_attach.h"
 #include "kvm_collector.h"
 #include "kvm_discover.h"
+#include "kvm_hostview.h"
 #include "kvm_uevent.h"
 
 #ifndef SYS_pidfd_open
@@ -118,6 +119,22 @@ static void attach_pid(struct kvm_collector *k, pid_t pid)
 	}
 }
 
+/* Never lose a VM silently: say which vCPUs are served without their VM. */
+static void log_thread_group(const struct kvm_collector *k, pid_t pid)
+{
+	char p[16];
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	for (size_t i = 0; i < k->set.n; i++) {
+		const struct kvm_vm *vm = k->set.vm[i];
+		if (vm->pid == pid && vm->thread_group)
+			k->host->log(BS_LOG_WARN, "kvm",
+				     "one thread created several VMs: KVM names their vCPUs alike, "
+				     "so they are served together, apart from every VM",
+				     "pid", p, "vm", vm->label, (char *)NULL);
+	}
+}
+
 static int scan_pid(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
@@ -125,10 +142,16 @@ static int scan_pid(void *ctx, pid_t pid)
 
 	if (k->attach && pid != getpid())
 		attach_pid(k, pid);
-	kvm_discover_look(k->proc, pid, &look);
+	struct kvm_threads threads = {0};
+	if (kvm_discover_look(k->proc, pid, &look))
+		kvm_threads_look(k->proc, pid, &look.census, &threads);
 	pthread_mutex_lock(&k->lock);
+	size_t groups = k->set.groups_made;
 	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
+	kvm_hostview_assign(&k->set, k->proc, &threads);
 	kvm_watch_release(k, pid);
+	if (k->set.groups_made != groups)
+		log_thread_group(k, pid);
 	if (rc == -EPERM && !k->eperm_logged) {
 		k->host->log(BS_LOG_ERROR, "kvm",
 			     "cannot copy stats fds from VMM processes: pidfd_getfd needs "
@@ -137,6 +160,7 @@ static int scan_pid(void *ctx, pid_t pid)
 		k->eperm_logged = true;
 	}
 	pthread_mutex_unlock(&k->lock);
+	kvm_threads_free(&threads);
 	kvm_look_free(&look);
 	return rc;
 }
@@ -235,6 +259,30 @@ static void first_scan(struct kvm_collector *k)
 	pthread_mutex_unlock(&k->lock);
 }
 
+/* Finds the vCPU threads of handed-over VMMs, which no look at the
+ * process does: their /proc reads outside the lock, a few VMMs at a time. */
+static void hostview_pass(struct kvm_collector *k)
+{
+	pid_t due[KVM_PENDING_MAX];
+	size_t n = 0;
+
+	pthread_mutex_lock(&k->lock);
+	k->hostview_due = false;
+	for (size_t i = 0; i < k->set.nvmm && n < KVM_PENDING_MAX; i++)
+		if (kvm_hostview_wanted(&k->set, k->set.vmm[i]->pid))
+			due[n++] = k->set.vmm[i]->pid;
+	pthread_mutex_unlock(&k->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct kvm_threads t;
+		if (kvm_threads_look(k->proc, due[i], NULL, &t) < 0)
+			continue;
+		pthread_mutex_lock(&k->lock);
+		kvm_hostview_assign(&k->set, k->proc, &t);
+		pthread_mutex_unlock(&k->lock);
+		kvm_threads_free(&t);
+	}
+}
+
 static void *watcher(void *arg)
 {
 	struct kvm_collector *k = arg;
@@ -262,6 +310,8 @@ static void *watcher(void *arg)
 				vmm_exited(k, (pid_t)tag);
 		}
 		run_pending(k);
+		if (k->hostview_due)
+			hostview_pass(k);
 		if (monoclock_ns() >= k->next_rescan_ns)
 			full_scan(k);
 	}
@@ -453,6 +503,13 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 	bs_sample_u64(em, NULL, 0, k->set.n);
 	bs_family(em, "kvm_collector_stats_fds", BS_GAUGE, NULL, "Stats fds the collector holds.");
 	bs_sample_u64(em, NULL, 0, k->set.nfds);
+	size_t unowned = 0;
+	for (size_t i = 0; i < k->set.n; i++)
+		unowned += k->set.vm[i]->thread_group ? k->set.vm[i]->nvcpu : 0;
+	bs_family(em, "kvm_collector_vcpus_of_unknown_vm", BS_GAUGE, NULL,
+		  "vCPUs served in their creating thread's group (vm=\"NAME/kvm-TID/*\"): one "
+		  "thread created several VMs and KVM names their vCPUs alike.");
+	bs_sample_u64(em, NULL, 0, unowned);
 }
 
 /* The first walk may still run when the first scrape comes. */

@@ -60,6 +60,7 @@ struct kvm_collector {
 	bool passive;
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
+	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 
 	struct worker watcher; /* the watcher thread */
 	int epfd, wakefd, ueventfd;

@@ -128,36 +128,56 @@ static bool candidates_push(struct kvm_look *cs, int fd, int vcpu)
 	return true;
 }
 
-struct listing {
-	struct kvm_look *look;
-	bool vmm;
-};
-
-static bool note_fd(void *ctx, int fd, const char *link)
+static bool census_push(struct kvm_look *look, int fd, int index)
 {
-	struct listing *l = ctx;
-	int vcpu;
+	struct kvm_census *c = &look->census;
 
-	if (strcmp(link, "anon_inode:kvm-vm") == 0)
-		l->vmm = true;
-	else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
-		return candidates_push(l->look, fd, -1);
-	else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
-		 sscanf(link + 26, "%9d", &vcpu) == 1 && vcpu >= 0)
-		return candidates_push(l->look, fd, vcpu);
+	if (c->nvcpu == look->capvcpu) {
+		size_t cap = look->capvcpu ? look->capvcpu * 2 : 64;
+		struct kvm_vcpu_fd *v;
+		if (cap > KVM_FDS_PER_PROCESS_MAX || !(v = realloc(c->vcpu, cap * sizeof(*v))))
+			return false;
+		c->vcpu = v;
+		look->capvcpu = cap;
+	}
+	c->vcpu[c->nvcpu++] = (struct kvm_vcpu_fd){index, fd};
 	return true;
 }
 
-/* Keeps the process's KVM stats fds. Only a process that holds a VM itself
- * (anon_inode:kvm-vm) is a VMM: another exporter, or any reader holding
- * copies, is not, and counting its copies would count the VM twice. */
+static bool note_fd(void *ctx, int fd, const char *link)
+{
+	struct kvm_look *look = ctx;
+	int vcpu;
+
+	if (strcmp(link, "anon_inode:kvm-vm") == 0)
+		look->census.vms++;
+	else if (strncmp(link, "anon_inode:kvm-vcpu:", 20) == 0 &&
+		 sscanf(link + 20, "%9d", &vcpu) == 1 && vcpu >= 0)
+		return census_push(look, fd, vcpu);
+	else if (strcmp(link, "anon_inode:kvm-vm-stats") == 0)
+		return candidates_push(look, fd, -1);
+	else if (strncmp(link, "anon_inode:kvm-vcpu-stats:", 26) == 0 &&
+		 sscanf(link + 26, "%9d", &vcpu) == 1 && vcpu >= 0)
+		return candidates_push(look, fd, vcpu);
+	return true;
+}
+
+static int index_cmp(const void *a, const void *b)
+{
+	int x = ((const struct kvm_vcpu_fd *)a)->index, y = ((const struct kvm_vcpu_fd *)b)->index;
+	return (x > y) - (x < y);
+}
+
+/* Keeps the process's KVM stats fds and counts its VMs and vCPUs. Only a
+ * process that holds a VM itself (anon_inode:kvm-vm) is a VMM: another
+ * exporter, or any reader holding copies, is not, and counting its copies
+ * would count the VM twice. */
 static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *look)
 {
-	struct listing l = {look, false};
-
-	kvm_procfd_each(proc, pid, note_fd, &l);
-	if (!l.vmm)
+	kvm_procfd_each(proc, pid, note_fd, look);
+	if (!look->census.vms)
 		look->n = 0;
+	qsort(look->census.vcpu, look->census.nvcpu, sizeof(look->census.vcpu[0]), index_cmp);
 }
 
 size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)
@@ -176,8 +196,10 @@ size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)
 void kvm_look_free(struct kvm_look *look)
 {
 	free(look->c);
+	free(look->census.vcpu);
 	look->c = NULL;
-	look->n = look->cap = 0;
+	look->census.vcpu = NULL;
+	look->n = look->cap = look->census.nvcpu = look->capvcpu = 0;
 }
 
 int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pidfd_fn *pidfd_of,
@@ -209,8 +231,8 @@ int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pi
 				}
 				continue; /* closed meanwhile */
 			}
-			if (kvm_vmset_add(set, pid, 0, fd, c->fd, c->vcpu, &look->ident, drop,
-					  ctx) == 0)
+			if (kvm_vmset_add(set, pid, 0, fd, c->fd, c->vcpu, &look->ident,
+					  &look->census, drop, ctx) == 0)
 				added++;
 		}
 	}

@@ -28,6 +28,8 @@ struct kvm_look {
 	size_t n, cap;
 	int max_fd;
 	struct kvm_identity ident;
+	struct kvm_census census;
+	size_t capvcpu;
 };
 
 /* Lists the stats fds `pid` holds and reads its identity: /proc reads of a

@@ -4,10 +4,13 @@
  * max of peaks, and counts the vCPUs where a boolean is true. */
 #include "kvm_emit.h"
 
+#include "kvm_hostview.h"
+
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 bool kvm_filter_match(const struct kvm_filter *f, const char *name)
 {
@@ -32,6 +35,7 @@ void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, struct bs
 			if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
 				bs_drop(em, "read_error", 1);
 	}
+	kvm_hostview_read(set);
 }
 
 static const struct kvm_metric *metric_named(const struct kvm_schema *s, const char *family)
@@ -93,6 +97,7 @@ struct emit_ctx {
 	struct bs_emitter *em;
 	const struct kvm_vmset *set;
 	enum kvm_mode mode;
+	long page_size;
 	uint64_t acc[KVM_STAT_VALUES_MAX];
 };
 
@@ -212,22 +217,103 @@ static void emit_level(struct emit_ctx *c, bool vcpu, const struct kvm_filter *s
 
 static void emit_info(struct emit_ctx *c)
 {
-	char pid[16], vcpus[16];
+	char pid[16], vcpus[16], known[16];
 
 	bs_family(c->em, "kvm_vm_info", BS_INFO, NULL,
-		  "A held VM: its VMM process, the kernel's stats id, its vCPU count.");
+		  "A held VM: its VMM process, the kernel's stats id, its vCPU count and how "
+		  "many of their host threads are known.");
 	for (size_t i = 0; i < c->set->n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		if (!vm->included)
 			continue;
 		snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
+		size_t threads = 0;
+		for (size_t j = 0; j < vm->nvcpu; j++)
+			threads += vm->vcpu[j].sched_fresh;
 		snprintf(vcpus, sizeof(vcpus), "%zu", vm->nvcpu);
+		snprintf(known, sizeof(known), "%zu", threads);
 		struct bs_label l[] = {
 		    {"vm", vm->label}, {"name", vm->ident.name}, {"uuid", vm->ident.uuid},
 		    {"pid", pid},      {"vmm", vm->ident.vmm},	 {"stats_id", vm->id},
-		    {"vcpus", vcpus},
+		    {"vcpus", vcpus},  {"vcpu_threads", known},
 		};
 		bs_info(c->em, l, sizeof(l) / sizeof(l[0]));
+	}
+}
+
+/* The scheduler's figures for the vCPU threads, per vCPU or summed per VM
+ * over the vCPUs whose thread is known (kvm_vm_info's vcpu_threads). */
+static void emit_threads(struct emit_ctx *c)
+{
+	static const struct {
+		const char *name, *unit, *help;
+	} fam[3] = {
+	    {"kvm_vcpu_thread_cpu_seconds", "seconds",
+	     "Time the vCPU's host thread ran on a CPU, in the guest and in the VMM "
+	     "(schedstat)."},
+	    {"kvm_vcpu_thread_wait_seconds", "seconds",
+	     "Time the vCPU's host thread waited runnable for a CPU (schedstat run delay): "
+	     "the guest's steal time."},
+	    {"kvm_vcpu_thread_timeslices", NULL,
+	     "Times the vCPU's host thread was given a CPU (schedstat)."},
+	};
+	char idx[16];
+
+	for (int f = 0; f < 3; f++) {
+		bs_family(c->em, fam[f].name, BS_COUNTER, fam[f].unit, fam[f].help);
+		for (size_t i = 0; i < c->set->n; i++) {
+			const struct kvm_vm *vm = c->set->vm[i];
+			struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
+			uint64_t sum = 0;
+			size_t known = 0;
+			for (size_t j = 0; vm->included && j < vm->nvcpu; j++) {
+				const struct kvm_vcpu *v = &vm->vcpu[j];
+				if (!v->sched_fresh)
+					continue;
+				known++;
+				sum += v->sched[f];
+				if (c->mode != KVM_PER_VCPU)
+					continue;
+				snprintf(idx, sizeof(idx), "%d", v->index);
+				if (fam[f].unit)
+					bs_sample_f64(c->em, l, 2, (double)v->sched[f] / 1e9);
+				else
+					bs_sample_u64(c->em, l, 2, v->sched[f]);
+			}
+			if (c->mode == KVM_PER_VCPU || !known)
+				continue;
+			if (fam[f].unit)
+				bs_sample_f64(c->em, l, 1, (double)sum / 1e9);
+			else
+				bs_sample_u64(c->em, l, 1, sum);
+		}
+	}
+}
+
+/* Per VMM process; `vm` names its VM when it holds one (join on pid with
+ * kvm_vm_info otherwise). */
+static void emit_vmms(struct emit_ctx *c)
+{
+	char pid[16];
+
+	for (int f = 0; f < 2; f++) {
+		if (f == 0)
+			bs_family(c->em, "kvm_vmm_resident_memory_bytes", BS_GAUGE, "bytes",
+				  "Resident memory of the VMM process, guest memory included.");
+		else
+			bs_family(c->em, "kvm_vmm_major_page_faults", BS_COUNTER, NULL,
+				  "Major page faults of the VMM process (its guest memory read in "
+				  "from disk or swap).");
+		for (size_t i = 0; i < c->set->nvmm; i++) {
+			const struct kvm_vmm *m = c->set->vmm[i];
+			if (!m->fresh || (m->only && !m->only->included))
+				continue;
+			snprintf(pid, sizeof(pid), "%d", (int)m->pid);
+			struct bs_label l[2] = {{"vm", m->only ? m->only->label : ""},
+						{"pid", pid}};
+			bs_sample_u64(c->em, l, 2,
+				      f == 0 ? m->rss_pages * (uint64_t)c->page_size : m->majflt);
+		}
 	}
 }
 
@@ -237,9 +323,12 @@ void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode 
 	struct emit_ctx *c = malloc(sizeof(*c));
 	if (!c)
 		return;
-	*c = (struct emit_ctx){.em = em, .set = set, .mode = mode};
+	*c = (struct emit_ctx){
+	    .em = em, .set = set, .mode = mode, .page_size = sysconf(_SC_PAGESIZE)};
 	emit_info(c);
 	emit_level(c, false, stats);
 	emit_level(c, true, stats);
+	emit_threads(c);
+	emit_vmms(c);
 	free(c);
 }

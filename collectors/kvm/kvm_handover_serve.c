@@ -148,8 +148,10 @@ static void take_fd(struct kvm_collector *k, pid_t pid, pid_t from, int fd, int 
 		close(fd);
 		return;
 	}
-	if (kvm_vmset_add(&k->set, pid, from, fd, -1, vcpu, ident, kvm_watcher_drop, k) < 0)
+	if (kvm_vmset_add(&k->set, pid, from, fd, -1, vcpu, ident, NULL, kvm_watcher_drop, k) < 0)
 		kvm_watch_release(k, pid); /* a refused fd keeps no watch of its own */
+	else
+		k->hostview_due = true;
 }
 
 void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)

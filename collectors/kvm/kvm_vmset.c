@@ -1,11 +1,11 @@
 /* The VMs the collector holds stats fds of.
  *
  * Grouping: the kernel names a stats fd after the thread that created the
- * VM or vCPU (kvm-TID, kvm-TID/vcpu-N). A vCPU belongs to the VM of the same
- * VMM and source whose id is its prefix; failing that (QEMU creates vCPUs in
- * their own threads) to that VMM's and source's only VM; failing that, to a
- * VM of its own prefix. A source is discovery or one hand-over peer: what a
- * peer sends never joins what was discovered or another peer sent. */
+ * VM or vCPU (kvm-TID, kvm-TID/vcpu-N), so VMs one thread created share an
+ * id and nothing the kernel shows ties their vCPUs to one of them
+ * (vcpu_owner says what is sound). A source is discovery or one hand-over
+ * peer: what a peer sends never joins what was discovered or another peer
+ * sent. */
 #include "kvm_vmset.h"
 
 #include <errno.h>
@@ -49,19 +49,78 @@ static bool label_taken(const struct kvm_vmset *set, const char *label)
 }
 
 /* The vm label: the name, else the uuid, else the kernel's id; made unique
- * by appending the id when two VMs claim the same name. */
+ * by the id, then an ordinal, when several VMs claim the same name (VMs one
+ * thread created share the id too). A thread group says what it is:
+ * NAME/kvm-TID/x, all that thread's vCPUs. */
 static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
 {
 	const char *base = vm->ident.name[0]   ? vm->ident.name
 			   : vm->ident.uuid[0] ? vm->ident.uuid
 					       : vm->id;
-	snprintf(vm->label, sizeof(vm->label), "%s", base);
-	if (label_taken(set, vm->label))
+	const char *tail = vm->thread_group ? "/*" : "";
+
+	if (base == vm->id || vm->thread_group)
+		snprintf(vm->label, sizeof(vm->label), "%.90s%s%.63s%s", base == vm->id ? "" : base,
+			 base == vm->id ? "" : "/", vm->id, tail);
+	else
+		snprintf(vm->label, sizeof(vm->label), "%s", base);
+	if (label_taken(set, vm->label) && !vm->thread_group && base != vm->id)
 		snprintf(vm->label, sizeof(vm->label), "%.90s/%.63s", base, vm->id);
+	char first[KVM_LABEL_MAX];
+	memcpy(first, vm->label, sizeof(first));
+	for (unsigned n = 2; label_taken(set, vm->label); n++)
+		snprintf(vm->label, sizeof(vm->label), "%.140s#%u", first, n);
+}
+
+/* The VMM record of `pid`, made with its first VM. */
+static struct kvm_vmm *vmm_get(struct kvm_vmset *set, pid_t pid)
+{
+	for (size_t i = 0; i < set->nvmm; i++)
+		if (set->vmm[i]->pid == pid)
+			return set->vmm[i];
+	if (set->nvmm == set->capvmm) {
+		size_t cap = set->capvmm ? set->capvmm * 2 : 16;
+		struct kvm_vmm **v = realloc(set->vmm, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		set->vmm = v;
+		set->capvmm = cap;
+	}
+	struct kvm_vmm *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	*m = (struct kvm_vmm){.pid = pid, .statfd = -1};
+	set->vmm[set->nvmm++] = m;
+	return m;
+}
+
+static void vmm_free(struct kvm_vmset *set, struct kvm_vmm *m)
+{
+	for (size_t i = 0; i < set->nvmm; i++)
+		if (set->vmm[i] == m)
+			set->vmm[i] = set->vmm[--set->nvmm];
+	if (m->statfd >= 0)
+		close(m->statfd);
+	free(m);
+}
+
+/* `gone`, still in the set, leaves its VMM. */
+static void vmm_put(struct kvm_vmset *set, const struct kvm_vm *gone)
+{
+	struct kvm_vmm *m = gone->vmm;
+
+	if (--m->nvms == 0) {
+		vmm_free(set, m);
+		return;
+	}
+	m->only = NULL;
+	for (size_t i = 0; m->nvms == 1 && i < set->n; i++)
+		if (set->vm[i]->vmm == m && set->vm[i] != gone)
+			m->only = set->vm[i];
 }
 
 static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
-			     const struct kvm_identity *ident)
+			     const struct kvm_identity *ident, bool thread_group)
 {
 	if (from ? set->nhandover_vms >= set->max_handover_vms
 		 : set->n - set->nhandover_vms >= set->max_vms)
@@ -74,15 +133,23 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 		set->vm = v;
 		set->cap = cap;
 	}
-	struct kvm_vm *vm = calloc(1, sizeof(*vm));
-	if (!vm)
+	struct kvm_vmm *vmm = vmm_get(set, pid);
+	struct kvm_vm *vm = vmm ? calloc(1, sizeof(*vm)) : NULL;
+	if (!vm) {
+		if (vmm && !vmm->nvms)
+			vmm_free(set, vmm);
 		return NULL;
+	}
+	vm->vmm = vmm;
+	vmm->only = vmm->nvms++ ? NULL : vm;
 	vm->pid = pid;
 	vm->from = from;
 	set->nhandover_vms += from != 0;
 	snprintf(vm->id, sizeof(vm->id), "%s", id);
 	vm->ident = *ident;
 	vm->vmfd.fd = -1;
+	vm->thread_group = thread_group;
+	set->groups_made += thread_group;
 	vm_label(set, vm);
 	set->vm[set->n++] = vm;
 	return vm;
@@ -93,25 +160,141 @@ static bool same_source(const struct kvm_vm *vm, pid_t pid, pid_t from)
 	return vm->pid == pid && vm->from == from;
 }
 
-static struct kvm_vm *vm_for_vcpu(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
-				  const struct kvm_identity *ident)
+/* Which VM a stats fd belongs to by what its source says: a hand-over
+ * peer's name=, else the kernel's id (or a vCPU id's prefix). */
+static bool key_matches(const struct kvm_vm *vm, pid_t from, const char *id,
+			const struct kvm_identity *ident)
+{
+	if (from && ident->name[0])
+		return strcmp(vm->ident.name, ident->name) == 0;
+	return strcmp(vm->id, id) == 0;
+}
+
+static bool vm_holds(const struct kvm_vm *vm, const char *id, bool vcpu)
+{
+	if (!vcpu)
+		return vm->has_vmfd && strcmp(vm->vmfd.id, id) == 0;
+	for (size_t j = 0; j < vm->nvcpu; j++)
+		if (strcmp(vm->vcpu[j].s.id, id) == 0)
+			return true;
+	return false;
+}
+
+/* Stats fds of VMM `pid` held for VMs (index < 0) or for vCPUs numbered `index`. */
+static size_t files_held(const struct kvm_vmset *set, pid_t pid, int index)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kvm_vm *vm = set->vm[i];
+		if (vm->pid != pid)
+			continue;
+		n += index < 0 && vm->has_vmfd;
+		for (size_t j = 0; index >= 0 && j < vm->nvcpu; j++)
+			n += vm->vcpu[j].index == index;
+	}
+	return n;
+}
+
+static size_t census_vcpus(const struct kvm_census *c, int index)
+{
+	size_t lo = 0, hi = c->nvcpu, n = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->vcpu[mid].index < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + n < c->nvcpu && c->vcpu[lo + n].index == index)
+		n++;
+	return n;
+}
+
+/* Whether a new stats file with this id is another copy of one held.
+ * Discovery: an id already held is a second VM or vCPU only while the VMM
+ * holds more VMs (or vCPUs of that number) than we hold stats fds of; a
+ * peer: the id is held by another source or by the VM it names. */
+static bool is_copy(const struct kvm_vmset *set, pid_t pid, pid_t from, const char *id, int index,
+		    const struct kvm_identity *ident, const struct kvm_census *census)
+{
+	bool vcpu = index >= 0, held = false;
+
+	for (size_t i = 0; i < set->n && !held; i++) {
+		const struct kvm_vm *vm = set->vm[i];
+		if (vm->pid != pid || !vm_holds(vm, id, vcpu))
+			continue;
+		held = census || vm->from != from || key_matches(vm, from, id, ident);
+	}
+	if (!held || !census)
+		return held;
+	size_t bound = vcpu ? census_vcpus(census, index) : census->vms;
+	return files_held(set, pid, index) >= bound;
+}
+
+/* The VM a vCPU belongs to. The kernel names a vCPU after the thread that
+ * created it: that is its VM's id when the same thread created the VM (a
+ * one-VM-per-thread VMM), and any thread in QEMU. So a VMM with one VM
+ * owns all its vCPUs; else the VM whose id is the vCPU's prefix owns it,
+ * when that VM is the only one of that id and every VM of the VMM is known
+ * by its stats fd; else the VM cannot be known, and the vCPU joins its
+ * creating thread's group rather than a VM it may not belong to. */
+static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
+				 const struct kvm_identity *ident, const struct kvm_census *census)
 {
 	char prefix[KVM_ID_MAX];
-	struct kvm_vm *only = NULL;
-	size_t in_pid = 0;
+	struct kvm_vm *match = NULL, *only = NULL, *group = NULL;
+	size_t nmatch = 0, nvms = 0;
 
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(id, "/"), id);
 	for (size_t i = 0; i < set->n; i++) {
-		if (!same_source(set->vm[i], pid, from))
+		struct kvm_vm *vm = set->vm[i];
+		if (!same_source(vm, pid, from))
 			continue;
-		if (strcmp(set->vm[i]->id, prefix) == 0)
-			return set->vm[i];
-		only = set->vm[i];
-		in_pid++;
+		if (vm->thread_group) {
+			group = strcmp(vm->id, prefix) == 0 ? vm : group;
+			continue;
+		}
+		only = vm;
+		nvms++;
+		if (key_matches(vm, from, prefix, ident)) {
+			match = vm;
+			nmatch++;
+		}
 	}
-	if (in_pid == 1)
-		return only;
-	return vm_new(set, pid, from, prefix, ident);
+	if (!census) { /* a peer: as it says, by name or by id */
+		if (nmatch == 1)
+			return match;
+		if (nvms == 1 && !(from && ident->name[0]))
+			return only;
+		return vm_new(set, pid, from, prefix, ident, false);
+	}
+	if (census->vms <= 1 && nvms <= 1)
+		return only ? only : vm_new(set, pid, from, prefix, ident, false);
+	if (nmatch == 1 && files_held(set, pid, -1) >= census->vms)
+		return match;
+	return group ? group : vm_new(set, pid, from, prefix, ident, true);
+}
+
+/* The VM a VM's stats fd makes or completes: one its vCPUs formed before
+ * it came, else a new one (one thread's VMs share the id). Returns 0, or
+ * -EEXIST when a peer sent a second stats fd for a VM it named. */
+static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
+		      const struct kvm_identity *ident, struct kvm_vm **owner)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct kvm_vm *vm = set->vm[i];
+		if (!same_source(vm, pid, from) || vm->thread_group ||
+		    !key_matches(vm, from, id, ident))
+			continue;
+		if (!vm->has_vmfd) {
+			*owner = vm;
+			return 0;
+		}
+		if (from && ident->name[0])
+			return -EEXIST;
+	}
+	*owner = vm_new(set, pid, from, id, ident, false);
+	return *owner ? 0 : -ENOSPC;
 }
 
 static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, int vmm_fd,
@@ -133,58 +316,36 @@ static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, i
 		vm->vcpu[at] = vm->vcpu[at - 1];
 		at--;
 	}
-	vm->vcpu[at] = (struct kvm_vcpu){*s, index, vmm_fd};
+	vm->vcpu[at] = (struct kvm_vcpu){.s = *s, .index = index, .vmm_fd = vmm_fd, .schedfd = -1};
 	vm->nvcpu++;
 	return 0;
 }
 
-/* Whether a VM of VMM `pid` from any source already holds a stats fd with
- * this id: discovery and a hand-over of the same VMM must not count it twice. */
-static bool id_held(const struct kvm_vmset *set, pid_t pid, const char *id, bool vcpu)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid)
-			continue;
-		if (!vcpu && vm->has_vmfd && strcmp(vm->vmfd.id, id) == 0)
-			return true;
-		for (size_t j = 0; vcpu && j < vm->nvcpu; j++)
-			if (strcmp(vm->vcpu[j].s.id, id) == 0)
-				return true;
-	}
-	return false;
-}
-
 static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_statsfd *s, int vmm_fd,
-		  int vcpu_index, const struct kvm_identity *ident)
+		  int vcpu_index, const struct kvm_identity *ident, const struct kvm_census *census)
 {
 	struct kvm_vm *vm;
 
-	if (id_held(set, pid, s->id, vcpu_index >= 0))
+	if (is_copy(set, pid, from, s->id, vcpu_index, ident, census))
 		return -EEXIST; /* the first to bring it keeps it (QEMU 8.1+ and the shim both hold
 				   a vCPU's) */
-
 	if (vcpu_index < 0) {
-		/* A VM fd may arrive after its vCPUs formed a VM under the same id. */
-		vm = NULL;
-		for (size_t i = 0; i < set->n && !vm; i++)
-			if (same_source(set->vm[i], pid, from) &&
-			    strcmp(set->vm[i]->id, s->id) == 0)
-				vm = set->vm[i];
-		if (!vm && !(vm = vm_new(set, pid, from, s->id, ident)))
-			return -ENOSPC;
+		int rc = vmfd_owner(set, pid, from, s->id, ident, &vm);
+		if (rc < 0)
+			return rc;
 		vm->vmfd = *s;
 		vm->vm_vmm_fd = vmm_fd;
 		vm->has_vmfd = true;
 		return 0;
 	}
-	if (!(vm = vm_for_vcpu(set, pid, from, s->id, ident)))
+	if (!(vm = vcpu_owner(set, pid, from, s->id, ident, census)))
 		return -ENOSPC;
 	return add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
 }
 
 int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_fd, int vcpu_index,
-		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx)
+		  const struct kvm_identity *ident, const struct kvm_census *census,
+		  kvm_drop_fn *drop, void *ctx)
 {
 	struct kvm_statsfd s;
 	int kind, rc;
@@ -200,7 +361,7 @@ int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_
 		close(fd);
 		return rc;
 	}
-	rc = attach(set, pid, from, &s, vmm_fd, vcpu_index, ident);
+	rc = attach(set, pid, from, &s, vmm_fd, vcpu_index, ident, census);
 	if (rc == -EEXIST) {
 		kvm_statsfd_close(&s, &set->schemas);
 		return rc;
@@ -243,6 +404,14 @@ size_t kvm_vmset_fds_from(const struct kvm_vmset *set, pid_t from)
 	return n;
 }
 
+static void vcpu_close(struct kvm_vmset *set, struct kvm_vcpu *c)
+{
+	kvm_statsfd_close(&c->s, &set->schemas);
+	if (c->schedfd >= 0)
+		close(c->schedfd);
+	c->schedfd = -1;
+}
+
 static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 {
 	set->nhandover_vms -= vm->from != 0;
@@ -251,8 +420,9 @@ static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 	if (vm->has_vmfd)
 		kvm_statsfd_close(&vm->vmfd, &set->schemas);
 	for (size_t j = 0; j < vm->nvcpu; j++)
-		kvm_statsfd_close(&vm->vcpu[j].s, &set->schemas);
+		vcpu_close(set, &vm->vcpu[j]);
 	set->nfds -= vm->nvcpu + vm->has_vmfd;
+	vmm_put(set, vm);
 	free(vm->vcpu);
 	free(vm);
 }
@@ -278,7 +448,7 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 				j++;
 				continue;
 			}
-			kvm_statsfd_close(&c->s, &set->schemas);
+			vcpu_close(set, c);
 			memmove(c, c + 1, (vm->nvcpu - j - 1) * sizeof(*c));
 			vm->nvcpu--;
 			set->nfds--;
@@ -319,7 +489,9 @@ void kvm_vmset_free(struct kvm_vmset *set)
 	while (set->n)
 		remove_at(set, set->n - 1);
 	free(set->vm);
+	free(set->vmm);
 	set->vm = NULL;
-	set->cap = 0;
+	set->vmm = NULL;
+	set->cap = set->capvmm = 0;
 	kvm_schemas_free(&set->schemas);
 }

@@ -12,14 +12,41 @@
 
 struct kvm_vcpu {
 	struct kvm_statsfd s;
-	int index;  /* N of kvm-vcpu-stats:N */
-	int vmm_fd; /* the VMM's fd number we copied, for liveness checks; -1: handed over */
+	int index;	   /* N of kvm-vcpu-stats:N */
+	int vmm_fd;	   /* the VMM's fd number we copied, for liveness checks; -1: handed over */
+	pid_t tid;	   /* the host thread that runs it, 0: not known (kvm_hostview.c) */
+	int schedfd;	   /* its /proc/PID/task/TID/schedstat, -1: none */
+	bool sched_fresh;  /* sched[] read by this scrape */
+	uint64_t sched[3]; /* ns on a CPU, ns waiting runnable, timeslices */
+};
+
+/* A VMM process, shared by the VMs it holds: its /proc/PID/stat. */
+struct kvm_vmm {
+	pid_t pid;
+	int statfd; /* -1: not open */
+	bool fresh; /* read by this scrape */
+	uint64_t majflt, rss_pages;
+	size_t nvms;
+	const struct kvm_vm *only; /* its one VM, NULL when it holds several */
 };
 
 struct kvm_identity {
 	char name[128]; /* -name guest=NAME or -name NAME */
 	char uuid[40];	/* -uuid */
 	char vmm[64];	/* the VMM binary's base name */
+};
+
+/* What a VMM holds besides its stats fds, counted by discovery: how many
+ * distinct VMs and vCPUs its stats fds can stand for. A VMM may hold two
+ * stats fds of one vCPU (QEMU 8.1+ and the shim each keep one), and one
+ * thread may create several VMs whose stats fds then share an id. */
+struct kvm_census {
+	size_t vms; /* anon_inode:kvm-vm fds */
+	struct kvm_vcpu_fd {
+		int index; /* N of anon_inode:kvm-vcpu:N */
+		int fd;	   /* the VMM's fd number */
+	} * vcpu;	   /* sorted by index */
+	size_t nvcpu;
 };
 
 struct kvm_vm {
@@ -32,27 +59,36 @@ struct kvm_vm {
 	struct kvm_vcpu *vcpu;
 	size_t nvcpu, capvcpu;
 	struct kvm_identity ident;
+	/* vCPUs whose VM cannot be known: one thread created several VMs of
+	 * this VMM, and KVM names their vCPUs alike (kvm-TID/vcpu-N). */
+	bool thread_group;
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
 	bool included;		   /* passes the vms filter: set by each scrape's read */
+	struct kvm_vmm *vmm;
 };
 
 struct kvm_vmset {
 	struct kvm_vm **vm;
 	size_t n, cap;
+	struct kvm_vmm **vmm; /* one per VMM process held */
+	size_t nvmm, capvmm;
 	size_t max_vms, max_vcpus; /* caps from the configuration */
 	size_t max_handover_vms;   /* VMs handed over count apart: discovery keeps its room */
 	size_t nfds, nhandover_vms, nhandover_fds;
+	size_t groups_made; /* thread groups ever made: the collector logs each */
 	struct kvm_schemas schemas;
 };
 
-/* A stats fd discovery copied (from 0) or hand-over peer `from` sent, of
- * VMM `pid`: the set takes `fd` in every case (closing it unless held).
- * `vcpu_index` < 0 for a VM fd; it must match what the kernel named the fd.
- * A vCPU joins only a VM of the same VMM and the same source, so no peer
- * can add to a VM it did not hand over. Returns 0, -EEXIST (already held),
- * or -errno (the reason dropped). */
+/* A stats fd discovery copied (from 0, with the VMM's census) or hand-over
+ * peer `from` sent (census NULL), of VMM `pid`: the set takes `fd` in every
+ * case (closing it unless held). `vcpu_index` < 0 for a VM fd; it must
+ * match what the kernel named the fd. A vCPU joins only a VM of the same
+ * VMM and the same source, so no peer can add to a VM it did not hand
+ * over; a peer that names its VMs (name=) groups by that name. Returns 0,
+ * -EEXIST (already held), or -errno (the reason dropped). */
 int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_fd, int vcpu_index,
-		  const struct kvm_identity *ident, kvm_drop_fn *drop, void *ctx);
+		  const struct kvm_identity *ident, const struct kvm_census *census,
+		  kvm_drop_fn *drop, void *ctx);
 /* Gives every handed-over fd to `take`, which owns it from then on, and
  * forgets it: a reload passes them to the next generation. */
 void kvm_vmset_release_handed(struct kvm_vmset *set,

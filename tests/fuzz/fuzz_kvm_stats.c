@@ -1,9 +1,11 @@
 /* Fuzzes the KVM stats parser with whole files: header, id, descriptors,
- * data, as a hostile or broken kernel interface could present them. */
+ * data, as a hostile or broken kernel interface could present them; and
+ * the host view's /proc lines, whose comm field a VMM writes itself. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kvm_hostview.h"
 #include "kvm_metric.h"
 #include "kvm_stats_desc.h"
 
@@ -19,6 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why;
 	char id[64];
 
+	uint64_t flt, rss, sched[3];
+	kvm_procstat_parse((const char *)data, size, &flt, &rss);
+	kvm_schedstat_parse((const char *)data, size, sched);
 	if (kvm_stats_parse_header(data, size, &h, &why) < 0)
 		return 0;
 	if (h.id_offset < size)

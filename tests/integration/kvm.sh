@@ -86,6 +86,139 @@ check "per-VM: histogram count summed over vCPUs" \
 check "per-VM: no vcpu label" sh -c "! grep -q 'vcpu=\"' '$WORK/vm.txt'"
 check "per-VM output passes promtool" sh -c "promtool check metrics <'$WORK/vm.txt'"
 
+# One thread creating several VMs: KVM gives the three VMs one stats id
+# (kvm-TID) and their vCPUs the same ids twice over. Every VM is served;
+# the vCPUs, which nothing the kernel shows ties to one VM, are served as
+# their thread's group and said so, never summed into a VM they may not
+# belong to. VM i makes IO + i*STEP port exits on each of its 2 vCPUs.
+STEP=5
+# exits_of FILE SERIES_LABELS: the guest's port exits, as the kernel counts them here.
+exits_of() {
+	local io ex
+	io=$(value "$1" "kvm_vcpu_io_exits_total$2")
+	ex=$(value "$1" "kvm_vcpu_exits_total$2")
+	if [ "${io:-0}" != 0 ]; then echo "$io"; else echo $((${ex:-0} - ${3:-0})); fi
+}
+FIXTURE_ONE_THREAD=1 FIXTURE_EXITS_STEP=$STEP start_fixture 3 2 $IO -name guest=multi
+FM=$FX
+kvm_config "$WORK/multi.yml" per_vm
+PMU=$(free_port)
+start_exporter "$WORK/multi.yml" "$PMU"
+scrape "$PMU" "$WORK/multi.txt"
+# (web1's VMM, 2 VMs and 6 fds, still runs.)
+check "one thread, 3 VMs: every VM's stats fd is served (3 VMs + the thread's vCPU group; was 1 VM)" \
+	test "$(value "$WORK/multi.txt" kvm_collector_vms)" = 6 -a "$(value "$WORK/multi.txt" kvm_collector_stats_fds)" = 15
+check "one thread, 3 VMs: four distinct vm labels" \
+	test "$(grep '^kvm_vm_info{vm="multi[^"]*",name="multi"' "$WORK/multi.txt" | sed 's/.*{vm="\([^"]*\)".*/\1/' | sort -u | wc -l)" = 4
+group=$(grep -o 'kvm_vm_info{vm="multi/kvm-[0-9]*/\*"' "$WORK/multi.txt" | sed 's/.*vm="//; s/"$//')
+check "one thread, 3 VMs: the 6 vCPUs are served as the thread's group ($group), counted" \
+	test -n "$group" -a "$(value "$WORK/multi.txt" kvm_collector_vcpus_of_unknown_vm)" = 6
+want=$((2 * (IO + IO + STEP + IO + 2 * STEP)))
+got=$(exits_of "$WORK/multi.txt" "{vm=\"$group\"}" 6)
+check "one thread, 3 VMs: the group's port exits are all of them ($got = $want)" test "$got" = "$want"
+check "one thread, 3 VMs: logged, naming the VMM and the group" \
+	grep -q "one thread created several VMs.*pid=$FM.*vm=$group" "$WORK/exporter.log"
+kill "$FM"
+
+# The same VMM handing its fds over names each VM (name=handed-I): that
+# grouping is the VMM's own word, so each VM gets its own vCPUs and exits.
+handover_config() { # handover_config FILE SOCKET UID
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    passive: false\n    handover:\n      socket: %s\n      allow_uids: [%s]\n' \
+		"$B/plugins" "$2" "$3" >"$1"
+}
+handover_config "$WORK/homulti.yml" "$WORK/homulti.sock" "$(id -u)"
+PHM=$(free_port)
+start_exporter "$WORK/homulti.yml" "$PHM"
+FIXTURE_HANDOVER="$WORK/homulti.sock" FIXTURE_ONE_THREAD=1 FIXTURE_EXITS_STEP=$STEP start_fixture 3 2 $IO
+FHM=$FX
+for _ in $(seq 50); do
+	scrape "$PHM" "$WORK/homulti.txt"
+	[ "$(value "$WORK/homulti.txt" kvm_collector_stats_fds)" = 9 ] && break
+	sleep 0.1
+done
+check "one thread, 3 VMs handed over by name: 3 VMs, 9 fds" \
+	test "$(value "$WORK/homulti.txt" kvm_collector_vms)" = 3 -a "$(value "$WORK/homulti.txt" kvm_collector_stats_fds)" = 9
+for i in 0 1 2; do
+	want=$((2 * (IO + i * STEP)))
+	got=$(exits_of "$WORK/homulti.txt" "{vm=\"handed-$i\"}" 2)
+	check "one thread, VM $i handed over by name: its own exits ($got = $want)" test "$got" = "$want"
+done
+kill "$FHM"
+
+# The host's view: each vCPU's thread found (each creates and runs its own
+# vCPU, as QEMU's do), and what the scheduler counted for it. The VMM and a
+# busy loop share one CPU, so the spinning vCPUs also wait for it (steal).
+taskset -c 0 sh -c 'while :; do :; done' &
+BUSY=$!
+PIDS+=("$BUSY")
+FIXTURE_SPIN=1 taskset -c 0 "$FIXTURE" 1 2 $IO "$WORK/spin.ready" -name guest=spin >>"$WORK/fixture.log" 2>&1 &
+FS=$!
+PIDS+=("$FS")
+for _ in $(seq 100); do [ -s "$WORK/spin.ready" ] && break; sleep 0.05; done
+holds() { awk "BEGIN { exit !($1) }"; } # holds EXPR: awk arithmetic
+thread_sum() { # thread_sum FILE FAMILY: over spin's vCPUs
+	awk -v p="$2{vm=\"spin\"," 'index($1, p) == 1 { s += $2 } END { printf "%.3f", s }' "$1"
+}
+# schedstat_sum FIELD: over the fixture's spinning threads, as the kernel gives it
+schedstat_sum() {
+	local t s=0
+	for t in /proc/$FS/task/*; do
+		[ "$(basename "$t")" = "$FS" ] && continue
+		grep -q '^kvm-' "$t/comm" && continue # KVM's own worker thread
+		s=$((s + $(cut -d' ' -f"$1" "$t/schedstat")))
+	done
+	echo "$s"
+}
+for _ in $(seq 60); do
+	scrape "$PV" "$WORK/spin1.txt"
+	grep -q '^kvm_vm_info{vm="spin",.*vcpus="2",vcpu_threads="2"}' "$WORK/spin1.txt" && break
+	sleep 0.1
+done
+check "host view: both vCPU threads of spin found (vcpu_threads=\"2\")" \
+	grep -q '^kvm_vm_info{vm="spin",.*vcpus="2",vcpu_threads="2"}' "$WORK/spin1.txt"
+sleep 1
+scrape "$PV" "$WORK/spin2.txt"
+ns_cpu=$(schedstat_sum 1)
+cpu1=$(thread_sum "$WORK/spin1.txt" kvm_vcpu_thread_cpu_seconds_total)
+cpu2=$(thread_sum "$WORK/spin2.txt" kvm_vcpu_thread_cpu_seconds_total)
+wait1=$(thread_sum "$WORK/spin1.txt" kvm_vcpu_thread_wait_seconds_total)
+wait2=$(thread_sum "$WORK/spin2.txt" kvm_vcpu_thread_wait_seconds_total)
+check "host view: vCPU time on CPU rises while the guest spins (+$(awk "BEGIN { print $cpu2 - $cpu1 }") s in 1 s)" \
+	holds "$cpu2 - $cpu1 > 0.2"
+check "host view: and the wait for the shared CPU, the guest's steal (+$(awk "BEGIN { print $wait2 - $wait1 }") s)" \
+	holds "$wait2 - $wait1 > 0.2"
+check "host view: the figures are those threads' schedstat (${cpu2} s; ${ns_cpu} ns a moment later)" \
+	holds "$ns_cpu / 1e9 >= $cpu2 && $ns_cpu / 1e9 - $cpu2 < 0.5"
+check "host view: timeslices counted" test "$(thread_sum "$WORK/spin2.txt" kvm_vcpu_thread_timeslices_total | cut -d. -f1)" -gt 2
+rss=$(value "$WORK/spin2.txt" "kvm_vmm_resident_memory_bytes{vm=\"spin\",pid=\"$FS\"}")
+vmrss=$(awk '/^VmRSS/ { print $2 * 1024 }' "/proc/$FS/status")
+check "host view: the VMM's resident memory ($rss bytes; VmRSS $vmrss)" \
+	holds "${rss:-0} > 0 && (${rss:-0} - $vmrss)^2 < ($vmrss / 5)^2"
+check "host view: the VMM's major faults" grep -q "^kvm_vmm_major_page_faults_total{vm=\"spin\",pid=\"$FS\"} [0-9]" "$WORK/spin2.txt"
+scrape "$PM" "$WORK/spinvm.txt"
+check "host view, per VM: the vCPU threads summed" grep -q '^kvm_vcpu_thread_cpu_seconds_total{vm="spin"} [0-9.]*$' "$WORK/spinvm.txt"
+check "host view: passes promtool" sh -c "promtool check metrics <'$WORK/spin2.txt'"
+# An unplugged vCPU (the VMM closed its stats fd) goes at the next look at
+# the VMM, its copy and its thread's file closed: nothing stays pinned.
+kvm_config "$WORK/unplug.yml" per_vcpu
+sed -i 's/rescan_interval_seconds: 3600/rescan_interval_seconds: 1/' "$WORK/unplug.yml"
+PU=$(free_port)
+start_exporter "$WORK/unplug.yml" "$PU"
+EXPU=$LAST_PID
+wait_for_metric "$PU" '^kvm_vm_info{vm="spin",.*vcpus="2",vcpu_threads="2"}'
+fds_before=$(held_stats_fds "$EXPU")
+kill -USR1 "$FS"
+gone=0
+for _ in $(seq 60); do
+	scrape "$PU" "$WORK/unplug.txt"
+	grep -q '^kvm_vm_info{vm="spin",.*vcpus="1",vcpu_threads="1"}' "$WORK/unplug.txt" && { gone=1; break; }
+	sleep 0.1
+done
+check "unplug: the vCPU is gone at the next look, the other stays" test $gone = 1
+check "unplug: the exporter holds one stats fd fewer ($fds_before before)" \
+	test "$(held_stats_fds "$EXPU")" = $((fds_before - 1))
+kill "$FS" "$BUSY"
+
 # A VMM started now is found through KVM's uevent (the rescan is an hour away).
 start_fixture 1 1 $IO
 F2=$FX
@@ -114,10 +247,6 @@ check "all VMMs gone: no stats fd left in the exporter" test "$(held_stats_fds "
 
 # The hand-over socket: an exporter with passive discovery off receives the
 # stats fds from the VMM itself, and refuses peers not on its allow-list.
-handover_config() { # handover_config FILE SOCKET UID
-	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    passive: false\n    handover:\n      socket: %s\n      allow_uids: [%s]\n' \
-		"$B/plugins" "$2" "$3" >"$1"
-}
 handover_config "$WORK/ho.yml" "$WORK/ho.sock" "$(id -u)"
 PH=$(free_port)
 start_exporter "$WORK/ho.yml" "$PH"

@@ -34,6 +34,21 @@ check "shim: QEMU's VM and both vCPUs are found passively" \
 check "identity: vmm is qemu-system-x86_64 with its uuid" sh -c "curl -s 'http://127.0.0.1:$PORT/metrics' | grep -q 'uuid=\"0f0e0d0c-0b0a-4908-8706-050403020100\",pid=\"$QPID\",vmm=\"qemu-system-x86_64\"'"
 check "paused guest: every statistic equals QMP query-stats" \
 	$PY "$HERE/qemu_compare.py" "$QMP" "http://127.0.0.1:$PORT/metrics" qemu-it
+# The host view: QEMU's vCPU threads (named "CPU N/KVM", each created its
+# vCPU) found, their schedstat served per vCPU.
+curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/hv.txt"
+check "host view: QEMU's two vCPU threads found" grep -q '^kvm_vm_info{vm="qemu-it",.*vcpus="2",vcpu_threads="2"}' "$WORK/hv.txt"
+ok=1 how=""
+for t in /proc/$QPID/task/*; do
+	n=$(sed -n 's|^CPU \([0-9]*\)/KVM$|\1|p' "$t/comm")
+	[ -n "$n" ] || continue
+	want=$(cut -d' ' -f1 "$t/schedstat")
+	got=$(awk -v s="kvm_vcpu_thread_cpu_seconds_total{vm=\"qemu-it\",vcpu=\"$n\"}" '$1 == s { print $2 }' "$WORK/hv.txt")
+	awk "BEGIN { exit !(${got:-0} > 0 && ${got:-0} <= $want / 1e9 && $want / 1e9 - ${got:-0} < 0.5) }" || ok=0
+	how="$how CPU $n/KVM: ${got:-none} s (schedstat $want ns);"
+done
+check "host view: each vCPU's time is its own thread's ($how)" test $ok = 1 -a -n "$how"
+check "host view: QEMU's resident memory" grep -q "^kvm_vmm_resident_memory_bytes{vm=\"qemu-it\",pid=\"$QPID\"} [1-9]" "$WORK/hv.txt"
 kill "$QPID"
 for _ in $(seq 50); do kill -0 "$QPID" 2>/dev/null || break; sleep 0.05; done
 sleep 0.2
@@ -79,5 +94,42 @@ qmp "$QMP2" cont >/dev/null
 status=$(qmp "$QMP2" query-status)
 check "attach: the guest runs again after cont" grep -q '"running": true' <<<"$status"
 kill "$QPID2"
+
+# vCPU hotplug: QEMU started with one of two possible vCPUs gets the second
+# by device_add; with the shim holding its stats fd, it is served at the
+# next look (rescans every second here), thread and all.
+QMP3="$WORK/qmp3.sock"
+LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" "$QEMU" -accel kvm -m 64 -smp 1,maxcpus=2 -nographic \
+	-nodefaults -serial null -monitor none -name guest=qemu-hotplug,debug-threads=on \
+	-qmp "unix:$QMP3,server=on,wait=off" >"$WORK/qemu3.log" 2>&1 &
+QPID3=$!
+PIDS+=("$QPID3")
+for _ in $(seq 100); do [ -S "$QMP3" ] && break; sleep 0.05; done
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n    rescan_interval_seconds: 1\n' \
+	"$B/plugins" >"$WORK/hotplug.yml"
+PHP=$(free_port)
+start_exporter "$WORK/hotplug.yml" "$PHP"
+check "hotplug: one vCPU before" wait_for_metric "$PHP" 'kvm_vm_info{vm="qemu-hotplug".*vcpus="1",vcpu_threads="1"'
+plugged=$($PY - "$QMP3" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); f = s.makefile("rwb")
+f.readline()
+def call(cmd, **args):
+    f.write(json.dumps({"execute": cmd, "arguments": args}).encode() + b"\n"); f.flush()
+    while True:
+        m = json.loads(f.readline())
+        if "return" in m or "error" in m:
+            return m
+call("qmp_capabilities")
+free = [c for c in call("query-hotpluggable-cpus")["return"] if "qom-path" not in c]
+print(json.dumps(call("device_add", driver=free[0]["type"], id="cpu1", **free[0]["props"])))
+EOF
+)
+check "hotplug: QEMU plugs the second vCPU ($plugged)" grep -q '"return": {}' <<<"$plugged"
+check "hotplug: the new vCPU and its thread appear within a look" \
+	wait_for_metric "$PHP" 'kvm_vm_info{vm="qemu-hotplug".*vcpus="2",vcpu_threads="2"'
+check "hotplug: the new vCPU's statistics are served" \
+	wait_for_metric "$PHP" '^kvm_vcpu_exits_total{vm="qemu-hotplug",vcpu="1"}'
+kill "$QPID3"
 
 summary

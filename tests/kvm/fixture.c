@@ -2,7 +2,12 @@
  * /dev/kvm, runs real guest code that makes a known number of port I/O
  * exits and then halts, and keeps every stats fd open as the preload shim
  * would, until SIGTERM. Each VM is created (with its vCPUs) by its own
- * short-lived thread, as a one-VM-per-thread VMM would.
+ * short-lived thread, as a one-VM-per-thread VMM would; FIXTURE_ONE_THREAD=1
+ * creates them all in the main thread instead (KVM then gives them one
+ * stats id), and FIXTURE_EXITS_STEP=K makes VM i exit IO_EXITS + i*K times.
+ * FIXTURE_SPIN=1 gives each vCPU a thread of its own that creates it and
+ * runs it for good, spinning after its exits, as QEMU's vCPU threads do.
+ * SIGUSR1 closes the last vCPU's stats fd, as an unplug would.
  *   fixture VMS VCPUS IO_EXITS READY_FILE [-name guest=NAME] [-uuid UUID]
  * (the trailing options are only there for the exporter to read, as QEMU's)
  * With FIXTURE_HANDOVER=PATH it also passes every stats fd to the exporter's
@@ -14,7 +19,9 @@
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +34,6 @@
 #include <unistd.h>
 
 static int kvm;
-static int io_exits;
 
 /* Every stats fd made, for the hand-over: fd, VM number, vCPU (-1: the VM's). */
 static struct held {
@@ -44,7 +50,9 @@ static void die(const char *what)
 /* Flat 32-bit protected-mode guest: io_exits times `out dx, al` to port
  * 0x3f8, then hlt. (Real mode would be emulated by KVM where the CPU cannot
  * run it directly, and emulated port I/O is not counted in io_exits.) */
-static size_t guest_code(unsigned char *p)
+static bool spin;
+
+static size_t guest_code(unsigned char *p, int io_exits)
 {
 	size_t n = 0;
 	p[n++] = 0x66; /* mov dx, 0x3f8 */
@@ -55,7 +63,12 @@ static size_t guest_code(unsigned char *p)
 	p[n++] = 'x';
 	for (int i = 0; i < io_exits; i++)
 		p[n++] = 0xEE; /* out dx, al */
-	p[n++] = 0xF4;	       /* hlt */
+	if (spin) {
+		p[n++] = 0xEB; /* jmp $ */
+		p[n++] = 0xFE;
+	} else {
+		p[n++] = 0xF4; /* hlt */
+	}
 	return n;
 }
 
@@ -103,7 +116,45 @@ static void run_vcpu(int vcpu, int run_size)
 struct vm_args {
 	int vcpus;
 	int run_size;
+	int io_exits; /* -1: do not run */
 };
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hold(int fd, int vm, int vcpu)
+{
+	pthread_mutex_lock(&held_lock);
+	held[nheld++] = (struct held){fd, vm, vcpu};
+	pthread_mutex_unlock(&held_lock);
+}
+
+/* Creates vCPU `i` of VM fd `vm` and keeps its stats fd; returns its fd. */
+static int make_vcpu(int vm, int me, int i)
+{
+	int vcpu = ioctl(vm, KVM_CREATE_VCPU, i);
+	if (vcpu < 0)
+		die("KVM_CREATE_VCPU");
+	int st = ioctl(vcpu, KVM_GET_STATS_FD, 0);
+	if (st < 0)
+		die("KVM_GET_STATS_FD (vcpu)");
+	hold(st, me, i);
+	return vcpu;
+}
+
+struct spinner {
+	int vm, me, index, run_size;
+	sem_t *made;
+};
+
+/* A spin-mode vCPU thread: creates its vCPU, says so, runs it for good. */
+static void *spin_vcpu(void *arg)
+{
+	struct spinner *sp = arg;
+	int vcpu = make_vcpu(sp->vm, sp->me, sp->index);
+	sem_post(sp->made);
+	run_vcpu(vcpu, sp->run_size);
+	return NULL;
+}
 
 /* Creates one VM and its vCPUs, runs the guest on each, keeps stats fds. */
 static void *make_vm(void *arg)
@@ -115,7 +166,8 @@ static void *make_vm(void *arg)
 	void *mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		die("mmap guest memory");
-	guest_code((unsigned char *)mem + 0x1000);
+	if (a->io_exits >= 0)
+		guest_code((unsigned char *)mem + 0x1000, a->io_exits);
 	struct kvm_userspace_memory_region region = {
 	    .slot = 0,
 	    .guest_phys_addr = 0,
@@ -128,16 +180,22 @@ static void *make_vm(void *arg)
 	if (vmstats < 0)
 		die("KVM_GET_STATS_FD (vm)");
 	int me = nvms++; /* VMs are made one at a time */
-	held[nheld++] = (struct held){vmstats, me, -1};
+	hold(vmstats, me, -1);
 	for (int i = 0; i < a->vcpus; i++) {
-		int vcpu = ioctl(vm, KVM_CREATE_VCPU, i);
-		if (vcpu < 0)
-			die("KVM_CREATE_VCPU");
-		int st = ioctl(vcpu, KVM_GET_STATS_FD, 0);
-		if (st < 0)
-			die("KVM_GET_STATS_FD (vcpu)");
-		held[nheld++] = (struct held){st, me, i};
-		if (io_exits >= 0)
+		if (spin) {
+			static sem_t made;
+			struct spinner *sp = malloc(sizeof(*sp));
+			pthread_t t;
+			if (!sp || sem_init(&made, 0, 0) < 0)
+				die("spinner");
+			*sp = (struct spinner){vm, me, i, a->run_size, &made};
+			if (pthread_create(&t, NULL, spin_vcpu, sp) != 0)
+				die("pthread_create");
+			sem_wait(&made);
+			continue;
+		}
+		int vcpu = make_vcpu(vm, me, i);
+		if (a->io_exits >= 0)
 			run_vcpu(vcpu, a->run_size);
 	}
 	return NULL;
@@ -188,9 +246,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fixture VMS VCPUS IO_EXITS(-1: do not run) READY_FILE\n");
 		return 2;
 	}
+	/* Blocked before any thread starts, so that only sigwait takes them. */
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
 	int vms = (int)strtol(argv[1], NULL, 10);
 	struct vm_args a = {.vcpus = (int)strtol(argv[2], NULL, 10)};
-	io_exits = (int)strtol(argv[3], NULL, 10);
+	int io_exits = (int)strtol(argv[3], NULL, 10);
+	spin = getenv("FIXTURE_SPIN") != NULL;
+	const char *step_env = getenv("FIXTURE_EXITS_STEP");
+	int step = step_env ? (int)strtol(step_env, NULL, 10) : 0;
 	struct rlimit rl; /* 1,000 VMs of 8 vCPUs take 18,000 fds */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;
@@ -202,9 +270,13 @@ int main(int argc, char **argv)
 	a.run_size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
 	for (int i = 0; i < vms; i++) {
 		pthread_t t;
-		if (pthread_create(&t, NULL, make_vm, &a) != 0)
+		a.io_exits = io_exits < 0 ? -1 : io_exits + i * step;
+		if (getenv("FIXTURE_ONE_THREAD"))
+			make_vm(&a);
+		else if (pthread_create(&t, NULL, make_vm, &a) != 0)
 			die("pthread_create");
-		pthread_join(t, NULL);
+		else
+			pthread_join(t, NULL);
 	}
 	if (getenv("FIXTURE_HANDOVER"))
 		hand_over(getenv("FIXTURE_HANDOVER"));
@@ -216,18 +288,23 @@ int main(int argc, char **argv)
 		die("ready file");
 	fprintf(f, "%d\n", getpid());
 	fclose(f);
+	if (getenv("FIXTURE_VFORK"))
+		sigprocmask(SIG_UNBLOCK, &s, NULL); /* parked in vfork, SIGTERM must still kill */
 	if (getenv("FIXTURE_VFORK") && vfork() == 0) {
 		/* The child runs on the parent's stack: only syscalls here. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
 	}
-	sigset_t s;
-	sigemptyset(&s);
-	sigaddset(&s, SIGTERM);
-	sigaddset(&s, SIGINT);
-	sigprocmask(SIG_BLOCK, &s, NULL);
 	int sig;
-	sigwait(&s, &sig);
+	/* SIGUSR1 unplugs the last vCPU as a VMM does: it closes that vCPU's
+	 * stats fd (KVM itself never destroys a vCPU before its VM). */
+	while (sigwait(&s, &sig) == 0 && sig == SIGUSR1)
+		for (int i = nheld - 1; i >= 0; i--)
+			if (held[i].vcpu >= 0 && held[i].fd >= 0) {
+				close(held[i].fd);
+				held[i].fd = -1;
+				break;
+			}
 	return 0;
 }

@@ -1,8 +1,10 @@
-/* The pure parts of KVM discovery: VMM command lines and uevent messages. */
+/* The pure parts of KVM discovery: VMM command lines, uevent messages, and
+ * the /proc lines of the host view. */
 #include "helpers.h"
 
 #include "kvm_discover.h"
 #include "kvm_handover.h"
+#include "kvm_hostview.h"
 #include "kvm_uevent.h"
 
 static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
@@ -59,6 +61,47 @@ static void test_cmdline(void **state)
 	assert_true(strlen(id.name) < sizeof(id.name));
 }
 
+/* A VMM names its threads and itself: comm may hold spaces and ')'. */
+static void test_host_files(void **state)
+{
+	uint64_t flt = 0, rss = 0, v[3];
+	(void)state;
+#define STAT(comm)                                                                                 \
+	"1234 (" comm ") S 1 1234 1234 0 -1 4194560 500 0 7 0 10 20 0 0 20 0 9 0 100 "             \
+	"123456789 4321 18446744073709551615 1 1 0 0 0 0 0\n"
+	const char *ok = STAT("qemu-system-x86");
+	assert_int_equal(kvm_procstat_parse(ok, strlen(ok), &flt, &rss), 0);
+	assert_int_equal(flt, 7);
+	assert_int_equal(rss, 4321);
+	const char *tricky = STAT("a) S 1 2 3 4 5 6 7 8 9 (b");
+	assert_int_equal(kvm_procstat_parse(tricky, strlen(tricky), &flt, &rss), 0);
+	assert_int_equal(flt, 7);
+	assert_int_equal(rss, 4321);
+	const char *bad[] = {
+	    "",
+	    "1234 (no close paren S 1 2",
+	    "1234 (x) S 1 1234 1234 0 -1 4194560 500 0 7", /* cut before rss */
+	    "1234 (x) S 1 1234 1234 0 -1 4194560 500 0 -7 0 10 20 0 0 20 0 9 0 100 1 2", /* negative
+											  */
+	    "1234 (x) S 1 1234 1234 0 -1 4194560 500 0 99999999999999999999999 0 1 2 3 4 5 6 7 8 9 "
+	    "10 11 12", /* overflow */
+	    "1234 (x) S 1 1234 1234 0 -1 4194560 500 0 7x 0 10 20 0 0 20 0 9 0 100 1 2",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(kvm_procstat_parse(bad[i], strlen(bad[i]), &flt, &rss), -EINVAL);
+	const char *sched = "200488440 44294034 1095\n";
+	assert_int_equal(kvm_schedstat_parse(sched, strlen(sched), v), 0);
+	assert_int_equal(v[0], 200488440);
+	assert_int_equal(v[1], 44294034);
+	assert_int_equal(v[2], 1095);
+	assert_int_equal(kvm_schedstat_parse("1 2", 3, v), -EINVAL);
+	assert_int_equal(kvm_schedstat_parse("", 0, v), -EINVAL);
+	char huge[300];
+	memset(huge, '9', sizeof(huge));
+	assert_int_equal(kvm_schedstat_parse(huge, sizeof(huge), v), -EINVAL);
+#undef STAT
+}
+
 static void test_uevent(void **state)
 {
 	static const char create[] =
@@ -113,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cmdline),
+	    cmocka_unit_test(test_host_files),
 	    cmocka_unit_test(test_uevent),
 	    cmocka_unit_test(test_handover_messages),
 	};
