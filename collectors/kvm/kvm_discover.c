@@ -177,7 +177,9 @@ static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *look)
 	kvm_procfd_each(proc, pid, note_fd, look);
 	if (!look->census.vms)
 		look->n = 0;
-	qsort(look->census.vcpu, look->census.nvcpu, sizeof(look->census.vcpu[0]), index_cmp);
+	if (look->census.nvcpu) /* qsort takes no NULL, even for nothing */
+		qsort(look->census.vcpu, look->census.nvcpu, sizeof(look->census.vcpu[0]),
+		      index_cmp);
 }
 
 size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)

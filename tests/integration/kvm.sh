@@ -29,6 +29,13 @@ kvm_config() { # kvm_config FILE MODE
 
 scrape() { curl -s "http://127.0.0.1:$1/metrics" >"$2"; }
 value() { awk -v m="$2" '$1 == m { print $2 }' "$1"; } # value FILE SERIES
+scrape_until_fds() { # scrape_until_fds PORT FILE N: until the exporter holds N stats fds
+	for _ in $(seq 50); do
+		scrape "$1" "$2"
+		[ "$(value "$2" kvm_collector_stats_fds)" = "$3" ] && return
+		sleep 0.1
+	done
+}
 held_stats_fds() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'kvm-v[a-z]*-stats'; }
 
 start_fixture 2 2 $IO -name guest=web1,debug-threads=on -uuid 8f3c1d2e-0000-4000-8000-123456789abc
@@ -131,11 +138,7 @@ PHM=$(free_port)
 start_exporter "$WORK/homulti.yml" "$PHM"
 FIXTURE_HANDOVER="$WORK/homulti.sock" FIXTURE_ONE_THREAD=1 FIXTURE_EXITS_STEP=$STEP start_fixture 3 2 $IO
 FHM=$FX
-for _ in $(seq 50); do
-	scrape "$PHM" "$WORK/homulti.txt"
-	[ "$(value "$WORK/homulti.txt" kvm_collector_stats_fds)" = 9 ] && break
-	sleep 0.1
-done
+scrape_until_fds "$PHM" "$WORK/homulti.txt" 9
 check "one thread, 3 VMs handed over by name: 3 VMs, 9 fds" \
 	test "$(value "$WORK/homulti.txt" kvm_collector_vms)" = 3 -a "$(value "$WORK/homulti.txt" kvm_collector_stats_fds)" = 9
 for i in 0 1 2; do
@@ -253,11 +256,7 @@ start_exporter "$WORK/ho.yml" "$PH"
 EXPH=$LAST_PID
 FIXTURE_HANDOVER="$WORK/ho.sock" start_fixture 2 2 $IO
 FH=$FX
-for _ in $(seq 50); do
-	scrape "$PH" "$WORK/ho.txt"
-	[ "$(value "$WORK/ho.txt" kvm_collector_stats_fds)" = 6 ] && break
-	sleep 0.1
-done
+scrape_until_fds "$PH" "$WORK/ho.txt" 6
 check "hand-over: the VMM's 6 stats fds arrive over the socket" test "$(value "$WORK/ho.txt" kvm_collector_stats_fds)" = 6
 check "hand-over: identity from the message" grep -q 'kvm_vm_info{vm="handed-1",name="handed-1",uuid="",pid="'"$FH"'",vmm="fixture"' "$WORK/ho.txt"
 check "hand-over: the guest's halt counted" test "$(value "$WORK/ho.txt" 'kvm_vcpu_halt_exits_total{vm="handed-0"}')" = 2

@@ -16,14 +16,20 @@ if [ -z "$QEMU" ]; then
 fi
 require_lone_kvm "QEMU comparison"
 
-QMP="$WORK/qmp.sock"
-LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" "$QEMU" -accel kvm -m 64 -smp 2 -nographic \
-	-nodefaults -serial null -monitor none -name guest=qemu-it,debug-threads=on \
-	-uuid 0f0e0d0c-0b0a-4908-8706-050403020100 -qmp "unix:$QMP,server=on,wait=off" \
-	>"$WORK/qemu.log" 2>&1 &
-QPID=$!
-PIDS+=("$QPID")
-for _ in $(seq 100); do [ -S "$QMP" ] && break; sleep 0.05; done
+# start_qemu NAME SMP [ARGS]: a guest named NAME with its QMP socket at
+# $WORK/NAME.qmp; sets QPID. SHIM=1 preloads the shim.
+start_qemu() {
+	local qmp="$WORK/$1.qmp"
+	${SHIM:+env LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so"} "$QEMU" -accel kvm -m 64 -smp "$2" \
+		-nographic -nodefaults -serial null -monitor none -name "guest=$1,debug-threads=on" \
+		-qmp "unix:$qmp,server=on,wait=off" "${@:3}" >>"$WORK/qemu.log" 2>&1 &
+	QPID=$!
+	PIDS+=("$QPID")
+	for _ in $(seq 100); do [ -S "$qmp" ] && break; sleep 0.05; done
+}
+
+SHIM=1 start_qemu qemu-it 2 -uuid 0f0e0d0c-0b0a-4908-8706-050403020100
+QMP="$WORK/qemu-it.qmp"
 
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n' "$B/plugins" >"$WORK/kvm.yml"
 PORT=$(free_port)
@@ -55,13 +61,8 @@ sleep 0.2
 check "QEMU gone: no stats fd left in the exporter" test "$(ls -l "/proc/$EXP/fd" | grep -c 'kvm-v[a-z]*-stats')" = 0
 
 # Attach mode: a stock QEMU (no shim) is made to open its own stats fds.
-QMP2="$WORK/qmp2.sock"
-"$QEMU" -accel kvm -m 64 -smp 2 -nographic -nodefaults -serial null -monitor none \
-	-name guest=qemu-attach,debug-threads=on -qmp "unix:$QMP2,server=on,wait=off" \
-	>"$WORK/qemu2.log" 2>&1 &
-QPID2=$!
-PIDS+=("$QPID2")
-for _ in $(seq 100); do [ -S "$QMP2" ] && break; sleep 0.05; done
+start_qemu qemu-attach 2
+QMP2="$WORK/qemu-attach.qmp" QPID2=$QPID
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n    attach: true\n    rescan_interval_seconds: 1\n' \
 	"$B/plugins" >"$WORK/attach.yml"
 PA=$(free_port)
@@ -98,13 +99,8 @@ kill "$QPID2"
 # vCPU hotplug: QEMU started with one of two possible vCPUs gets the second
 # by device_add; with the shim holding its stats fd, it is served at the
 # next look (rescans every second here), thread and all.
-QMP3="$WORK/qmp3.sock"
-LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" "$QEMU" -accel kvm -m 64 -smp 1,maxcpus=2 -nographic \
-	-nodefaults -serial null -monitor none -name guest=qemu-hotplug,debug-threads=on \
-	-qmp "unix:$QMP3,server=on,wait=off" >"$WORK/qemu3.log" 2>&1 &
-QPID3=$!
-PIDS+=("$QPID3")
-for _ in $(seq 100); do [ -S "$QMP3" ] && break; sleep 0.05; done
+SHIM=1 start_qemu qemu-hotplug 1,maxcpus=2
+QMP3="$WORK/qemu-hotplug.qmp" QPID3=$QPID
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n    rescan_interval_seconds: 1\n' \
 	"$B/plugins" >"$WORK/hotplug.yml"
 PHP=$(free_port)
