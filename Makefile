@@ -262,7 +262,7 @@ $(B)/bench/bench_dci_suppliers: $(B)/bench/bench_dci_suppliers.o $(DCI4_A)
 $(B)/bench/bench_dci_suppliers.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit)
 
 $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $(call lib_a,$(kvm_LIBS))
-	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
+	$(CC) $(CFLAGS_BASE) -o $@ $^ $(call coll_link,kvm)
 $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 # The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
@@ -279,7 +279,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
 	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit -Ilib/statproc -Ilib/vstats \
 	      -Icollectors/dci \
-	      -Icollectors/xen -Ilib/pvstats
+	      -Icollectors/xen -Ilib/pvstats $(shell pkg-config --cflags libxml-2.0)
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRCS = $(CORE_SRCS) $(wildcard collectors/kvm/kvm_*.c lib/dci4/*.c lib/unixsock/*.c lib/collkit/*.c \
 	    lib/statproc/*.c lib/vstats/*.c) \
@@ -298,7 +298,7 @@ build-fuzz/libfuzzed.a: $(FUZZ_OBJS)
 
 build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzed.a
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< build-fuzz/libfuzzed.a $(LIBS)
+	clang $(FUZZ_CFLAGS) -o $@ $< build-fuzz/libfuzzed.a $(LIBS) $(shell pkg-config --libs libxml-2.0)
 
 fuzz: $(FUZZERS)
 	@set -eo pipefail; for f in $(FUZZERS); do \

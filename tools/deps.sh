@@ -4,13 +4,14 @@
 #   tools/deps.sh test   to build and pass `make check`
 #   tools/deps.sh bench  to run `make bench` with its Go peer
 set -eu
-run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl
+run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl libxml2-dev
 	libgnutls28-dev libsystemd-dev libcrypt-dev)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
 	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
 	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev
 	openssl systemd chromium prometheus-alertmanager groff-base
-	debhelper lintian fakeroot rpm cpio)
+	debhelper lintian fakeroot rpm cpio
+	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17
 	xenstore-utils golang-github-influxdata-tdigest-dev)
 case "${1:-}" in

@@ -135,6 +135,49 @@ static void log_thread_group(const struct kvm_collector *k, pid_t pid)
 	}
 }
 
+/* libvirt's record of a VMM's domain, read with no lock held. */
+struct meta_look {
+	int rc;
+	const char *why;
+	struct kvm_meta meta;
+};
+
+static void meta_read(const struct kvm_collector *k, pid_t pid, const struct kvm_identity *id,
+		      struct meta_look *m)
+{
+	*m = (struct meta_look){.rc = -ENOENT};
+	if (k->libvirt.status_dir && id->name[0] && id->uuid[0])
+		m->rc = kvm_libvirt_read(&k->libvirt, id->name, pid, id->uuid, &m->meta, &m->why);
+}
+
+/* Under the lock: gives the record to the VMM's one VM (libvirt runs one
+ * per QEMU), or takes the old one away when the domain has none now. */
+static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
+{
+	struct kvm_vm *vm = NULL;
+	char p[16];
+
+	for (size_t i = 0; i < k->set.nvmm && !vm; i++)
+		if (k->set.vmm[i]->pid == pid && k->set.vmm[i]->only)
+			vm = (struct kvm_vm *)k->set.vmm[i]->only;
+	if (m->rc == -EACCES && !k->libvirt_denied_logged) {
+		snprintf(p, sizeof(p), "%d", (int)pid);
+		k->host->log(BS_LOG_WARN, "kvm",
+			     "cannot read libvirt's domain status files: no kvm_vm_metadata_info "
+			     "(grant read access to libvirt.status_dir, see the README)",
+			     "dir", k->libvirt.status_dir, "pid", p, (char *)NULL);
+		k->libvirt_denied_logged = true;
+	} else if (m->rc < 0 && m->rc != -ENOENT && m->rc != -EACCES) {
+		kvm_watcher_drop(k, m->why);
+	}
+	if (vm && (m->rc == 0 || m->rc == -ENOENT)) {
+		kvm_meta_free(&vm->meta);
+		vm->meta = m->meta;
+		m->meta = (struct kvm_meta){0};
+	}
+	kvm_meta_free(&m->meta);
+}
+
 static int scan_pid(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
@@ -143,12 +186,17 @@ static int scan_pid(void *ctx, pid_t pid)
 	if (k->attach && pid != getpid())
 		attach_pid(k, pid);
 	struct kvm_threads threads = {0};
-	if (kvm_discover_look(k->proc, pid, &look))
+	struct meta_look meta = {.rc = -ENOENT};
+	if (kvm_discover_look(k->proc, pid, &look)) {
 		kvm_threads_look(k->proc, pid, &look.census, &threads);
+		meta_read(k, pid, &look.ident, &meta);
+	}
 	pthread_mutex_lock(&k->lock);
 	size_t groups = k->set.groups_made;
 	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
 	kvm_hostview_assign(&k->set, k->proc, &threads);
+	if (look.n)
+		meta_apply(k, pid, &meta);
 	kvm_watch_release(k, pid);
 	if (k->set.groups_made != groups)
 		log_thread_group(k, pid);
@@ -259,28 +307,40 @@ static void first_scan(struct kvm_collector *k)
 	pthread_mutex_unlock(&k->lock);
 }
 
-/* Finds the vCPU threads of handed-over VMMs, which no look at the
- * process does: their /proc reads outside the lock, a few VMMs at a time. */
+/* Finds the vCPU threads and libvirt records of handed-over VMMs, which
+ * no look at the process does: the reads outside the lock. */
 static void hostview_pass(struct kvm_collector *k)
 {
-	pid_t due[KVM_PENDING_MAX];
+	struct {
+		pid_t pid;
+		struct kvm_identity ident;
+	} *due = calloc(KVM_PENDING_MAX, sizeof(*due));
 	size_t n = 0;
 
 	pthread_mutex_lock(&k->lock);
 	k->hostview_due = false;
-	for (size_t i = 0; i < k->set.nvmm && n < KVM_PENDING_MAX; i++)
-		if (kvm_hostview_wanted(&k->set, k->set.vmm[i]->pid))
-			due[n++] = k->set.vmm[i]->pid;
+	for (size_t i = 0; due && i < k->set.nvmm && n < KVM_PENDING_MAX; i++) {
+		const struct kvm_vmm *m = k->set.vmm[i];
+		if (!kvm_hostview_wanted(&k->set, m->pid) && (!m->only || m->only->meta.domain))
+			continue;
+		due[n].pid = m->pid;
+		if (m->only)
+			due[n].ident = m->only->ident;
+		n++;
+	}
 	pthread_mutex_unlock(&k->lock);
 	for (size_t i = 0; i < n; i++) {
-		struct kvm_threads t;
-		if (kvm_threads_look(k->proc, due[i], NULL, &t) < 0)
-			continue;
+		struct kvm_threads t = {0};
+		struct meta_look meta;
+		kvm_threads_look(k->proc, due[i].pid, NULL, &t);
+		meta_read(k, due[i].pid, &due[i].ident, &meta);
 		pthread_mutex_lock(&k->lock);
 		kvm_hostview_assign(&k->set, k->proc, &t);
+		meta_apply(k, due[i].pid, &meta);
 		pthread_mutex_unlock(&k->lock);
 		kvm_threads_free(&t);
 	}
+	free(due);
 }
 
 static void *watcher(void *arg)
@@ -413,7 +473,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
 	    c->get_u64(conf, "max_vcpus_per_vm", 1, 4096, &max_vcpus) == -EINVAL ||
 	    read_filter(conf, "stats", &k->stats) < 0 || read_filter(conf, "vms", &k->vms) < 0 ||
-	    read_handover(k, conf) < 0)
+	    read_handover(k, conf) < 0 || kvm_libvirt_conf_read(conf, &k->libvirt) < 0)
 		return -EINVAL;
 	if (strcmp(mode, "per_vm") == 0)
 		k->mode = KVM_PER_VM;

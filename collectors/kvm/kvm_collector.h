@@ -10,6 +10,7 @@
 
 #include "kvm_emit.h"
 #include "kvm_handover.h"
+#include "kvm_libvirt.h"
 #include "droptab.h"
 #include "monoclock.h"
 #include "unixsock.h"
@@ -61,6 +62,8 @@ struct kvm_collector {
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
 	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
+	struct kvm_libvirt_conf libvirt;
+	bool libvirt_denied_logged;
 
 	struct worker watcher; /* the watcher thread */
 	int epfd, wakefd, ueventfd;

@@ -241,6 +241,28 @@ static void emit_info(struct emit_ctx *c)
 	}
 }
 
+/* libvirt's record of each VM, its orchestrator's names as labels. */
+static void emit_metadata(struct emit_ctx *c)
+{
+	struct bs_label l[3 + KVM_META_LABELS_MAX];
+
+	bs_family(c->em, "kvm_vm_metadata_info", BS_INFO, NULL,
+		  "The libvirt domain of a VM and the metadata its orchestrator gave it "
+		  "(OpenStack Nova's instance, project, user and flavor), joined on the VMM's "
+		  "pid and uuid.");
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		if (!vm->included || !vm->meta.domain)
+			continue;
+		l[0] = (struct bs_label){"vm", vm->label};
+		l[1] = (struct bs_label){"uuid", vm->ident.uuid};
+		l[2] = (struct bs_label){"domain", vm->meta.domain};
+		for (size_t j = 0; j < vm->meta.n; j++)
+			l[3 + j] = (struct bs_label){vm->meta.l[j].name, vm->meta.l[j].value};
+		bs_info(c->em, l, 3 + vm->meta.n);
+	}
+}
+
 /* The scheduler's figures for the vCPU threads, per vCPU or summed per VM
  * over the vCPUs whose thread is known (kvm_vm_info's vcpu_threads). */
 static void emit_threads(struct emit_ctx *c)
@@ -326,6 +348,7 @@ void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode 
 	*c = (struct emit_ctx){
 	    .em = em, .set = set, .mode = mode, .page_size = sysconf(_SC_PAGESIZE)};
 	emit_info(c);
+	emit_metadata(c);
 	emit_level(c, false, stats);
 	emit_level(c, true, stats);
 	emit_threads(c);

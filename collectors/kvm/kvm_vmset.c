@@ -423,6 +423,7 @@ static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 		vcpu_close(set, &vm->vcpu[j]);
 	set->nfds -= vm->nvcpu + vm->has_vmfd;
 	vmm_put(set, vm);
+	kvm_meta_free(&vm->meta);
 	free(vm->vcpu);
 	free(vm);
 }

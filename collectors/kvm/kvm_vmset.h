@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "kvm_libvirt.h"
 #include "kvm_statsfd.h"
 
 #define KVM_LABEL_MAX 160
@@ -65,6 +66,7 @@ struct kvm_vm {
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
 	bool included;		   /* passes the vms filter: set by each scrape's read */
 	struct kvm_vmm *vmm;
+	struct kvm_meta meta; /* libvirt's record, when meta.domain is set */
 };
 
 struct kvm_vmset {

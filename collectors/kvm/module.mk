@@ -1,6 +1,7 @@
 # The KVM collector (seed 000): the binary stats fds of VMs and vCPUs.
 # (The keys: collectors/example/module.mk.)
 kvm_LIBS := unixsock collkit
+kvm_PKGS := libxml-2.0
 
 # The preload shim a VMM loads (LD_PRELOAD, see README.md). Preloaded into
 # VMMs that have no sanitizer runtime: never built with one.

@@ -128,4 +128,42 @@ check "hotplug: the new vCPU's statistics are served" \
 	wait_for_metric "$PHP" '^kvm_vcpu_exits_total{vm="qemu-hotplug",vcpu="1"}'
 kill "$QPID3"
 
+# libvirt's metadata: a real libvirtd (session mode, as nobody with the kvm
+# group, so nothing of the host's libvirt is touched) defines and starts a
+# domain carrying OpenStack Nova's metadata and the shim (the README's
+# <qemu:env>); kvm_vm_metadata_info joins it on QEMU's pid and uuid.
+KVMGID=$(stat -c %g /dev/kvm)
+if ! command -v virsh >/dev/null || ! [ -x /usr/sbin/libvirtd ]; then
+	skip "libvirt metadata" "libvirt is not installed (apt-get install libvirt-daemon-system libvirt-clients)"
+elif [ "$(stat -c %a /dev/kvm | cut -c2)" -lt 6 ]; then
+	skip "libvirt metadata" "/dev/kvm is not open to its group, so a session libvirtd cannot use it"
+else
+	LV=$(mktemp -d /tmp/binstat-lv.XXXXXX)
+	mkdir -p "$LV/run" "$LV/home"
+	cp "$B/lib/libbinstat_kvm_shim.so" "$LV/shim.so"
+	sed "s|@SHIM@|$LV/shim.so|" "$HERE/../kvm/libvirt-domain.xml" >"$LV/dom.xml"
+	chown -R 65534 "$LV"
+	chmod 755 "$LV" "$LV/shim.so"
+	chmod 700 "$LV/run"
+	virsh_lv() {
+		setpriv --reuid=65534 --regid=65534 --groups="$KVMGID" env -i PATH=/usr/bin:/usr/sbin:/bin \
+			HOME="$LV/home" XDG_RUNTIME_DIR="$LV/run" timeout 60 virsh -q -c qemu:///session "$@"
+	}
+	lv_start() { virsh_lv define "$LV/dom.xml" && virsh_lv start lv-web1; }
+	check "libvirt: a real libvirtd defines and starts the domain" lv_start
+	LVPID=$(cat "$LV/run/libvirt/qemu/run/lv-web1.pid" 2>/dev/null)
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    libvirt:\n      status_dir: %s\n      max_label_length: 20\n' \
+		"$B/plugins" "$LV/run/libvirt/qemu/run" >"$WORK/libvirt.yml"
+	PLV=$(free_port)
+	start_exporter "$WORK/libvirt.yml" "$PLV"
+	check "libvirt: Nova's metadata joined on QEMU's pid ($LVPID) and uuid, the 23-byte project name cut to 20" \
+		wait_for_metric "$PLV" '^kvm_vm_metadata_info{vm="lv-web1",uuid="6a1c4f0e-1111-4222-8333-444455556666",domain="lv-web1",instance_name="web-frontend-1",flavor="m1.small",project_name="shop-payments-eu-wes",project_id="9f8e7d6c5b4a",user_name="alice",user_id="0a1b2c3d4e5f"} 1$'
+	virsh_lv destroy lv-web1 >>"$WORK/libvirt.log" 2>&1
+	check "libvirt: the domain's series go with it" \
+		sh -c "sleep 0.5; ! curl -s http://127.0.0.1:$PLV/metrics | grep -q 'vm=\"lv-web1\"'"
+	virsh_lv undefine lv-web1 >>"$WORK/libvirt.log" 2>&1
+	kill "$(cat "$LV/run/libvirt/libvirtd.pid" 2>/dev/null)" 2>/dev/null
+	rm -rf "$LV"
+fi
+
 summary
