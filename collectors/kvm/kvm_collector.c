@@ -159,7 +159,7 @@ static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
 
 	for (size_t i = 0; i < k->set.nvmm && !vm; i++)
 		if (k->set.vmm[i]->pid == pid && k->set.vmm[i]->only)
-			vm = (struct kvm_vm *)k->set.vmm[i]->only;
+			vm = k->set.vmm[i]->only;
 	if (m->rc == -EACCES && !k->libvirt_denied_logged) {
 		snprintf(p, sizeof(p), "%d", (int)pid);
 		k->host->log(BS_LOG_WARN, "kvm",
@@ -188,13 +188,15 @@ static int scan_pid(void *ctx, pid_t pid)
 	struct kvm_threads threads = {0};
 	struct meta_look meta = {.rc = -ENOENT};
 	if (kvm_discover_look(k->proc, pid, &look)) {
-		kvm_threads_look(k->proc, pid, &look.census, &threads);
+		if (k->host_view)
+			kvm_threads_look(k->proc, pid, &look.census, &threads);
 		meta_read(k, pid, &look.ident, &meta);
 	}
 	pthread_mutex_lock(&k->lock);
 	size_t groups = k->set.groups_made;
 	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
-	kvm_hostview_assign(&k->set, k->proc, &threads);
+	if (k->host_view)
+		kvm_hostview_assign(&k->set, k->proc, &threads);
 	if (look.n)
 		meta_apply(k, pid, &meta);
 	kvm_watch_release(k, pid);
@@ -332,10 +334,12 @@ static void hostview_pass(struct kvm_collector *k)
 	for (size_t i = 0; i < n; i++) {
 		struct kvm_threads t = {0};
 		struct meta_look meta;
-		kvm_threads_look(k->proc, due[i].pid, NULL, &t);
+		if (k->host_view)
+			kvm_threads_look(k->proc, due[i].pid, NULL, &t);
 		meta_read(k, due[i].pid, &due[i].ident, &meta);
 		pthread_mutex_lock(&k->lock);
-		kvm_hostview_assign(&k->set, k->proc, &t);
+		if (k->host_view)
+			kvm_hostview_assign(&k->set, k->proc, &t);
 		meta_apply(k, due[i].pid, &meta);
 		pthread_mutex_unlock(&k->lock);
 		kvm_threads_free(&t);
@@ -465,7 +469,9 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	k->proc = "/proc";
 	k->rescan_s = 60;
 	k->passive = true;
+	k->host_view = true;
 	if (c->get_str(conf, "mode", &mode) == -EINVAL ||
+	    c->get_bool(conf, "host_view", &k->host_view) == -EINVAL ||
 	    c->get_duration(conf, "rescan_interval_seconds", 1, 86400, &k->rescan_s) == -EINVAL ||
 	    c->get_bool(conf, "passive", &k->passive) == -EINVAL ||
 	    c->get_bool(conf, "attach", &k->attach) == -EINVAL ||

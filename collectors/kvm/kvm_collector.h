@@ -61,6 +61,7 @@ struct kvm_collector {
 	bool passive;
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
+	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
 	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;
 	bool libvirt_denied_logged;

@@ -28,7 +28,7 @@ struct kvm_vmm {
 	bool fresh; /* read by this scrape */
 	uint64_t majflt, rss_pages;
 	size_t nvms;
-	const struct kvm_vm *only; /* its one VM, NULL when it holds several */
+	struct kvm_vm *only; /* its one VM, NULL when it holds several */
 };
 
 struct kvm_identity {

@@ -263,6 +263,14 @@ check "hand-over: the guest's halt counted" test "$(value "$WORK/ho.txt" 'kvm_vc
 kill "$FH"
 for _ in $(seq 50); do [ "$(held_stats_fds "$EXPH")" = 0 ] && break; sleep 0.05; done
 check "hand-over: the sender's exit closes its fds" test "$(held_stats_fds "$EXPH")" = 0
+# A handed-over VMM's vCPU threads are found too (no look at its fds runs).
+FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
+FHS=$FX
+check "hand-over: the vCPU threads of a handed-over VMM found, their time served" \
+	wait_for_metric "$PH" '^kvm_vcpu_thread_cpu_seconds_total{vm="handed-0"} [0-9]'
+check "hand-over: kvm_vm_info says both threads are known" \
+	wait_for_metric "$PH" '^kvm_vm_info{vm="handed-0",.*vcpus="2",vcpu_threads="2"}'
+kill "$FHS"
 # More peers of one uid at once than the 8 the collector serves: the rest are counted and closed.
 $PY - "$WORK/ho.sock" <<'EOF'
 import socket, sys, time
@@ -291,13 +299,14 @@ start_fixture 1 1 $IO -name guest=keep
 F3=$FX
 start_fixture 1 1 $IO -name guest=skip
 F4=$FX
-printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    stats:\n      include: [halt_exits, exits]\n    vms:\n      exclude: ["sk*"]\n' \
+printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    host_view: false\n    stats:\n      include: [halt_exits, exits]\n    vms:\n      exclude: ["sk*"]\n' \
 	"$B/plugins" >"$WORK/filter.yml"
 PF=$(free_port)
 start_exporter "$WORK/filter.yml" "$PF"
 scrape "$PF" "$WORK/filter.txt"
 check "filters: included stats only" test "$(grep -c '^kvm_vcpu_' "$WORK/filter.txt")" = 2
 check "filters: excluded VM left out" sh -c "grep -q 'vm=\"keep\"' '$WORK/filter.txt' && ! grep -q 'vm=\"skip\"' '$WORK/filter.txt'"
+check "host_view: false: no VMM memory, no thread series" sh -c "! grep -qE '^kvm_(vmm_|vcpu_thread_)' '$WORK/filter.txt'"
 kill "$F3" "$F4"
 
 summary

@@ -89,6 +89,8 @@ check "attach: QMP still answers and the guest still runs ($status)" grep -q '"r
 qmp "$QMP2" stop >/dev/null
 check "attach: both vCPUs' stats fds, taken from their own threads while paused" \
 	wait_for_metric "$PA" 'kvm_vm_info{vm="qemu-attach".*vcpus="2"'
+check "attach: both vCPU threads found (QEMU's CPU N/KVM)" \
+	wait_for_metric "$PA" 'kvm_vm_info{vm="qemu-attach".*vcpus="2",vcpu_threads="2"'
 check "attach: every statistic equals QMP query-stats" \
 	$PY "$HERE/qemu_compare.py" "$QMP2" "http://127.0.0.1:$PA/metrics" qemu-attach
 qmp "$QMP2" cont >/dev/null

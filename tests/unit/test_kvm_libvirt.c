@@ -195,7 +195,7 @@ static void test_hostile(void **state)
 	for (int i = 0; i < 40; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many), "<acme:k%d>v</acme:k%d>",
 			 i, i);
-	strncat(many, "</acme:vm>", sizeof(many) - strlen(many) - 1);
+	snprintf(many + strlen(many), sizeof(many) - strlen(many), "</acme:vm>");
 	char *lots = status(PID, UUID, many);
 	assert_int_equal(parse(lots, &m, &why), 0);
 	assert_int_equal(m.n, KVM_META_LABELS_MAX);
