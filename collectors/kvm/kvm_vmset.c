@@ -50,24 +50,25 @@ static bool label_taken(const struct kvm_vmset *set, const char *label)
 
 /* The vm label: the name, else the uuid, else the kernel's id; made unique
  * by the id, then an ordinal, when several VMs claim the same name (VMs one
- * thread created share the id too). A thread group says what it is:
- * NAME/kvm-TID/x, all that thread's vCPUs. */
+ * thread created share the id too). A thread group says what it is: the
+ * name, the thread's id, and an asterisk for all that thread's vCPUs. */
 static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
 {
 	const char *base = vm->ident.name[0]   ? vm->ident.name
 			   : vm->ident.uuid[0] ? vm->ident.uuid
-					       : vm->id;
-	const char *tail = vm->thread_group ? "/*" : "";
-
-	if (base == vm->id || vm->thread_group)
-		snprintf(vm->label, sizeof(vm->label), "%.90s%s%.63s%s", base == vm->id ? "" : base,
-			 base == vm->id ? "" : "/", vm->id, tail);
-	else
-		snprintf(vm->label, sizeof(vm->label), "%s", base);
-	if (label_taken(set, vm->label) && !vm->thread_group && base != vm->id)
-		snprintf(vm->label, sizeof(vm->label), "%.90s/%.63s", base, vm->id);
+					       : NULL;
 	char first[KVM_LABEL_MAX];
-	memcpy(first, vm->label, sizeof(first));
+
+	if (vm->thread_group)
+		snprintf(first, sizeof(first), "%.90s%s%.63s/*", base ? base : "", base ? "/" : "",
+			 vm->id);
+	else if (!base)
+		snprintf(first, sizeof(first), "%s", vm->id);
+	else if (!label_taken(set, base))
+		snprintf(first, sizeof(first), "%s", base);
+	else
+		snprintf(first, sizeof(first), "%.90s/%.63s", base, vm->id);
+	memcpy(vm->label, first, sizeof(first));
 	for (unsigned n = 2; label_taken(set, vm->label); n++)
 		snprintf(vm->label, sizeof(vm->label), "%.140s#%u", first, n);
 }
