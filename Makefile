@@ -45,7 +45,7 @@ CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
 # and objects it needs itself.
 LIBRARIES   = $(notdir $(wildcard lib/*))
 dci4_USES   = unixsock collkit
-pvstats_PKGS = xenstore xengnttab xenevtchn
+pvstats_PKGS = xenstore xengnttab xenevtchn xencall
 lib_a       = $(foreach l,$(1),$(B)/lib/lib$(l).a)
 lib_incs    = $(foreach l,$(1),-Ilib/$(l))
 define LIBRARY_RULES

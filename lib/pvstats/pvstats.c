@@ -1,6 +1,8 @@
 /* The provider library. Keys are written in the order the specification
  * asks (refs first, event-channel last), and values are written only when
- * the agent asks, so each sample it takes is self-consistent. */
+ * the agent asks, so each sample it takes is self-consistent. A withdrawal
+ * learns that the agent closed its port from the port's own state, which
+ * a guest may ask Xen for (EVTCHNOP_status on DOMID_SELF). */
 #include "pvstats.h"
 
 #include <errno.h>
@@ -11,9 +13,15 @@
 #include <sys/mman.h>
 #include <time.h>
 
+/* The current hypercall interface: without this, xen-compat.h picks the
+ * oldest, whose event_channel_op is another hypercall (the _compat one). */
+#define __XEN_TOOLS__ 1
+#include <xencall.h>
 #include <xenevtchn.h>
 #include <xengnttab.h>
 #include <xenstore.h>
+#include <xen/event_channel.h>
+#include <xen/xen.h>
 
 #define PAGES_MAX 16
 #define TOOLSTACK_DOMID 0
@@ -34,6 +42,7 @@ struct pvstats {
 	struct xs_handle *xs;
 	xengntshr_handle *gnt;
 	xenevtchn_handle *evt;
+	xencall_handle *call; /* NULL: Xen cannot be asked (no privcmd): withdrawals wait */
 	struct pvstats_set *sets;
 };
 
@@ -69,6 +78,8 @@ void pvstats_close(struct pvstats *p)
 		pvstats_set_withdraw(p->sets, 0);
 	if (p->evt)
 		xenevtchn_close(p->evt);
+	if (p->call)
+		xencall_close(p->call);
 	if (p->gnt)
 		xengntshr_close(p->gnt);
 	if (p->xs)
@@ -194,15 +205,59 @@ err_free:
 	return NULL;
 }
 
-void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms)
+/* EVTCHNOP_status of one of this domain's ports: EVTCHNSTAT_*, or -errno
+ * when Xen cannot be asked. */
+static int port_status(struct pvstats *p, uint32_t port)
+{
+	if (!p->call && !(p->call = xencall_open(NULL, XENCALL_OPENFLAG_NON_REENTRANT)))
+		return errno ? -errno : -ENOSYS;
+	struct evtchn_status *st = xencall_alloc_buffer(p->call, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	*st = (struct evtchn_status){.dom = DOMID_SELF, .port = port};
+	int rc = xencall2(p->call, __HYPERVISOR_event_channel_op, EVTCHNOP_status,
+			  (uint64_t)(uintptr_t)st);
+	rc = rc < 0 ? -errno : (int)st->status;
+	xencall_free_buffer(p->call, st);
+	return rc;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Until the agent has closed its end of the set's port (ours is unbound
+ * again), for at most grace_ms; the whole grace period where Xen cannot
+ * be asked. Returns whether the agent was seen to close it. */
+static bool await_agent_close(struct pvstats *p, uint32_t port, unsigned grace_ms)
+{
+	uint64_t until = now_ms() + grace_ms;
+
+	for (;;) {
+		int st = port_status(p, port);
+		if (st == EVTCHNSTAT_unbound || st == EVTCHNSTAT_closed)
+			return true;
+		uint64_t now = now_ms();
+		if (now >= until)
+			return false;
+		/* Poll every 5 ms; sleep out the grace period when we cannot ask. */
+		uint64_t ms = st < 0 ? until - now : (until - now < 5 ? until - now : 5);
+		nanosleep(&(struct timespec){(time_t)(ms / 1000), (long)(ms % 1000) * 1000000},
+			  NULL);
+	}
+}
+
+int pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms)
 {
 	struct pvstats *p = s->p;
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/event-channel", s->path);
 	xs_rm(p->xs, XBT_NULL, path);
-	/* A guest cannot ask whether the agent closed its port; it waits. */
-	nanosleep(&(struct timespec){grace_ms / 1000, (long)(grace_ms % 1000) * 1000000}, NULL);
+	bool closed = await_agent_close(p, s->port, grace_ms);
 	xs_rm(p->xs, XBT_NULL, s->path);
 	*strrchr(s->path, '/') = '\0'; /* the provider's key, if no set is left */
 	unsigned n = 0;
@@ -216,6 +271,7 @@ void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms)
 			break;
 		}
 	set_free(s);
+	return closed;
 }
 
 static uint8_t *slot(struct pvstats_set *s, size_t i)

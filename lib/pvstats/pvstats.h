@@ -35,9 +35,12 @@ void pvstats_close(struct pvstats *p);
 struct pvstats_set *pvstats_set_open(struct pvstats *p, const char *provider, const char *set,
 				     const struct pvstats_stat *stats, size_t n,
 				     pvstats_update_fn *update, void *ctx, int *err);
-/* Withdraws the set: deletes event-channel, gives the agent grace_ms to
- * close its port, then removes the keys and ends the sharing. */
-void pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms);
+/* Withdraws the set: deletes event-channel, waits until the agent has
+ * closed its end of the port (asked of Xen) but at most grace_ms, then
+ * removes the keys and ends the sharing. Where Xen cannot be asked (no
+ * privcmd), it waits the whole grace period. Returns 1 when the agent was
+ * seen to close its port, 0 when the grace period ran out. */
+int pvstats_set_withdraw(struct pvstats_set *s, unsigned grace_ms);
 
 void pvstats_set_u64(struct pvstats_set *s, size_t i, uint64_t v);
 void pvstats_set_s64(struct pvstats_set *s, size_t i, int64_t v);

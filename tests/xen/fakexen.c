@@ -6,7 +6,8 @@
  *
  * FAKEXEN_DIR   the "hypervisor's" state (grants, ports); required
  * FAKEXEN_DOMID the domain this process plays (default 0, the toolstack)
- * FAKEXEN_LAX   set for xenstored: binding a port nobody offered succeeds */
+ * FAKEXEN_LAX   set for xenstored: binding a port nobody offered succeeds
+ * FAKEXEN_NO_HYPERCALLS  xencall_open fails, as in a guest without privcmd */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +21,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <xencall.h>
 #include <xenctrl.h>
 #include <xenevtchn.h>
 #include <xengnttab.h>
+#include <xen/event_channel.h>
 
 #define PAGE 4096
 #define PORTS_MAX 65536
@@ -557,5 +560,72 @@ EXPORT int xenevtchn_unmask(xenevtchn_handle *h, evtchn_port_t port)
 	h->masked[port / 64] &= ~(1ull << (port % 64));
 	if (__atomic_load_n(&h->pending[port / 64], __ATOMIC_ACQUIRE) & (1ull << (port % 64)))
 		wake(h->path); /* raised again, as Xen does on unmask */
+	return 0;
+}
+
+/* ---- hypercalls: EVTCHNOP_status on a domain's own port, the one a
+ * guest's provider library makes while it withdraws ---- */
+
+struct xencall_handle {
+	uint32_t domid;
+};
+
+EXPORT xencall_handle *xencall_open(struct xentoollog_logger *l, unsigned f)
+{
+	(void)l, (void)f;
+	if (getenv("FAKEXEN_NO_HYPERCALLS")) {
+		errno = ENOENT; /* no /dev/xen/privcmd */
+		return NULL;
+	}
+	xencall_handle *h = calloc(1, sizeof(*h));
+	if (h)
+		h->domid = my_domid();
+	return h;
+}
+
+EXPORT int xencall_close(xencall_handle *h)
+{
+	free(h);
+	return 0;
+}
+
+EXPORT void *xencall_alloc_buffer(xencall_handle *h, size_t size)
+{
+	(void)h;
+	return calloc(1, size);
+}
+
+EXPORT void xencall_free_buffer(xencall_handle *h, void *p)
+{
+	(void)h;
+	free(p);
+}
+
+/* The port's file says whether its other end is bound (unbind writes it
+ * back to -1, as Xen puts the remote end back to unbound). */
+EXPORT int xencall2(xencall_handle *h, unsigned op, uint64_t arg1, uint64_t arg2)
+{
+	struct evtchn_status *st = (struct evtchn_status *)(uintptr_t)arg2;
+	char sock[256];
+	uint32_t pd;
+	int pp;
+
+	if (op != __HYPERVISOR_event_channel_op || arg1 != EVTCHNOP_status) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (st->dom != DOMID_SELF && st->dom != h->domid) {
+		errno = EPERM; /* only a privileged domain may ask of another's */
+		return -1;
+	}
+	if (read_port(h->domid, st->port, sock, &pd, &pp) < 0) {
+		st->status = EVTCHNSTAT_closed;
+		return 0;
+	}
+	st->status = pp >= 0 ? EVTCHNSTAT_interdomain : EVTCHNSTAT_unbound;
+	if (pp >= 0) {
+		st->u.interdomain.dom = (domid_t)pd;
+		st->u.interdomain.port = (evtchn_port_t)pp;
+	}
 	return 0;
 }

@@ -5,11 +5,11 @@
  *   guest DOMID MODE [N]       a guest with FAKEXEN_DOMID=DOMID
  *   guest bench NDOM P S N K   the benchmark's NDOM guests (see bench())
  * MODE: normal (provider "network-0", sets Tx and Rx, through libpvstats;
- * withdraws on SIGTERM), silent (never answers), flood (answers, and signals without end),
- * badname, nonul, badtype (one bad tuple among good ones), ecfirst
- * (event-channel before the refs), outoforder (refs 0 and 2, no 1),
- * toomanyrefs (20 pages), ungranted (refs never granted), churn (a set
- * created and deleted without end), providers N (N providers). */
+ * withdraws on SIGTERM, waiting at most GUEST_GRACE_MS (300) for the agent
+ * to close each port, and prints how it ended), silent (never answers), flood (answers, and signals
+ * without end), badname, nonul, badtype (one bad tuple among good ones), ecfirst (event-channel
+ * before the refs), outoforder (refs 0 and 2, no 1), toomanyrefs (20 pages), ungranted (refs never
+ * granted), churn (a set created and deleted without end), providers N (N providers). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xenevtchn.h>
@@ -110,8 +111,16 @@ static int normal(struct pvstats *p)
 		return 1;
 	}
 	serve(p);
-	pvstats_set_withdraw(a, 300);
-	pvstats_set_withdraw(b, 300);
+	/* GUEST_GRACE_MS: the grace period; each withdrawal says how it ended. */
+	const char *g = getenv("GUEST_GRACE_MS");
+	unsigned grace = g ? (unsigned)strtoul(g, NULL, 10) : 300;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int closed_a = pvstats_set_withdraw(a, grace);
+	int closed_b = pvstats_set_withdraw(b, grace);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("withdrawn: agent closed %d of 2 ports, in %ld ms\n", closed_a + closed_b,
+	       (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
 	return 0;
 }
 
