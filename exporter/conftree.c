@@ -5,16 +5,15 @@
  * Aliases are expanded with a node cap, so an alias bomb is an error, not OOM. */
 #include "conftree.h"
 
+#include "readfile.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 static const struct bs_conf_ops conf_ops;
@@ -194,44 +193,15 @@ static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd, yaml
 
 char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen)
 {
-	/* O_NONBLOCK: a FIFO put in a file's place must not hang a reload. */
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	char *buf = NULL;
-	ssize_t n = 0;
+	char *buf;
+	int rc = readfile_bounded(file, CONF_FILE_MAX, false, &buf, len);
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > CONF_FILE_MAX) {
+	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", file,
-			 !S_ISREG(st.st_mode) ? "not a regular file" : "larger than 1 MiB");
-		goto out_close;
-	}
-	if (!(buf = malloc((size_t)st.st_size + 1))) {
-		snprintf(err, errlen, "%s: out of memory", file);
-		goto out_close;
-	}
-	/* What fstat said, at most: a file growing meanwhile is cut there. */
-	for (*len = 0; *len < (size_t)st.st_size; *len += (size_t)n) {
-		n = read(fd, buf + *len, (size_t)st.st_size - *len);
-		if (n < 0 && errno == EINTR)
-			n = 0;
-		else if (n <= 0)
-			break;
-	}
-	if (n < 0) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		free(buf);
-		buf = NULL;
-	} else {
-		buf[*len] = '\0';
-	}
-out_close:
-	if (fd >= 0)
-		close(fd);
-	return buf;
+			 rc == -EINVAL	? "not a regular file"
+			 : rc == -EFBIG ? "larger than 1 MiB"
+					: strerror(-rc));
+	return rc < 0 ? NULL : buf;
 }
 
 static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len, char *err,

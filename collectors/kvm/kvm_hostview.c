@@ -184,12 +184,11 @@ static pid_t seen_running(const struct kvm_threads *t, int index)
 	return found;
 }
 
-static pid_t creator(const struct kvm_threads *t, const char *stats_id)
+/* The thread that created the vCPU, when it still runs and is not the
+ * VMM's main thread. */
+static pid_t creator(const struct kvm_threads *t, pid_t tid)
 {
-	int tid, n;
-	if (sscanf(stats_id, "kvm-%d/vcpu-%d", &tid, &n) != 2 || tid == t->pid)
-		return 0;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; tid && tid != t->pid && i < t->n; i++)
 		if (t->t[i].tid == tid)
 			return tid;
 	return 0;
@@ -219,7 +218,7 @@ void kvm_hostview_assign(struct kvm_vmset *set, const char *proc, const struct k
 			struct kvm_vcpu *c = &vm->vcpu[j];
 			if (c->schedfd >= 0)
 				continue;
-			pid_t tid = creator(t, c->s.id);
+			pid_t tid = creator(t, c->creator);
 			if (!tid && m->only == vm)
 				tid = seen_running(t, c->index);
 			if (!tid || thread_taken(set, t->pid, tid))

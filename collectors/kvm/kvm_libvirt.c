@@ -6,14 +6,13 @@
  * UTF-8 boundary (libxml2 refuses a document that is not UTF-8). */
 #include "kvm_libvirt.h"
 
+#include "readfile.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -221,31 +220,20 @@ out_free_doc:
 int kvm_libvirt_read(const struct kvm_libvirt_conf *c, const char *name, pid_t pid,
 		     const char *uuid, struct kvm_meta *out, const char **why)
 {
-	char path[4096];
-	struct stat st;
-	int rc;
+	char path[4096], *buf;
+	size_t len;
 
 	*why = "libvirt_unreadable";
 	/* libvirt refuses '/' in a domain name; a name from a command line may have one. */
 	if (!c->status_dir || !*name || strchr(name, '/') || name[0] == '.' ||
 	    snprintf(path, sizeof(path), "%s/%s.xml", c->status_dir, name) >= (int)sizeof(path))
 		return -ENOENT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > KVM_LIBVIRT_FILE_MAX) {
-		close(fd);
+	int rc = readfile_bounded(path, KVM_LIBVIRT_FILE_MAX, true, &buf, &len);
+	if (rc == -EINVAL || rc == -EFBIG)
 		*why = "libvirt_bad_file";
-		return -EINVAL;
-	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	ssize_t n = buf ? pread(fd, buf, (size_t)st.st_size, 0) : -1;
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return buf ? -EIO : -ENOMEM;
-	}
-	rc = kvm_libvirt_parse(c, buf, (size_t)n, pid, uuid, out, why);
+	if (rc < 0)
+		return rc == -EFBIG ? -EINVAL : rc;
+	rc = kvm_libvirt_parse(c, buf, len, pid, uuid, out, why);
 	free(buf);
 	return rc;
 }

@@ -317,7 +317,10 @@ static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, i
 		vm->vcpu[at] = vm->vcpu[at - 1];
 		at--;
 	}
+	int tid, n;
 	vm->vcpu[at] = (struct kvm_vcpu){.s = *s, .index = index, .vmm_fd = vmm_fd, .schedfd = -1};
+	if (sscanf(s->id, "kvm-%d/vcpu-%d", &tid, &n) == 2 && tid > 0)
+		vm->vcpu[at].creator = tid;
 	vm->nvcpu++;
 	return 0;
 }

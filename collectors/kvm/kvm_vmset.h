@@ -15,6 +15,7 @@ struct kvm_vcpu {
 	struct kvm_statsfd s;
 	int index;	   /* N of kvm-vcpu-stats:N */
 	int vmm_fd;	   /* the VMM's fd number we copied, for liveness checks; -1: handed over */
+	pid_t creator;	   /* the thread its stats id (kvm-TID/vcpu-N) names, 0: none */
 	pid_t tid;	   /* the host thread that runs it, 0: not known (kvm_hostview.c) */
 	int schedfd;	   /* its /proc/PID/task/TID/schedstat, -1: none */
 	bool sched_fresh;  /* sched[] read by this scrape */
