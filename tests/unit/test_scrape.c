@@ -1,7 +1,9 @@
 /* Scrapes end to end without HTTP: deadlines, selection, failure isolation. */
 #include "helpers.h"
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "collset.h"
@@ -109,6 +111,33 @@ static void test_all_collectors(void **state)
 	assert_non_null(strstr(body, "\n# EOF\n"));
 	assert_string_equal(body + strlen(body) - 6, "# EOF\n");
 	free(body);
+	collset_put(set);
+}
+
+static long served_open_fds(struct collset *set)
+{
+	char *body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
+	const char *at = strstr(body, "\nprocess_open_fds ");
+	assert_non_null(at);
+	long n = strtol(at + 18, NULL, 10);
+	free(body);
+	return n;
+}
+
+/* The count follows the fds held, by whichever way the kernel allows. */
+static void test_open_fds_counted(void **state)
+{
+	(void)state;
+	int fds[100];
+	struct collset *set = build("collectors:\n  example: {}\n");
+	long before = served_open_fds(set);
+	for (int i = 0; i < 100; i++)
+		assert_true((fds[i] = open("/dev/null", O_RDONLY)) >= 0);
+	long during = served_open_fds(set);
+	for (int i = 0; i < 100; i++)
+		close(fds[i]);
+	assert_true(before > 2);
+	assert_int_equal(during - before, 100);
 	collset_put(set);
 }
 
@@ -257,6 +286,7 @@ int main(void)
 	log_setup(BS_LOG_ERROR + 1, false);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_all_collectors),
+	    cmocka_unit_test(test_open_fds_counted),
 	    cmocka_unit_test(test_gzip_matches_plain),
 	    cmocka_unit_test(test_deadline),
 	    cmocka_unit_test(test_spilled_output_reads_back),
