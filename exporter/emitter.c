@@ -264,18 +264,16 @@ static int emitter_sample(struct bs_emitter *pub, const struct bs_label *labels,
 	return line(e, "", 0, (size_t)ll, NULL, v);
 }
 
+/* The bounds are checked by lebounds_use, once per family. */
 static int histogram_check(const struct bs_histogram *h, uint64_t *total)
 {
 	uint64_t sum = 0;
 
 	if (!h || h->nbuckets == 0 || h->nbuckets > EMITTER_MAX_BUCKETS || !h->upper || !h->count)
 		return -EINVAL;
-	for (size_t i = 0; i < h->nbuckets; i++) {
-		if (isnan(h->upper[i]) || (i && h->upper[i] <= h->upper[i - 1]))
-			return -EINVAL;
+	for (size_t i = 0; i < h->nbuckets; i++)
 		if (__builtin_add_overflow(sum, h->count[i], &sum))
 			return -ERANGE;
-	}
 	if (h->has_sum && h->sum.kind == BS_VAL_F64 && isnan(h->sum.f))
 		return -EINVAL;
 	*total = sum;
@@ -291,8 +289,7 @@ static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labe
 			     const struct bs_histogram *h)
 {
 	struct emitter *e = (struct emitter *)pub;
-	char le[FMT_NUM_MAX + 4];
-	struct expo_extra extra = {.name = "le", .name_len = 2, .value = le};
+	struct expo_extra extra = {.name = "le", .name_len = 2};
 	uint64_t total, cum = 0;
 	int rc = 0;
 
@@ -302,12 +299,15 @@ static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labe
 		return refuse(e, "wrong_type", -EINVAL);
 	if (histogram_check(h, &total) < 0)
 		return refuse(e, "invalid_value", -EINVAL);
+	rc = lebounds_use(&e->bounds, h->upper, h->nbuckets);
+	if (rc < 0)
+		return refuse(e, rc == -ENOMEM ? "out_of_memory" : "invalid_value", rc);
 	ssize_t ll = series_begin(e, labels, n, "le");
 	if (ll < 0)
 		return (int)ll;
 	for (size_t i = 0; i < h->nbuckets && rc == 0; i++) {
 		cum += h->count[i];
-		extra.value_len = (size_t)(fmt_f64_canonical(le, h->upper[i]) - le);
+		extra.value = lebounds_text(&e->bounds, i, &extra.value_len);
 		rc = line(e, "_bucket", 7, (size_t)ll, &extra, u64_value(cum));
 	}
 	if (rc == 0 && !isinf(h->upper[h->nbuckets - 1])) {
@@ -439,6 +439,7 @@ void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct 
 void emitter_free(struct emitter *e)
 {
 	seriesset_free(&e->series);
+	lebounds_free(&e->bounds);
 	free(e->scratch);
 	e->scratch = NULL;
 }

@@ -7,6 +7,7 @@
 
 #include "expo.h"
 #include "famreg.h"
+#include "lebounds.h"
 #include "names.h"
 #include "seriesset.h"
 
@@ -40,6 +41,7 @@ struct emitter {
 	char help[NAMES_HELP_MAX + 1];
 	size_t help_len;
 	struct seriesset series;
+	struct lebounds bounds; /* the last histogram's */
 
 	char *scratch; /* the escaped label block of the current series */
 

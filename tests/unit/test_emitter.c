@@ -67,6 +67,43 @@ static void test_histogram(void **state)
 	capture_free(&c);
 }
 
+/* Bounds are formatted once and reused: only while they are bit for bit
+ * the ones formatted, even when a collector rewrites its array in place. */
+static void test_histogram_bounds_reused(void **state)
+{
+	double up[] = {0.5, 1e300};
+	static const uint64_t n[] = {1, 1};
+	struct bs_histogram h = {2, up, n, false, {0}};
+	struct bs_label a = {"s", "a"}, b = {"s", "b"}, d = {"s", "d"}, x = {"s", "x"};
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+	assert_int_equal(E(&c)->ops->histogram(E(&c), &a, 1, &h), 0);
+	assert_int_equal(E(&c)->ops->histogram(E(&c), &b, 1, &h), 0);
+	up[0] = -0.0; /* equal to 0.0, but written otherwise */
+	assert_int_equal(E(&c)->ops->histogram(E(&c), &d, 1, &h), 0);
+	up[0] = NAN;
+	assert_int_not_equal(E(&c)->ops->histogram(E(&c), &x, 1, &h), 0);
+	bs_family(E(&c), "g", BS_HISTOGRAM, NULL, "");
+	up[0] = -0.0;
+	h.nbuckets = 1;
+	assert_int_equal(E(&c)->ops->histogram(E(&c), &a, 1, &h), 0);
+	const char *out = capture_end(&c);
+	assert_non_null(strstr(out, "h_bucket{s=\"a\",le=\"0.5\"} 1\n"
+				    "h_bucket{s=\"a\",le=\"1e+300\"} 2\n"));
+	assert_non_null(strstr(out, "h_bucket{s=\"b\",le=\"0.5\"} 1\n"
+				    "h_bucket{s=\"b\",le=\"1e+300\"} 2\n"));
+	assert_non_null(strstr(out, "h_bucket{s=\"d\",le=\"-0.0\"} 1\n"
+				    "h_bucket{s=\"d\",le=\"1e+300\"} 2\n"));
+	assert_null(strstr(out, "s=\"x\""));
+	assert_non_null(strstr(out, "g_bucket{s=\"a\",le=\"-0.0\"} 1\n"
+				    "g_bucket{s=\"a\",le=\"+Inf\"} 1\n"));
+	assert_int_equal(capture_drops(&c, "invalid_value"), 1);
+	capture_free(&c);
+}
+
 static void test_histogram_refused(void **state)
 {
 	static const double unordered[] = {1, 1};
@@ -254,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_counter_both_formats),
 	    cmocka_unit_test(test_histogram),
+	    cmocka_unit_test(test_histogram_bounds_reused),
 	    cmocka_unit_test(test_histogram_refused),
 	    cmocka_unit_test(test_summary_info_stateset_unknown),
 	    cmocka_unit_test(test_duplicates),
