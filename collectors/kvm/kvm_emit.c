@@ -77,8 +77,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 /* Folds one vCPU's values into acc by the metric's kind. */
-static void aggregate(const struct kvm_metric *m, const uint64_t *data, uint64_t *acc,
-		      uint64_t *sum)
+static void aggregate(const struct kvm_metric *m, const uint64_t *data, uint64_t *acc)
 {
 	const uint64_t *v = data + m->index;
 	if (m->boolean) {
@@ -89,16 +88,21 @@ static void aggregate(const struct kvm_metric *m, const uint64_t *data, uint64_t
 		for (uint32_t k = 0; k < m->nvalues; k++)
 			acc[k] = sat_add(acc[k], v[k]);
 	}
-	if (m->sum_index >= 0)
-		*sum = sat_add(*sum, data[m->sum_index]);
 }
+
+/* A VM's vCPUs folded into one data block, laid out as `schema`'s. */
+struct vm_fold {
+	const struct kvm_schema *schema; /* NULL: no vCPU was read */
+	uint64_t *vals;
+};
 
 struct emit_ctx {
 	struct bs_emitter *em;
 	const struct kvm_vmset *set;
 	enum kvm_mode mode;
 	long page_size;
-	uint64_t acc[KVM_STAT_VALUES_MAX];
+	struct vm_fold *fold; /* per VM, in per-VM mode */
+	uint64_t *fold_vals;
 };
 
 static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
@@ -118,6 +122,58 @@ static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
 	}
 }
 
+/* Folds one vCPU's block into the VM's, metric by metric: each vCPU's data
+ * is walked once while it is in cache, where going family by family over
+ * thousands of vCPUs would miss the cache at every value. A vCPU of
+ * another layout (not seen: one kernel has one) folds by family name. */
+static void fold_vcpu(struct vm_fold *f, const struct kvm_statsfd *v)
+{
+	for (size_t i = 0; i < f->schema->nmetric; i++) {
+		const struct kvm_metric *m = &f->schema->metric[i];
+		const struct kvm_metric *mm =
+		    v->schema == f->schema ? m : metric_named(v->schema, m->family);
+		if (!mm || mm->nvalues != m->nvalues)
+			continue;
+		aggregate(mm, v->data, f->vals + m->index);
+		if (m->sum_index >= 0 && mm->sum_index >= 0)
+			f->vals[m->sum_index] =
+			    sat_add(f->vals[m->sum_index], v->data[mm->sum_index]);
+	}
+}
+
+static int fold_vms(struct emit_ctx *c)
+{
+	size_t total = 0;
+
+	c->fold = calloc(c->set->n ? c->set->n : 1, sizeof(*c->fold));
+	if (!c->fold)
+		return -1;
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		for (size_t j = 0; vm->included && j < vm->nvcpu && !c->fold[i].schema; j++)
+			if (vm->vcpu[j].s.fresh)
+				c->fold[i].schema = vm->vcpu[j].s.schema;
+		if (c->fold[i].schema)
+			total += c->fold[i].schema->data_size / sizeof(uint64_t);
+	}
+	c->fold_vals = calloc(total ? total : 1, sizeof(uint64_t));
+	if (!c->fold_vals)
+		return -1;
+	uint64_t *at = c->fold_vals;
+	for (size_t i = 0; i < c->set->n; i++) {
+		struct vm_fold *f = &c->fold[i];
+		if (!f->schema)
+			continue;
+		f->vals = at;
+		at += f->schema->data_size / sizeof(uint64_t);
+		const struct kvm_vm *vm = c->set->vm[i];
+		for (size_t j = 0; j < vm->nvcpu; j++)
+			if (vm->vcpu[j].s.fresh)
+				fold_vcpu(f, &vm->vcpu[j].s);
+	}
+	return 0;
+}
+
 static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 			      const struct kvm_schema *s)
 {
@@ -128,27 +184,26 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 		if (!vm->included)
 			continue;
 		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
-		uint64_t sum = 0;
-		const struct kvm_metric *agg = NULL;
-		memset(c->acc, 0, m->nvalues * sizeof(c->acc[0]));
+		if (c->mode == KVM_PER_VM) {
+			const struct vm_fold *f = &c->fold[i];
+			const struct kvm_metric *mm =
+			    f->schema == s ? m : (f->schema ? metric_named(f->schema, m->family) : NULL);
+			if (mm && mm->nvalues == m->nvalues)
+				write_values(c->em, mm, f->vals + mm->index,
+					     mm->sum_index >= 0 ? f->vals[mm->sum_index] : 0, true,
+					     l, 1);
+			continue;
+		}
 		for (size_t j = 0; j < vm->nvcpu; j++) {
 			const struct kvm_vcpu *v = &vm->vcpu[j];
 			const struct kvm_metric *mm = metric_in(&v->s, m, s);
 			if (!mm || mm->nvalues != m->nvalues)
 				continue;
-			if (c->mode == KVM_PER_VCPU) {
-				snprintf(idx, sizeof(idx), "%d", v->index);
-				const uint64_t *d = v->s.data;
-				write_values(c->em, mm, d + mm->index,
-					     mm->sum_index >= 0 ? d[mm->sum_index] : 0, false, l,
-					     2);
-			} else {
-				aggregate(mm, v->s.data, c->acc, &sum);
-				agg = mm;
-			}
+			snprintf(idx, sizeof(idx), "%d", v->index);
+			const uint64_t *d = v->s.data;
+			write_values(c->em, mm, d + mm->index,
+				     mm->sum_index >= 0 ? d[mm->sum_index] : 0, false, l, 2);
 		}
-		if (agg)
-			write_values(c->em, agg, c->acc, sum, true, l, 1);
 	}
 }
 
@@ -350,8 +405,13 @@ void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode 
 	emit_info(c);
 	emit_metadata(c);
 	emit_level(c, false, stats);
-	emit_level(c, true, stats);
+	if (mode == KVM_PER_VCPU || fold_vms(c) == 0)
+		emit_level(c, true, stats);
+	else
+		bs_drop(em, "out_of_memory", 1);
 	emit_threads(c);
 	emit_vmms(c);
+	free(c->fold_vals);
+	free(c->fold);
 	free(c);
 }
