@@ -34,6 +34,7 @@ int sink_init(struct sink *s, bool deflate, size_t limit)
 	s->limit = limit;
 	s->deflating = deflate;
 	s->crc = crc32(0, NULL, 0);
+	s->want_crc = deflate;
 	if (deflate && deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	return 0;
@@ -46,12 +47,12 @@ static struct sink_chunk *stage_chunk(struct sink *s)
 	return (struct sink_chunk *)(s->stage - offsetof(struct sink_chunk, data));
 }
 
-static int deflate_stage(struct sink *s, int flush)
+static int deflate_bytes(struct sink *s, const char *buf, size_t len, int flush)
 {
-	s->z.next_in = (Bytef *)s->stage;
-	s->z.avail_in = (uInt)s->stage_len;
-	s->crc = crc32(s->crc, (const Bytef *)s->stage, (uInt)s->stage_len);
-	s->raw_bytes += s->stage_len;
+	s->z.next_in = (Bytef *)buf;
+	s->z.avail_in = (uInt)len;
+	if (s->want_crc)
+		s->crc = crc32(s->crc, (const Bytef *)buf, (uInt)len);
 	do {
 		/* Deflated bytes never share a chunk with text (a spilled sink). */
 		if (!s->tail || s->tail->len == s->tail->cap || !s->tail->deflated) {
@@ -71,8 +72,31 @@ static int deflate_stage(struct sink *s, int flush)
 		t->len += made;
 		s->out_bytes += made;
 	} while (s->z.avail_out == 0 || s->z.avail_in > 0);
-	s->stage_len = 0;
 	return 0;
+}
+
+static int deflate_handed(void *ctx, const char *buf, size_t len)
+{
+	return deflate_bytes(ctx, buf, len, Z_NO_FLUSH);
+}
+
+/* A full stage goes to the sink's thread, which from then on alone owns
+ * the z_stream, the chunk list and the crc, until sink_finish. */
+static int deflate_stage(struct sink *s, int flush)
+{
+	int rc;
+
+	s->raw_bytes += s->stage_len;
+	if (flush == Z_NO_FLUSH &&
+	    (s->deflater || (s->deflater = sinkthread_start(deflate_handed, s)))) {
+		rc = sinkthread_push(s->deflater, s->stage, s->stage_len);
+		s->stage = NULL;
+		s->stage_cap = 0;
+	} else {
+		rc = deflate_bytes(s, s->stage, s->stage_len, flush);
+	}
+	s->stage_len = 0;
+	return rc;
 }
 
 static int flush_stage(struct sink *s, int zflush)
@@ -92,7 +116,8 @@ static int flush_stage(struct sink *s, int zflush)
 
 static int stage_alloc(struct sink *s, size_t n)
 {
-	size_t cap = n > SINK_CHUNK ? n : SINK_CHUNK;
+	size_t unit = s->deflating ? SINK_DEFLATE_STAGE : SINK_CHUNK;
+	size_t cap = n > unit ? n : unit;
 	if (s->deflating) {
 		if (s->stage && s->stage_cap >= cap)
 			return 0;
@@ -168,7 +193,11 @@ int sink_finish(struct sink *s)
 {
 	int rc = 0;
 	if (s->deflating) {
-		rc = deflate_stage(s, Z_SYNC_FLUSH);
+		if (s->deflater)
+			rc = sinkthread_stop(s->deflater, false);
+		s->deflater = NULL;
+		if (rc == 0)
+			rc = deflate_stage(s, Z_SYNC_FLUSH);
 		deflateEnd(&s->z);
 		s->deflating = false;
 		free(s->stage);
@@ -206,6 +235,8 @@ void sink_append(struct sink *into, struct sink *s)
 
 void sink_free(struct sink *s)
 {
+	if (s->deflater) /* first: it may still be adding chunks */
+		sinkthread_stop(s->deflater, true);
 	struct sink_chunk *c = s->head, *next;
 	for (; c; c = next) {
 		next = c->next;

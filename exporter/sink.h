@@ -7,7 +7,12 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "sinkthread.h"
+
 #define SINK_CHUNK 65536
+/* A deflating sink hands stages this large to its thread: each hand-over
+ * may wake a sleeping CPU, which costs tens of microseconds in a VM. */
+#define SINK_DEFLATE_STAGE (1u << 20)
 
 struct sink_chunk {
 	struct sink_chunk *next;
@@ -28,12 +33,15 @@ struct sink {
 	bool deflating;
 	size_t spill_at; /* raw sinks: past this many bytes, keep the rest deflated */
 	z_stream z;
-	uint32_t crc; /* of the uncompressed bytes, for the gzip trailer */
+	struct sinkthread *deflater; /* deflating full stages, once a stage filled */
+	bool want_crc;		     /* a gzip response's part, not a spilled one */
+	uint32_t crc;		     /* of the uncompressed bytes, for the gzip trailer */
 	uint64_t raw_bytes;
 };
 
 /* `deflate`: compress into raw deflate blocks that end byte-aligned, so the
- * sinks of one scrape concatenate into one gzip member. */
+ * sinks of one scrape concatenate into one gzip member. Past its first full
+ * stage a deflating sink deflates on a thread of its own. */
 int sink_init(struct sink *s, bool deflate, size_t limit);
 /* A raw sink that keeps what comes after its first `at` bytes deflated (its
  * chunks flagged), so a huge output is never held whole as text. */

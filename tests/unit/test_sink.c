@@ -74,6 +74,83 @@ static void test_gzip_concatenation(void **state)
 	sink_free(&all);
 }
 
+/* Past its first full stage a gzip sink deflates on its own thread; what
+ * it made reads back whole and in order, and a sink freed while that
+ * thread still works frees everything (ASan's leak check). */
+static void test_threaded_deflate(void **state)
+{
+	static unsigned char body[1 << 20], plain[3 << 20];
+	struct sink s;
+	char line[32];
+	size_t want = 0;
+	(void)state;
+
+	sink_init(&s, true, SIZE_MAX);
+	for (int i = 0; want < (2u << 20); i++) {
+		int n = snprintf(line, sizeof(line), "line %d\n", i);
+		assert_int_equal(sink_write(&s, line, (size_t)n), 0);
+		want += (size_t)n;
+	}
+	assert_non_null(s.deflater);
+	assert_int_equal(sink_finish(&s), 0);
+	assert_null(s.deflater);
+	size_t n = gather(&s, body);
+	z_stream z = {0};
+	assert_int_equal(inflateInit2(&z, -15), Z_OK);
+	z.next_in = body;
+	z.avail_in = (uInt)n;
+	z.next_out = plain;
+	z.avail_out = sizeof(plain);
+	inflate(&z, Z_SYNC_FLUSH);
+	assert_int_equal(z.total_out, want);
+	assert_memory_equal(plain, "line 0\nline 1\n", 14);
+	assert_int_equal(crc32(0, plain, (uInt)want), s.crc);
+	inflateEnd(&z);
+	sink_free(&s);
+
+	sink_init(&s, true, SIZE_MAX);
+	for (int i = 0; i < 100000; i++)
+		assert_int_equal(sink_write(&s, "abandoned scrape\n", 17), 0);
+	sink_free(&s);
+}
+
+struct consumed {
+	size_t n;
+	char first[8];
+};
+
+static int consume(void *ctx, const char *buf, size_t len)
+{
+	struct consumed *c = ctx;
+	(void)len;
+	c->first[c->n++] = buf[0];
+	return c->n == 3 ? -EIO : 0;
+}
+
+static char *buffer(char c)
+{
+	char *b = malloc(1);
+	*b = c;
+	return b;
+}
+
+/* Buffers are consumed in order; the thread's first error stops it and
+ * reaches both the writer and the end. */
+static void test_sinkthread_error(void **state)
+{
+	struct consumed c = {0};
+	(void)state;
+
+	struct sinkthread *t = sinkthread_start(consume, &c);
+	assert_non_null(t);
+	int rc = 0;
+	for (char i = 'a'; i <= 'h' && rc == 0; i++)
+		rc = sinkthread_push(t, buffer(i), 1);
+	assert_int_equal(sinkthread_stop(t, false), -EIO);
+	assert_int_equal(c.n, 3);
+	assert_memory_equal(c.first, "abc", 3);
+}
+
 static void test_limit(void **state)
 {
 	struct sink s;
@@ -94,6 +171,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_raw_chunks),
 	    cmocka_unit_test(test_gzip_concatenation),
+	    cmocka_unit_test(test_threaded_deflate),
+	    cmocka_unit_test(test_sinkthread_error),
 	    cmocka_unit_test(test_limit),
 	};
 	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);

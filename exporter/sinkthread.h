@@ -1,0 +1,28 @@
+/* A sink's second thread: full buffers handed to it are consumed in order
+ * (deflated) while the writer goes on, so a compressed scrape takes about
+ * the longer of writing and deflating instead of their sum. */
+#ifndef BS_SINKTHREAD_H
+#define BS_SINKTHREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Buffers waiting at most; a writer ahead of the thread waits for room,
+ * so a sink holds at most this many stages more than it would inline. */
+#define SINKTHREAD_QUEUE 4
+
+typedef int sinkthread_fn(void *ctx, const char *buf, size_t len);
+
+struct sinkthread;
+
+/* Starts a thread that calls fn(ctx, buf, len) for each buffer handed
+ * over, in order. NULL if no thread can be made: the caller goes on inline. */
+struct sinkthread *sinkthread_start(sinkthread_fn *fn, void *ctx);
+/* Hands `buf` (malloc'd; the thread frees it) over. Returns 0, or the first
+ * error fn returned (then buf is freed and nothing more is consumed). */
+int sinkthread_push(struct sinkthread *t, char *buf, size_t len);
+/* Waits until every buffer handed over is consumed (`discard`: freed
+ * unread), ends the thread and frees it. Returns the first error of fn. */
+int sinkthread_stop(struct sinkthread *t, bool discard);
+
+#endif
