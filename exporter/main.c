@@ -18,6 +18,7 @@
 #include "collset.h"
 #include "http.h"
 #include "log.h"
+#include "sink.h"
 #include "version.h"
 #include "weblive.h"
 
@@ -265,6 +266,7 @@ static int serve(struct cli *cli)
 	http_stop(srv);
 	collset_put(current);
 	weblive_close(cli->http.web);
+	sink_pool_drain();
 	log_info("stopped");
 	return 0;
 err_close_web:

@@ -13,6 +13,8 @@
 /* A deflating sink hands stages this large to its thread: each hand-over
  * may wake a sleeping CPU, which costs tens of microseconds in a VM. */
 #define SINK_DEFLATE_STAGE (1u << 20)
+/* Free chunks kept for the next scrapes: at most 64 MiB. */
+#define SINK_POOL_MAX 1024
 
 struct sink_chunk {
 	struct sink_chunk *next;
@@ -59,6 +61,8 @@ int sink_finish(struct sink *s);
 /* Takes s's chunks onto the end of `into`, crc and length combined. */
 void sink_append(struct sink *into, struct sink *s);
 void sink_free(struct sink *s);
+/* Frees the chunks kept for reuse (at exit, or to count live memory). */
+void sink_pool_drain(void);
 
 /* The gzip member's header and trailer around a deflated scrape. */
 #define GZIP_HEADER_LEN 10

@@ -17,6 +17,7 @@
 #include "dci4_supplier.h"
 #include "log.h"
 #include "scrape.h"
+#include "sink.h"
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -242,6 +243,7 @@ static void test_every_allocation_fails_once(void **state)
 	/* What the first failure logs loads libc's message catalogue once, for
 	 * good: load it now, so it is not taken for a leak. */
 	log_warn("warming up", "err", strerror(ENOBUFS));
+	sink_pool_drain(); /* output chunks kept for reuse are not live data */
 	long live0 = __atomic_load_n(&live, __ATOMIC_RELAXED);
 	for (unsigned long n = 1; n <= per_scrape; n++) {
 		calls = 0;
@@ -263,6 +265,7 @@ static void test_every_allocation_fails_once(void **state)
 		 * supplier is described again); after one more, the live blocks
 		 * must be what they were before the failure. */
 		__libc_free(scrape_lines(set));
+		sink_pool_drain();
 		long now = __atomic_load_n(&live, __ATOMIC_RELAXED);
 		if (now != live0)
 			fail_msg("failing allocation %lu of a scrape leaked %ld blocks", n,

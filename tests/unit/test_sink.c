@@ -35,6 +35,28 @@ static void test_raw_chunks(void **state)
 	sink_free(&s);
 }
 
+/* A freed sink's chunks serve the next one, which sees only its own bytes. */
+static void test_chunks_reused(void **state)
+{
+	struct sink s;
+	static unsigned char out[1 << 20];
+	(void)state;
+
+	sink_init(&s, false, SIZE_MAX);
+	fill(&s, "old old ", 200000);
+	sink_finish(&s);
+	const struct sink_chunk *last = s.tail; /* freed last, taken first */
+	sink_free(&s);
+	sink_init(&s, false, SIZE_MAX);
+	fill(&s, "new", 3);
+	sink_finish(&s);
+	assert_ptr_equal(s.head, last);
+	assert_int_equal(gather(&s, out), 3);
+	assert_memory_equal(out, "new", 3);
+	sink_free(&s);
+	sink_pool_drain();
+}
+
 /* Three parts deflated separately, then wrapped: zlib must read one stream. */
 static void test_gzip_concatenation(void **state)
 {
@@ -170,6 +192,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_raw_chunks),
+	    cmocka_unit_test(test_chunks_reused),
 	    cmocka_unit_test(test_gzip_concatenation),
 	    cmocka_unit_test(test_threaded_deflate),
 	    cmocka_unit_test(test_sinkthread_error),
