@@ -247,10 +247,10 @@ check: format-check checksrc
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	@echo "make check: all suites passed"
 
-# Figures, not pass/fail: the writer on one core, then scrapes over HTTP and the Go peer.
+# Figures, not pass/fail: the writer against its Go peer, then scrapes over HTTP.
 bench: all $(TEST_PLUGINS) $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
        $(B)/bench/bench_dci_suppliers $(XEN_TESTS) $(B)/bench/tdigest_compare
-	taskset -c 0 $(B)/bench/bench_writer
+	bench/writer.sh $(B)
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)
 	bench/dci.sh $(B)

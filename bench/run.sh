@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Scrape benchmark: the exporter serving 1,000,000 series from the synthetic test
-# collector, timed over HTTP; and the client_golang peer, when Go is here.
+# collector, timed over HTTP (the writer and its peer: bench/writer.sh).
 # Usage: bench/run.sh BUILD_DIR
 set -eu
 B=$(cd "${1:-build}" && pwd)
-HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d /tmp/binstat-bench.XXXXXX)
 SCRAPES=20
 PID=
@@ -39,13 +38,3 @@ scrape_stats "text"
 scrape_stats "text, gzip" -H 'Accept-Encoding: gzip'
 scrape_stats "OpenMetrics, gzip" -H 'Accept-Encoding: gzip' -H 'Accept: application/openmetrics-text'
 echo "exporter peak RSS over $((3 * SCRAPES + 1)) scrapes: $(awk '/VmHWM/ {printf "%.1f MiB", $2 / 1024}' "/proc/$PID/status")"
-
-# The peer, built from Debian's client_golang (golang-github-prometheus-client-golang-dev).
-if command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/prometheus/client_golang ]; then
-	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$WORK/gocache" \
-		go build -o "$WORK/peer" "$HERE/peer/client_golang.go"
-	taskset -c 0 "$WORK/peer"
-else
-	echo "SKIP peer: Go or Debian's client_golang is not installed" \
-		"(apt-get install golang-go golang-github-prometheus-client-golang-dev)"
-fi
