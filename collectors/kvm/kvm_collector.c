@@ -299,11 +299,20 @@ static int next_timeout_ms(struct kvm_collector *k)
 	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
 }
 
+/* Start-up's cost grows with the host: the first walk says what it took. */
 static void first_scan(struct kvm_collector *k)
 {
+	uint64_t t0 = monoclock_ns();
+	char vms[24], fds[24], ms[24];
+
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
+	snprintf(vms, sizeof(vms), "%zu", k->set.n);
+	snprintf(fds, sizeof(fds), "%zu", k->set.nfds);
+	snprintf(ms, sizeof(ms), "%.1f", (double)(monoclock_ns() - t0) / 1e6);
+	k->host->log(BS_LOG_INFO, "kvm", "first scan done", "vms", vms, "stats_fds", fds,
+		     "duration_ms", ms, (char *)NULL);
 	k->first_scan_done = true;
 	pthread_cond_broadcast(&k->scanned);
 	pthread_mutex_unlock(&k->lock);
