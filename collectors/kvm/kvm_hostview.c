@@ -152,19 +152,11 @@ void kvm_threads_free(struct kvm_threads *t)
 	*t = (struct kvm_threads){0};
 }
 
-static struct kvm_vmm *vmm_of(const struct kvm_vmset *set, pid_t pid)
+static bool thread_taken(const struct kvm_vmm *m, pid_t tid)
 {
-	for (size_t i = 0; i < set->nvmm; i++)
-		if (set->vmm[i]->pid == pid)
-			return set->vmm[i];
-	return NULL;
-}
-
-static bool thread_taken(const struct kvm_vmset *set, pid_t pid, pid_t tid)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		for (size_t j = 0; vm->pid == pid && j < vm->nvcpu; j++)
+	for (size_t i = 0; i < m->nvms; i++) {
+		const struct kvm_vm *vm = m->vms[i].vm;
+		for (size_t j = 0; j < vm->nvcpu; j++)
 			if (vm->vcpu[j].tid == tid)
 				return true;
 	}
@@ -206,22 +198,22 @@ static int open_proc(const char *proc, pid_t pid, pid_t tid, const char *file)
 
 void kvm_hostview_assign(struct kvm_vmset *set, const char *proc, const struct kvm_threads *t)
 {
-	struct kvm_vmm *m = vmm_of(set, t->pid);
+	struct kvm_vmm *m = kvm_vmset_vmm(set, t->pid);
 
 	if (!m)
 		return;
 	if (m->statfd < 0)
 		m->statfd = open_proc(proc, t->pid, 0, "stat");
-	for (size_t i = 0; i < set->n; i++) {
-		struct kvm_vm *vm = set->vm[i];
-		for (size_t j = 0; vm->pid == t->pid && j < vm->nvcpu; j++) {
+	for (size_t i = 0; i < m->nvms; i++) {
+		struct kvm_vm *vm = m->vms[i].vm;
+		for (size_t j = 0; j < vm->nvcpu; j++) {
 			struct kvm_vcpu *c = &vm->vcpu[j];
 			if (c->schedfd >= 0)
 				continue;
 			pid_t tid = creator(t, c->creator);
 			if (!tid && m->only == vm)
 				tid = seen_running(t, c->index);
-			if (!tid || thread_taken(set, t->pid, tid))
+			if (!tid || thread_taken(m, tid))
 				continue;
 			c->schedfd = open_proc(proc, t->pid, tid, "schedstat");
 			c->tid = c->schedfd >= 0 ? tid : 0;
@@ -231,14 +223,14 @@ void kvm_hostview_assign(struct kvm_vmset *set, const char *proc, const struct k
 
 bool kvm_hostview_wanted(const struct kvm_vmset *set, pid_t pid)
 {
-	const struct kvm_vmm *m = vmm_of(set, pid);
+	const struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 	if (!m)
 		return false;
 	if (m->statfd < 0)
 		return true;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		for (size_t j = 0; vm->pid == pid && j < vm->nvcpu; j++)
+	for (size_t i = 0; i < m->nvms; i++) {
+		const struct kvm_vm *vm = m->vms[i].vm;
+		for (size_t j = 0; j < vm->nvcpu; j++)
 			if (vm->vcpu[j].schedfd < 0)
 				return true;
 	}

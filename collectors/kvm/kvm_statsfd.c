@@ -165,6 +165,7 @@ int kvm_statsfd_open(struct kvm_statsfd *s, int fd, bool vcpu, struct kvm_schema
 		drop(ctx, "bad_id");
 		return -EINVAL;
 	}
+	s->id_hash = kvm_id_hash(s->id);
 	if ((rc = find_schema(s, &h, vcpu, cache, drop, ctx)) < 0)
 		return rc;
 	s->data_offset = h.data_offset;

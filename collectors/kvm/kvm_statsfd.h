@@ -34,7 +34,18 @@ struct kvm_statsfd {
 	uint64_t *data; /* schema->data_size bytes, as last read */
 	bool fresh;	/* the last read succeeded */
 	char id[KVM_ID_MAX];
+	uint64_t id_hash; /* kvm_id_hash(id) */
 };
+
+/* FNV-1a of a stats id or label: lets the set's many lookups compare one
+ * integer before any string (equal hashes still compare the strings). */
+static inline uint64_t kvm_id_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
 
 /* Whether `fd` is a stats fd KVM itself made: an anon inode the kernel
  * named kvm-vm-stats or kvm-vcpu-stats:N, which no process can forge.

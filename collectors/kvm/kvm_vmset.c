@@ -24,13 +24,12 @@ static bool same_file(pid_t pid, int vmm_fd, int our_fd)
 bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 {
 	bool *held = calloc((size_t)max_fd + 1, sizeof(bool));
+	const struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 
 	if (!held)
 		return NULL;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid)
-			continue;
+	for (size_t i = 0; m && i < m->nvms; i++) {
+		const struct kvm_vm *vm = m->vms[i].vm;
 		if (vm->has_vmfd && vm->vm_vmm_fd >= 0 && vm->vm_vmm_fd <= max_fd)
 			held[vm->vm_vmm_fd] = true;
 		for (size_t j = 0; j < vm->nvcpu; j++)
@@ -42,8 +41,9 @@ bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 
 static bool label_taken(const struct kvm_vmset *set, const char *label)
 {
+	uint64_t h = kvm_id_hash(label);
 	for (size_t i = 0; i < set->n; i++)
-		if (strcmp(set->vm[i]->label, label) == 0)
+		if (set->vm[i]->label_hash == h && strcmp(set->vm[i]->label, label) == 0)
 			return true;
 	return false;
 }
@@ -71,14 +71,35 @@ static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
 	memcpy(vm->label, first, sizeof(first));
 	for (unsigned n = 2; label_taken(set, vm->label); n++)
 		snprintf(vm->label, sizeof(vm->label), "%.140s#%u", first, n);
+	vm->label_hash = kvm_id_hash(vm->label);
+}
+
+/* Where VMM `pid` is, or would go, in the set's list sorted by pid. */
+static size_t vmm_place(const struct kvm_vmset *set, pid_t pid)
+{
+	size_t lo = 0, hi = set->nvmm;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (set->vmm[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct kvm_vmm *kvm_vmset_vmm(const struct kvm_vmset *set, pid_t pid)
+{
+	size_t at = vmm_place(set, pid);
+	return at < set->nvmm && set->vmm[at]->pid == pid ? set->vmm[at] : NULL;
 }
 
 /* The VMM record of `pid`, made with its first VM. */
 static struct kvm_vmm *vmm_get(struct kvm_vmset *set, pid_t pid)
 {
-	for (size_t i = 0; i < set->nvmm; i++)
-		if (set->vmm[i]->pid == pid)
-			return set->vmm[i];
+	size_t at = vmm_place(set, pid);
+	if (at < set->nvmm && set->vmm[at]->pid == pid)
+		return set->vmm[at];
 	if (set->nvmm == set->capvmm) {
 		size_t cap = set->capvmm ? set->capvmm * 2 : 16;
 		struct kvm_vmm **v = realloc(set->vmm, cap * sizeof(*v));
@@ -91,33 +112,148 @@ static struct kvm_vmm *vmm_get(struct kvm_vmset *set, pid_t pid)
 	if (!m)
 		return NULL;
 	*m = (struct kvm_vmm){.pid = pid, .statfd = -1};
-	set->vmm[set->nvmm++] = m;
+	memmove(&set->vmm[at + 1], &set->vmm[at], (set->nvmm - at) * sizeof(set->vmm[0]));
+	set->vmm[at] = m;
+	set->nvmm++;
 	return m;
 }
 
 static void vmm_free(struct kvm_vmset *set, struct kvm_vmm *m)
 {
-	for (size_t i = 0; i < set->nvmm; i++)
-		if (set->vmm[i] == m)
-			set->vmm[i] = set->vmm[--set->nvmm];
+	size_t at = vmm_place(set, m->pid);
+	memmove(&set->vmm[at], &set->vmm[at + 1], (set->nvmm - at - 1) * sizeof(set->vmm[0]));
+	set->nvmm--;
 	if (m->statfd >= 0)
 		close(m->statfd);
+	free(m->vms);
+	free(m->byid);
+	free(m->held);
 	free(m);
 }
 
-/* `gone`, still in the set, leaves its VMM. */
+static void held_insert(struct kvm_vmm *m, uint64_t h)
+{
+	size_t mask = m->held_cap - 1, at = h & mask;
+	h = h ? h : 1;
+	while (m->held[at] && m->held[at] != h)
+		at = (at + 1) & mask;
+	m->nheld += !m->held[at];
+	m->held[at] = h;
+}
+
+/* Whether the VMM may hold a stats fd with this id hash: no means no (a
+ * new fd is taken without a walk over the VMM's VMs); yes is checked by
+ * that walk. Rebuilt after fds went, grown as they come. */
+static bool held_maybe(struct kvm_vmm *m, uint64_t h)
+{
+	if (m->held_stale || 2 * (m->nheld + 1) > m->held_cap) {
+		size_t cap = 16, n = 0;
+		for (size_t i = 0; i < m->nvms; i++)
+			n += m->vms[i].vm->nvcpu + 1;
+		while (cap < 2 * n + 2)
+			cap *= 2;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return true;
+		free(m->held);
+		m->held = t;
+		m->held_cap = cap;
+		m->nheld = 0;
+		m->held_stale = false;
+		for (size_t i = 0; i < m->nvms; i++) {
+			const struct kvm_vm *vm = m->vms[i].vm;
+			if (vm->has_vmfd)
+				held_insert(m, vm->vmfd.id_hash);
+			for (size_t j = 0; j < vm->nvcpu; j++)
+				held_insert(m, vm->vcpu[j].s.id_hash);
+		}
+	}
+	size_t mask = m->held_cap - 1, at = h & mask;
+	uint64_t k = h ? h : 1;
+	for (; m->held[at]; at = (at + 1) & mask)
+		if (m->held[at] == k)
+			return true;
+	return false;
+}
+
+/* A stats fd taken: into the set of held ids, if that is in use. */
+static void held_add(struct kvm_vmm *m, uint64_t h)
+{
+	if (m->held && !m->held_stale && 2 * (m->nheld + 1) <= m->held_cap)
+		held_insert(m, h);
+	else
+		m->held_stale = true;
+}
+
+static void byid_insert(struct kvm_vmm *m, size_t slot)
+{
+	size_t mask = m->byid_cap - 1, at = m->vms[slot].id_hash & mask;
+	while (m->byid[at])
+		at = (at + 1) & mask;
+	m->byid[at] = (uint32_t)slot + 1;
+}
+
+/* The VMM's index of its VMs by id, rebuilt after a VM left (removal from
+ * open addressing is not worth its subtlety here). A VMM holding thousands
+ * of VMs would otherwise make every stats fd it adds a walk over all of
+ * them: start-up quadratic in VMs. False when out of memory. */
+static bool byid_ready(struct kvm_vmm *m)
+{
+	if (m->byid && !m->byid_stale)
+		return true;
+	size_t cap = 16;
+	while (cap < 2 * m->nvms)
+		cap *= 2;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return false;
+	free(m->byid);
+	m->byid = t;
+	m->byid_cap = cap;
+	m->byid_stale = false;
+	for (size_t i = 0; i < m->nvms; i++)
+		byid_insert(m, i);
+	return true;
+}
+
+static int vmm_join(struct kvm_vmm *m, struct kvm_vm *vm)
+{
+	if (m->nvms == m->capvms) {
+		size_t cap = m->capvms ? m->capvms * 2 : 2;
+		struct kvm_vmm_vm *v = realloc(m->vms, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->vms = v;
+		m->capvms = cap;
+	}
+	vm->vmm = m;
+	vm->vmm_slot = m->nvms;
+	m->vms[m->nvms++] = (struct kvm_vmm_vm){
+	    .vm = vm, .id_hash = vm->id_hash, .from = vm->from, .group = vm->thread_group};
+	m->only = m->nvms == 1 ? vm : NULL;
+	if (m->byid && !m->byid_stale && 2 * m->nvms <= m->byid_cap)
+		byid_insert(m, m->nvms - 1);
+	else
+		m->byid_stale = true;
+	return 0;
+}
+
+/* `gone` leaves its VMM. */
 static void vmm_put(struct kvm_vmset *set, const struct kvm_vm *gone)
 {
 	struct kvm_vmm *m = gone->vmm;
 
-	if (--m->nvms == 0) {
+	m->vms[gone->vmm_slot] = m->vms[--m->nvms];
+	if (gone->vmm_slot < m->nvms)
+		m->vms[gone->vmm_slot].vm->vmm_slot = gone->vmm_slot;
+	m->nvmfds -= gone->has_vmfd;
+	m->byid_stale = true;
+	m->held_stale = true;
+	if (m->nvms == 0) {
 		vmm_free(set, m);
 		return;
 	}
-	m->only = NULL;
-	for (size_t i = 0; m->nvms == 1 && i < set->n; i++)
-		if (set->vm[i]->vmm == m && set->vm[i] != gone)
-			m->only = set->vm[i];
+	m->only = m->nvms == 1 ? m->vms[0].vm : NULL;
 }
 
 static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
@@ -136,59 +272,57 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 	}
 	struct kvm_vmm *vmm = vmm_get(set, pid);
 	struct kvm_vm *vm = vmm ? calloc(1, sizeof(*vm)) : NULL;
-	if (!vm) {
-		if (vmm && !vmm->nvms)
-			vmm_free(set, vmm);
-		return NULL;
-	}
-	vm->vmm = vmm;
-	vmm->only = vmm->nvms++ ? NULL : vm;
+	if (!vm)
+		goto err_vmm;
 	vm->pid = pid;
 	vm->from = from;
 	set->nhandover_vms += from != 0;
 	snprintf(vm->id, sizeof(vm->id), "%s", id);
+	vm->id_hash = kvm_id_hash(vm->id);
 	vm->ident = *ident;
 	vm->vmfd.fd = -1;
 	vm->thread_group = thread_group;
+	if (vmm_join(vmm, vm) < 0)
+		goto err_vm;
 	set->groups_made += thread_group;
 	vm_label(set, vm);
 	set->vm[set->n++] = vm;
 	return vm;
-}
-
-static bool same_source(const struct kvm_vm *vm, pid_t pid, pid_t from)
-{
-	return vm->pid == pid && vm->from == from;
+err_vm:
+	set->nhandover_vms -= from != 0;
+	free(vm);
+err_vmm:
+	if (vmm && !vmm->nvms)
+		vmm_free(set, vmm);
+	return NULL;
 }
 
 /* Which VM a stats fd belongs to by what its source says: a hand-over
  * peer's name=, else the kernel's id (or a vCPU id's prefix). */
-static bool key_matches(const struct kvm_vm *vm, pid_t from, const char *id,
+static bool key_matches(const struct kvm_vmm_vm *e, pid_t from, const char *id, uint64_t id_hash,
 			const struct kvm_identity *ident)
 {
 	if (from && ident->name[0])
-		return strcmp(vm->ident.name, ident->name) == 0;
-	return strcmp(vm->id, id) == 0;
+		return strcmp(e->vm->ident.name, ident->name) == 0;
+	return e->id_hash == id_hash && strcmp(e->vm->id, id) == 0;
 }
 
-static bool vm_holds(const struct kvm_vm *vm, const char *id, bool vcpu)
+static bool vm_holds(const struct kvm_vm *vm, const char *id, uint64_t id_hash, bool vcpu)
 {
 	if (!vcpu)
-		return vm->has_vmfd && strcmp(vm->vmfd.id, id) == 0;
+		return vm->has_vmfd && vm->vmfd.id_hash == id_hash && strcmp(vm->vmfd.id, id) == 0;
 	for (size_t j = 0; j < vm->nvcpu; j++)
-		if (strcmp(vm->vcpu[j].s.id, id) == 0)
+		if (vm->vcpu[j].s.id_hash == id_hash && strcmp(vm->vcpu[j].s.id, id) == 0)
 			return true;
 	return false;
 }
 
 /* Stats fds of VMM `pid` held for VMs (index < 0) or for vCPUs numbered `index`. */
-static size_t files_held(const struct kvm_vmset *set, pid_t pid, int index)
+static size_t files_held(const struct kvm_vmm *m, int index)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid)
-			continue;
+	for (size_t i = 0; i < m->nvms; i++) {
+		const struct kvm_vm *vm = m->vms[i].vm;
 		n += index < 0 && vm->has_vmfd;
 		for (size_t j = 0; index >= 0 && j < vm->nvcpu; j++)
 			n += vm->vcpu[j].index == index;
@@ -215,21 +349,25 @@ static size_t census_vcpus(const struct kvm_census *c, int index)
  * Discovery: an id already held is a second VM or vCPU only while the VMM
  * holds more VMs (or vCPUs of that number) than we hold stats fds of; a
  * peer: the id is held by another source or by the VM it names. */
-static bool is_copy(const struct kvm_vmset *set, pid_t pid, pid_t from, const char *id, int index,
+static bool is_copy(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id, int index,
 		    const struct kvm_identity *ident, const struct kvm_census *census)
 {
 	bool vcpu = index >= 0, held = false;
+	uint64_t h = kvm_id_hash(id);
+	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 
-	for (size_t i = 0; i < set->n && !held; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid || !vm_holds(vm, id, vcpu))
+	if (!m || !held_maybe(m, h))
+		return false;
+	for (size_t i = 0; i < m->nvms && !held; i++) {
+		const struct kvm_vm *vm = m->vms[i].vm;
+		if (!vm_holds(vm, id, h, vcpu))
 			continue;
-		held = census || vm->from != from || key_matches(vm, from, id, ident);
+		held = census || vm->from != from || key_matches(&m->vms[i], from, id, h, ident);
 	}
 	if (!held || !census)
 		return held;
 	size_t bound = vcpu ? census_vcpus(census, index) : census->vms;
-	return files_held(set, pid, index) >= bound;
+	return files_held(m, index) >= bound;
 }
 
 /* The VM a vCPU belongs to. The kernel names a vCPU after the thread that
@@ -247,18 +385,36 @@ static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, c
 	size_t nmatch = 0, nvms = 0;
 
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(id, "/"), id);
-	for (size_t i = 0; i < set->n; i++) {
-		struct kvm_vm *vm = set->vm[i];
-		if (!same_source(vm, pid, from))
+	uint64_t h = kvm_id_hash(prefix);
+	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
+	if (census && census->vms > 1 && m && byid_ready(m)) {
+		/* Discovery in a VMM of several VMs: only VMs of this id count. */
+		size_t mask = m->byid_cap - 1;
+		for (size_t at = h & mask; m->byid[at]; at = (at + 1) & mask) {
+			const struct kvm_vmm_vm *e = &m->vms[m->byid[at] - 1];
+			if (e->from != from || !key_matches(e, from, prefix, h, ident))
+				continue;
+			if (e->group)
+				group = e->vm;
+			else
+				nmatch++, match = e->vm;
+		}
+		if (nmatch == 1 && m->nvmfds >= census->vms)
+			return match;
+		return group ? group : vm_new(set, pid, from, prefix, ident, true);
+	}
+	for (size_t i = 0; m && i < m->nvms; i++) {
+		const struct kvm_vmm_vm *e = &m->vms[i];
+		if (e->from != from)
 			continue;
-		if (vm->thread_group) {
-			group = strcmp(vm->id, prefix) == 0 ? vm : group;
+		if (e->group) {
+			group = e->id_hash == h && strcmp(e->vm->id, prefix) == 0 ? e->vm : group;
 			continue;
 		}
-		only = vm;
+		only = e->vm;
 		nvms++;
-		if (key_matches(vm, from, prefix, ident)) {
-			match = vm;
+		if (key_matches(e, from, prefix, h, ident)) {
+			match = e->vm;
 			nmatch++;
 		}
 	}
@@ -271,7 +427,7 @@ static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, c
 	}
 	if (census->vms <= 1 && nvms <= 1)
 		return only ? only : vm_new(set, pid, from, prefix, ident, false);
-	if (nmatch == 1 && files_held(set, pid, -1) >= census->vms)
+	if (nmatch == 1 && m->nvmfds >= census->vms)
 		return match;
 	return group ? group : vm_new(set, pid, from, prefix, ident, true);
 }
@@ -282,10 +438,25 @@ static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, c
 static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
 		      const struct kvm_identity *ident, struct kvm_vm **owner)
 {
-	for (size_t i = 0; i < set->n; i++) {
-		struct kvm_vm *vm = set->vm[i];
-		if (!same_source(vm, pid, from) || vm->thread_group ||
-		    !key_matches(vm, from, id, ident))
+	uint64_t h = kvm_id_hash(id);
+	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
+	if (!from && m && m->nvms > 1 && byid_ready(m)) {
+		size_t mask = m->byid_cap - 1;
+		for (size_t at = h & mask; m->byid[at]; at = (at + 1) & mask) {
+			const struct kvm_vmm_vm *e = &m->vms[m->byid[at] - 1];
+			if (!e->from && !e->group && key_matches(e, 0, id, h, ident) &&
+			    !e->vm->has_vmfd) {
+				*owner = e->vm;
+				return 0;
+			}
+		}
+		*owner = vm_new(set, pid, from, id, ident, false);
+		return *owner ? 0 : -ENOSPC;
+	}
+	for (size_t i = 0; m && i < m->nvms; i++) {
+		struct kvm_vm *vm = m->vms[i].vm;
+		if (m->vms[i].from != from || m->vms[i].group ||
+		    !key_matches(&m->vms[i], from, id, h, ident))
 			continue;
 		if (!vm->has_vmfd) {
 			*owner = vm;
@@ -340,11 +511,16 @@ static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_stats
 		vm->vmfd = *s;
 		vm->vm_vmm_fd = vmm_fd;
 		vm->has_vmfd = true;
+		vm->vmm->nvmfds++;
+		held_add(vm->vmm, s->id_hash);
 		return 0;
 	}
 	if (!(vm = vcpu_owner(set, pid, from, s->id, ident, census)))
 		return -ENOSPC;
-	return add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
+	int rc = add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
+	if (rc == 0)
+		held_add(vm->vmm, s->id_hash);
+	return rc;
 }
 
 int kvm_vmset_add(struct kvm_vmset *set, pid_t pid, pid_t from, int fd, int vmm_fd, int vcpu_index,
@@ -441,12 +617,11 @@ static void remove_at(struct kvm_vmset *set, size_t i)
 
 size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 {
-	size_t closed = 0;
+	size_t closed = 0, emptied = 0;
+	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 
-	for (size_t i = 0; i < set->n; i++) {
-		struct kvm_vm *vm = set->vm[i];
-		if (vm->pid != pid)
-			continue;
+	for (size_t i = 0; m && i < m->nvms; i++) {
+		struct kvm_vm *vm = m->vms[i].vm;
 		for (size_t j = 0; j < vm->nvcpu;) {
 			struct kvm_vcpu *c = &vm->vcpu[j];
 			if (c->vmm_fd < 0 || same_file(pid, c->vmm_fd, c->s.fd)) {
@@ -456,6 +631,7 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 			vcpu_close(set, c);
 			memmove(c, c + 1, (vm->nvcpu - j - 1) * sizeof(*c));
 			vm->nvcpu--;
+			m->held_stale = true;
 			set->nfds--;
 			closed++;
 		}
@@ -463,12 +639,15 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 		    !same_file(pid, vm->vm_vmm_fd, vm->vmfd.fd)) {
 			kvm_statsfd_close(&vm->vmfd, &set->schemas);
 			vm->has_vmfd = false;
+			vm->vmm->nvmfds--;
+			vm->vmm->held_stale = true;
 			set->nfds--;
 			closed++;
 		}
+		emptied += !vm->has_vmfd && vm->nvcpu == 0;
 	}
 	/* A VM with nothing left is gone. */
-	for (size_t i = 0; i < set->n;)
+	for (size_t i = 0; emptied && i < set->n;)
 		if (set->vm[i]->pid == pid && !set->vm[i]->has_vmfd && set->vm[i]->nvcpu == 0)
 			remove_at(set, i);
 		else

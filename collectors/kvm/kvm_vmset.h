@@ -22,13 +22,30 @@ struct kvm_vcpu {
 	uint64_t sched[3]; /* ns on a CPU, ns waiting runnable, timeslices */
 };
 
+/* One VM in its VMM's list, with the keys a lookup compares, so that
+ * finding a VM touches only this small array until something matches. */
+struct kvm_vmm_vm {
+	struct kvm_vm *vm;
+	uint64_t id_hash; /* the VM's id */
+	pid_t from;
+	bool group;
+};
+
 /* A VMM process, shared by the VMs it holds: its /proc/PID/stat. */
 struct kvm_vmm {
 	pid_t pid;
 	int statfd; /* -1: not open */
 	bool fresh; /* read by this scrape */
 	uint64_t majflt, rss_pages;
-	size_t nvms;
+	struct kvm_vmm_vm *vms; /* its VMs, in no order */
+	size_t nvms, capvms;
+	size_t nvmfds;	 /* VM stats fds held */
+	uint32_t *byid;	 /* slot + 1 of vms, by id_hash (open addressing); 0: free */
+	size_t byid_cap; /* a power of two, or 0 */
+	bool byid_stale; /* to be rebuilt before use */
+	uint64_t *held;	 /* the hashes of the stats ids held (open addressing); 0: free */
+	size_t held_cap, nheld;
+	bool held_stale;
 	struct kvm_vm *only; /* its one VM, NULL when it holds several */
 };
 
@@ -55,6 +72,7 @@ struct kvm_vm {
 	pid_t pid;	     /* the VMM process */
 	pid_t from;	     /* 0: discovered; else the hand-over peer that sent it */
 	char id[KVM_ID_MAX]; /* the VM's stats id (kvm-TID), or its vCPUs' prefix */
+	uint64_t id_hash;    /* kvm_id_hash(id) */
 	bool has_vmfd;
 	struct kvm_statsfd vmfd;
 	int vm_vmm_fd;
@@ -65,15 +83,17 @@ struct kvm_vm {
 	 * this VMM, and KVM names their vCPUs alike (kvm-TID/vcpu-N). */
 	bool thread_group;
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
+	uint64_t label_hash;
 	bool included;		   /* passes the vms filter: set by each scrape's read */
 	struct kvm_vmm *vmm;
+	size_t vmm_slot; /* its place in vmm->vms */
 	struct kvm_meta meta; /* libvirt's record, when meta.domain is set */
 };
 
 struct kvm_vmset {
 	struct kvm_vm **vm;
 	size_t n, cap;
-	struct kvm_vmm **vmm; /* one per VMM process held */
+	struct kvm_vmm **vmm; /* one per VMM process held, by pid */
 	size_t nvmm, capvmm;
 	size_t max_vms, max_vcpus; /* caps from the configuration */
 	size_t max_handover_vms;   /* VMs handed over count apart: discovery keeps its room */
@@ -103,6 +123,8 @@ size_t kvm_vmset_fds_from(const struct kvm_vmset *set, pid_t from);
  * (a calloc'd array the caller frees, NULL when out of memory). Call after
  * kvm_vmset_prune, which drops copies whose number the VMM reused. */
 bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd);
+/* The record of VMM `pid`, NULL when no VM of it is held. */
+struct kvm_vmm *kvm_vmset_vmm(const struct kvm_vmset *set, pid_t pid);
 /* Closes the fds the VMM no longer holds itself (kcmp); returns how many. */
 size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid);
 /* Closes every fd of the VMM `pid`; returns how many VMs went. */
