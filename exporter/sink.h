@@ -13,8 +13,8 @@
 /* A deflating sink hands stages this large to its thread: each hand-over
  * may wake a sleeping CPU, which costs tens of microseconds in a VM. */
 #define SINK_DEFLATE_STAGE (1u << 20)
-/* Free chunks kept for the next scrapes: at most 64 MiB. */
-#define SINK_POOL_MAX 1024
+/* Free chunks kept for the next scrapes: at most 16 MiB. */
+#define SINK_POOL_MAX 256
 
 struct sink_chunk {
 	struct sink_chunk *next;
