@@ -249,6 +249,7 @@ check: format-check checksrc
 
 # Figures, not pass/fail: the writer against its Go peer, then scrapes over HTTP.
 bench: all $(TEST_PLUGINS) $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
+       $(B)/bench/bench_deflate_floor \
        $(B)/bench/bench_dci_suppliers $(XEN_TESTS) $(B)/bench/tdigest_compare
 	bench/writer.sh $(B)
 	bench/run.sh $(B)
@@ -264,6 +265,12 @@ $(B)/bench/bench_dci_suppliers.o: XFLAGS = $(call lib_incs,dci4 unixsock collkit
 $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $(call lib_a,$(kvm_LIBS))
 	$(CC) $(CFLAGS_BASE) -o $@ $^ $(call coll_link,kvm)
 $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
+
+# libdeflate is optional: the gzip floor then shows zlib's alone.
+HAVE_LIBDEFLATE := $(shell pkg-config --exists libdeflate && echo 1)
+$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lz $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
+$(B)/bench/bench_deflate_floor.o: XFLAGS = -Iexporter $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
 
 # The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
 $(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats)
