@@ -124,7 +124,8 @@ int main(void)
 		if (f == 0 && text) {
 			double warm = memcpy_floor(text, bytes, false);
 			double fresh = memcpy_floor(text, bytes, true);
-			printf("writer floor: memcpy of the same %.1f MB (best of %d): into new memory "
+			printf("writer floor: memcpy of the same %.1f MB (best of %d): into new "
+			       "memory "
 			       "%.4f s, writer / that %.1fx (goal: within 4x); into touched memory "
 			       "%.4f s, writer / that %.1fx\n",
 			       bytes / 1e6, ROUNDS, fresh, t[0] / fresh, warm, t[0] / warm);

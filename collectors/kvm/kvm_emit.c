@@ -187,7 +187,9 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 		if (c->mode == KVM_PER_VM) {
 			const struct vm_fold *f = &c->fold[i];
 			const struct kvm_metric *mm =
-			    f->schema == s ? m : (f->schema ? metric_named(f->schema, m->family) : NULL);
+			    f->schema == s
+				? m
+				: (f->schema ? metric_named(f->schema, m->family) : NULL);
 			if (mm && mm->nvalues == m->nvalues)
 				write_values(c->em, mm, f->vals + mm->index,
 					     mm->sum_index >= 0 ? f->vals[mm->sum_index] : 0, true,

@@ -84,9 +84,9 @@ struct kvm_vm {
 	bool thread_group;
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
 	uint64_t label_hash;
-	bool included;		   /* passes the vms filter: set by each scrape's read */
+	bool included; /* passes the vms filter: set by each scrape's read */
 	struct kvm_vmm *vmm;
-	size_t vmm_slot; /* its place in vmm->vms */
+	size_t vmm_slot;      /* its place in vmm->vms */
 	struct kvm_meta meta; /* libvirt's record, when meta.domain is set */
 };
 

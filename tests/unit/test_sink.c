@@ -191,12 +191,9 @@ static void test_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_raw_chunks),
-	    cmocka_unit_test(test_chunks_reused),
-	    cmocka_unit_test(test_gzip_concatenation),
-	    cmocka_unit_test(test_threaded_deflate),
-	    cmocka_unit_test(test_sinkthread_error),
-	    cmocka_unit_test(test_limit),
+	    cmocka_unit_test(test_raw_chunks),	       cmocka_unit_test(test_chunks_reused),
+	    cmocka_unit_test(test_gzip_concatenation), cmocka_unit_test(test_threaded_deflate),
+	    cmocka_unit_test(test_sinkthread_error),   cmocka_unit_test(test_limit),
 	};
 	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);
 }
