@@ -8,6 +8,8 @@
  * sent. */
 #include "kvm_vmset.h"
 
+#include "kvm_vmm.h"
+
 #include <errno.h>
 #include <linux/kcmp.h>
 #include <stdio.h>
@@ -74,188 +76,6 @@ static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
 	vm->label_hash = kvm_id_hash(vm->label);
 }
 
-/* Where VMM `pid` is, or would go, in the set's list sorted by pid. */
-static size_t vmm_place(const struct kvm_vmset *set, pid_t pid)
-{
-	size_t lo = 0, hi = set->nvmm;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (set->vmm[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-struct kvm_vmm *kvm_vmset_vmm(const struct kvm_vmset *set, pid_t pid)
-{
-	size_t at = vmm_place(set, pid);
-	return at < set->nvmm && set->vmm[at]->pid == pid ? set->vmm[at] : NULL;
-}
-
-/* The VMM record of `pid`, made with its first VM. */
-static struct kvm_vmm *vmm_get(struct kvm_vmset *set, pid_t pid)
-{
-	size_t at = vmm_place(set, pid);
-	if (at < set->nvmm && set->vmm[at]->pid == pid)
-		return set->vmm[at];
-	if (set->nvmm == set->capvmm) {
-		size_t cap = set->capvmm ? set->capvmm * 2 : 16;
-		struct kvm_vmm **v = realloc(set->vmm, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		set->vmm = v;
-		set->capvmm = cap;
-	}
-	struct kvm_vmm *m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL;
-	*m = (struct kvm_vmm){.pid = pid, .statfd = -1};
-	memmove(&set->vmm[at + 1], &set->vmm[at], (set->nvmm - at) * sizeof(set->vmm[0]));
-	set->vmm[at] = m;
-	set->nvmm++;
-	return m;
-}
-
-static void vmm_free(struct kvm_vmset *set, struct kvm_vmm *m)
-{
-	size_t at = vmm_place(set, m->pid);
-	memmove(&set->vmm[at], &set->vmm[at + 1], (set->nvmm - at - 1) * sizeof(set->vmm[0]));
-	set->nvmm--;
-	if (m->statfd >= 0)
-		close(m->statfd);
-	free(m->vms);
-	free(m->byid);
-	free(m->held);
-	free(m);
-}
-
-static void held_insert(struct kvm_vmm *m, uint64_t h)
-{
-	size_t mask = m->held_cap - 1, at = h & mask;
-	h = h ? h : 1;
-	while (m->held[at] && m->held[at] != h)
-		at = (at + 1) & mask;
-	m->nheld += !m->held[at];
-	m->held[at] = h;
-}
-
-/* Whether the VMM may hold a stats fd with this id hash: no means no (a
- * new fd is taken without a walk over the VMM's VMs); yes is checked by
- * that walk. Rebuilt after fds went, grown as they come. */
-static bool held_maybe(struct kvm_vmm *m, uint64_t h)
-{
-	if (m->held_stale || 2 * (m->nheld + 1) > m->held_cap) {
-		size_t cap = 16, n = 0;
-		for (size_t i = 0; i < m->nvms; i++)
-			n += m->vms[i].vm->nvcpu + 1;
-		while (cap < 2 * n + 2)
-			cap *= 2;
-		uint64_t *t = calloc(cap, sizeof(*t));
-		if (!t)
-			return true;
-		free(m->held);
-		m->held = t;
-		m->held_cap = cap;
-		m->nheld = 0;
-		m->held_stale = false;
-		for (size_t i = 0; i < m->nvms; i++) {
-			const struct kvm_vm *vm = m->vms[i].vm;
-			if (vm->has_vmfd)
-				held_insert(m, vm->vmfd.id_hash);
-			for (size_t j = 0; j < vm->nvcpu; j++)
-				held_insert(m, vm->vcpu[j].s.id_hash);
-		}
-	}
-	size_t mask = m->held_cap - 1, at = h & mask;
-	uint64_t k = h ? h : 1;
-	for (; m->held[at]; at = (at + 1) & mask)
-		if (m->held[at] == k)
-			return true;
-	return false;
-}
-
-/* A stats fd taken: into the set of held ids, if that is in use. */
-static void held_add(struct kvm_vmm *m, uint64_t h)
-{
-	if (m->held && !m->held_stale && 2 * (m->nheld + 1) <= m->held_cap)
-		held_insert(m, h);
-	else
-		m->held_stale = true;
-}
-
-static void byid_insert(struct kvm_vmm *m, size_t slot)
-{
-	size_t mask = m->byid_cap - 1, at = m->vms[slot].id_hash & mask;
-	while (m->byid[at])
-		at = (at + 1) & mask;
-	m->byid[at] = (uint32_t)slot + 1;
-}
-
-/* The VMM's index of its VMs by id, rebuilt after a VM left (removal from
- * open addressing is not worth its subtlety here). A VMM holding thousands
- * of VMs would otherwise make every stats fd it adds a walk over all of
- * them: start-up quadratic in VMs. False when out of memory. */
-static bool byid_ready(struct kvm_vmm *m)
-{
-	if (m->byid && !m->byid_stale)
-		return true;
-	size_t cap = 16;
-	while (cap < 2 * m->nvms)
-		cap *= 2;
-	uint32_t *t = calloc(cap, sizeof(*t));
-	if (!t)
-		return false;
-	free(m->byid);
-	m->byid = t;
-	m->byid_cap = cap;
-	m->byid_stale = false;
-	for (size_t i = 0; i < m->nvms; i++)
-		byid_insert(m, i);
-	return true;
-}
-
-static int vmm_join(struct kvm_vmm *m, struct kvm_vm *vm)
-{
-	if (m->nvms == m->capvms) {
-		size_t cap = m->capvms ? m->capvms * 2 : 2;
-		struct kvm_vmm_vm *v = realloc(m->vms, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->vms = v;
-		m->capvms = cap;
-	}
-	vm->vmm = m;
-	vm->vmm_slot = m->nvms;
-	m->vms[m->nvms++] = (struct kvm_vmm_vm){
-	    .vm = vm, .id_hash = vm->id_hash, .from = vm->from, .group = vm->thread_group};
-	m->only = m->nvms == 1 ? vm : NULL;
-	if (m->byid && !m->byid_stale && 2 * m->nvms <= m->byid_cap)
-		byid_insert(m, m->nvms - 1);
-	else
-		m->byid_stale = true;
-	return 0;
-}
-
-/* `gone` leaves its VMM. */
-static void vmm_put(struct kvm_vmset *set, const struct kvm_vm *gone)
-{
-	struct kvm_vmm *m = gone->vmm;
-
-	m->vms[gone->vmm_slot] = m->vms[--m->nvms];
-	if (gone->vmm_slot < m->nvms)
-		m->vms[gone->vmm_slot].vm->vmm_slot = gone->vmm_slot;
-	m->nvmfds -= gone->has_vmfd;
-	m->byid_stale = true;
-	m->held_stale = true;
-	if (m->nvms == 0) {
-		vmm_free(set, m);
-		return;
-	}
-	m->only = m->nvms == 1 ? m->vms[0].vm : NULL;
-}
-
 static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id,
 			     const struct kvm_identity *ident, bool thread_group)
 {
@@ -270,7 +90,7 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 		set->vm = v;
 		set->cap = cap;
 	}
-	struct kvm_vmm *vmm = vmm_get(set, pid);
+	struct kvm_vmm *vmm = kvm_vmm_get(set, pid);
 	struct kvm_vm *vm = vmm ? calloc(1, sizeof(*vm)) : NULL;
 	if (!vm)
 		goto err_vmm;
@@ -282,7 +102,7 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 	vm->ident = *ident;
 	vm->vmfd.fd = -1;
 	vm->thread_group = thread_group;
-	if (vmm_join(vmm, vm) < 0)
+	if (kvm_vmm_join(vmm, vm) < 0)
 		goto err_vm;
 	set->groups_made += thread_group;
 	vm_label(set, vm);
@@ -293,7 +113,7 @@ err_vm:
 	free(vm);
 err_vmm:
 	if (vmm && !vmm->nvms)
-		vmm_free(set, vmm);
+		kvm_vmm_free(set, vmm);
 	return NULL;
 }
 
@@ -356,7 +176,7 @@ static bool is_copy(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id
 	uint64_t h = kvm_id_hash(id);
 	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 
-	if (!m || !held_maybe(m, h))
+	if (!m || !kvm_vmm_may_hold(m, h))
 		return false;
 	for (size_t i = 0; i < m->nvms && !held; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
@@ -387,7 +207,7 @@ static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, c
 	snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(id, "/"), id);
 	uint64_t h = kvm_id_hash(prefix);
 	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
-	if (census && census->vms > 1 && m && byid_ready(m)) {
+	if (census && census->vms > 1 && m && kvm_vmm_byid_ready(m)) {
 		/* Discovery in a VMM of several VMs: only VMs of this id count. */
 		size_t mask = m->byid_cap - 1;
 		for (size_t at = h & mask; m->byid[at]; at = (at + 1) & mask) {
@@ -440,7 +260,7 @@ static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *
 {
 	uint64_t h = kvm_id_hash(id);
 	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
-	if (!from && m && m->nvms > 1 && byid_ready(m)) {
+	if (!from && m && m->nvms > 1 && kvm_vmm_byid_ready(m)) {
 		size_t mask = m->byid_cap - 1;
 		for (size_t at = h & mask; m->byid[at]; at = (at + 1) & mask) {
 			const struct kvm_vmm_vm *e = &m->vms[m->byid[at] - 1];
@@ -512,14 +332,14 @@ static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_stats
 		vm->vm_vmm_fd = vmm_fd;
 		vm->has_vmfd = true;
 		vm->vmm->nvmfds++;
-		held_add(vm->vmm, s->id_hash);
+		kvm_vmm_took(vm->vmm, s->id_hash);
 		return 0;
 	}
 	if (!(vm = vcpu_owner(set, pid, from, s->id, ident, census)))
 		return -ENOSPC;
 	int rc = add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
 	if (rc == 0)
-		held_add(vm->vmm, s->id_hash);
+		kvm_vmm_took(vm->vmm, s->id_hash);
 	return rc;
 }
 
@@ -602,7 +422,7 @@ static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 	for (size_t j = 0; j < vm->nvcpu; j++)
 		vcpu_close(set, &vm->vcpu[j]);
 	set->nfds -= vm->nvcpu + vm->has_vmfd;
-	vmm_put(set, vm);
+	kvm_vmm_leave(set, vm);
 	kvm_meta_free(&vm->meta);
 	free(vm->vcpu);
 	free(vm);

@@ -1,0 +1,184 @@
+/* A VMM's record: its VMs with the keys lookups compare, an index of them
+ * by id and the set of stats ids they hold, so that taking a stats fd costs
+ * the same with 4,000 VMs held as with one. */
+#include "kvm_vmm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Where VMM `pid` is, or would go, in the set's list sorted by pid. */
+static size_t vmm_place(const struct kvm_vmset *set, pid_t pid)
+{
+	size_t lo = 0, hi = set->nvmm;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (set->vmm[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct kvm_vmm *kvm_vmset_vmm(const struct kvm_vmset *set, pid_t pid)
+{
+	size_t at = vmm_place(set, pid);
+	return at < set->nvmm && set->vmm[at]->pid == pid ? set->vmm[at] : NULL;
+}
+
+struct kvm_vmm *kvm_vmm_get(struct kvm_vmset *set, pid_t pid)
+{
+	size_t at = vmm_place(set, pid);
+	if (at < set->nvmm && set->vmm[at]->pid == pid)
+		return set->vmm[at];
+	if (set->nvmm == set->capvmm) {
+		size_t cap = set->capvmm ? set->capvmm * 2 : 16;
+		struct kvm_vmm **v = realloc(set->vmm, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		set->vmm = v;
+		set->capvmm = cap;
+	}
+	struct kvm_vmm *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	*m = (struct kvm_vmm){.pid = pid, .statfd = -1};
+	memmove(&set->vmm[at + 1], &set->vmm[at], (set->nvmm - at) * sizeof(set->vmm[0]));
+	set->vmm[at] = m;
+	set->nvmm++;
+	return m;
+}
+
+void kvm_vmm_free(struct kvm_vmset *set, struct kvm_vmm *m)
+{
+	size_t at = vmm_place(set, m->pid);
+	memmove(&set->vmm[at], &set->vmm[at + 1], (set->nvmm - at - 1) * sizeof(set->vmm[0]));
+	set->nvmm--;
+	if (m->statfd >= 0)
+		close(m->statfd);
+	free(m->vms);
+	free(m->byid);
+	free(m->held);
+	free(m);
+}
+
+static void held_insert(struct kvm_vmm *m, uint64_t h)
+{
+	size_t mask = m->held_cap - 1, at = h & mask;
+	h = h ? h : 1;
+	while (m->held[at] && m->held[at] != h)
+		at = (at + 1) & mask;
+	m->nheld += !m->held[at];
+	m->held[at] = h;
+}
+
+/* Rebuilt after fds went (removal from open addressing is not worth its
+ * subtlety here), grown as they come. */
+bool kvm_vmm_may_hold(struct kvm_vmm *m, uint64_t h)
+{
+	if (m->held_stale || 2 * (m->nheld + 1) > m->held_cap) {
+		size_t cap = 16, n = 0;
+		for (size_t i = 0; i < m->nvms; i++)
+			n += m->vms[i].vm->nvcpu + 1;
+		while (cap < 2 * n + 2)
+			cap *= 2;
+		uint64_t *t = calloc(cap, sizeof(*t));
+		if (!t)
+			return true;
+		free(m->held);
+		m->held = t;
+		m->held_cap = cap;
+		m->nheld = 0;
+		m->held_stale = false;
+		for (size_t i = 0; i < m->nvms; i++) {
+			const struct kvm_vm *vm = m->vms[i].vm;
+			if (vm->has_vmfd)
+				held_insert(m, vm->vmfd.id_hash);
+			for (size_t j = 0; j < vm->nvcpu; j++)
+				held_insert(m, vm->vcpu[j].s.id_hash);
+		}
+	}
+	size_t mask = m->held_cap - 1, at = h & mask;
+	uint64_t k = h ? h : 1;
+	for (; m->held[at]; at = (at + 1) & mask)
+		if (m->held[at] == k)
+			return true;
+	return false;
+}
+
+void kvm_vmm_took(struct kvm_vmm *m, uint64_t h)
+{
+	if (m->held && !m->held_stale && 2 * (m->nheld + 1) <= m->held_cap)
+		held_insert(m, h);
+	else
+		m->held_stale = true;
+}
+
+static void byid_insert(struct kvm_vmm *m, size_t slot)
+{
+	size_t mask = m->byid_cap - 1, at = m->vms[slot].id_hash & mask;
+	while (m->byid[at])
+		at = (at + 1) & mask;
+	m->byid[at] = (uint32_t)slot + 1;
+}
+
+/* Rebuilt after a VM left, as the held set is. */
+bool kvm_vmm_byid_ready(struct kvm_vmm *m)
+{
+	if (m->byid && !m->byid_stale)
+		return true;
+	size_t cap = 16;
+	while (cap < 2 * m->nvms)
+		cap *= 2;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return false;
+	free(m->byid);
+	m->byid = t;
+	m->byid_cap = cap;
+	m->byid_stale = false;
+	for (size_t i = 0; i < m->nvms; i++)
+		byid_insert(m, i);
+	return true;
+}
+
+int kvm_vmm_join(struct kvm_vmm *m, struct kvm_vm *vm)
+{
+	if (m->nvms == m->capvms) {
+		size_t cap = m->capvms ? m->capvms * 2 : 2;
+		struct kvm_vmm_vm *v = realloc(m->vms, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->vms = v;
+		m->capvms = cap;
+	}
+	vm->vmm = m;
+	vm->vmm_slot = m->nvms;
+	m->vms[m->nvms++] = (struct kvm_vmm_vm){
+	    .vm = vm, .id_hash = vm->id_hash, .from = vm->from, .group = vm->thread_group};
+	m->only = m->nvms == 1 ? vm : NULL;
+	if (m->byid && !m->byid_stale && 2 * m->nvms <= m->byid_cap)
+		byid_insert(m, m->nvms - 1);
+	else
+		m->byid_stale = true;
+	return 0;
+}
+
+void kvm_vmm_leave(struct kvm_vmset *set, const struct kvm_vm *gone)
+{
+	struct kvm_vmm *m = gone->vmm;
+
+	m->vms[gone->vmm_slot] = m->vms[--m->nvms];
+	if (gone->vmm_slot < m->nvms)
+		m->vms[gone->vmm_slot].vm->vmm_slot = gone->vmm_slot;
+	m->nvmfds -= gone->has_vmfd;
+	m->byid_stale = true;
+	m->held_stale = true;
+	if (m->nvms == 0) {
+		kvm_vmm_free(set, m);
+		return;
+	}
+	m->only = m->nvms == 1 ? m->vms[0].vm : NULL;
+}
