@@ -160,7 +160,9 @@ static int flush_stage(struct sink *s, int zflush)
 
 static int stage_alloc(struct sink *s, size_t n)
 {
-	size_t unit = s->deflating ? SINK_DEFLATE_STAGE : SINK_CHUNK;
+	/* Large stages only once a thread takes them: a small part never
+	 * maps a megabyte. */
+	size_t unit = s->deflater ? SINK_DEFLATE_STAGE : SINK_CHUNK;
 	size_t cap = n > unit ? n : unit;
 	if (s->deflating) {
 		if (s->stage && s->stage_cap >= cap)
