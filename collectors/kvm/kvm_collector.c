@@ -154,12 +154,10 @@ static void meta_read(const struct kvm_collector *k, pid_t pid, const struct kvm
  * per QEMU), or takes the old one away when the domain has none now. */
 static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
 {
-	struct kvm_vm *vm = NULL;
+	const struct kvm_vmm *vmm = kvm_vmset_vmm(&k->set, pid);
+	struct kvm_vm *vm = vmm ? kvm_vmm_only(vmm) : NULL;
 	char p[16];
 
-	for (size_t i = 0; i < k->set.nvmm && !vm; i++)
-		if (k->set.vmm[i]->pid == pid && k->set.vmm[i]->only)
-			vm = k->set.vmm[i]->only;
 	if (m->rc == -EACCES && !k->libvirt_denied_logged) {
 		snprintf(p, sizeof(p), "%d", (int)pid);
 		k->host->log(BS_LOG_WARN, "kvm",
@@ -332,11 +330,12 @@ static void hostview_pass(struct kvm_collector *k)
 	k->hostview_due = false;
 	for (size_t i = 0; due && i < k->set.nvmm && n < KVM_PENDING_MAX; i++) {
 		const struct kvm_vmm *m = k->set.vmm[i];
-		if (!kvm_hostview_wanted(&k->set, m->pid) && (!m->only || m->only->meta.domain))
+		const struct kvm_vm *only = kvm_vmm_only(m);
+		if (!kvm_hostview_wanted(&k->set, m->pid) && (!only || only->meta.domain))
 			continue;
 		due[n].pid = m->pid;
-		if (m->only)
-			due[n].ident = m->only->ident;
+		if (only)
+			due[n].ident = only->ident;
 		n++;
 	}
 	pthread_mutex_unlock(&k->lock);

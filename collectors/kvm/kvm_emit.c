@@ -46,13 +46,20 @@ static const struct kvm_metric *metric_named(const struct kvm_schema *s, const c
 	return NULL;
 }
 
-/* The same metric in another schema (rare: one kernel has one layout). */
+/* Metric m of schema `of` as laid out in schema `in` (another schema is
+ * rare: one kernel has one layout); NULL where `in` lacks it or is NULL. */
+static const struct kvm_metric *metric_of(const struct kvm_schema *in, const struct kvm_metric *m,
+					  const struct kvm_schema *of)
+{
+	if (in == of)
+		return m;
+	return in ? metric_named(in, m->family) : NULL;
+}
+
 static const struct kvm_metric *metric_in(const struct kvm_statsfd *s, const struct kvm_metric *m,
 					  const struct kvm_schema *of)
 {
-	if (!s->fresh)
-		return NULL;
-	return s->schema == of ? m : metric_named(s->schema, m->family);
+	return s->fresh ? metric_of(s->schema, m, of) : NULL;
 }
 
 static void write_values(struct bs_emitter *em, const struct kvm_metric *m, const uint64_t *vals,
@@ -130,8 +137,7 @@ static void fold_vcpu(struct vm_fold *f, const struct kvm_statsfd *v)
 {
 	for (size_t i = 0; i < f->schema->nmetric; i++) {
 		const struct kvm_metric *m = &f->schema->metric[i];
-		const struct kvm_metric *mm =
-		    v->schema == f->schema ? m : metric_named(v->schema, m->family);
+		const struct kvm_metric *mm = metric_of(v->schema, m, f->schema);
 		if (!mm || mm->nvalues != m->nvalues)
 			continue;
 		aggregate(mm, v->data, f->vals + m->index);
@@ -186,10 +192,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
 		if (c->mode == KVM_PER_VM) {
 			const struct vm_fold *f = &c->fold[i];
-			const struct kvm_metric *mm =
-			    f->schema == s
-				? m
-				: (f->schema ? metric_named(f->schema, m->family) : NULL);
+			const struct kvm_metric *mm = metric_of(f->schema, m, s);
 			if (mm && mm->nvalues == m->nvalues)
 				write_values(c->em, mm, f->vals + mm->index,
 					     mm->sum_index >= 0 ? f->vals[mm->sum_index] : 0, true,
@@ -385,11 +388,11 @@ static void emit_vmms(struct emit_ctx *c)
 				  "from disk or swap).");
 		for (size_t i = 0; i < c->set->nvmm; i++) {
 			const struct kvm_vmm *m = c->set->vmm[i];
-			if (!m->fresh || (m->only && !m->only->included))
+			const struct kvm_vm *only = kvm_vmm_only(m);
+			if (!m->fresh || (only && !only->included))
 				continue;
 			snprintf(pid, sizeof(pid), "%d", (int)m->pid);
-			struct bs_label l[2] = {{"vm", m->only ? m->only->label : ""},
-						{"pid", pid}};
+			struct bs_label l[2] = {{"vm", only ? only->label : ""}, {"pid", pid}};
 			bs_sample_u64(c->em, l, 2,
 				      f == 0 ? m->rss_pages * (uint64_t)c->page_size : m->majflt);
 		}

@@ -211,7 +211,7 @@ void kvm_hostview_assign(struct kvm_vmset *set, const char *proc, const struct k
 			if (c->schedfd >= 0)
 				continue;
 			pid_t tid = creator(t, c->creator);
-			if (!tid && m->only == vm)
+			if (!tid && kvm_vmm_only(m) == vm)
 				tid = seen_running(t, c->index);
 			if (!tid || thread_taken(m, tid))
 				continue;

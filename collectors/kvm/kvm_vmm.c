@@ -75,10 +75,10 @@ static void held_insert(struct kvm_vmm *m, uint64_t h)
 }
 
 /* Rebuilt after fds went (removal from open addressing is not worth its
- * subtlety here), grown as they come. */
+ * subtlety here) or when kvm_vmm_took found it full. */
 bool kvm_vmm_may_hold(struct kvm_vmm *m, uint64_t h)
 {
-	if (m->held_stale || 2 * (m->nheld + 1) > m->held_cap) {
+	if (!m->held || m->held_stale) {
 		size_t cap = 16, n = 0;
 		for (size_t i = 0; i < m->nvms; i++)
 			n += m->vms[i].vm->nvcpu + 1;
@@ -158,7 +158,6 @@ int kvm_vmm_join(struct kvm_vmm *m, struct kvm_vm *vm)
 	vm->vmm_slot = m->nvms;
 	m->vms[m->nvms++] = (struct kvm_vmm_vm){
 	    .vm = vm, .id_hash = vm->id_hash, .from = vm->from, .group = vm->thread_group};
-	m->only = m->nvms == 1 ? vm : NULL;
 	if (m->byid && !m->byid_stale && 2 * m->nvms <= m->byid_cap)
 		byid_insert(m, m->nvms - 1);
 	else
@@ -176,9 +175,6 @@ void kvm_vmm_leave(struct kvm_vmset *set, const struct kvm_vm *gone)
 	m->nvmfds -= gone->has_vmfd;
 	m->byid_stale = true;
 	m->held_stale = true;
-	if (m->nvms == 0) {
+	if (m->nvms == 0)
 		kvm_vmm_free(set, m);
-		return;
-	}
-	m->only = m->nvms == 1 ? m->vms[0].vm : NULL;
 }

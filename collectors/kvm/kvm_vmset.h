@@ -31,7 +31,8 @@ struct kvm_vmm_vm {
 	bool group;
 };
 
-/* A VMM process, shared by the VMs it holds: its /proc/PID/stat. */
+/* A VMM process, shared by the VMs it holds: its /proc/PID/stat, and its
+ * VMs with what finds them quickly (kvm_vmm.c). */
 struct kvm_vmm {
 	pid_t pid;
 	int statfd; /* -1: not open */
@@ -46,8 +47,13 @@ struct kvm_vmm {
 	uint64_t *held;	 /* the hashes of the stats ids held (open addressing); 0: free */
 	size_t held_cap, nheld;
 	bool held_stale;
-	struct kvm_vm *only; /* its one VM, NULL when it holds several */
 };
+
+/* The VMM's one VM, NULL when it holds several. */
+static inline struct kvm_vm *kvm_vmm_only(const struct kvm_vmm *m)
+{
+	return m->nvms == 1 ? m->vms[0].vm : NULL;
+}
 
 struct kvm_identity {
 	char name[128]; /* -name guest=NAME or -name NAME */
