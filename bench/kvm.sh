@@ -8,6 +8,7 @@
 # Usage: bench/kvm.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d /tmp/binstat-kvmbench.XXXXXX)
 PY=/usr/bin/python3
 VMS=${KVM_BENCH_VMS:-1000}
@@ -144,20 +145,11 @@ for i in 1 2 3; do
 	PIDS+=($!)
 done
 for i in 1 2 3; do for _ in $(seq 100); do [ -S "$WORK/q$i.sock" ] && break; sleep 0.05; done; done
-$PY - "$WORK" <<'EOF'
-import json, socket, sys, time
-def qmp(path):
-    s = socket.socket(socket.AF_UNIX); s.connect(path); f = s.makefile("rwb")
-    f.readline()
-    def call(cmd, **a):
-        f.write(json.dumps({"execute": cmd, "arguments": a}).encode() + b"\n"); f.flush()
-        while True:
-            m = json.loads(f.readline())
-            if "return" in m or "error" in m:
-                return m
-    call("qmp_capabilities")
-    return call
-calls = [qmp(f"{sys.argv[1]}/q{i}.sock") for i in (1, 2, 3)]
+$PY - "$WORK" "$HERE/../tests/integration" <<'EOF'
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from qmp import QMP
+calls = [QMP(f"{sys.argv[1]}/q{i}.sock").call for i in (1, 2, 3)]
 best = 1e9
 for _ in range(20):
     t0 = time.perf_counter()

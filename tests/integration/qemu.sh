@@ -69,19 +69,7 @@ PA=$(free_port)
 start_exporter "$WORK/attach.yml" "$PA"
 check "attach: a stock QEMU opens its VM's stats fd and the exporter reads it" \
 	wait_for_metric "$PA" '^kvm_vm_info{vm="qemu-attach"'
-qmp() { $PY - "$1" "${@:2}" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1]); f = s.makefile("rwb")
-f.readline()
-for cmd in ["qmp_capabilities"] + sys.argv[2:]:
-    f.write(json.dumps({"execute": cmd}).encode() + b"\n"); f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "return" in m or "error" in m:
-            break
-print(json.dumps(m.get("return")))
-EOF
-}
+qmp() { $PY "$HERE/qmp.py" "$@"; }
 status=$(qmp "$QMP2" query-status)
 check "attach: QMP still answers and the guest still runs ($status)" grep -q '"running": true' <<<"$status"
 # vCPU stats fds are asked for only from a vCPU's own thread while it is
@@ -108,19 +96,13 @@ printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    mode: per_vcpu\n    
 PHP=$(free_port)
 start_exporter "$WORK/hotplug.yml" "$PHP"
 check "hotplug: one vCPU before" wait_for_metric "$PHP" 'kvm_vm_info{vm="qemu-hotplug".*vcpus="1",vcpu_threads="1"'
-plugged=$($PY - "$QMP3" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); f = s.makefile("rwb")
-f.readline()
-def call(cmd, **args):
-    f.write(json.dumps({"execute": cmd, "arguments": args}).encode() + b"\n"); f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "return" in m or "error" in m:
-            return m
-call("qmp_capabilities")
-free = [c for c in call("query-hotpluggable-cpus")["return"] if "qom-path" not in c]
-print(json.dumps(call("device_add", driver=free[0]["type"], id="cpu1", **free[0]["props"])))
+plugged=$($PY - "$HERE" "$QMP3" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from qmp import QMP
+q = QMP(sys.argv[2])
+free = [c for c in q.call("query-hotpluggable-cpus") if "qom-path" not in c]
+print(json.dumps({"return": q.call("device_add", driver=free[0]["type"], id="cpu1", **free[0]["props"])}))
 EOF
 )
 check "hotplug: QEMU plugs the second vCPU ($plugged)" grep -q '"return": {}' <<<"$plugged"

@@ -5,39 +5,15 @@ usage: qemu_compare.py QMP_SOCKET EXPORTER_URL VM_LABEL
 Exit 0 when every statistic QEMU reports matches; prints each mismatch."""
 import json
 import re
-import socket
 import sys
 import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from qmp import QMP
+
 REVERSED = True  # see compare(): how QEMU 7.2 orders histogram buckets in QMP
-
-
-class QMP:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.settimeout(10)
-        self.sock.connect(path)
-        self.buf = b""
-        self.read()  # greeting
-        self.call("qmp_capabilities")
-
-    def read(self):
-        while b"\n" not in self.buf:
-            self.buf += self.sock.recv(65536)
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def call(self, cmd, **args):
-        self.sock.sendall(json.dumps({"execute": cmd, "arguments": args}).encode() + b"\n")
-        while True:
-            msg = self.read()
-            if "return" in msg:
-                return msg["return"]
-            if "error" in msg:
-                raise RuntimeError(f"{cmd}: {msg['error']}")
 
 
 def base_units(raw, schema):
