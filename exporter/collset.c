@@ -59,6 +59,7 @@ static void instance_shutdown(struct instance *in)
 {
 	if (in->ops && in->init_rc == 0)
 		in->ops->shutdown(in->state);
+	seriesset_free(&in->series);
 	pthread_mutex_destroy(&in->collect_lock);
 }
 

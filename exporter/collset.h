@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "selfstats.h"
+#include "seriesset.h"
 
 struct instance {
 	const char *name;
@@ -19,6 +20,9 @@ struct instance {
 	char error[512];	      /* the reason, for logs */
 	pthread_mutex_t collect_lock; /* one collect at a time per state */
 	struct collstats *stats;
+	/* The emitter's set of series, lent to each collect under collect_lock,
+	 * so a large family's table and arena are not grown again every scrape. */
+	struct seriesset series;
 };
 
 struct proc;

@@ -436,6 +436,21 @@ void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct 
 	e->deadline_ns = deadline_ns;
 }
 
+void emitter_adopt(struct emitter *e, struct seriesset *kept)
+{
+	seriesset_free(&e->series);
+	e->series = *kept;
+	memset(kept, 0, sizeof(*kept));
+}
+
+void emitter_release(struct emitter *e, struct seriesset *kept)
+{
+	seriesset_free(kept);
+	seriesset_trim(&e->series);
+	*kept = e->series;
+	memset(&e->series, 0, sizeof(e->series));
+}
+
 void emitter_free(struct emitter *e)
 {
 	seriesset_free(&e->series);

@@ -56,6 +56,10 @@ void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint6
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
 		  uint64_t deadline_ns);
 void emitter_free(struct emitter *e);
+/* Moves `kept` into the emitter, and back (trimmed) when its collect is
+ * done: the owner of `kept` keeps what one collect grew for the next. */
+void emitter_adopt(struct emitter *e, struct seriesset *kept);
+void emitter_release(struct emitter *e, struct seriesset *kept);
 uint64_t emitter_now_ns(void);
 
 #endif

@@ -133,7 +133,9 @@ static void *job_main(void *arg)
 	} else if (pthread_mutex_timedlock(&in->collect_lock, &until) != 0) {
 		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
 	} else {
+		emitter_adopt(&job->em, &in->series);
 		job->rc = in->ops->collect(in->state, &job->em.pub);
+		emitter_release(&job->em, &in->series);
 		describe(in);
 		pthread_mutex_unlock(&in->collect_lock);
 	}

@@ -13,21 +13,41 @@
 
 void seriesset_clear(struct seriesset *s)
 {
-	/* Keep a large table only while families stay large. */
-	if (s->cap > 4096 && s->used < s->cap / 8) {
-		seriesset_free(s);
-		return;
-	}
-	if (s->slot)
-		memset(s->slot, 0, s->cap * sizeof(*s->slot));
+	if (s->used > s->peak)
+		s->peak = s->used;
+	if (s->alen > s->apeak)
+		s->apeak = s->alen;
 	s->used = 0;
 	s->alen = 0;
+	if (++s->gen == 0) {
+		/* After 2^32 clears an old stamp could look current again. */
+		if (s->slot)
+			memset(s->slot, 0, s->cap * sizeof(*s->slot));
+		s->gen = 1;
+	}
+}
+
+void seriesset_trim(struct seriesset *s)
+{
+	seriesset_clear(s);
+	if (s->cap > 4096 && s->peak < s->cap / 8) {
+		free(s->slot);
+		s->slot = NULL;
+		s->cap = 0;
+	}
+	if (s->acap > 65536 && s->apeak < s->acap / 8) {
+		free(s->arena);
+		s->arena = NULL;
+		s->acap = 0;
+	}
+	s->peak = 0;
+	s->apeak = 0;
 }
 
 static void insert(struct seriesset_slot *slot, size_t cap, struct seriesset_slot v)
 {
 	size_t i = (size_t)v.hash & (cap - 1);
-	while (slot[i].hash)
+	while (slot[i].gen == v.gen)
 		i = (i + 1) & (cap - 1);
 	slot[i] = v;
 }
@@ -38,8 +58,10 @@ static int grow(struct seriesset *s)
 	struct seriesset_slot *slot = calloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
+	if (s->gen == 0)
+		s->gen = 1; /* calloc's zeros are never current */
 	for (size_t i = 0; i < s->cap; i++)
-		if (s->slot[i].hash)
+		if (s->slot[i].gen == s->gen)
 			insert(slot, cap, s->slot[i]);
 	free(s->slot);
 	s->slot = slot;
@@ -52,11 +74,13 @@ struct kept {
 };
 
 /* Appends the label block to the arena, after its count and length. */
-static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, size_t *at)
+static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, uint32_t *at)
 {
 	size_t len = n ? (size_t)(l[n - 1].text + l[n - 1].len - l[0].text) : 0;
 	size_t need = sizeof(struct kept) + len;
 	need = (need + 7) & ~(size_t)7;
+	if (s->alen / 8 > UINT32_MAX)
+		return -ENOMEM; /* 32 GiB of labels in one family */
 	if (s->alen + need > s->acap) {
 		size_t cap = s->acap ? s->acap : 4096;
 		while (cap < s->alen + need)
@@ -67,7 +91,7 @@ static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, 
 		s->arena = a;
 		s->acap = cap;
 	}
-	*at = s->alen;
+	*at = (uint32_t)(s->alen / 8);
 	struct kept k = {(uint32_t)n, (uint32_t)len};
 	memcpy(s->arena + s->alen, &k, sizeof(k));
 	if (len)
@@ -91,9 +115,10 @@ static size_t label_len(const char *p, const char *end)
 /* Whether the kept series at `at` has exactly these labels. Label names are
  * unique within a series, so equal counts and every label found means
  * equal sets. Runs only on a hash match. */
-static bool same_labels(const struct seriesset *s, size_t at, const struct seriesset_label *l,
+static bool same_labels(const struct seriesset *s, uint32_t at8, const struct seriesset_label *l,
 			size_t n)
 {
+	size_t at = (size_t)at8 * 8;
 	struct kept k;
 
 	memcpy(&k, s->arena + at, sizeof(k));
@@ -115,15 +140,13 @@ static bool same_labels(const struct seriesset *s, size_t at, const struct serie
 
 int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label *l, size_t n)
 {
-	if (h == 0)
-		h = 1;
 	if ((s->used + 1) * 2 > s->cap && grow(s) < 0)
 		return -ENOMEM;
 	size_t i = (size_t)h & (s->cap - 1);
-	for (; s->slot[i].hash; i = (i + 1) & (s->cap - 1))
+	for (; s->slot[i].gen == s->gen; i = (i + 1) & (s->cap - 1))
 		if (s->slot[i].hash == h && same_labels(s, s->slot[i].at, l, n))
 			return 0;
-	struct seriesset_slot v = {h, 0};
+	struct seriesset_slot v = {h, 0, s->gen};
 	if (keep(s, l, n, &v.at) < 0)
 		return -ENOMEM;
 	s->slot[i] = v;

@@ -7,16 +7,21 @@
 #include <stdint.h>
 
 struct seriesset_slot {
-	uint64_t hash; /* 0 = empty */
-	size_t at;     /* the series' labels in the arena */
+	uint64_t hash;
+	uint32_t at;  /* the series' labels in the arena, in 8-byte units */
+	uint32_t gen; /* in use only when it is the set's generation */
 };
 
+/* Clearing moves to the next generation instead of zeroing the table, so a
+ * table grown by one large family costs nothing to the small ones after it,
+ * and can be kept from one scrape to the next. */
 struct seriesset {
 	struct seriesset_slot *slot;
 	size_t cap; /* power of two */
-	size_t used;
+	size_t used, peak;
+	uint32_t gen;
 	char *arena; /* per series: its label count, block length and block as written */
-	size_t alen, acap;
+	size_t alen, acap, apeak;
 };
 
 /* One label as written: `name="escaped value"`, in a block that joins a
@@ -26,7 +31,12 @@ struct seriesset_label {
 	size_t len;
 };
 
+/* Empties the set in O(1). */
 void seriesset_clear(struct seriesset *s);
+/* Frees the table and the arena if the largest family since the last trim
+ * used less than an eighth of them: what one unusual scrape grew is not
+ * held for the life of the process. */
+void seriesset_trim(struct seriesset *s);
 /* Adds the series of labels `l[0..n)`, written contiguously as one block
  * from l[0].text, whose order-independent hash is `h`. A hash already there
  * counts as the same series only if its labels are the same texts (in any

@@ -67,11 +67,53 @@ static void test_many_colliding(void **state)
 	seriesset_free(&s);
 }
 
+static int add_id(struct seriesset *s, int i)
+{
+	char text[32];
+	int n = snprintf(text, sizeof(text), "id=\"%d\"", i);
+	struct seriesset_label l = {text, (size_t)n};
+	return seriesset_add(s, (uint64_t)i * 0x9E3779B97F4A7C15ull, &l, 1);
+}
+
+/* A clear empties the set without zeroing the table, also when the
+ * generation wraps; a trim frees only what the last families left unused. */
+static void test_clear_keeps_table_trim_frees(void **state)
+{
+	struct seriesset s = {0};
+	(void)state;
+
+	for (int i = 0; i < 20000; i++)
+		assert_int_equal(add_id(&s, i), 1);
+	size_t cap = s.cap;
+	seriesset_clear(&s);
+	assert_int_equal(s.cap, cap);
+	assert_int_equal(add_id(&s, 5), 1); /* gone with the clear */
+	assert_int_equal(add_id(&s, 5), 0);
+	s.gen = UINT32_MAX; /* the next clear wraps: old stamps must not count */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(add_id(&s, i), 1);
+	seriesset_clear(&s);
+	assert_int_equal(s.gen, 1);
+	for (int i = 0; i < 20000; i += 1000)
+		assert_int_equal(add_id(&s, i), 1);
+
+	seriesset_trim(&s); /* 20,000 were in one family since the last trim */
+	assert_int_equal(s.cap, cap);
+	assert_int_equal(add_id(&s, 1), 1);
+	seriesset_trim(&s); /* only small families since */
+	assert_null(s.slot);
+	assert_null(s.arena);
+	assert_int_equal(add_id(&s, 1), 1);
+	assert_int_equal(add_id(&s, 1), 0);
+	seriesset_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_collision_keeps_both),
 	    cmocka_unit_test(test_many_colliding),
+	    cmocka_unit_test(test_clear_keeps_table_trim_frees),
 	};
 	return cmocka_run_group_tests_name("seriesset", tests, NULL, NULL);
 }
