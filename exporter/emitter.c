@@ -156,64 +156,133 @@ static int write_header(struct emitter *e)
  * emitter; only the pages a scrape touches become resident. */
 #define SCRATCH_SIZE (EMITTER_MAX_LABELS * (NAMES_LABEL_NAME_MAX + 3 * NAMES_LABEL_VALUE_MAX + 16))
 
-/* Validates a series' labels, checks it is new in its family, and leaves
- * its escaped label block in e->scratch: one pass over each name and value.
- * Returns the block's length or -errno. `reserved` is the label the type
- * itself adds (le, quantile, a stateset's name). */
-static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, size_t n,
-			    const char *reserved)
+struct labels_out {
+	char *p;       /* where the next label goes in scratch */
+	uint64_t hash; /* sum of the labels' hashes: independent of their order */
+	struct names_repairs repaired;
+	unsigned truncated;
+};
+
+/* Writes labels[0..n) as labels `first` on of the block in scratch: one
+ * pass over each name and value, each name checked against every one
+ * before it. Returns NULL, or the reason to refuse them. `reserved` is the
+ * label the type itself adds (le, quantile, a stateset's name). */
+static const char *labels_write(struct emitter *e, const struct bs_label *labels, size_t n,
+				size_t first, const char *reserved, struct labels_out *o)
 {
-	const char *name_at[EMITTER_MAX_LABELS];
-	size_t name_len[EMITTER_MAX_LABELS];
-	struct seriesset_label written[EMITTER_MAX_LABELS];
-	uint64_t id = 0, seed = hash_seed();
-	struct names_repairs repaired = {0};
-	unsigned truncated = 0;
+	uint64_t seed = hash_seed();
+	char *p = o->p;
 
-	if (!e->has_family)
-		return refuse(e, "no_family", -EINVAL);
-	if (n > EMITTER_MAX_LABELS || (n && !labels))
-		return refuse(e, "too_many_labels", -E2BIG);
-	if (!e->scratch && !(e->scratch = malloc(SCRATCH_SIZE)))
-		return refuse(e, "out_of_memory", -ENOMEM);
-
-	char *p = e->scratch;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t i = first + k;
 		if (i)
 			*p++ = ',';
 		char *start = p;
 		char *end =
-		    labels[i].name && labels[i].value ? names_copy_label(p, labels[i].name) : NULL;
-		if (!end || (reserved && strcmp(labels[i].name, reserved) == 0))
-			return refuse(e, "invalid_label", -EINVAL);
-		name_at[i] = p;
-		name_len[i] = (size_t)(end - p);
+		    labels[k].name && labels[k].value ? names_copy_label(p, labels[k].name) : NULL;
+		if (!end || (reserved && strcmp(labels[k].name, reserved) == 0))
+			return "invalid_label";
+		e->name_at[i] = p;
+		e->name_len[i] = (size_t)(end - p);
 		for (size_t j = 0; j < i; j++)
-			if (name_len[j] == name_len[i] && memcmp(name_at[j], p, name_len[i]) == 0)
-				return refuse(e, "invalid_label", -EINVAL);
+			if (e->name_len[j] == e->name_len[i] &&
+			    memcmp(e->name_at[j], p, e->name_len[i]) == 0)
+				return "invalid_label";
 		p = end;
 		*p++ = '=';
 		*p++ = '"';
 		bool cut;
-		p = names_escape(p, labels[i].value, NAMES_LABEL_VALUE_MAX, true, &repaired, &cut);
-		truncated += cut;
+		p = names_escape(p, labels[k].value, NAMES_LABEL_VALUE_MAX, true, &o->repaired,
+				 &cut);
+		o->truncated += cut;
 		*p++ = '"';
-		/* Summing per-label hashes of the written text makes the identity
-		 * independent of label order and true to what is written. */
-		written[i] = (struct seriesset_label){start, (size_t)(p - start)};
-		id += hash_bytes(start, written[i].len, seed);
+		e->written[i] = (struct seriesset_label){start, (size_t)(p - start)};
+		o->hash += hash_bytes(start, e->written[i].len, seed);
 	}
-	int added = seriesset_add(&e->series, id ^ n, written, n);
+	o->p = p;
+	return NULL;
+}
+
+static bool prefix_names(const struct emitter *e, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; i < e->prefix.n; i++)
+		if (e->name_len[i] == len && memcmp(e->name_at[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+static bool scratch_ready(struct emitter *e)
+{
+	return e->scratch || (e->scratch = malloc(SCRATCH_SIZE));
+}
+
+/* Validates a series' labels (after the prefix's), checks it is new in its
+ * family, and leaves its escaped label block in e->scratch. Returns the
+ * block's length or -errno. */
+static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, size_t n,
+			    const char *reserved)
+{
+	size_t first = e->prefix.n;
+
+	if (!e->has_family)
+		return refuse(e, "no_family", -EINVAL);
+	if (e->prefix.refusal)
+		return refuse(e, e->prefix.refusal, e->prefix.refusal_rc);
+	if (n > EMITTER_MAX_LABELS - first || (n && !labels))
+		return refuse(e, "too_many_labels", -E2BIG);
+	if (!scratch_ready(e))
+		return refuse(e, "out_of_memory", -ENOMEM);
+	if (reserved && prefix_names(e, reserved))
+		return refuse(e, "invalid_label", -EINVAL);
+
+	struct labels_out o = {e->scratch + e->prefix.len, e->prefix.hash, e->prefix.repaired,
+			       e->prefix.truncated};
+	const char *refusal = labels_write(e, labels, n, first, reserved, &o);
+	if (refusal)
+		return refuse(e, refusal, -EINVAL);
+	int added = seriesset_add(&e->series, o.hash ^ (first + n), e->written, first + n);
 	if (added == 0)
 		return refuse(e, "duplicate_series", -EEXIST);
 	if (added < 0)
 		return refuse(e, "out_of_memory", -ENOMEM);
-	report_repairs(e, &repaired);
-	if (truncated)
-		emitter_drop(&e->pub, "label_value_truncated", truncated);
+	report_repairs(e, &o.repaired);
+	if (o.truncated)
+		emitter_drop(&e->pub, "label_value_truncated", o.truncated);
 	if (!e->header_done && write_header(e) < 0)
 		return refuse(e, "output_full", -ENOBUFS);
-	return p - e->scratch;
+	return o.p - e->scratch;
+}
+
+/* Nothing is counted here: a wrong prefix refuses each series it would
+ * have been part of, with the reason those full labels would get. */
+static int emitter_prefix(struct bs_emitter *pub, const struct bs_label *labels, size_t n)
+{
+	struct emitter *e = (struct emitter *)pub;
+
+	memset(&e->prefix, 0, sizeof(e->prefix));
+	if (n == 0)
+		return 0;
+	if (n > EMITTER_MAX_LABELS || !labels) {
+		e->prefix.refusal = "too_many_labels";
+		e->prefix.refusal_rc = -E2BIG;
+	} else if (!scratch_ready(e)) {
+		e->prefix.refusal = "out_of_memory";
+		e->prefix.refusal_rc = -ENOMEM;
+	} else {
+		struct labels_out o = {.p = e->scratch};
+		e->prefix.refusal = labels_write(e, labels, n, 0, NULL, &o);
+		e->prefix.refusal_rc = -EINVAL;
+		if (!e->prefix.refusal) {
+			e->prefix.n = n;
+			e->prefix.len = (size_t)(o.p - e->scratch);
+			e->prefix.hash = o.hash;
+			e->prefix.repaired = o.repaired;
+			e->prefix.truncated = o.truncated;
+			return 0;
+		}
+	}
+	return e->prefix.refusal_rc;
 }
 
 static int line(struct emitter *e, const char *suffix, size_t suffix_len, size_t labels_len,
@@ -423,6 +492,7 @@ static const struct bs_emitter_ops emitter_ops = {
     .stateset = emitter_stateset,
     .drop = emitter_drop,
     .expired = emitter_expired,
+    .prefix = emitter_prefix,
 };
 
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,

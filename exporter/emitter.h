@@ -44,6 +44,23 @@ struct emitter {
 	struct lebounds bounds; /* the last histogram's */
 
 	char *scratch; /* the escaped label block of the current series */
+	/* Where each label of that block starts: its name, and the whole
+	 * `name="value"` text the set of series compares. */
+	const char *name_at[EMITTER_MAX_LABELS];
+	size_t name_len[EMITTER_MAX_LABELS];
+	struct seriesset_label written[EMITTER_MAX_LABELS];
+
+	/* The label prefix (ABI 4): its labels checked and escaped once, at
+	 * the start of scratch, and put before the labels of every series
+	 * until the next prefix. */
+	struct {
+		size_t n, len;
+		uint64_t hash;
+		struct names_repairs repaired; /* counted again with each series */
+		unsigned truncated;
+		const char *refusal; /* every series' while the prefix is wrong */
+		int refusal_rc;
+	} prefix;
 
 	struct emitter_drop drops[EMITTER_MAX_REASONS];
 	size_t ndrops;

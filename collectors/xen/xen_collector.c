@@ -290,7 +290,7 @@ static int xen_collect(void *state, struct bs_emitter *em)
 	struct xen_collector *k = state;
 
 	xen_sample(&k->reg, k->timeout_s, em); /* returns holding the lock */
-	int rc = xen_emit(&k->reg, &k->fam, em);
+	int rc = xen_emit(&k->reg, &k->fam, k->host, em);
 	pthread_mutex_unlock(&k->reg.lock);
 	return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "labelprefix.h"
+
 static const struct xen_set *set_of(const struct famgroup_member *m)
 {
 	return m->src;
@@ -114,18 +116,22 @@ static void emit_sets(struct xen_registry *r, struct bs_emitter *em)
 	each_set(r, em, count_value);
 }
 
+/* A set's labels go to the emitter once, as the prefix of its statistics'
+ * series: consecutive members are mostly of one set. */
 static void member_write(const struct famgroup_member *m, void *ctx, struct bs_emitter *em)
 {
 	const struct xen_set *s = set_of(m);
 	const struct xen_stat *st = &s->stat[m->stat];
 	const uint8_t *slot = s->copy + (size_t)st->slot * PVSTATS_TUPLE_SIZE;
 	double scale = s->rule[m->stat]->scale, d;
-	struct bs_label l[6];
-	size_t n = set_labels(s, l);
+	struct bs_label all[6];
+	size_t n = set_labels(s, all);
+	size_t skip = labelprefix_use(ctx, em, s, all, n);
+	struct bs_label *l = all + skip;
 	uint64_t u = xen_value_u64(slot);
 	const char *text;
 
-	(void)ctx;
+	n -= skip;
 	if (s->with_stat[m->stat])
 		l[n++] = (struct bs_label){"stat", st->name};
 	switch (st->type) {
@@ -190,12 +196,17 @@ static const struct famgroup_ops member_ops = {
     .write = member_write,
 };
 
-int xen_emit(struct xen_registry *r, struct famgroup *g, struct bs_emitter *em)
+int xen_emit(struct xen_registry *r, struct famgroup *g, const struct bs_host *host,
+	     struct bs_emitter *em)
 {
+	struct labelprefix prefix;
+
 	droptab_flush(&r->drops, em);
 	emit_sets(r, em);
 	if (famgroup_stale(g, r->epoch) && rebuild(r, g, &member_ops) < 0)
 		return -ENOMEM;
-	famgroup_emit(g, &member_ops, NULL, em);
+	labelprefix_init(&prefix, host);
+	famgroup_emit(g, &member_ops, &prefix, em);
+	labelprefix_end(&prefix, em);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "xen_registry.h"
 
 /* Caller holds r->lock. */
-int xen_emit(struct xen_registry *r, struct famgroup *g, struct bs_emitter *em);
+int xen_emit(struct xen_registry *r, struct famgroup *g, const struct bs_host *host,
+	     struct bs_emitter *em);
 
 #endif

@@ -13,8 +13,9 @@
  * when host->abi_version is at least the version that added it.
  *   1: the first.
  *   2: bs_conf_ops.errorf, get_duration, get_bytes.
- *   3: bs_collector.describe. */
-#define BS_COLLECTOR_ABI_VERSION 3
+ *   3: bs_collector.describe.
+ *   4: bs_emitter_ops.prefix. */
+#define BS_COLLECTOR_ABI_VERSION 4
 #define BS_COLLECTOR_ABI_OLDEST 1
 
 /* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
@@ -98,6 +99,17 @@ struct bs_emitter_ops {
 	void (*drop)(struct bs_emitter *em, const char *reason, uint64_t n);
 	/* True once the scrape's deadline has passed: a long collect should stop. */
 	bool (*expired)(struct bs_emitter *em);
+	/* ---- ABI 4, may be NULL ---- */
+	/* Labels that the series after this call share (a VM's, a statistics
+	 * set's), checked and escaped once here rather than at every series.
+	 * Each later series (of any family) is written with these labels
+	 * first, then its own, exactly as if it had passed them all, until
+	 * the next call; n = 0 ends the prefix. Returns 0, or -errno when the
+	 * labels are wrong: every series is then refused and counted as it
+	 * would be with them, until the next call. When the host's
+	 * abi_version is below 4 or this is NULL (an emitter that must see
+	 * whole label sets), pass every label with each series instead. */
+	int (*prefix)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels);
 };
 
 struct bs_emitter {

@@ -9,6 +9,7 @@
 
 #include "droptab.h"
 #include "famgroup.h"
+#include "labelprefix.h"
 #include "worker.h"
 
 static void test_droptab_counts_past_its_size(void **state)
@@ -171,6 +172,60 @@ static void test_famgroup_sample_int(void **state)
 	capture_free(&c);
 }
 
+/* Two sources' series, each source's labels given through labelprefix. */
+static const char *prefixed_text(struct capture *c, const struct bs_host *host,
+				 const struct bs_emitter_ops *ops, size_t *skipped)
+{
+	static const struct bs_label src[2][2] = {{{"vm", "a"}, {"uuid", "1"}},
+						  {{"vm", "b"}, {"uuid", "2"}}};
+	struct labelprefix p;
+
+	capture_begin(c, EXPO_TEXT, 1 << 20);
+	if (ops)
+		c->em.pub.ops = ops;
+	labelprefix_init(&p, host);
+	bs_family(&c->em.pub, "v", BS_GAUGE, NULL, "h");
+	*skipped = 0;
+	for (int s = 0; s < 2; s++)
+		for (int cpu = 0; cpu < 2; cpu++) {
+			struct bs_label l[3] = {src[s][0], src[s][1], {"cpu", cpu ? "1" : "0"}};
+			size_t skip = labelprefix_use(&p, &c->em.pub, src[s], l, 2);
+			*skipped += skip;
+			bs_sample_u64(&c->em.pub, l + skip, 3 - skip, (uint64_t)cpu);
+		}
+	labelprefix_end(&p, &c->em.pub);
+	bs_family(&c->em.pub, "w", BS_GAUGE, NULL, "h");
+	bs_sample_u64(&c->em.pub, NULL, 0, 9); /* after the end: no prefix */
+	return capture_end(c);
+}
+
+static void test_labelprefix_falls_back(void **state)
+{
+	const char *want =
+	    "# HELP v h\n# TYPE v gauge\n"
+	    "v{vm=\"a\",uuid=\"1\",cpu=\"0\"} 0\nv{vm=\"a\",uuid=\"1\",cpu=\"1\"} 1\n"
+	    "v{vm=\"b\",uuid=\"2\",cpu=\"0\"} 0\nv{vm=\"b\",uuid=\"2\",cpu=\"1\"} 1\n"
+	    "# HELP w h\n# TYPE w gauge\nw 9\n";
+	struct bs_host now = {BS_COLLECTOR_ABI_VERSION, NULL, 0}, old = {3, NULL, 0};
+	struct capture c;
+	size_t skipped;
+	(void)state;
+
+	assert_string_equal(prefixed_text(&c, &now, NULL, &skipped), want);
+	assert_int_equal(skipped, 8);
+	capture_free(&c);
+	/* A host before ABI 4: its emitter's table has no prefix to read. */
+	assert_string_equal(prefixed_text(&c, &old, NULL, &skipped), want);
+	assert_int_equal(skipped, 0);
+	capture_free(&c);
+	/* An emitter that must see whole label sets leaves it NULL. */
+	struct bs_emitter_ops whole = *c.em.pub.ops;
+	whole.prefix = NULL;
+	assert_string_equal(prefixed_text(&c, &now, &whole, &skipped), want);
+	assert_int_equal(skipped, 0);
+	capture_free(&c);
+}
+
 static void *wait_for_stop(void *arg)
 {
 	int epfd = *(int *)arg;
@@ -223,6 +278,7 @@ int main(void)
 	    cmocka_unit_test(test_droptab_counts_past_its_size),
 	    cmocka_unit_test(test_famgroup_majority_and_order),
 	    cmocka_unit_test(test_famgroup_sample_int),
+	    cmocka_unit_test(test_labelprefix_falls_back),
 	    cmocka_unit_test(test_worker_stop_always_joins),
 	};
 	return cmocka_run_group_tests_name("collkit", tests, NULL, NULL);

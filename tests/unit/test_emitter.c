@@ -286,6 +286,123 @@ static void test_output_cap(void **state)
 	capture_free(&c);
 }
 
+/* One series of the prefix test: the labels it shares with others, and
+ * its own. */
+struct prefixed {
+	const struct bs_label *pre, *own;
+	size_t npre, nown;
+};
+
+static int emit_prefixed(struct capture *c, bool use_prefix, const struct prefixed *s,
+			 const struct prefixed **held)
+{
+	struct bs_label all[2 * EMITTER_MAX_LABELS];
+	static const double up[] = {1, 2};
+	static const uint64_t n[] = {3, 4};
+	struct bs_histogram h = {2, up, n, true, {.kind = BS_VAL_U64, .u = 5}};
+	static const char *const states[] = {"on", "off"};
+	static const bool active[] = {true, false};
+	const struct bs_label *l = all;
+	size_t nl = s->npre + s->nown;
+
+	if (use_prefix) {
+		if (!*held || (*held)->pre != s->pre || (*held)->npre != s->npre)
+			E(c)->ops->prefix(E(c), s->pre, s->npre);
+		*held = s;
+		l = s->own;
+		nl = s->nown;
+	} else {
+		memcpy(all, s->pre, s->npre * sizeof(*all));
+		memcpy(all + s->npre, s->own, s->nown * sizeof(*all));
+	}
+	switch (c->em.type) {
+	case BS_HISTOGRAM:
+		return E(c)->ops->histogram(E(c), l, nl, &h);
+	case BS_STATESET:
+		return E(c)->ops->stateset(E(c), l, nl, states, active, 2);
+	default:
+		return bs_sample_u64(E(c), l, nl, 7);
+	}
+}
+
+/* Every series written with a prefix is written, refused and counted
+ * exactly as with its whole label set. */
+static void test_prefix_same_as_whole_labels(void **state)
+{
+	static const struct bs_label vm1[] = {{"vm", "one"}, {"host", "h\xff"}};
+	static const struct bs_label vm2[] = {{"vm", "two"}, {"host", "h"}};
+	static const struct bs_label bad[] = {{"vm", "x"}, {"0bad", "y"}};
+	static const struct bs_label has_le[] = {{"le", "1"}};
+	static const struct bs_label a1[] = {{"a", "1"}}, b2[] = {{"b", "2"}};
+	static const struct bs_label cpu0[] = {{"cpu", "0"}}, cpu1[] = {{"cpu", "1"}};
+	static const struct bs_label vm_again[] = {{"vm", "dup"}};
+	struct bs_label many[EMITTER_MAX_LABELS + 1];
+	char names[EMITTER_MAX_LABELS + 1][8];
+	char *big = malloc(NAMES_LABEL_VALUE_MAX + 10);
+	(void)state;
+
+	memset(big, 'x', NAMES_LABEL_VALUE_MAX + 9);
+	big[NAMES_LABEL_VALUE_MAX + 9] = '\0';
+	struct bs_label long_value[] = {{"vm", big}};
+	for (int i = 0; i <= EMITTER_MAX_LABELS; i++) {
+		snprintf(names[i], sizeof(names[i]), "l%d", i);
+		many[i] = (struct bs_label){names[i], "v"};
+	}
+	const struct prefixed gauge[] = {
+	    {vm1, cpu0, 2, 1},	      {vm1, cpu1, 2, 1},   {vm1, cpu1, 2, 1}, /* duplicate */
+	    {vm2, cpu0, 2, 1},	      {vm2, NULL, 2, 0},   {bad, cpu0, 2, 1},
+	    {bad, cpu1, 2, 1},	      {a1, b2, 1, 1},	   {b2, a1, 1, 1}, /* same set */
+	    {vm2, vm_again, 2, 1},					   /* a name twice */
+	    {long_value, cpu0, 1, 1}, {many, cpu0, 64, 1}, {many, NULL, 64, 0},
+	    {many, NULL, 65, 0},      {NULL, cpu0, 0, 1},
+	};
+	const struct prefixed hist[] = {{vm1, cpu0, 2, 1}, {has_le, cpu0, 1, 1}, {vm2, cpu0, 2, 1}};
+	const struct prefixed states_of[] = {{vm1, NULL, 2, 0}, {vm2, NULL, 2, 0}};
+	char *out[2];
+	struct emitter_drop drops[2][EMITTER_MAX_REASONS];
+	size_t ndrops[2];
+
+	for (int use = 0; use < 2; use++) {
+		const struct prefixed *held = NULL;
+		struct capture c;
+		capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+		bs_family(E(&c), "g", BS_GAUGE, NULL, "");
+		for (size_t i = 0; i < sizeof(gauge) / sizeof(gauge[0]); i++)
+			emit_prefixed(&c, use, &gauge[i], &held);
+		/* The prefix stays across families. */
+		bs_family(E(&c), "h", BS_HISTOGRAM, NULL, "");
+		for (size_t i = 0; i < sizeof(hist) / sizeof(hist[0]); i++)
+			emit_prefixed(&c, use, &hist[i], &held);
+		bs_family(E(&c), "power", BS_STATESET, NULL, "");
+		for (size_t i = 0; i < sizeof(states_of) / sizeof(states_of[0]); i++)
+			emit_prefixed(&c, use, &states_of[i], &held);
+		if (use) {
+			/* Ended: a series has its own labels alone. */
+			assert_int_equal(E(&c)->ops->prefix(E(&c), NULL, 0), 0);
+			bs_family(E(&c), "after", BS_GAUGE, NULL, "");
+			assert_int_equal(bs_sample_u64(E(&c), cpu0, 1, 1), 0);
+		}
+		out[use] = strdup(capture_end(&c));
+		memcpy(drops[use], c.em.drops, sizeof(c.em.drops));
+		ndrops[use] = c.em.ndrops;
+		capture_free(&c);
+	}
+	const char *tail = "# TYPE after gauge\nafter{cpu=\"0\"} 1\n";
+	assert_non_null(strstr(out[1], tail));
+	*strstr(out[1], "# HELP after") = '\0';
+	assert_string_equal(out[1], out[0]);
+	assert_non_null(strstr(out[0], "g{vm=\"one\",host=\"h\xef\xbf\xbd\",cpu=\"1\"} 7\n"));
+	assert_non_null(strstr(out[0], "power{vm=\"two\",host=\"h\",power=\"off\"} 0\n"));
+	assert_int_equal(ndrops[1], ndrops[0]);
+	for (size_t i = 0; i < ndrops[0]; i++) {
+		assert_string_equal(drops[1][i].reason, drops[0][i].reason);
+		assert_int_equal(drops[1][i].n, drops[0][i].n);
+	}
+	free(out[0]);
+	free(out[1]);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +416,7 @@ int main(void)
 	    cmocka_unit_test(test_label_repair_and_truncation),
 	    cmocka_unit_test(test_drop_reasons_bounded),
 	    cmocka_unit_test(test_output_cap),
+	    cmocka_unit_test(test_prefix_same_as_whole_labels),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }
