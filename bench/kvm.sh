@@ -110,8 +110,8 @@ wait "$FIXTURE" 2>/dev/null
 
 # How every cost grows with the host: 10 to 4,000 VMs of one vCPU each (a
 # VMM of 4,000 VMs of 8 vCPUs needs more fds than this machine's hard limit,
-# 20,000), gzip as Prometheus asks (uncompressed, text past 8 MiB is kept
-# deflated: a knee by design). Cost per series is the exporter's CPU per
+# 20,000), gzip as Prometheus asks (uncompressed, text past the 32 MiB
+# spill budget is kept deflated: a knee by design). Cost per series is the exporter's CPU per
 # scrape over the series served; linear growth keeps it within +-25% from
 # 100 VMs up (at 10 VMs the exporter's own metrics and the HTTP exchange
 # are most of the scrape).

@@ -84,7 +84,7 @@ struct config *config_load(const char *file, const char *text, const char *defau
 	c->scrape_timeout = 10;
 	c->timeout_offset = 0.5;
 	c->max_response_bytes = 256ull << 20;
-	c->spill_after = 8ull << 20;
+	c->spill_after = 32ull << 20;
 	c->plugin_dir = default_plugin_dir;
 	c->doc = conf_load(file, text, err, errlen);
 	if (!c->doc)

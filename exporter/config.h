@@ -25,7 +25,7 @@ struct config {
 	double scrape_timeout;	     /* s: the deadline when Prometheus sends none */
 	double timeout_offset;	     /* s: kept back from Prometheus' deadline */
 	uint64_t max_response_bytes; /* per collector, before compression */
-	uint64_t spill_after;	     /* uncompressed: text kept before deflating (0: all) */
+	uint64_t spill_after; /* uncompressed: text all scrapes keep before deflating (0: all) */
 	const char *plugin_dir;
 	struct config_collector collector[CONFIG_COLLECTORS_MAX];
 	size_t ncollectors;

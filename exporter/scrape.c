@@ -221,10 +221,11 @@ static int jobs_start(struct scrape *sc, const struct scrape_request *req)
 			sc->njobs++;
 			continue;
 		}
-		/* An uncompressed response keeps each collector's output as text up
-		 * to spill_after and deflated past it, inflated as it is sent. */
+		/* Uncompressed responses keep their text while all of them hold
+		 * less than spill_after, and the rest deflated, inflated as it is
+		 * sent. */
 		if (!sc->gzip)
-			sink_spill_after(&job->sink, req->set->config->spill_after);
+			sink_spill_budget(&job->sink, req->set->config->spill_after);
 		emitter_init(&job->em, sc->format, &job->sink, &sc->reg, sc->deadline_ns);
 		sc->njobs++;
 		job_start(sc, job);

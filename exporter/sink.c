@@ -14,6 +14,16 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sink_chunk *pool;
 static size_t pooled;
 
+/* Text held now by the sinks of every uncompressed scrape in flight, which
+ * share one budget: one large response stays text, a flood of them is kept
+ * deflated. Atomic. */
+static size_t spill_held;
+
+size_t sink_spill_held(void)
+{
+	return __atomic_load_n(&spill_held, __ATOMIC_RELAXED);
+}
+
 static struct sink_chunk *chunk_new(size_t cap)
 {
 	struct sink_chunk *c = NULL;
@@ -31,11 +41,14 @@ static struct sink_chunk *chunk_new(size_t cap)
 	c->len = 0;
 	c->cap = cap;
 	c->deflated = false;
+	c->held = false;
 	return c;
 }
 
 static void chunk_free(struct sink_chunk *c)
 {
+	if (c->held)
+		__atomic_sub_fetch(&spill_held, c->len, __ATOMIC_RELAXED);
 	if (c->cap == SINK_CHUNK) {
 		pthread_mutex_lock(&pool_lock);
 		if (pooled < SINK_POOL_MAX) {
@@ -152,6 +165,10 @@ static int flush_stage(struct sink *s, int zflush)
 	struct sink_chunk *c = stage_chunk(s);
 	c->len = s->stage_len;
 	s->raw_bytes += c->len;
+	if (s->spill_budget) {
+		c->held = true;
+		__atomic_add_fetch(&spill_held, c->len, __ATOMIC_RELAXED);
+	}
 	chunk_push(s, c);
 	s->stage = NULL;
 	s->stage_len = s->stage_cap = 0;
@@ -184,12 +201,13 @@ static int stage_alloc(struct sink *s, size_t n)
 	return 0;
 }
 
-void sink_spill_after(struct sink *s, size_t at)
+void sink_spill_budget(struct sink *s, size_t budget)
 {
-	s->spill_at = at;
+	s->spill_budget = budget;
 }
 
-/* Raw until spill_at, then deflated: what was written stays as it is. */
+/* Raw until the budget is spent, then deflated: what was written stays as
+ * it is. */
 static int spill(struct sink *s)
 {
 	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
@@ -202,7 +220,7 @@ static int spill(struct sink *s)
 	if (deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	s->deflating = true;
-	s->spill_at = 0;
+	s->spill_budget = 0;
 	return 0;
 }
 
@@ -213,7 +231,7 @@ char *sink_reserve(struct sink *s, size_t n)
 		goto err_overflow;
 	if (s->stage && s->stage_cap - s->stage_len >= n)
 		return s->stage + s->stage_len;
-	if (s->spill_at && s->raw_bytes + s->stage_len >= s->spill_at && spill(s) < 0)
+	if (s->spill_budget && sink_spill_held() + s->stage_len >= s->spill_budget && spill(s) < 0)
 		goto err_overflow;
 	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
 		goto err_overflow;

@@ -21,6 +21,7 @@ struct sink_chunk {
 	size_t len;
 	size_t cap;
 	bool deflated; /* raw deflate data, not text */
+	bool held;     /* text counted against the spill budget until freed */
 	char data[];
 };
 
@@ -33,7 +34,7 @@ struct sink {
 	size_t limit;	  /* the most raw (uncompressed) bytes it takes */
 	bool overflow;	  /* a write was refused for the limit */
 	bool deflating;
-	size_t spill_at; /* raw sinks: past this many bytes, keep the rest deflated */
+	size_t spill_budget; /* raw sinks: the text all may hold before the rest is deflated */
 	z_stream z;
 	struct sinkthread *deflater; /* deflating full stages, once a stage filled */
 	bool want_crc;		     /* a gzip response's part, not a spilled one */
@@ -45,9 +46,13 @@ struct sink {
  * sinks of one scrape concatenate into one gzip member. Past its first full
  * stage a deflating sink deflates on a thread of its own. */
 int sink_init(struct sink *s, bool deflate, size_t limit);
-/* A raw sink that keeps what comes after its first `at` bytes deflated (its
- * chunks flagged), so a huge output is never held whole as text. */
-void sink_spill_after(struct sink *s, size_t at);
+/* A raw sink that keeps text while all such sinks together hold less than
+ * `budget` bytes of it, and keeps the rest of its output deflated (its
+ * chunks flagged): uncompressed responses never hold more than about the
+ * budget as text, whatever their number. 0: it never spills. */
+void sink_spill_budget(struct sink *s, size_t budget);
+/* The text held by such sinks now. */
+size_t sink_spill_held(void);
 /* Room for n more bytes at the returned pointer, or NULL once over the limit
  * or out of memory (s->overflow is then set and the sink takes no more). */
 char *sink_reserve(struct sink *s, size_t n);

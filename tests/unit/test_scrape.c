@@ -158,12 +158,14 @@ static void test_gzip_matches_plain(void **state)
 	collset_put(set);
 }
 
-/* Past 8 MiB an uncompressed collector output is kept deflated and inflated
- * on the way out: the text must come out the same as through gzip. */
+/* Past the spill budget an uncompressed collector output is kept deflated
+ * and inflated on the way out: the text must come out the same as through
+ * gzip. */
 static void test_spilled_output_reads_back(void **state)
 {
 	(void)state;
-	struct collset *set = build_test("collectors:\n  synthetic:\n    bench_series: 300000\n");
+	struct collset *set = build_test("global:\n  spill_uncompressed_after: 4MiB\n"
+					 "collectors:\n  synthetic:\n    bench_series: 300000\n");
 	char *text = run(set, NULL, 0, EXPO_OPENMETRICS, false, 30, NULL);
 	char *unz = run(set, NULL, 0, EXPO_OPENMETRICS, true, 30, NULL);
 	const char *a = strstr(text, "# HELP synthetic_bench_0_bytes");

@@ -188,12 +188,63 @@ static void test_limit(void **state)
 	sink_free(&s);
 }
 
+static bool any_deflated(const struct sink *s)
+{
+	for (const struct sink_chunk *c = s->head; c; c = c->next)
+		if (c->deflated)
+			return true;
+	return false;
+}
+
+/* Raw sinks share one spill budget: the first keeps its text, the second,
+ * over the budget, keeps its rest deflated; what is freed (or handed on
+ * and freed) is given back, so a third keeps text again. */
+static void test_spill_budget_shared(void **state)
+{
+	struct sink a, b, c, moved;
+	const size_t budget = 1 << 20;
+	(void)state;
+
+	assert_int_equal(sink_spill_held(), 0);
+	sink_init(&a, false, SIZE_MAX);
+	sink_init(&b, false, SIZE_MAX);
+	sink_spill_budget(&a, budget);
+	sink_spill_budget(&b, budget);
+	fill(&a, "0123456789abcdef", 900000);
+	sink_finish(&a);
+	assert_false(any_deflated(&a));
+	assert_true(sink_spill_held() >= 900000);
+	fill(&b, "0123456789abcdef", 900000);
+	sink_finish(&b);
+	assert_true(any_deflated(&b));
+	assert_false(b.head->deflated); /* it kept text while the budget allowed */
+	assert_true(sink_spill_held() <= budget + SINK_CHUNK);
+
+	sink_init(&moved, false, SIZE_MAX);
+	sink_append(&moved, &a); /* still held, by the scrape's body now */
+	sink_free(&a);
+	assert_true(sink_spill_held() >= 900000);
+	sink_free(&moved);
+	sink_free(&b);
+	assert_int_equal(sink_spill_held(), 0);
+
+	sink_init(&c, false, SIZE_MAX);
+	sink_spill_budget(&c, budget);
+	fill(&c, "0123456789abcdef", 900000);
+	sink_finish(&c);
+	assert_false(any_deflated(&c));
+	sink_free(&c);
+	assert_int_equal(sink_spill_held(), 0);
+	sink_pool_drain();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_raw_chunks),	       cmocka_unit_test(test_chunks_reused),
-	    cmocka_unit_test(test_gzip_concatenation), cmocka_unit_test(test_threaded_deflate),
-	    cmocka_unit_test(test_sinkthread_error),   cmocka_unit_test(test_limit),
+	    cmocka_unit_test(test_raw_chunks),		cmocka_unit_test(test_chunks_reused),
+	    cmocka_unit_test(test_gzip_concatenation),	cmocka_unit_test(test_threaded_deflate),
+	    cmocka_unit_test(test_sinkthread_error),	cmocka_unit_test(test_limit),
+	    cmocka_unit_test(test_spill_budget_shared),
 	};
 	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);
 }
