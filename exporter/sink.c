@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Freed chunks of the usual size wait here for the next scrape, up to
- * SINK_POOL_MAX: its output then lands in memory already touched rather
- * than in new pages, whose faults were a tenth of the writer's time. */
+/* Freed chunks of the usual size wait here for the next scrape: its
+ * output then lands in memory already touched rather than in new pages,
+ * whose faults were a tenth of the writer's time. The pool keeps about
+ * what one recent response took, at most SINK_POOL_MAX: a flood of
+ * responses freed together leaves no more behind than one. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sink_chunk *pool;
-static size_t pooled;
+static size_t pooled, pool_cap;
 
 /* Text held now by the sinks of every uncompressed scrape in flight, which
  * share one budget: one large response stays text, a flood of them is kept
@@ -51,7 +53,7 @@ static void chunk_free(struct sink_chunk *c)
 		__atomic_sub_fetch(&spill_held, c->len, __ATOMIC_RELAXED);
 	if (c->cap == SINK_CHUNK) {
 		pthread_mutex_lock(&pool_lock);
-		if (pooled < SINK_POOL_MAX) {
+		if (pooled < pool_cap) {
 			c->next = pool;
 			pool = c;
 			pooled++;
@@ -297,10 +299,27 @@ void sink_append(struct sink *into, struct sink *s)
 	s->out_bytes = 0;
 }
 
+/* The pool's size follows the largest of the last responses freed, and
+ * shrinks by an eighth with each smaller one. */
+static void pool_size_for(const struct sink_chunk *c)
+{
+	size_t n = 0;
+	for (; c; c = c->next)
+		n += c->cap == SINK_CHUNK;
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	pool_cap -= pool_cap / 8;
+	if (n > pool_cap)
+		pool_cap = n < SINK_POOL_MAX ? n : SINK_POOL_MAX;
+	pthread_mutex_unlock(&pool_lock);
+}
+
 void sink_free(struct sink *s)
 {
 	if (s->deflater) /* first: it may still be adding chunks */
 		sinkthread_stop(s->deflater, true);
+	pool_size_for(s->head);
 	struct sink_chunk *c = s->head, *next;
 	for (; c; c = next) {
 		next = c->next;
