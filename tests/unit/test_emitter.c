@@ -312,8 +312,10 @@ static int emit_prefixed(struct capture *c, bool use_prefix, const struct prefix
 		l = s->own;
 		nl = s->nown;
 	} else {
-		memcpy(all, s->pre, s->npre * sizeof(*all));
-		memcpy(all + s->npre, s->own, s->nown * sizeof(*all));
+		for (size_t i = 0; i < s->npre; i++)
+			all[i] = s->pre[i];
+		for (size_t i = 0; i < s->nown; i++)
+			all[s->npre + i] = s->own[i];
 	}
 	switch (c->em.type) {
 	case BS_HISTOGRAM:
@@ -337,7 +339,7 @@ static void test_prefix_same_as_whole_labels(void **state)
 	static const struct bs_label cpu0[] = {{"cpu", "0"}}, cpu1[] = {{"cpu", "1"}};
 	static const struct bs_label vm_again[] = {{"vm", "dup"}};
 	struct bs_label many[EMITTER_MAX_LABELS + 1];
-	char names[EMITTER_MAX_LABELS + 1][8];
+	char names[EMITTER_MAX_LABELS + 1][16];
 	char *big = malloc(NAMES_LABEL_VALUE_MAX + 10);
 	(void)state;
 
