@@ -31,10 +31,14 @@ CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 # The core (and tests of it) see the exporter's own headers and the lib/
 # libraries it is built on; plugins do not.
 CORE_LIBS  = statproc vstats collkit
+# Gzip and spilled text are deflated by Intel ISA-L where pkg-config finds
+# libisal (exporter/zcodec.c), by zlib otherwise or with ISAL=no.
+ISAL      ?= $(shell pkg-config --exists libisal && echo yes)
+CORE_PKGS  = libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt $(if $(filter yes,$(ISAL)),libisal)
 CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
-	     $(shell pkg-config --cflags libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt)
-LIBS       = $(shell pkg-config --libs libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt) -lpthread -ldl -lm
+	     $(if $(filter yes,$(ISAL)),-DHAVE_ISAL) $(shell pkg-config --cflags $(CORE_PKGS))
+LIBS       = $(shell pkg-config --libs $(CORE_PKGS)) -lpthread -ldl -lm
 CORE_A     = $(foreach l,$(CORE_LIBS),$(B)/lib/lib$(l).a)
 
 CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
@@ -95,7 +99,7 @@ LIBDCI4    = $(B)/lib/libdci4.so
 LIBPVSTATS = $(if $(HAVE_XEN),$(B)/lib/libpvstats.so)
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-.PHONY: all check unit integration content testbins asan deb rpm bench run install clean format format-check fuzz test checksrc
+.PHONY: all check unit integration content testbins asan zlib-fallback deb rpm bench run install clean format format-check fuzz test checksrc
 all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dci4stat $(B)/dci4-netdev
 
 # The core's objects, and everything else compiled with its flags (tests,
@@ -233,6 +237,12 @@ asan:
 	$(ASAN_MAKE) -j2 testbins
 	WRK_SECONDS=20 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(ASAN_MAKE) unit integration
 
+# The suites of the sinks' codec again as a build without ISA-L has it
+# (zlib), in a tree of their own.
+ZLIB_SUITES = $(patsubst %,tests/unit/%.c,test_zcodec test_sink test_scrape)
+zlib-fallback:
+	$(MAKE) ISAL=no B=build-zlib UNIT_SRCS="$(ZLIB_SUITES)" -j2 unit
+
 # The style guide's bans, checked on the tree (tools/checksrc says which),
 # and the checker itself against planted problems.
 checksrc:
@@ -242,6 +252,7 @@ checksrc:
 check: format-check checksrc
 	$(MAKE) -j2 testbins
 	$(MAKE) unit integration content
+	$(MAKE) zlib-fallback
 	$(MAKE) asan
 	$(MAKE) -j2 build-fuzz/libfuzzed.a
 	$(MAKE) fuzz FUZZ_SECONDS=10
@@ -268,8 +279,8 @@ $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 # libdeflate is optional: the gzip floor then shows zlib's alone.
 HAVE_LIBDEFLATE := $(shell pkg-config --exists libdeflate && echo 1)
-$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o
-	$(CC) $(CFLAGS_BASE) -o $@ $^ -lz $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
+$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/zcodec.o
+	$(CC) $(CFLAGS_BASE) -o $@ $^ $(LIBS) $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
 $(B)/bench/bench_deflate_floor.o: XFLAGS = -Iexporter $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
 
 # The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
@@ -396,6 +407,6 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: ok"
 
 clean:
-	rm -rf build build-asan build-fuzz build-deb build-rpm
+	rm -rf build build-asan build-zlib build-fuzz build-deb build-rpm
 
 -include $(shell find $(B) build-fuzz/obj -name '*.d' 2>/dev/null)

@@ -46,8 +46,8 @@ struct scrape {
 	/* scrape_read's place */
 	struct sink_chunk *rd_chunk;
 	size_t rd_off;
-	z_stream rd_z;
-	bool rd_z_init, rd_in_run;
+	struct zcodec_inflate *rd_z;
+	bool rd_in_run;
 };
 
 static void scrape_free(struct scrape *sc)
@@ -60,8 +60,7 @@ static void scrape_free(struct scrape *sc)
 	sink_free(&sc->out);
 	famreg_free(&sc->reg);
 	free(sc->iov);
-	if (sc->rd_z_init)
-		inflateEnd(&sc->rd_z);
+	zcodec_inflate_free(sc->rd_z);
 	collset_put(sc->set);
 	pthread_cond_destroy(&sc->cond);
 	pthread_mutex_destroy(&sc->lock);
@@ -368,26 +367,22 @@ bool scrape_body_is_text(const struct scrape *sc)
 static ssize_t read_deflated(struct scrape *sc, char *out, size_t max)
 {
 	struct sink_chunk *c = sc->rd_chunk;
-	if (!sc->rd_z_init) {
-		if (inflateInit2(&sc->rd_z, -15) != Z_OK)
+	if (!sc->rd_z) {
+		if (!(sc->rd_z = zcodec_inflate_new()))
 			return -1;
-		sc->rd_z_init = true;
 	} else if (!sc->rd_in_run) {
-		inflateReset(&sc->rd_z);
+		zcodec_inflate_reset(sc->rd_z);
 	}
 	sc->rd_in_run = true;
-	sc->rd_z.next_in = (Bytef *)c->data + sc->rd_off;
-	sc->rd_z.avail_in = (uInt)(c->len - sc->rd_off);
-	sc->rd_z.next_out = (Bytef *)out;
-	sc->rd_z.avail_out = (uInt)max;
-	int rc = inflate(&sc->rd_z, Z_SYNC_FLUSH);
-	if (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)
+	struct zcodec_buf b = {(const unsigned char *)c->data + sc->rd_off, c->len - sc->rd_off,
+			       (unsigned char *)out, max};
+	if (zcodec_inflate_step(sc->rd_z, &b) < 0)
 		return -1;
-	sc->rd_off = c->len - sc->rd_z.avail_in;
-	size_t made = max - sc->rd_z.avail_out;
+	sc->rd_off = c->len - b.in_len;
+	size_t made = max - b.out_len;
 	/* Move on only once this chunk is used up and inflate holds nothing
 	 * back (it filled less than it was given). */
-	if (sc->rd_off == c->len && sc->rd_z.avail_out > 0) {
+	if (sc->rd_off == c->len && b.out_len > 0) {
 		sc->rd_chunk = c->next;
 		sc->rd_off = 0;
 		if (!sc->rd_chunk || !sc->rd_chunk->deflated)

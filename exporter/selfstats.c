@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "version.h"
+#include "zcodec.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct collstats collectors[SELFSTATS_COLLECTORS_MAX];
@@ -203,11 +204,13 @@ void selfstats_emit(struct bs_emitter *em)
 	    {"version", BS_VERSION},
 	    {"revision", BS_REVISION},
 	    {"compiler", BS_COMPILER},
+	    {"deflate", zcodec_name()},
 	};
 
 	bs_family(em, "binstat_exporter_build_info", BS_GAUGE, NULL,
-		  "A constant 1 labelled with the exporter's version and build.");
-	bs_sample_u64(em, build, 3, 1);
+		  "A constant 1 labelled with the exporter's version and build (deflate: what "
+		  "compresses gzip responses, isa-l or zlib).");
+	bs_sample_u64(em, build, 4, 1);
 	pthread_mutex_lock(&lock);
 	bs_family(em, "binstat_exporter_config_last_reload_successful", BS_GAUGE, NULL,
 		  "Whether the last configuration load succeeded (1) or was rejected (0).");

@@ -1,11 +1,12 @@
 /* Output of one scrape part: a chain of chunks, raw or deflated, capped in size.
- * Deflated parts end with Z_SYNC_FLUSH so they can be concatenated (as pigz does). */
+ * Deflated parts end with a sync flush so they can be concatenated (as pigz does). */
 #include "sink.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* Freed chunks of the usual size wait here for the next scrape: its
  * output then lands in memory already touched rather than in new pages,
@@ -92,9 +93,8 @@ int sink_init(struct sink *s, bool deflate, size_t limit)
 	memset(s, 0, sizeof(*s));
 	s->limit = limit;
 	s->deflating = deflate;
-	s->crc = crc32(0, NULL, 0);
 	s->want_crc = deflate;
-	if (deflate && deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflate && !(s->z = zcodec_deflate_new()))
 		return -ENOMEM;
 	return 0;
 }
@@ -106,15 +106,16 @@ static struct sink_chunk *stage_chunk(struct sink *s)
 	return (struct sink_chunk *)(s->stage - offsetof(struct sink_chunk, data));
 }
 
-static int deflate_bytes(struct sink *s, const char *buf, size_t len, int flush)
+static int deflate_bytes(struct sink *s, const char *buf, size_t len, bool sync)
 {
-	s->z.next_in = (Bytef *)buf;
-	s->z.avail_in = (uInt)len;
+	struct zcodec_buf b = {(const unsigned char *)buf, len, NULL, 0};
+
 	if (s->want_crc)
-		s->crc = crc32(s->crc, (const Bytef *)buf, (uInt)len);
+		s->crc = zcodec_crc32(s->crc, buf, len);
 	do {
 		/* Deflated bytes never share a chunk with text (a spilled sink). */
-		if (!s->tail || s->tail->len == s->tail->cap || !s->tail->deflated) {
+		if (!s->tail || s->tail->cap - s->tail->len < ZCODEC_MIN_ROOM ||
+		    !s->tail->deflated) {
 			struct sink_chunk *c = chunk_new(SINK_CHUNK);
 			if (!c)
 				return -ENOMEM;
@@ -122,46 +123,44 @@ static int deflate_bytes(struct sink *s, const char *buf, size_t len, int flush)
 			chunk_push(s, c);
 		}
 		struct sink_chunk *t = s->tail;
-		s->z.next_out = (Bytef *)t->data + t->len;
-		s->z.avail_out = (uInt)(t->cap - t->len);
-		int rc = deflate(&s->z, flush);
-		if (rc == Z_STREAM_ERROR)
+		b.out = (unsigned char *)t->data + t->len;
+		b.out_len = t->cap - t->len;
+		if (zcodec_deflate_step(s->z, &b, sync) < 0)
 			return -EIO;
-		size_t made = t->cap - t->len - s->z.avail_out;
+		size_t made = t->cap - t->len - b.out_len;
 		t->len += made;
 		s->out_bytes += made;
-	} while (s->z.avail_out == 0 || s->z.avail_in > 0);
+	} while (b.out_len == 0 || b.in_len > 0);
 	return 0;
 }
 
 static int deflate_handed(void *ctx, const char *buf, size_t len)
 {
-	return deflate_bytes(ctx, buf, len, Z_NO_FLUSH);
+	return deflate_bytes(ctx, buf, len, false);
 }
 
 /* A full stage goes to the sink's thread, which from then on alone owns
  * the z_stream, the chunk list and the crc, until sink_finish. */
-static int deflate_stage(struct sink *s, int flush)
+static int deflate_stage(struct sink *s, bool sync)
 {
 	int rc;
 
 	s->raw_bytes += s->stage_len;
-	if (flush == Z_NO_FLUSH &&
-	    (s->deflater || (s->deflater = sinkthread_start(deflate_handed, s)))) {
+	if (!sync && (s->deflater || (s->deflater = sinkthread_start(deflate_handed, s)))) {
 		rc = sinkthread_push(s->deflater, s->stage, s->stage_len);
 		s->stage = NULL;
 		s->stage_cap = 0;
 	} else {
-		rc = deflate_bytes(s, s->stage, s->stage_len, flush);
+		rc = deflate_bytes(s, s->stage, s->stage_len, sync);
 	}
 	s->stage_len = 0;
 	return rc;
 }
 
-static int flush_stage(struct sink *s, int zflush)
+static int flush_stage(struct sink *s, bool sync)
 {
 	if (s->deflating)
-		return deflate_stage(s, zflush);
+		return deflate_stage(s, sync);
 	if (!s->stage)
 		return 0;
 	struct sink_chunk *c = stage_chunk(s);
@@ -212,14 +211,14 @@ void sink_spill_budget(struct sink *s, size_t budget)
  * it is. */
 static int spill(struct sink *s)
 {
-	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
+	if (s->stage_len && flush_stage(s, false) < 0)
 		return -ENOMEM;
 	if (s->stage) {
 		chunk_free(stage_chunk(s));
 		s->stage = NULL;
 		s->stage_cap = 0;
 	}
-	if (deflateInit2(&s->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (!(s->z = zcodec_deflate_new()))
 		return -ENOMEM;
 	s->deflating = true;
 	s->spill_budget = 0;
@@ -235,7 +234,7 @@ char *sink_reserve(struct sink *s, size_t n)
 		return s->stage + s->stage_len;
 	if (s->spill_budget && sink_spill_held() + s->stage_len >= s->spill_budget && spill(s) < 0)
 		goto err_overflow;
-	if (s->stage_len && flush_stage(s, Z_NO_FLUSH) < 0)
+	if (s->stage_len && flush_stage(s, false) < 0)
 		goto err_overflow;
 	if (stage_alloc(s, n) < 0)
 		goto err_overflow;
@@ -263,8 +262,9 @@ int sink_finish(struct sink *s)
 			rc = sinkthread_stop(s->deflater, false);
 		s->deflater = NULL;
 		if (rc == 0)
-			rc = deflate_stage(s, Z_SYNC_FLUSH);
-		deflateEnd(&s->z);
+			rc = deflate_stage(s, true);
+		zcodec_deflate_free(s->z);
+		s->z = NULL;
 		s->deflating = false;
 		free(s->stage);
 		s->stage = NULL;
@@ -274,7 +274,7 @@ int sink_finish(struct sink *s)
 		return rc;
 	}
 	if (s->stage_len)
-		rc = flush_stage(s, Z_NO_FLUSH);
+		rc = flush_stage(s, false);
 	else if (s->stage) {
 		chunk_free(stage_chunk(s));
 		s->stage = NULL;
@@ -326,7 +326,7 @@ void sink_free(struct sink *s)
 		chunk_free(c);
 	}
 	if (s->deflating) {
-		deflateEnd(&s->z);
+		zcodec_deflate_free(s->z);
 		free(s->stage);
 	} else if (s->stage) {
 		chunk_free(stage_chunk(s));

@@ -5,9 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <zlib.h>
-
 #include "sinkthread.h"
+#include "zcodec.h"
 
 #define SINK_CHUNK 65536
 /* A deflating sink hands stages this large to its thread: each hand-over
@@ -34,8 +33,8 @@ struct sink {
 	size_t limit;	  /* the most raw (uncompressed) bytes it takes */
 	bool overflow;	  /* a write was refused for the limit */
 	bool deflating;
-	size_t spill_budget; /* raw sinks: the text all may hold before the rest is deflated */
-	z_stream z;
+	size_t spill_budget;	  /* raw sinks: the text all may hold before the rest is deflated */
+	struct zcodec_deflate *z; /* while deflating */
 	struct sinkthread *deflater; /* deflating full stages, once a stage filled */
 	bool want_crc;		     /* a gzip response's part, not a spilled one */
 	uint32_t crc;		     /* of the uncompressed bytes, for the gzip trailer */

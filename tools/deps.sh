@@ -5,7 +5,7 @@
 #   tools/deps.sh bench  to run `make bench` with its Go peer
 set -eu
 run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl libxml2-dev
-	libgnutls28-dev libsystemd-dev libcrypt-dev)
+	libgnutls28-dev libsystemd-dev libcrypt-dev libisal-dev)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
 	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
 	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev

@@ -223,6 +223,7 @@ check "--collector.example runs a collector the file disables" grep -qx 'binstat
 check "--no-collector.synthetic stops one the file enables" sh -c "! grep -q 'collector=\"synthetic\"' '$WORK/flags.txt'"
 check "--web.disable-exporter-metrics: no process_* or binstat_exporter_*" sh -c "! grep -q '^process_\|^binstat_exporter_' '$WORK/flags.txt'"
 check "without it both are served" sh -c "grep -q '^process_cpu_seconds_total' '$WORK/text.txt' && grep -q '^binstat_exporter_build_info' '$WORK/text.txt'"
+check "build_info says what deflates gzip" grep -Eq '^binstat_exporter_build_info\{.*deflate="(isa-l|zlib)"' "$WORK/text.txt"
 out=$("$EXPORTER" --check-config --config.file="$WORK/flags.yml" --collector.nosuch 2>&1)
 check "--collector.NAME of no plugin fails --check-config naming it" sh -c "echo '$out' | grep -q 'nosuch.so'"
 
