@@ -606,7 +606,7 @@ static int kvm_collect(void *state, struct bs_emitter *em)
 	pthread_mutex_lock(&k->lock);
 	wait_first_scan(k);
 	droptab_flush(&k->wdrops, em);
-	kvm_read_all(&k->set, &k->vms, em);
+	kvm_read_all(&k->set, &k->vms, k->mode, em);
 	kvm_emit(em, &k->set, k->mode, &k->stats);
 	collect_totals(k, em);
 	pthread_mutex_unlock(&k->lock);

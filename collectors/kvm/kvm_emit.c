@@ -1,7 +1,7 @@
-/* Writes the held VMs' statistics. Families are written whole, one after
- * another: for each metric of each distinct schema, every VM's series.
- * Per-VM mode sums vCPU counters, histograms and instant gauges, takes the
- * max of peaks, and counts the vCPUs where a boolean is true. */
+/* Reads the held VMs' stats fds and writes their statistics. Families are
+ * written whole, one after another: for each metric of each distinct
+ * schema, every VM's series. Per-VM mode writes each VM's vCPUs as
+ * kvm_fold.c folded them right after their reads. */
 #include "kvm_emit.h"
 
 #include "kvm_hostview.h"
@@ -22,7 +22,24 @@ bool kvm_filter_match(const struct kvm_filter *f, const char *name)
 	return in;
 }
 
-void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, struct bs_emitter *em)
+/* Folds the VM's fresh vCPUs into the first one's layout. */
+static void fold_vm(struct kvm_vm *vm, struct bs_emitter *em)
+{
+	const struct kvm_schema *schema = NULL;
+
+	for (size_t j = 0; j < vm->nvcpu && !schema; j++)
+		if (vm->vcpu[j].s.fresh)
+			schema = vm->vcpu[j].s.schema;
+	if (kvm_fold_begin(&vm->fold, schema) < 0) {
+		bs_drop(em, "out_of_memory", 1);
+		return;
+	}
+	for (size_t j = 0; j < vm->nvcpu; j++)
+		kvm_fold_add(&vm->fold, &vm->vcpu[j].s);
+}
+
+void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_mode mode,
+		  struct bs_emitter *em)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		struct kvm_vm *vm = set->vm[i];
@@ -34,16 +51,10 @@ void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, struct bs
 		for (size_t j = 0; j < vm->nvcpu; j++)
 			if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
 				bs_drop(em, "read_error", 1);
+		if (mode == KVM_PER_VM)
+			fold_vm(vm, em);
 	}
 	kvm_hostview_read(set);
-}
-
-static const struct kvm_metric *metric_named(const struct kvm_schema *s, const char *family)
-{
-	for (size_t i = 0; i < s->nmetric; i++)
-		if (strcmp(s->metric[i].family, family) == 0)
-			return &s->metric[i];
-	return NULL;
 }
 
 /* Metric m of schema `of` as laid out in schema `in` (another schema is
@@ -53,7 +64,7 @@ static const struct kvm_metric *metric_of(const struct kvm_schema *in, const str
 {
 	if (in == of)
 		return m;
-	return in ? metric_named(in, m->family) : NULL;
+	return in ? kvm_schema_metric(in, m->family) : NULL;
 }
 
 static const struct kvm_metric *metric_in(const struct kvm_statsfd *s, const struct kvm_metric *m,
@@ -77,39 +88,11 @@ static void write_values(struct bs_emitter *em, const struct kvm_metric *m, cons
 	}
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
-/* Folds one vCPU's values into acc by the metric's kind. */
-static void aggregate(const struct kvm_metric *m, const uint64_t *data, uint64_t *acc)
-{
-	const uint64_t *v = data + m->index;
-	if (m->boolean) {
-		acc[0] += v[0] != 0;
-	} else if (m->ktype == KVM_T_PEAK) {
-		acc[0] = v[0] > acc[0] ? v[0] : acc[0];
-	} else {
-		for (uint32_t k = 0; k < m->nvalues; k++)
-			acc[k] = sat_add(acc[k], v[k]);
-	}
-}
-
-/* A VM's vCPUs folded into one data block, laid out as `schema`'s. */
-struct vm_fold {
-	const struct kvm_schema *schema; /* NULL: no vCPU was read */
-	uint64_t *vals;
-};
-
 struct emit_ctx {
 	struct bs_emitter *em;
 	const struct kvm_vmset *set;
 	enum kvm_mode mode;
 	long page_size;
-	struct vm_fold *fold; /* per VM, in per-VM mode */
-	uint64_t *fold_vals;
 };
 
 static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
@@ -129,57 +112,6 @@ static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
 	}
 }
 
-/* Folds one vCPU's block into the VM's, metric by metric: each vCPU's data
- * is walked once while it is in cache, where going family by family over
- * thousands of vCPUs would miss the cache at every value. A vCPU of
- * another layout (not seen: one kernel has one) folds by family name. */
-static void fold_vcpu(struct vm_fold *f, const struct kvm_statsfd *v)
-{
-	for (size_t i = 0; i < f->schema->nmetric; i++) {
-		const struct kvm_metric *m = &f->schema->metric[i];
-		const struct kvm_metric *mm = metric_of(v->schema, m, f->schema);
-		if (!mm || mm->nvalues != m->nvalues)
-			continue;
-		aggregate(mm, v->data, f->vals + m->index);
-		if (m->sum_index >= 0 && mm->sum_index >= 0)
-			f->vals[m->sum_index] =
-			    sat_add(f->vals[m->sum_index], v->data[mm->sum_index]);
-	}
-}
-
-static int fold_vms(struct emit_ctx *c)
-{
-	size_t total = 0;
-
-	c->fold = calloc(c->set->n ? c->set->n : 1, sizeof(*c->fold));
-	if (!c->fold)
-		return -1;
-	for (size_t i = 0; i < c->set->n; i++) {
-		const struct kvm_vm *vm = c->set->vm[i];
-		for (size_t j = 0; vm->included && j < vm->nvcpu && !c->fold[i].schema; j++)
-			if (vm->vcpu[j].s.fresh)
-				c->fold[i].schema = vm->vcpu[j].s.schema;
-		if (c->fold[i].schema)
-			total += c->fold[i].schema->data_size / sizeof(uint64_t);
-	}
-	c->fold_vals = calloc(total ? total : 1, sizeof(uint64_t));
-	if (!c->fold_vals)
-		return -1;
-	uint64_t *at = c->fold_vals;
-	for (size_t i = 0; i < c->set->n; i++) {
-		struct vm_fold *f = &c->fold[i];
-		if (!f->schema)
-			continue;
-		f->vals = at;
-		at += f->schema->data_size / sizeof(uint64_t);
-		const struct kvm_vm *vm = c->set->vm[i];
-		for (size_t j = 0; j < vm->nvcpu; j++)
-			if (vm->vcpu[j].s.fresh)
-				fold_vcpu(f, &vm->vcpu[j].s);
-	}
-	return 0;
-}
-
 static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 			      const struct kvm_schema *s)
 {
@@ -191,7 +123,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 			continue;
 		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
 		if (c->mode == KVM_PER_VM) {
-			const struct vm_fold *f = &c->fold[i];
+			const struct kvm_fold *f = &vm->fold;
 			const struct kvm_metric *mm = metric_of(f->schema, m, s);
 			if (mm && mm->nvalues == m->nvalues)
 				write_values(c->em, mm, f->vals + mm->index,
@@ -216,7 +148,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 static bool written_before(const struct kvm_schema *const *schemas, size_t k, const char *family)
 {
 	for (size_t i = 0; i < k; i++)
-		if (metric_named(schemas[i], family))
+		if (kvm_schema_metric(schemas[i], family))
 			return true;
 	return false;
 }
@@ -410,13 +342,8 @@ void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode 
 	emit_info(c);
 	emit_metadata(c);
 	emit_level(c, false, stats);
-	if (mode == KVM_PER_VCPU || fold_vms(c) == 0)
-		emit_level(c, true, stats);
-	else
-		bs_drop(em, "out_of_memory", 1);
+	emit_level(c, true, stats);
 	emit_threads(c);
 	emit_vmms(c);
-	free(c->fold_vals);
-	free(c->fold);
 	free(c);
 }

@@ -217,3 +217,51 @@ void kvm_metrics_free(struct kvm_metric *m, size_t n)
 		m[i].le = NULL;
 	}
 }
+
+enum kvm_fold_op kvm_fold_op_of(const struct kvm_metric *m)
+{
+	if (m->boolean)
+		return KVM_FOLD_COUNT;
+	return m->ktype == KVM_T_PEAK ? KVM_FOLD_MAX : KVM_FOLD_SUM;
+}
+
+static void claim(unsigned char *op, uint32_t from, uint32_t n, enum kvm_fold_op kind)
+{
+	for (uint32_t k = from; k < from + n; k++)
+		if (op[k] == KVM_FOLD_NONE)
+			op[k] = (unsigned char)kind;
+}
+
+int kvm_fold_plan(const struct kvm_metric *m, size_t n, size_t nvals, struct kvm_fold_run **out)
+{
+	unsigned char *op = calloc(nvals ? nvals : 1, 1);
+	size_t nruns = 0;
+
+	*out = NULL;
+	if (!op)
+		return -ENOMEM;
+	/* The parser keeps every stat inside the block. */
+	for (size_t i = 0; i < n; i++) {
+		claim(op, m[i].index, m[i].nvalues, kvm_fold_op_of(&m[i]));
+		if (m[i].sum_index >= 0)
+			claim(op, (uint32_t)m[i].sum_index, 1, KVM_FOLD_SUM);
+	}
+	for (size_t k = 0; k < nvals; k++)
+		nruns += op[k] != KVM_FOLD_NONE && (k == 0 || op[k] != op[k - 1]);
+	struct kvm_fold_run *run = calloc(nruns ? nruns : 1, sizeof(*run));
+	if (!run) {
+		free(op);
+		return -ENOMEM;
+	}
+	size_t r = 0;
+	for (size_t k = 0; k < nvals; k++) {
+		if (op[k] == KVM_FOLD_NONE)
+			continue;
+		if (k == 0 || op[k] != op[k - 1])
+			run[r++] = (struct kvm_fold_run){(uint32_t)k, 0, op[k]};
+		run[r - 1].len++;
+	}
+	free(op);
+	*out = run;
+	return (int)nruns;
+}

@@ -44,4 +44,23 @@ struct bs_value kvm_metric_value(const struct kvm_metric *m, uint64_t raw);
 /* Upper bound of bucket i in the kernel's raw units (inclusive), i < nvalues - 1. */
 uint64_t kvm_bucket_upper_raw(unsigned ktype, uint32_t bucket_size, uint32_t i);
 
+/* How per-VM mode folds a value of each vCPU into the VM's: counters,
+ * gauges and histogram buckets summed, peaks as the largest, booleans as
+ * the number of vCPUs where true. */
+enum kvm_fold_op { KVM_FOLD_NONE, KVM_FOLD_SUM, KVM_FOLD_MAX, KVM_FOLD_COUNT };
+
+enum kvm_fold_op kvm_fold_op_of(const struct kvm_metric *m);
+
+/* Values [start, start + len) of a data block, folded alike. */
+struct kvm_fold_run {
+	uint32_t start, len;
+	enum kvm_fold_op op;
+};
+
+/* The fold of a block of `nvals` values laid out as m[0..n) (with their
+ * histograms' totals): runs in index order, neighbours of one kind merged;
+ * a value two stats share folds by the first's kind, once. Returns the
+ * number of runs, in *out (the caller frees it), or -ENOMEM. */
+int kvm_fold_plan(const struct kvm_metric *m, size_t n, size_t nvals, struct kvm_fold_run **out);
+
 #endif

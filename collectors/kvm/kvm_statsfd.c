@@ -62,6 +62,7 @@ static void schema_put(struct kvm_schemas *cache, struct kvm_schema *s)
 	cache->n--;
 	kvm_metrics_free(s->metric, s->nmetric);
 	free(s->metric);
+	free(s->fold);
 	free(s->raw);
 	free(s);
 }
@@ -94,6 +95,12 @@ static struct kvm_schema *schema_new(const struct kvm_stats_hdr *h, unsigned cha
 	if (nm < 0)
 		goto err_free;
 	s->nmetric = (size_t)nm;
+	int nf = kvm_fold_plan(s->metric, s->nmetric, s->data_size / 8, &s->fold);
+	if (nf < 0) {
+		kvm_metrics_free(s->metric, s->nmetric);
+		goto err_free;
+	}
+	s->nfold = (size_t)nf;
 	s->raw = raw;
 	s->raw_len = len;
 	free(descs);
@@ -202,9 +209,18 @@ void kvm_schemas_free(struct kvm_schemas *cache)
 		next = s->next;
 		kvm_metrics_free(s->metric, s->nmetric);
 		free(s->metric);
+		free(s->fold);
 		free(s->raw);
 		free(s);
 	}
 	cache->head = NULL;
 	cache->n = 0;
+}
+
+const struct kvm_metric *kvm_schema_metric(const struct kvm_schema *in, const char *family)
+{
+	for (size_t i = 0; i < in->nmetric; i++)
+		if (strcmp(in->metric[i].family, family) == 0)
+			return &in->metric[i];
+	return NULL;
 }

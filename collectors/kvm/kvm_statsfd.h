@@ -20,6 +20,8 @@ struct kvm_schema {
 	size_t data_size;
 	struct kvm_metric *metric;
 	size_t nmetric;
+	struct kvm_fold_run *fold; /* how a block of this layout folds into a VM's */
+	size_t nfold;
 };
 
 struct kvm_schemas {
@@ -63,5 +65,7 @@ int kvm_statsfd_open(struct kvm_statsfd *s, int fd, bool vcpu, struct kvm_schema
 int kvm_statsfd_read(struct kvm_statsfd *s);
 void kvm_statsfd_close(struct kvm_statsfd *s, struct kvm_schemas *cache);
 void kvm_schemas_free(struct kvm_schemas *cache);
+/* The metric of schema `in` named `family`, or NULL. */
+const struct kvm_metric *kvm_schema_metric(const struct kvm_schema *in, const char *family);
 
 #endif

@@ -424,6 +424,7 @@ static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 	set->nfds -= vm->nvcpu + vm->has_vmfd;
 	kvm_vmm_leave(set, vm);
 	kvm_meta_free(&vm->meta);
+	kvm_fold_free(&vm->fold);
 	free(vm->vcpu);
 	free(vm);
 }

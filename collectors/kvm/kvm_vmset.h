@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "kvm_fold.h"
 #include "kvm_libvirt.h"
 #include "kvm_statsfd.h"
 
@@ -94,6 +95,7 @@ struct kvm_vm {
 	struct kvm_vmm *vmm;
 	size_t vmm_slot;      /* its place in vmm->vms */
 	struct kvm_meta meta; /* libvirt's record, when meta.domain is set */
+	struct kvm_fold fold; /* per-VM mode: its vCPUs as this scrape read them */
 };
 
 struct kvm_vmset {

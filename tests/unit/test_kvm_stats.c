@@ -301,8 +301,10 @@ static void test_bad_files(void **state)
 }
 
 /* Per-VM mode folds the vCPUs by each statistic's kind: cumulative ones
- * summed, a peak as the maximum, a boolean as the number of vCPUs where it
- * is true; a cycles statistic keeps its unit, exactly. */
+ * and histogram buckets summed, a peak as the maximum, a boolean as the
+ * number of vCPUs where it is true; a cycles statistic keeps its unit,
+ * exactly. The fourth vCPU has another layout (its stats in another order,
+ * one more): it folds by family name. */
 static void test_per_vm_aggregation(void **state)
 {
 	static const struct fake_desc descs[] = {
@@ -310,12 +312,25 @@ static void test_per_vm_aggregation(void **state)
 	    {"guest_mode", T(1) | U(4), 0, 1, 8, 0},
 	    {"max_busy", T(2), 0, 1, 16, 0},
 	    {"tsc_cycles", T(0) | U(3), 0, 1, 24, 0},
+	    {"wait_hist", T(4) | U(2) | BASE(0), -9, 3, 32, 0},
+	    {"wait_ns", T(0) | U(2) | BASE(0), -9, 1, 56, 0},
 	};
-	static const uint64_t values[3][4] = {
-	    {10, 1, 7, 1000}, {20, 0, 42, 2000}, {30, 5, 3, UINT64_MAX - 10}};
+	static const struct fake_desc other[] = {
+	    {"extra", T(0), 0, 1, 0, 0},
+	    {"wait_ns", T(0) | U(2) | BASE(0), -9, 1, 8, 0},
+	    {"max_busy", T(2), 0, 1, 16, 0},
+	    {"exits", T(0), 0, 1, 24, 0},
+	    {"guest_mode", T(1) | U(4), 0, 1, 32, 0},
+	    {"tsc_cycles", T(0) | U(3), 0, 1, 40, 0},
+	    {"wait_hist", T(4) | U(2) | BASE(0), -9, 3, 48, 0},
+	};
+	static const uint64_t values[3][8] = {{10, 1, 7, 1000, 1, 2, 3, 100},
+					      {20, 0, 42, 2000, 0, 0, 1, 50},
+					      {30, 5, 3, UINT64_MAX - 10, 4, 0, 0, 7}};
+	static const uint64_t other_values[9] = {99, 3, 50, 40, 1, 5, 2, 2, 2};
 	struct kvm_schemas cache = {0};
-	struct kvm_vcpu vcpus[3];
-	struct kvm_vm vm = {.included = true, .vcpu = vcpus, .nvcpu = 3, .capvcpu = 3};
+	struct kvm_vcpu vcpus[4] = {0};
+	struct kvm_vm vm = {.included = true, .vcpu = vcpus, .nvcpu = 4, .capvcpu = 4};
 	struct kvm_vm *vms[] = {&vm};
 	struct kvm_vmset set = {.vm = vms, .n = 1};
 	struct kvm_filter all = {0};
@@ -324,37 +339,77 @@ static void test_per_vm_aggregation(void **state)
 	(void)state;
 
 	snprintf(vm.label, sizeof(vm.label), "web1");
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		char id[32];
 		snprintf(id, sizeof(id), "kvm-1/vcpu-%d", i);
-		int fd = make_file(descs, 4, values[i], 4, NAME_SIZE, id);
+		int fd = i < 3 ? make_file(descs, 6, values[i], 8, NAME_SIZE, id)
+			       : make_file(other, 7, other_values, 9, NAME_SIZE, id);
 		assert_int_equal(kvm_statsfd_open(&vcpus[i].s, fd, true, &cache, record, &dr), 0);
-		assert_int_equal(kvm_statsfd_read(&vcpus[i].s), 0);
 		vcpus[i].index = i;
 		vcpus[i].vmm_fd = -1;
+		vcpus[i].schedfd = -1;
 	}
+	assert_int_equal(cache.n, 2);
 	capture_begin(&c, EXPO_OPENMETRICS, SIZE_MAX);
+	kvm_read_all(&set, &all, KVM_PER_VM, &c.em.pub);
 	kvm_emit(&c.em.pub, &set, KVM_PER_VM, &all);
 	const char *out = capture_end(&c);
-	assert_non_null(strstr(out, "kvm_vcpu_exits_total{vm=\"web1\"} 60\n"));
+	assert_non_null(strstr(out, "kvm_vcpu_exits_total{vm=\"web1\"} 100\n"));
 	assert_non_null(
-	    strstr(out, "kvm_vcpu_guest_mode{vm=\"web1\"} 2\n")); /* 1, 0, 5: two true */
-	assert_non_null(strstr(out, "kvm_vcpu_max_busy{vm=\"web1\"} 42\n"));
+	    strstr(out, "kvm_vcpu_guest_mode{vm=\"web1\"} 3\n")); /* 1, 0, 5, 1: three true */
+	assert_non_null(strstr(out, "kvm_vcpu_max_busy{vm=\"web1\"} 50\n"));
 	assert_non_null(strstr(out, "# UNIT kvm_vcpu_tsc_cycles cycles\n"));
 	/* cycles stay integers, and a sum past 2^64 saturates rather than wraps */
 	assert_non_null(
 	    strstr(out, "kvm_vcpu_tsc_cycles_total{vm=\"web1\"} 18446744073709551615\n"));
+	/* buckets 1+0+4+2, 2+0+0+2, 3+1+0+2 cumulated; the total 100+50+7+3 ns */
+	assert_non_null(strstr(out, "kvm_vcpu_wait_seconds_bucket{vm=\"web1\",le=\"0.0\"} 7\n"));
+	assert_non_null(strstr(out, "kvm_vcpu_wait_seconds_bucket{vm=\"web1\",le=\"1e-09\"} 11\n"));
+	assert_non_null(strstr(out, "kvm_vcpu_wait_seconds_bucket{vm=\"web1\",le=\"+Inf\"} 17\n"));
+	assert_non_null(strstr(out, "kvm_vcpu_wait_seconds_sum{vm=\"web1\"} 0.00000016\n"));
+	assert_null(strstr(out, "extra"));
 	capture_free(&c);
 
 	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	kvm_read_all(&set, &all, KVM_PER_VCPU, &c.em.pub);
 	kvm_emit(&c.em.pub, &set, KVM_PER_VCPU, &all);
 	out = capture_end(&c);
 	assert_non_null(strstr(out, "kvm_vcpu_guest_mode{vm=\"web1\",vcpu=\"2\"} 1\n"));
 	assert_non_null(strstr(out, "kvm_vcpu_tsc_cycles_total{vm=\"web1\",vcpu=\"1\"} 2000\n"));
 	capture_free(&c);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		kvm_statsfd_close(&vcpus[i].s, &cache);
+	kvm_fold_free(&vm.fold);
 	assert_int_equal(cache.n, 0);
+}
+
+/* The fold plan: runs in index order, merged by kind; a value two stats
+ * share is folded once, by the first's kind; a gap folds nothing. */
+static void test_fold_plan(void **state)
+{
+	struct kvm_metric m[4] = {0};
+	struct kvm_fold_run *run;
+	(void)state;
+
+	m[0] = (struct kvm_metric){.index = 0, .nvalues = 2, .sum_index = -1};
+	m[1] = (struct kvm_metric){.index = 2, .nvalues = 3, .sum_index = 6, .mtype = BS_HISTOGRAM};
+	m[2] = (struct kvm_metric){.index = 8, .nvalues = 1, .sum_index = -1, .ktype = KVM_T_PEAK};
+	m[3] = (struct kvm_metric){.index = 8, .nvalues = 2, .sum_index = -1, .boolean = true};
+	int n = kvm_fold_plan(m, 4, 10, &run);
+	assert_int_equal(n, 4);
+	assert_int_equal(run[0].start, 0); /* 0..4 summed */
+	assert_int_equal(run[0].len, 5);
+	assert_int_equal(run[0].op, KVM_FOLD_SUM);
+	assert_int_equal(run[1].start, 6); /* the histogram's total; 5 and 7 are gaps */
+	assert_int_equal(run[1].len, 1);
+	assert_int_equal(run[1].op, KVM_FOLD_SUM);
+	assert_int_equal(run[2].start, 8); /* the peak's, first; the boolean's second */
+	assert_int_equal(run[2].op, KVM_FOLD_MAX);
+	assert_int_equal(run[2].len, 1);
+	assert_int_equal(run[3].start, 9);
+	assert_int_equal(run[3].op, KVM_FOLD_COUNT);
+	assert_int_equal(run[3].len, 1);
+	free(run);
 }
 
 int main(void)
@@ -367,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_headers),
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_per_vm_aggregation),
+	    cmocka_unit_test(test_fold_plan),
 	};
 	return cmocka_run_group_tests_name("kvm_stats", tests, NULL, NULL);
 }
