@@ -197,8 +197,11 @@ static const char *labels_write(struct emitter *e, const struct bs_label *labels
 		o->truncated += cut;
 		*p++ = '"';
 		e->written[i] = (struct seriesset_label){start, (size_t)(p - start)};
-		o->hash += hash_bytes(start, e->written[i].len, seed);
 	}
+	/* Hashed once all are written: text read back right after its bytes
+	 * were stored one by one stalls (store forwarding fails). */
+	for (size_t k = 0; k < n; k++)
+		o->hash += hash_bytes(e->written[first + k].text, e->written[first + k].len, seed);
 	o->p = p;
 	return NULL;
 }

@@ -12,28 +12,56 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+static const uint64_t pow10_u64[20] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
+};
+
+/* Decimal digits of v >= 1: log10 from the bit length (1233 / 4096 is
+ * just above log10(2)), then one compare (Bit Twiddling Hacks). */
+static unsigned digits10(uint64_t v)
+{
+	unsigned t = ((64u - (unsigned)__builtin_clzll(v)) * 1233u) >> 12;
+	return t + (v >= pow10_u64[t]);
+}
+
+/* Written from its last digit back, two at a time, in place. */
 char *fmt_u64(char *p, uint64_t v)
 {
-	char tmp[20];
-	char *t = tmp + sizeof(tmp);
-
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	char *end = p + digits10(v), *t = end;
 	while (v >= 100) {
 		unsigned i = (unsigned)(v % 100) * 2;
 		v /= 100;
 		t -= 2;
-		t[0] = digit_pairs[i];
-		t[1] = digit_pairs[i + 1];
+		memcpy(t, digit_pairs + i, 2);
 	}
-	if (v >= 10) {
-		t -= 2;
-		t[0] = digit_pairs[v * 2];
-		t[1] = digit_pairs[v * 2 + 1];
-	} else {
-		*--t = (char)('0' + v);
-	}
-	size_t n = (size_t)(tmp + sizeof(tmp) - t);
-	memcpy(p, t, n);
-	return p + n;
+	if (v >= 10)
+		memcpy(t - 2, digit_pairs + v * 2, 2);
+	else
+		t[-1] = (char)('0' + v);
+	return end;
 }
 
 char *fmt_i64(char *p, int64_t v)

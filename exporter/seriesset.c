@@ -1,7 +1,8 @@
 /* The set of series (label sets) already written in one family: open
- * addressing over 64-bit label-set hashes, kept at most half full, with
- * each series' label texts kept beside it. Equal hashes compare the texts,
- * so two label sets that collide are still two series. The hash is keyed
+ * addressing over 64-bit label-set hashes (the low bits place a series,
+ * the high 32 are its slot's tag), kept at most half full, with each
+ * series' label texts kept beside it in an arena. Equal tags compare the
+ * texts, so two label sets that collide are still two series. The hash is keyed
  * with a per-process random seed (hash_seed), so label values a guest or a
  * supplier chooses cannot be made to collide on purpose and turn every
  * insert into a long probe. */
@@ -11,20 +12,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What the arena holds before each series' label block. */
+struct kept {
+	uint64_t hash;
+	uint32_t slot;
+	uint32_t n, len;
+	uint32_t pad;
+};
+
+static size_t kept_size(const struct kept *k)
+{
+	return (sizeof(*k) + k->len + 7) & ~(size_t)7;
+}
+
+static struct kept kept_at(const struct seriesset *s, size_t at)
+{
+	struct kept k;
+	memcpy(&k, s->arena + at, sizeof(k));
+	return k;
+}
+
 void seriesset_clear(struct seriesset *s)
 {
 	if (s->used > s->peak)
 		s->peak = s->used;
 	if (s->alen > s->apeak)
 		s->apeak = s->alen;
+	for (size_t at = 0; at < s->alen;) {
+		struct kept k = kept_at(s, at);
+		s->slot[k.slot] = (struct seriesset_slot){0, 0};
+		at += kept_size(&k);
+	}
 	s->used = 0;
 	s->alen = 0;
-	if (++s->gen == 0) {
-		/* After 2^32 clears an old stamp could look current again. */
-		if (s->slot)
-			memset(s->slot, 0, s->cap * sizeof(*s->slot));
-		s->gen = 1;
-	}
 }
 
 void seriesset_trim(struct seriesset *s)
@@ -44,42 +64,45 @@ void seriesset_trim(struct seriesset *s)
 	s->apeak = 0;
 }
 
-static void insert(struct seriesset_slot *slot, size_t cap, struct seriesset_slot v)
+/* The free slot for hash h (which the table does not hold). */
+static size_t free_slot(const struct seriesset *s, uint64_t h)
 {
-	size_t i = (size_t)v.hash & (cap - 1);
-	while (slot[i].gen == v.gen)
-		i = (i + 1) & (cap - 1);
-	slot[i] = v;
+	size_t i = (size_t)h & (s->cap - 1);
+	while (s->slot[i].at)
+		i = (i + 1) & (s->cap - 1);
+	return i;
 }
 
+/* A table twice as large, refilled from the arena. */
 static int grow(struct seriesset *s)
 {
 	size_t cap = s->cap ? s->cap * 2 : 64;
 	struct seriesset_slot *slot = calloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
-	if (s->gen == 0)
-		s->gen = 1; /* calloc's zeros are never current */
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->slot[i].gen == s->gen)
-			insert(slot, cap, s->slot[i]);
 	free(s->slot);
 	s->slot = slot;
 	s->cap = cap;
+	for (size_t at = 0; at < s->alen;) {
+		struct kept k = kept_at(s, at);
+		k.slot = (uint32_t)free_slot(s, k.hash);
+		s->slot[k.slot] =
+		    (struct seriesset_slot){(uint32_t)(k.hash >> 32), (uint32_t)(at / 8 + 1)};
+		memcpy(s->arena + at, &k, sizeof(k));
+		at += kept_size(&k);
+	}
 	return 0;
 }
 
-struct kept {
-	uint32_t n, len;
-};
-
-/* Appends the label block to the arena, after its count and length. */
-static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, uint32_t *at)
+/* Appends the series to the arena: its hash, its slot, its label count
+ * and the label block. */
+static int keep(struct seriesset *s, uint64_t h, size_t slot, const struct seriesset_label *l,
+		size_t n, uint32_t *at)
 {
 	size_t len = n ? (size_t)(l[n - 1].text + l[n - 1].len - l[0].text) : 0;
-	size_t need = sizeof(struct kept) + len;
-	need = (need + 7) & ~(size_t)7;
-	if (s->alen / 8 > UINT32_MAX)
+	struct kept k = {h, (uint32_t)slot, (uint32_t)n, (uint32_t)len, 0};
+	size_t need = kept_size(&k);
+	if (s->alen / 8 >= UINT32_MAX - 1 || len > UINT32_MAX)
 		return -ENOMEM; /* 32 GiB of labels in one family */
 	if (s->alen + need > s->acap) {
 		size_t cap = s->acap ? s->acap : 4096;
@@ -91,8 +114,7 @@ static int keep(struct seriesset *s, const struct seriesset_label *l, size_t n, 
 		s->arena = a;
 		s->acap = cap;
 	}
-	*at = (uint32_t)(s->alen / 8);
-	struct kept k = {(uint32_t)n, (uint32_t)len};
+	*at = (uint32_t)(s->alen / 8 + 1);
 	memcpy(s->arena + s->alen, &k, sizeof(k));
 	if (len)
 		memcpy(s->arena + s->alen + sizeof(k), l[0].text, len);
@@ -112,16 +134,15 @@ static size_t label_len(const char *p, const char *end)
 	return q < end ? (size_t)(q + 1 - p) : (size_t)(end - p);
 }
 
-/* Whether the kept series at `at` has exactly these labels. Label names are
- * unique within a series, so equal counts and every label found means
- * equal sets. Runs only on a hash match. */
+/* Whether the kept series at `at` (1-based, in 8-byte units) has exactly
+ * these labels. Label names are unique within a series, so equal counts
+ * and every label found means equal sets. Runs only on a tag match. */
 static bool same_labels(const struct seriesset *s, uint32_t at8, const struct seriesset_label *l,
 			size_t n)
 {
-	size_t at = (size_t)at8 * 8;
-	struct kept k;
+	size_t at = ((size_t)at8 - 1) * 8;
+	struct kept k = kept_at(s, at);
 
-	memcpy(&k, s->arena + at, sizeof(k));
 	if (k.n != n)
 		return false;
 	const char *block = s->arena + at + sizeof(k), *end = block + k.len;
@@ -140,14 +161,16 @@ static bool same_labels(const struct seriesset *s, uint32_t at8, const struct se
 
 int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label *l, size_t n)
 {
+	uint32_t tag = (uint32_t)(h >> 32);
+
 	if ((s->used + 1) * 2 > s->cap && grow(s) < 0)
 		return -ENOMEM;
 	size_t i = (size_t)h & (s->cap - 1);
-	for (; s->slot[i].gen == s->gen; i = (i + 1) & (s->cap - 1))
-		if (s->slot[i].hash == h && same_labels(s, s->slot[i].at, l, n))
+	for (; s->slot[i].at; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i].tag == tag && same_labels(s, s->slot[i].at, l, n))
 			return 0;
-	struct seriesset_slot v = {h, 0, s->gen};
-	if (keep(s, l, n, &v.at) < 0)
+	struct seriesset_slot v = {tag, 0};
+	if (keep(s, h, i, l, n, &v.at) < 0)
 		return -ENOMEM;
 	s->slot[i] = v;
 	s->used++;

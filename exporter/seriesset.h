@@ -6,21 +6,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 8 bytes, so that the table of a usual family stays in the first-level
+ * cache: a probe compares 32 more bits of the hash before any text. */
 struct seriesset_slot {
-	uint64_t hash;
-	uint32_t at;  /* the series' labels in the arena, in 8-byte units */
-	uint32_t gen; /* in use only when it is the set's generation */
+	uint32_t tag; /* the hash's high half */
+	uint32_t at;  /* 1 + where the series is in the arena, in 8-byte units; 0: free */
 };
 
-/* Clearing moves to the next generation instead of zeroing the table, so a
- * table grown by one large family costs nothing to the small ones after it,
- * and can be kept from one scrape to the next. */
+/* Clearing zeroes only the slots in use, found from the arena, so a table
+ * grown by one large family costs nothing to the small ones after it, and
+ * can be kept from one scrape to the next. */
 struct seriesset {
 	struct seriesset_slot *slot;
 	size_t cap; /* power of two */
 	size_t used, peak;
-	uint32_t gen;
-	char *arena; /* per series: its label count, block length and block as written */
+	char *arena; /* per series: its hash, slot, label count, block length and block */
 	size_t alen, acap, apeak;
 };
 
@@ -31,7 +31,7 @@ struct seriesset_label {
 	size_t len;
 };
 
-/* Empties the set in O(1). */
+/* Empties the set in the time of what it holds. */
 void seriesset_clear(struct seriesset *s);
 /* Frees the table and the arena if the largest family since the last trim
  * used less than an eighth of them: what one unusual scrape grew is not

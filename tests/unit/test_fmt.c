@@ -29,6 +29,18 @@ static void test_integers(void **state)
 		*fmt_u64(buf, v) = '\0';
 		assert_string_equal(buf, want);
 	}
+	/* Where the digit count changes: 10^k - 1, 10^k and 2^k - 1, 2^k. */
+	for (uint64_t p10 = 10, p2 = 2;; p10 = p10 > UINT64_MAX / 10 ? 0 : p10 * 10, p2 <<= 1) {
+		uint64_t v[4] = {p10 - 1, p10, p2 - 1, p2};
+		for (int i = 0; i < 4; i++) {
+			char want[32];
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)v[i]);
+			*fmt_u64(buf, v[i]) = '\0';
+			assert_string_equal(buf, want);
+		}
+		if (p2 == 1ull << 63)
+			break;
+	}
 }
 
 static void test_specials(void **state)

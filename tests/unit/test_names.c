@@ -127,6 +127,56 @@ static void test_escape_stops_at_max(void **state)
 	assert_int_equal(rep.utf8, 0);
 }
 
+/* Strings built of units whose escaped form is known, so that every unit
+ * lands at every offset of the eight-byte scan and across its words: the
+ * output is the units' forms up to max, where a UTF-8 sequence that starts
+ * before max is taken whole. */
+static void test_escape_units_anywhere(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} unit[] = {
+	    {"a", "a"},
+	    {"z", "z"},
+	    {" ", " "},
+	    {"\"", "\\\""},
+	    {"\\", "\\\\"},
+	    {"\n", "\\n"},
+	    {"\xc3\xa9", "\xc3\xa9"},
+	    {"\xff", "\xef\xbf\xbd"},
+	};
+	const size_t nunit = sizeof(unit) / sizeof(unit[0]);
+	char in[256], want[768], got[768];
+	unsigned seed = 1;
+	(void)state;
+
+	for (int round = 0; round < 50000; round++) {
+		size_t nin = 0, nwant = 0, max;
+		bool cut = false, got_cut;
+		seed = seed * 1103515245u + 12345u;
+		max = (seed >> 8) % 48;
+		for (int k = 0; k < 40; k++) {
+			seed = seed * 1103515245u + 12345u;
+			/* Mostly plain, so that whole words pass the fast scan. */
+			size_t u = (seed >> 16) % 4 ? (seed >> 20) % 3 : (seed >> 20) % nunit;
+			size_t l = strlen(unit[u].in);
+			cut |= nin >= max;
+			if (!cut) {
+				memcpy(want + nwant, unit[u].out, strlen(unit[u].out));
+				nwant += strlen(unit[u].out);
+			}
+			memcpy(in + nin, unit[u].in, l);
+			nin += l;
+		}
+		in[nin] = '\0';
+		struct names_repairs r = {0};
+		size_t n = (size_t)(names_escape(got, in, max, true, &r, &got_cut) - got);
+		assert_int_equal(n, nwant);
+		assert_memory_equal(got, want, n);
+		assert_int_equal(got_cut, cut);
+	}
+}
+
 static void test_copy_label(void **state)
 {
 	char buf[NAMES_LABEL_NAME_MAX + 8];
@@ -164,6 +214,7 @@ int main(void)
 	    cmocka_unit_test(test_bidi_controls),
 	    cmocka_unit_test(test_help_escape),
 	    cmocka_unit_test(test_escape_stops_at_max),
+	    cmocka_unit_test(test_escape_units_anywhere),
 	    cmocka_unit_test(test_copy_label),
 	    cmocka_unit_test(test_utf8_cut),
 	};
