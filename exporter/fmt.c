@@ -94,7 +94,10 @@ static char *fmt_fixed(char *p, double v, int *ok)
 		double scaled = a * exact_pow10[d];
 		if (scaled >= TWO_POW_53)
 			return p;
-		double s = nearbyint(scaled);
+		/* Round half to even as nearbyint, inline: adding 2^52 leaves
+		 * no fraction bits (scaled is below 2^53). No call, no saved
+		 * floating-point environment, and the iterations overlap. */
+		double s = scaled < 0x1p52 ? (scaled + 0x1p52) - 0x1p52 : scaled;
 		if (s / exact_pow10[d] != a)
 			continue;
 		uint64_t n = (uint64_t)s;

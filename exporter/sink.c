@@ -225,7 +225,8 @@ static int spill(struct sink *s)
 	return 0;
 }
 
-char *sink_reserve(struct sink *s, size_t n)
+/* sink_reserve's way when the stage has no room: a new stage, or a spill. */
+char *sink_reserve_more(struct sink *s, size_t n)
 {
 	/* The limit counts uncompressed bytes, so it means the same with gzip. */
 	if (s->overflow || s->raw_bytes + s->stage_len + n > s->limit)

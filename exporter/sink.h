@@ -52,9 +52,17 @@ int sink_init(struct sink *s, bool deflate, size_t limit);
 void sink_spill_budget(struct sink *s, size_t budget);
 /* The text held by such sinks now. */
 size_t sink_spill_held(void);
+char *sink_reserve_more(struct sink *s, size_t n);
 /* Room for n more bytes at the returned pointer, or NULL once over the limit
- * or out of memory (s->overflow is then set and the sink takes no more). */
-char *sink_reserve(struct sink *s, size_t n);
+ * or out of memory (s->overflow is then set and the sink takes no more).
+ * Inline while the stage has room: every line of a scrape asks. */
+static inline char *sink_reserve(struct sink *s, size_t n)
+{
+	if (s->stage && s->stage_cap - s->stage_len >= n &&
+	    s->raw_bytes + s->stage_len + n <= s->limit && !s->overflow)
+		return s->stage + s->stage_len;
+	return sink_reserve_more(s, n);
+}
 static inline void sink_commit(struct sink *s, char *end)
 {
 	s->stage_len = (size_t)(end - s->stage);
