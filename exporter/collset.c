@@ -59,7 +59,8 @@ static void instance_shutdown(struct instance *in)
 {
 	if (in->ops && in->init_rc == 0)
 		in->ops->shutdown(in->state);
-	seriesset_free(&in->series);
+	seriesset_free(&in->series.series);
+	prefixset_free(&in->series.byprefix);
 	pthread_mutex_destroy(&in->collect_lock);
 }
 

@@ -9,8 +9,8 @@
 #include <binstat/collector.h>
 
 #include "config.h"
+#include "emitter.h"
 #include "selfstats.h"
-#include "seriesset.h"
 
 struct instance {
 	const char *name;
@@ -20,9 +20,9 @@ struct instance {
 	char error[512];	      /* the reason, for logs */
 	pthread_mutex_t collect_lock; /* one collect at a time per state */
 	struct collstats *stats;
-	/* The emitter's set of series, lent to each collect under collect_lock,
-	 * so a large family's table and arena are not grown again every scrape. */
-	struct seriesset series;
+	/* The emitter's sets of series, lent to each collect under collect_lock,
+	 * so a large family's tables and arenas are not grown again every scrape. */
+	struct emitter_kept series;
 };
 
 struct proc;

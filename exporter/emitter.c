@@ -98,7 +98,10 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 
 	e->has_family = false;
 	e->header_done = false;
+	e->family_prefix.decided = false;
+	e->family_prefix.checked = false;
 	seriesset_clear(&e->series);
+	prefixset_clear(&e->byprefix);
 	if (!f || !f->name)
 		return refuse(e, "invalid_family", -EINVAL);
 	size_t n = strlen(f->name);
@@ -215,6 +218,73 @@ static bool prefix_names(const struct emitter *e, const char *name)
 	return false;
 }
 
+/* Fixes the family's prefix label names from the prefix in force, at its
+ * first series; false when they are too long to keep. */
+static bool family_prefix_fix(struct emitter *e)
+{
+	struct emitter_family_prefix *fp = &e->family_prefix;
+	size_t at = 0;
+
+	for (size_t i = 0; i < e->prefix.n; i++) {
+		if (at + e->name_len[i] > sizeof(fp->names))
+			return false;
+		memcpy(fp->names + at, e->name_at[i], e->name_len[i]);
+		fp->len[i] = e->name_len[i];
+		at += e->name_len[i];
+	}
+	fp->n = e->prefix.n;
+	fp->checked = fp->match = true;
+	return true;
+}
+
+/* Whether the prefix in force names the same labels, in the same order,
+ * as the family's first series' prefix. */
+static bool family_prefix_match(struct emitter *e)
+{
+	struct emitter_family_prefix *fp = &e->family_prefix;
+	size_t at = 0;
+
+	if (fp->checked)
+		return fp->match;
+	fp->checked = true;
+	fp->match = fp->n == e->prefix.n;
+	for (size_t i = 0; i < e->prefix.n && fp->match; i++) {
+		fp->match = fp->len[i] == e->name_len[i] &&
+			    memcmp(fp->names + at, e->name_at[i], e->name_len[i]) == 0;
+		at += fp->len[i];
+	}
+	return fp->match;
+}
+
+/* Adds the series whose labels are e->written[0..first + n) (the prefix's,
+ * then its own, hashing to own_hash) to the family's series: by prefix
+ * while every series so far came under a prefix of the first one's label
+ * names (prefixset.c), else all in the flat set, where a family that
+ * changes shape moves what it held. Since both compare the same label
+ * sets, a series is found as a duplicate however it was split. Returns 1
+ * if added, 0 if already there, -ENOMEM. */
+static int series_add(struct emitter *e, uint64_t own_hash, uint64_t h, size_t first, size_t n)
+{
+	struct emitter_family_prefix *fp = &e->family_prefix;
+
+	if (!fp->decided) {
+		fp->decided = true;
+		fp->by_prefix = first && family_prefix_fix(e);
+	}
+	if (fp->by_prefix) {
+		if (first && family_prefix_match(e)) {
+			if (!e->byprefix.cur &&
+			    prefixset_enter(&e->byprefix, e->prefix.hash, e->written, first) < 0)
+				return -ENOMEM;
+			return prefixset_add(&e->byprefix, own_hash, e->written + first, n);
+		}
+		fp->by_prefix = false;
+		if (prefixset_move(&e->byprefix, &e->series) < 0)
+			return -ENOMEM;
+	}
+	return seriesset_add(&e->series, h, e->written, first + n);
+}
+
 static bool scratch_ready(struct emitter *e)
 {
 	return e->scratch || (e->scratch = malloc(SCRATCH_SIZE));
@@ -244,7 +314,7 @@ static ssize_t series_begin(struct emitter *e, const struct bs_label *labels, si
 	const char *refusal = labels_write(e, labels, n, first, reserved, &o);
 	if (refusal)
 		return refuse(e, refusal, -EINVAL);
-	int added = seriesset_add(&e->series, o.hash ^ (first + n), e->written, first + n);
+	int added = series_add(e, o.hash - e->prefix.hash, o.hash ^ (first + n), first, n);
 	if (added == 0)
 		return refuse(e, "duplicate_series", -EEXIST);
 	if (added < 0)
@@ -264,6 +334,8 @@ static int emitter_prefix(struct bs_emitter *pub, const struct bs_label *labels,
 	struct emitter *e = (struct emitter *)pub;
 
 	memset(&e->prefix, 0, sizeof(e->prefix));
+	e->family_prefix.checked = false;
+	e->byprefix.cur = 0;
 	if (n == 0)
 		return 0;
 	if (n > EMITTER_MAX_LABELS || !labels) {
@@ -509,24 +581,31 @@ void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct 
 	e->deadline_ns = deadline_ns;
 }
 
-void emitter_adopt(struct emitter *e, struct seriesset *kept)
+void emitter_adopt(struct emitter *e, struct emitter_kept *kept)
 {
 	seriesset_free(&e->series);
-	e->series = *kept;
+	prefixset_free(&e->byprefix);
+	e->series = kept->series;
+	e->byprefix = kept->byprefix;
 	memset(kept, 0, sizeof(*kept));
 }
 
-void emitter_release(struct emitter *e, struct seriesset *kept)
+void emitter_release(struct emitter *e, struct emitter_kept *kept)
 {
-	seriesset_free(kept);
+	seriesset_free(&kept->series);
+	prefixset_free(&kept->byprefix);
 	seriesset_trim(&e->series);
-	*kept = e->series;
+	prefixset_trim(&e->byprefix);
+	kept->series = e->series;
+	kept->byprefix = e->byprefix;
 	memset(&e->series, 0, sizeof(e->series));
+	memset(&e->byprefix, 0, sizeof(e->byprefix));
 }
 
 void emitter_free(struct emitter *e)
 {
 	seriesset_free(&e->series);
+	prefixset_free(&e->byprefix);
 	lebounds_free(&e->bounds);
 	free(e->scratch);
 	e->scratch = NULL;

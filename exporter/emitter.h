@@ -9,6 +9,7 @@
 #include "famreg.h"
 #include "lebounds.h"
 #include "names.h"
+#include "prefixset.h"
 #include "seriesset.h"
 
 #define EMITTER_MAX_LABELS 64
@@ -22,6 +23,11 @@ struct emitter_drop {
 	char reason[EMITTER_REASON_MAX + 1];
 	uint64_t n;
 };
+
+/* Bytes of prefix label names a family remembers; more: no placing by prefix. */
+#define EMITTER_PREFIX_NAMES_MAX 256
+/* Slots over which one prefix's series are placed: 4 KiB of the table. */
+#define EMITTER_PLACE_WINDOW 256
 
 struct emitter {
 	struct bs_emitter pub;
@@ -40,8 +46,9 @@ struct emitter {
 	char unit[EMITTER_UNIT_MAX + 1];
 	char help[NAMES_HELP_MAX + 1];
 	size_t help_len;
-	struct seriesset series;
-	struct lebounds bounds; /* the last histogram's */
+	struct seriesset series;   /* the family's series, flat */
+	struct prefixset byprefix; /* or by prefix */
+	struct lebounds bounds;	   /* the last histogram's */
 
 	char *scratch; /* the escaped label block of the current series */
 	/* Where each label of that block starts: its name, and the whole
@@ -61,6 +68,17 @@ struct emitter {
 		const char *refusal; /* every series' while the prefix is wrong */
 		int refusal_rc;
 	} prefix;
+	/* The label names of the prefix the family's first series had: while
+	 * every series comes under a prefix of these names, the family's
+	 * series are kept by prefix (emitter.c, series_add). */
+	struct emitter_family_prefix {
+		bool decided;	     /* at the family's first series */
+		bool by_prefix;	     /* kept by prefix, not (or no longer) flat */
+		bool checked, match; /* checked: match holds for the prefix in force */
+		size_t n;
+		size_t len[EMITTER_MAX_LABELS];
+		char names[EMITTER_PREFIX_NAMES_MAX];
+	} family_prefix;
 
 	struct emitter_drop drops[EMITTER_MAX_REASONS];
 	size_t ndrops;
@@ -73,10 +91,16 @@ void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint6
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
 		  uint64_t deadline_ns);
 void emitter_free(struct emitter *e);
+/* The sets of series a collector's emitter grew, kept for its next collect. */
+struct emitter_kept {
+	struct seriesset series;
+	struct prefixset byprefix;
+};
+
 /* Moves `kept` into the emitter, and back (trimmed) when its collect is
  * done: the owner of `kept` keeps what one collect grew for the next. */
-void emitter_adopt(struct emitter *e, struct seriesset *kept);
-void emitter_release(struct emitter *e, struct seriesset *kept);
+void emitter_adopt(struct emitter *e, struct emitter_kept *kept);
+void emitter_release(struct emitter *e, struct emitter_kept *kept);
 uint64_t emitter_now_ns(void);
 
 #endif

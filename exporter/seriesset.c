@@ -134,29 +134,47 @@ static size_t label_len(const char *p, const char *end)
 	return q < end ? (size_t)(q + 1 - p) : (size_t)(end - p);
 }
 
+bool seriesset_block_holds(const char *block, size_t len, size_t nblock,
+			   const struct seriesset_label *l, size_t n)
+{
+	const char *end = block + len;
+
+	if (nblock != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (const char *p = block; p < end && !found;) {
+			size_t k = label_len(p, end);
+			found = k == l[i].len && memcmp(p, l[i].text, k) == 0;
+			p += k + 1; /* and its comma */
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+size_t seriesset_split(const char *block, size_t len, struct seriesset_label *l, size_t max)
+{
+	const char *end = block + len;
+	size_t n = 0;
+
+	for (const char *p = block; p < end && n < max; n++) {
+		l[n] = (struct seriesset_label){p, label_len(p, end)};
+		p += l[n].len + 1;
+	}
+	return n;
+}
+
 /* Whether the kept series at `at` (1-based, in 8-byte units) has exactly
- * these labels. Label names are unique within a series, so equal counts
- * and every label found means equal sets. Runs only on a tag match. */
+ * these labels. Runs only on a tag match. */
 static bool same_labels(const struct seriesset *s, uint32_t at8, const struct seriesset_label *l,
 			size_t n)
 {
 	size_t at = ((size_t)at8 - 1) * 8;
 	struct kept k = kept_at(s, at);
 
-	if (k.n != n)
-		return false;
-	const char *block = s->arena + at + sizeof(k), *end = block + k.len;
-	for (size_t i = 0; i < n; i++) {
-		bool found = false;
-		for (const char *p = block; p < end && !found;) {
-			size_t len = label_len(p, end);
-			found = len == l[i].len && memcmp(p, l[i].text, len) == 0;
-			p += len + 1; /* and its comma */
-		}
-		if (!found)
-			return false;
-	}
-	return true;
+	return seriesset_block_holds(s->arena + at + sizeof(k), k.len, k.n, l, n);
 }
 
 int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label *l, size_t n)

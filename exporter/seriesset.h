@@ -45,4 +45,12 @@ void seriesset_trim(struct seriesset *s);
 int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label *l, size_t n);
 void seriesset_free(struct seriesset *s);
 
+/* Whether a block of `nblock` labels as the emitter writes them (joined by
+ * commas) holds exactly the labels l[0..n). Label names are unique within
+ * a series, so equal counts and every label found means equal sets. */
+bool seriesset_block_holds(const char *block, size_t len, size_t nblock,
+			   const struct seriesset_label *l, size_t n);
+/* The labels of such a block, at most max; returns how many. */
+size_t seriesset_split(const char *block, size_t len, struct seriesset_label *l, size_t max);
+
 #endif

@@ -405,6 +405,69 @@ static void test_prefix_same_as_whole_labels(void **state)
 	free(big);
 }
 
+static uint64_t dropped_for(const struct capture *c, const char *reason)
+{
+	for (size_t i = 0; i < c->em.ndrops; i++)
+		if (strcmp(c->em.drops[i].reason, reason) == 0)
+			return c->em.drops[i].n;
+	return 0;
+}
+
+/* Series placed near their prefix's others in the set of series are still
+ * found when the same label set comes again under the same prefix, under
+ * its names in another order, split otherwise, or with no prefix; one
+ * prefix with thousands of series crowds its place and is found too. */
+static void test_prefix_placement_finds_duplicates(void **state)
+{
+	char dom[16], set[16], stat[16];
+	struct bs_label pre[2] = {{"domain", dom}, {"set", set}};
+	struct bs_label own[1] = {{"stat", stat}};
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "xen_stat", BS_GAUGE, NULL, "");
+	for (int d = 0; d < 2000; d++) {
+		snprintf(dom, sizeof(dom), "d%d", d);
+		snprintf(set, sizeof(set), "s%d", d % 7);
+		assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 2), 0);
+		for (int k = 0; k < 20; k++) {
+			snprintf(stat, sizeof(stat), "x%d", k);
+			assert_int_equal(bs_sample_u64(E(&c), own, 1, 1), 0);
+		}
+	}
+	/* Again: d5, s5, x3 under the same prefix, reversed, split, whole. */
+	snprintf(dom, sizeof(dom), "d5");
+	snprintf(set, sizeof(set), "s5");
+	snprintf(stat, sizeof(stat), "x3");
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 2), 0);
+	assert_int_equal(bs_sample_u64(E(&c), own, 1, 2), -EEXIST);
+	struct bs_label reversed[2] = {pre[1], pre[0]};
+	assert_int_equal(E(&c)->ops->prefix(E(&c), reversed, 2), 0);
+	assert_int_equal(bs_sample_u64(E(&c), own, 1, 2), -EEXIST);
+	struct bs_label rest[2] = {pre[1], own[0]};
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 1), 0);
+	assert_int_equal(bs_sample_u64(E(&c), rest, 2, 2), -EEXIST);
+	assert_int_equal(E(&c)->ops->prefix(E(&c), NULL, 0), 0);
+	struct bs_label whole[3] = {pre[0], pre[1], own[0]};
+	assert_int_equal(bs_sample_u64(E(&c), whole, 3, 2), -EEXIST);
+	assert_int_equal(dropped_for(&c, "duplicate_series"), 4);
+
+	/* One prefix, 5,000 series: one place, crowded; each found again. */
+	bs_family(E(&c), "crowd", BS_GAUGE, NULL, "");
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 2), 0);
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < 5000; k++) {
+			snprintf(stat, sizeof(stat), "x%d", k);
+			assert_int_equal(bs_sample_u64(E(&c), own, 1, 1), pass ? -EEXIST : 0);
+		}
+	assert_int_equal(dropped_for(&c, "duplicate_series"), 5004);
+	const char *out = capture_end(&c);
+	assert_non_null(strstr(out, "xen_stat{domain=\"d1999\",set=\"s4\",stat=\"x19\"} 1\n"));
+	assert_null(strstr(out, "} 2\n"));
+	capture_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +482,7 @@ int main(void)
 	    cmocka_unit_test(test_drop_reasons_bounded),
 	    cmocka_unit_test(test_output_cap),
 	    cmocka_unit_test(test_prefix_same_as_whole_labels),
+	    cmocka_unit_test(test_prefix_placement_finds_duplicates),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }
