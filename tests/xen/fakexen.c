@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,12 +291,15 @@ static uint64_t *map_bits(const char *sock_path, bool create)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Peers this process signals: socket path and bitmap, mapped once each. */
+/* Peers this process signals: socket path and bitmap, mapped once each,
+ * and a socket connected to the path (as fd + 1; 0: none yet). */
 #define PEERS_MAX 16384
 static struct peer {
 	char *path;
 	uint64_t *bits;
+	int wake_fd1;
 } peers[PEERS_MAX];
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int peer_slot(const char *sock_path)
 {
@@ -316,7 +320,8 @@ static int peer_slot(const char *sock_path)
 }
 
 /* A socket per wake: a datagram is charged to its sender until read, so
- * one long-lived sending socket would run out of buffer and lose wakes. */
+ * one long-lived sending socket for all would run out of buffer and lose
+ * wakes. For the rare wake of a handle's own socket (an unmask). */
 static void wake(const char *sock_path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -326,6 +331,37 @@ static void wake(const char *sock_path)
 	/* A full queue already means "readable": nothing is lost by EAGAIN. */
 	sendto(fd, &one, 1, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
 	close(fd);
+}
+
+/* A notify's wake, on the peer's own connected socket: what is charged to
+ * it is that peer's unread wakes alone, so EAGAIN means that peer already
+ * has one (readable); a real notify is a hypercall, not a socket, a path
+ * lookup and a close as wake() costs. A peer bound anew (a restarted
+ * guest) refuses the old connection: connect again. */
+static void wake_peer(struct peer *p)
+{
+	char one = 1;
+
+	pthread_mutex_lock(&wake_lock);
+	for (int tries = 0; tries < 2; tries++) {
+		if (!p->wake_fd1) {
+			struct sockaddr_un sa = {.sun_family = AF_UNIX};
+			int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", p->path);
+			if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0)
+				break; /* nobody bound there: the event is lost */
+			p->wake_fd1 = fd + 1;
+		}
+		if (send(p->wake_fd1 - 1, &one, 1, MSG_DONTWAIT) == 1 || errno == EAGAIN)
+			break;
+		close(p->wake_fd1 - 1);
+		p->wake_fd1 = 0;
+	}
+	pthread_mutex_unlock(&wake_lock);
 }
 
 /* Bumped on every bind and unbind anywhere: cached port lookups stay
@@ -492,13 +528,39 @@ EXPORT xenevtchn_port_or_error_t xenevtchn_bind_virq(xenevtchn_handle *h, unsign
 	return new_port(h, 0, -1);
 }
 
+/* Closes the wake socket this process holds to the peer at sock_path,
+ * if any: an unbound channel's peer may be gone for good, and its socket
+ * must not outlive it here (the next notify to it connects again). */
+static void peer_forget(const char *sock_path)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *c = sock_path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	pthread_mutex_lock(&wake_lock);
+	for (unsigned i = 0; i < PEERS_MAX; i++) {
+		struct peer *p = &peers[(h + i) % PEERS_MAX];
+		if (!p->path)
+			break;
+		if (strcmp(p->path, sock_path) == 0) {
+			if (p->wake_fd1)
+				close(p->wake_fd1 - 1);
+			p->wake_fd1 = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&wake_lock);
+}
+
 EXPORT int xenevtchn_unbind(xenevtchn_handle *h, evtchn_port_t port)
 {
-	char sock[256], p[512];
-	uint32_t pd;
-	int pp;
-	if (read_port(h->domid, port, sock, &pd, &pp) == 0 && pp >= 0)
+	char sock[256], peer_sock[256], p[512];
+	uint32_t pd, x;
+	int pp, xp;
+	if (read_port(h->domid, port, sock, &pd, &pp) == 0 && pp >= 0) {
+		if (read_port(pd, (uint32_t)pp, peer_sock, &x, &xp) == 0)
+			peer_forget(peer_sock);
 		write_peer(pd, (uint32_t)pp, 0, -1); /* the other end is unbound again */
+	}
 	path_of(p, sizeof(p), "port", h->domid, port);
 	int rc = unlink(p);
 	bump();
@@ -527,7 +589,7 @@ EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
 	struct peer *p = &peers[c->peer];
 	__atomic_fetch_or(&p->bits[c->peer_port / 64], 1ull << (c->peer_port % 64),
 			  __ATOMIC_RELEASE);
-	wake(p->path);
+	wake_peer(p);
 	return 0;
 }
 
