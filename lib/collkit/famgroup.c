@@ -33,14 +33,19 @@ static int cmp_member(const void *a, const void *b, void *arg)
 void famgroup_commit(struct famgroup *g, struct famgroup_member *m, size_t n, uint64_t epoch,
 		     const struct famgroup_ops *ops)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		struct bs_family f;
 		m[i].metric = ops->metric(&m[i]);
+		ops->head(&m[i], &f);
+		m[i].type = f.type;
+		m[i].unit = f.unit;
+	}
 	qsort_r(m, n, sizeof(*m), cmp_member, (void *)ops);
 	free(g->m);
 	*g = (struct famgroup){epoch, true, m, n};
 }
 
-static bool same_shape(const struct bs_family *a, const struct bs_family *b)
+static bool same_shape(const struct famgroup_member *a, const struct famgroup_member *b)
 {
 	return a->type == b->type &&
 	       (a->unit == b->unit || (a->unit && b->unit && strcmp(a->unit, b->unit) == 0));
@@ -52,21 +57,18 @@ static bool same_shape(const struct bs_family *a, const struct bs_family *b)
 static const struct famgroup_member *definer(const struct famgroup_member *m, size_t n,
 					     const struct famgroup_ops *ops, size_t *nshapes)
 {
-	struct bs_family shape[FAMGROUP_SHAPES_MAX], f;
 	const struct famgroup_member *first[FAMGROUP_SHAPES_MAX];
 	size_t votes[FAMGROUP_SHAPES_MAX], nshape = 0, best = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!ops->live(&m[i]))
 			continue;
-		ops->head(&m[i], &f);
 		size_t k = 0;
-		while (k < nshape && !same_shape(&shape[k], &f))
+		while (k < nshape && !same_shape(first[k], &m[i]))
 			k++;
 		if (k == nshape) {
 			if (nshape == FAMGROUP_SHAPES_MAX)
 				continue;
-			shape[nshape] = f;
 			first[nshape] = &m[i];
 			votes[nshape++] = 0;
 		}
@@ -84,7 +86,7 @@ static void emit_family(const struct famgroup_member *m, size_t n, const struct 
 {
 	size_t nshapes;
 	const struct famgroup_member *def = definer(m, n, ops, &nshapes);
-	struct bs_family fam, f;
+	struct bs_family fam;
 	char help[FAMGROUP_HELP_MAX];
 
 	if (!def)
@@ -97,12 +99,10 @@ static void emit_family(const struct famgroup_member *m, size_t n, const struct 
 	for (size_t i = 0; i < n; i++) {
 		if (!ops->live(&m[i]))
 			continue;
-		if (nshapes > 1) { /* one shape: every live member has it */
-			ops->head(&m[i], &f);
-			if (!same_shape(&fam, &f)) {
-				bs_drop(em, "family_conflict", 1);
-				continue;
-			}
+		/* one shape: every live member has it */
+		if (nshapes > 1 && !same_shape(def, &m[i])) {
+			bs_drop(em, "family_conflict", 1);
+			continue;
 		}
 		ops->write(&m[i], ctx, em);
 	}

@@ -13,11 +13,13 @@
 #define FAMGROUP_HELP_MAX 400
 #define FAMGROUP_SHAPES_MAX 8 /* distinct shapes counted per family; more lose outright */
 
-/* One statistic of one source; famgroup_commit fills `metric`. */
+/* One statistic of one source; famgroup_commit fills `metric` and `shape`. */
 struct famgroup_member {
 	const void *src;
 	uint32_t stat;
-	const char *metric; /* ops->metric's answer, kept for the sort and the walk */
+	const char *metric;	  /* ops->metric's answer, kept for the sort and the walk */
+	enum bs_metric_type type; /* ops->head's answer, kept for every scrape's vote */
+	const char *unit;
 };
 
 /* What the collector knows of its members. */
@@ -29,7 +31,9 @@ struct famgroup_ops {
 	/* The source answered this scrape: only those are written and vote. */
 	bool (*live)(const struct famgroup_member *m);
 	/* The family this member would define, help left NULL: members whose
-	 * type or unit differ from the family's are dropped (family_conflict). */
+	 * type or unit differ from the family's are dropped (family_conflict).
+	 * Asked once per rebuild for the type and unit, which must hold (and
+	 * unit's string live) until the next; then for the family's definer. */
 	void (*head)(const struct famgroup_member *m, struct bs_family *fam);
 	void (*help)(const struct famgroup_member *m, void *ctx, char *out, size_t cap);
 	void (*write)(const struct famgroup_member *m, void *ctx, struct bs_emitter *em);
