@@ -9,6 +9,7 @@
 #include "seriesset.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,8 +101,8 @@ static int keep(struct seriesset *s, uint64_t h, size_t slot, const struct serie
 		size_t n, uint32_t *at)
 {
 	size_t len = n ? (size_t)(l[n - 1].text + l[n - 1].len - l[0].text) : 0;
-	struct kept k = {h, (uint32_t)slot, (uint32_t)n, (uint32_t)len, 0};
-	size_t need = kept_size(&k);
+	uint32_t slot32 = (uint32_t)slot, n32 = (uint32_t)n, len32 = (uint32_t)len;
+	size_t need = (sizeof(struct kept) + len + 7) & ~(size_t)7;
 	if (s->alen / 8 >= UINT32_MAX - 1 || len > UINT32_MAX)
 		return -ENOMEM; /* 32 GiB of labels in one family */
 	if (s->alen + need > s->acap) {
@@ -115,9 +116,15 @@ static int keep(struct seriesset *s, uint64_t h, size_t slot, const struct serie
 		s->acap = cap;
 	}
 	*at = (uint32_t)(s->alen / 8 + 1);
-	memcpy(s->arena + s->alen, &k, sizeof(k));
+	/* Field by field: a struct built on the stack and copied whole is read
+	 * back before its stores retire, and stalls. */
+	char *d = s->arena + s->alen;
+	memcpy(d + offsetof(struct kept, hash), &h, sizeof(h));
+	memcpy(d + offsetof(struct kept, slot), &slot32, sizeof(slot32));
+	memcpy(d + offsetof(struct kept, n), &n32, sizeof(n32));
+	memcpy(d + offsetof(struct kept, len), &len32, sizeof(len32));
 	if (len)
-		memcpy(s->arena + s->alen + sizeof(k), l[0].text, len);
+		memcpy(d + sizeof(struct kept), l[0].text, len);
 	s->alen += need;
 	return 0;
 }
