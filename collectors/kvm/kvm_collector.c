@@ -21,6 +21,7 @@
 #include "kvm_collector.h"
 #include "kvm_discover.h"
 #include "kvm_hostview.h"
+#include "kvm_read.h"
 #include "kvm_uevent.h"
 
 #ifndef SYS_pidfd_open

@@ -1,4 +1,4 @@
-/* Reads the held VMs' stats fds and writes their statistics. Families are
+/* Writes the held VMs' statistics as kvm_read.c read them. Families are
  * written whole, one after another: for each metric of each distinct
  * schema, every VM's series. Per-VM mode writes each VM's vCPUs as
  * kvm_fold.c folded them right after their reads. */
@@ -20,41 +20,6 @@ bool kvm_filter_match(const struct kvm_filter *f, const char *name)
 	for (size_t i = 0; i < f->nexclude && in; i++)
 		in = fnmatch(f->exclude[i], name, 0) != 0;
 	return in;
-}
-
-/* Folds the VM's fresh vCPUs into the first one's layout. */
-static void fold_vm(struct kvm_vm *vm, struct bs_emitter *em)
-{
-	const struct kvm_schema *schema = NULL;
-
-	for (size_t j = 0; j < vm->nvcpu && !schema; j++)
-		if (vm->vcpu[j].s.fresh)
-			schema = vm->vcpu[j].s.schema;
-	if (kvm_fold_begin(&vm->fold, schema) < 0) {
-		bs_drop(em, "out_of_memory", 1);
-		return;
-	}
-	for (size_t j = 0; j < vm->nvcpu; j++)
-		kvm_fold_add(&vm->fold, &vm->vcpu[j].s);
-}
-
-void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_mode mode,
-		  struct bs_emitter *em)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		struct kvm_vm *vm = set->vm[i];
-		vm->included = kvm_filter_match(vms, vm->label);
-		if (!vm->included)
-			continue;
-		if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
-			bs_drop(em, "read_error", 1);
-		for (size_t j = 0; j < vm->nvcpu; j++)
-			if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
-				bs_drop(em, "read_error", 1);
-		if (mode == KVM_PER_VM)
-			fold_vm(vm, em);
-	}
-	kvm_hostview_read(set);
 }
 
 /* Metric m of schema `of` as laid out in schema `in` (another schema is

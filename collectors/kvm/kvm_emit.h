@@ -19,12 +19,8 @@ struct kvm_filter {
 };
 
 bool kvm_filter_match(const struct kvm_filter *f, const char *name);
-/* One pread per held fd of every VM the vms filter lets through (marking
- * which those are); a failed read leaves that fd out of this scrape. Per
- * VM, each VM's vCPUs are folded as soon as they are read. */
-void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_mode mode,
-		  struct bs_emitter *em);
-/* Writes what kvm_read_all read, for the stats the filter lets through. */
+/* Writes what kvm_read_all (kvm_read.h) read, for the stats the filter
+ * lets through. */
 void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
 	      const struct kvm_filter *stats);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "kvm_emit.h"
+#include "kvm_read.h"
 #include "kvm_statsfd.h"
 
 #define NAME_SIZE 48
@@ -383,6 +384,69 @@ static void test_per_vm_aggregation(void **state)
 	assert_int_equal(cache.n, 0);
 }
 
+/* Enough VMs that the reads are shared out among threads: every VM is
+ * read and folded whole, each failed read counted once. */
+static void test_reads_shared_out(void **state)
+{
+	static const struct fake_desc descs[] = {{"exits", T(0), 0, 1, 0, 0}};
+	enum { NVM = 300, NVCPU = 4 };
+	struct kvm_schemas cache = {0};
+	struct kvm_vm *vm = calloc(NVM, sizeof(*vm)), **vms = calloc(NVM, sizeof(*vms));
+	struct kvm_vcpu *vcpu = calloc(NVM * NVCPU, sizeof(*vcpu));
+	struct kvm_vmset set = {.vm = vms, .n = NVM, .nfds = NVM * NVCPU};
+	struct kvm_filter all = {0};
+	struct drops dr = {0};
+	struct capture c;
+	(void)state;
+
+	for (int i = 0; i < NVM; i++) {
+		vm[i] = (struct kvm_vm){.vcpu = vcpu + i * NVCPU, .nvcpu = NVCPU, .capvcpu = NVCPU};
+		snprintf(vm[i].label, sizeof(vm[i].label), "vm%d", i);
+		vms[i] = &vm[i];
+		for (int j = 0; j < NVCPU; j++) {
+			char id[32];
+			uint64_t v = (uint64_t)i * 10 + (uint64_t)j;
+			snprintf(id, sizeof(id), "kvm-%d/vcpu-%d", i, j);
+			int fd = make_file(descs, 1, &v, 1, NAME_SIZE, id);
+			struct kvm_vcpu *cpu = &vm[i].vcpu[j];
+			assert_int_equal(kvm_statsfd_open(&cpu->s, fd, true, &cache, record, &dr),
+					 0);
+			cpu->index = j;
+			cpu->vmm_fd = -1;
+			cpu->schedfd = -1;
+			if (i == 250 && j == 1)
+				assert_int_equal(ftruncate(fd, 24 + NAME_SIZE),
+						 0); /* its read fails */
+		}
+	}
+	assert_true(set.nfds >= KVM_READ_SPLIT_FDS);
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	kvm_read_all(&set, &all, KVM_PER_VM, &c.em.pub);
+	kvm_emit(&c.em.pub, &set, KVM_PER_VM, &all);
+	const char *out = capture_end(&c);
+	for (int i = 0; i < NVM; i++) {
+		char want[64];
+		/* 4 vCPUs of 10i + j: 40i + 6; VM 250 without its vCPU 1 */
+		snprintf(want, sizeof(want), "kvm_vcpu_exits_total{vm=\"vm%d\"} %d\n", i,
+			 i == 250 ? 30 * i + 5 : 40 * i + 6);
+		assert_non_null(strstr(out, want));
+	}
+	assert_non_null(strstr(out, "kvm_vcpu_exits_total{vm=\"vm250\"} 7505\n"));
+	assert_int_equal(c.em.ndrops, 1);
+	assert_string_equal(c.em.drops[0].reason, "read_error");
+	assert_int_equal(c.em.drops[0].n, 1);
+	capture_free(&c);
+	for (int i = 0; i < NVM; i++) {
+		for (int j = 0; j < NVCPU; j++)
+			kvm_statsfd_close(&vm[i].vcpu[j].s, &cache);
+		kvm_fold_free(&vm[i].fold);
+	}
+	assert_int_equal(cache.n, 0);
+	free(vcpu);
+	free(vms);
+	free(vm);
+}
+
 /* The fold plan: runs in index order, merged by kind; a value two stats
  * share is folded once, by the first's kind; a gap folds nothing. */
 static void test_fold_plan(void **state)
@@ -423,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_files),
 	    cmocka_unit_test(test_per_vm_aggregation),
 	    cmocka_unit_test(test_fold_plan),
+	    cmocka_unit_test(test_reads_shared_out),
 	};
 	return cmocka_run_group_tests_name("kvm_stats", tests, NULL, NULL);
 }
