@@ -14,6 +14,8 @@
 #define SINK_DEFLATE_STAGE (1u << 20)
 /* Free chunks kept for the next scrapes: at most 16 MiB. */
 #define SINK_POOL_MAX 256
+/* Free deflate stages kept: as many as a deflating part holds at once. */
+#define SINK_STAGE_POOL (SINKTHREAD_QUEUE + 2)
 
 struct sink_chunk {
 	struct sink_chunk *next;
@@ -73,7 +75,8 @@ int sink_finish(struct sink *s);
 /* Takes s's chunks onto the end of `into`, crc and length combined. */
 void sink_append(struct sink *into, struct sink *s);
 void sink_free(struct sink *s);
-/* Frees the chunks kept for reuse (at exit, or to count live memory). */
+/* Frees the chunks, stages and deflaters kept for reuse (at exit, or to
+ * count live memory). */
 void sink_pool_drain(void);
 
 /* The gzip member's header and trailer around a deflated scrape. */

@@ -16,6 +16,7 @@ struct sinkthread {
 	bool stopping, discard;
 	int rc; /* fn's first error */
 	sinkthread_fn *fn;
+	sinkthread_release_fn *release;
 	void *ctx;
 };
 
@@ -34,7 +35,7 @@ static void *sinkthread_main(void *arg)
 		bool skip = t->rc < 0 || t->discard;
 		pthread_mutex_unlock(&t->lock);
 		int rc = skip ? 0 : t->fn(t->ctx, buf, len);
-		free(buf);
+		t->release(buf);
 		pthread_mutex_lock(&t->lock);
 		if (rc < 0 && t->rc == 0)
 			t->rc = rc;
@@ -46,12 +47,13 @@ static void *sinkthread_main(void *arg)
 	return NULL;
 }
 
-struct sinkthread *sinkthread_start(sinkthread_fn *fn, void *ctx)
+struct sinkthread *sinkthread_start(sinkthread_fn *fn, sinkthread_release_fn *release, void *ctx)
 {
 	struct sinkthread *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->fn = fn;
+	t->release = release;
 	t->ctx = ctx;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
@@ -79,7 +81,7 @@ int sinkthread_push(struct sinkthread *t, char *buf, size_t len)
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (rc < 0)
-		free(buf);
+		t->release(buf);
 	return rc;
 }
 

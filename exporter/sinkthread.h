@@ -12,16 +12,18 @@
 #define SINKTHREAD_QUEUE 4
 
 typedef int sinkthread_fn(void *ctx, const char *buf, size_t len);
+typedef void sinkthread_release_fn(char *buf);
 
 struct sinkthread;
 
 /* Starts a thread that calls fn(ctx, buf, len) for each buffer handed
- * over, in order. NULL if no thread can be made: the caller goes on inline. */
-struct sinkthread *sinkthread_start(sinkthread_fn *fn, void *ctx);
-/* Hands `buf` (malloc'd; the thread frees it) over. Returns 0, or the first
- * error fn returned (then buf is freed and nothing more is consumed). */
+ * over, in order, then release(buf). NULL if no thread can be made: the
+ * caller goes on inline. */
+struct sinkthread *sinkthread_start(sinkthread_fn *fn, sinkthread_release_fn *release, void *ctx);
+/* Hands `buf` over: the thread releases it. Returns 0, or the first error
+ * fn returned (then buf is released and nothing more is consumed). */
 int sinkthread_push(struct sinkthread *t, char *buf, size_t len);
-/* Waits until every buffer handed over is consumed (`discard`: freed
+/* Waits until every buffer handed over is consumed (`discard`: released
  * unread), ends the thread and frees it. Returns the first error of fn. */
 int sinkthread_stop(struct sinkthread *t, bool discard);
 

@@ -4,6 +4,7 @@
 #include "zcodec.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -19,6 +20,48 @@
 static uint32_t clamp32(size_t n)
 {
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+struct zcodec_deflate;
+static void deflate_reset(struct zcodec_deflate *d);
+static void deflate_release(struct zcodec_deflate *d);
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct zcodec_deflate *cache[ZCODEC_CACHE];
+static size_t cached;
+
+static struct zcodec_deflate *cache_take(void)
+{
+	struct zcodec_deflate *d = NULL;
+
+	pthread_mutex_lock(&cache_lock);
+	if (cached)
+		d = cache[--cached];
+	pthread_mutex_unlock(&cache_lock);
+	return d;
+}
+
+void zcodec_deflate_free(struct zcodec_deflate *d)
+{
+	if (!d)
+		return;
+	deflate_reset(d);
+	pthread_mutex_lock(&cache_lock);
+	if (cached < ZCODEC_CACHE) {
+		cache[cached++] = d;
+		d = NULL;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (d)
+		deflate_release(d);
+}
+
+void zcodec_cache_drain(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	while (cached)
+		deflate_release(cache[--cached]);
+	pthread_mutex_unlock(&cache_lock);
 }
 
 #ifdef HAVE_ISAL
@@ -39,8 +82,10 @@ const char *zcodec_name(void)
 
 struct zcodec_deflate *zcodec_deflate_new(void)
 {
-	struct zcodec_deflate *d = malloc(sizeof(*d));
-	if (!d)
+	struct zcodec_deflate *d = cache_take();
+	if (d)
+		return d;
+	if (!(d = malloc(sizeof(*d))))
 		return NULL;
 	isal_deflate_init(&d->s);
 	d->s.level = 1;
@@ -71,7 +116,13 @@ int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool syn
 	return 0;
 }
 
-void zcodec_deflate_free(struct zcodec_deflate *d)
+/* A stream anew, keeping level, buffer and wrapper. */
+static void deflate_reset(struct zcodec_deflate *d)
+{
+	isal_deflate_reset(&d->s);
+}
+
+static void deflate_release(struct zcodec_deflate *d)
 {
 	free(d);
 }
@@ -135,7 +186,10 @@ const char *zcodec_name(void)
 
 struct zcodec_deflate *zcodec_deflate_new(void)
 {
-	struct zcodec_deflate *d = calloc(1, sizeof(*d));
+	struct zcodec_deflate *d = cache_take();
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
 	if (d && deflateInit2(&d->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(d);
 		d = NULL;
@@ -162,10 +216,13 @@ int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool syn
 	return 0;
 }
 
-void zcodec_deflate_free(struct zcodec_deflate *d)
+static void deflate_reset(struct zcodec_deflate *d)
 {
-	if (!d)
-		return;
+	deflateReset(&d->z);
+}
+
+static void deflate_release(struct zcodec_deflate *d)
+{
 	deflateEnd(&d->z);
 	free(d);
 }

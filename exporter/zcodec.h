@@ -27,7 +27,10 @@ const char *zcodec_name(void);
  * can end with no room left and begin again at the next step, for ever. */
 #define ZCODEC_MIN_ROOM 16
 
-/* A raw deflate stream at the fastest level (1). NULL when out of memory. */
+/* A raw deflate stream at the fastest level (1). NULL when out of memory.
+ * Freed ones are kept for the next (at most ZCODEC_CACHE): each holds a
+ * few hundred KiB whose pages would be faulted in anew. */
+#define ZCODEC_CACHE 4
 struct zcodec_deflate *zcodec_deflate_new(void);
 /* Deflates as much of b's input as b's output (at least ZCODEC_MIN_ROOM)
  * takes. `sync` ends what was given so far on a byte boundary (an empty
@@ -36,6 +39,8 @@ struct zcodec_deflate *zcodec_deflate_new(void);
  * or -EIO (also for too little room). */
 int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool sync);
 void zcodec_deflate_free(struct zcodec_deflate *d);
+/* Frees the deflaters kept (at exit, or to count live memory). */
+void zcodec_cache_drain(void);
 
 /* Inflates what zcodec_deflate made (raw deflate, no final block needed). */
 struct zcodec_inflate *zcodec_inflate_new(void);

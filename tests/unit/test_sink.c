@@ -156,6 +156,11 @@ static char *buffer(char c)
 	return b;
 }
 
+static void release(char *buf)
+{
+	free(buf);
+}
+
 /* Buffers are consumed in order; the thread's first error stops it and
  * reaches both the writer and the end. */
 static void test_sinkthread_error(void **state)
@@ -163,7 +168,7 @@ static void test_sinkthread_error(void **state)
 	struct consumed c = {0};
 	(void)state;
 
-	struct sinkthread *t = sinkthread_start(consume, &c);
+	struct sinkthread *t = sinkthread_start(consume, release, &c);
 	assert_non_null(t);
 	int rc = 0;
 	for (char i = 'a'; i <= 'h' && rc == 0; i++)

@@ -161,6 +161,29 @@ static void test_chained_streams_inflate(void **state)
 	free(back);
 }
 
+/* A deflater freed and taken again starts a stream of its own: what it
+ * made before is no history for the next (which back-references would
+ * need, and an inflater of the next alone would not have). */
+static void test_reused_deflater_starts_anew(void **state)
+{
+	size_t len = 100000;
+	unsigned char *text = make_text(len);
+	unsigned char *packed = malloc(len), *back = malloc(len + 1);
+	(void)state;
+
+	zcodec_cache_drain();
+	deflate_all(text, len, 65536, 65536, 1000, packed, len);
+	for (int i = 0; i < 3; i++) {
+		size_t n = deflate_all(text, len, 65536, 65536, 1000, packed, len);
+		assert_int_equal(zlib_inflate(packed, n, back, len + 1), len);
+		assert_memory_equal(back, text, len);
+	}
+	zcodec_cache_drain();
+	free(text);
+	free(packed);
+	free(back);
+}
+
 static void test_crc_is_gzips(void **state)
 {
 	size_t len = 100003;
@@ -181,6 +204,7 @@ int main(void)
 	    cmocka_unit_test(test_zlib_reads_it),
 	    cmocka_unit_test(test_tiny_buffers),
 	    cmocka_unit_test(test_chained_streams_inflate),
+	    cmocka_unit_test(test_reused_deflater_starts_anew),
 	    cmocka_unit_test(test_crc_is_gzips),
 	};
 	fprintf(stderr, "codec: %s\n", zcodec_name());
