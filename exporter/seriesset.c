@@ -188,7 +188,7 @@ int seriesset_add(struct seriesset *s, uint64_t h, const struct seriesset_label 
 {
 	uint32_t tag = (uint32_t)(h >> 32);
 
-	if ((s->used + 1) * 2 > s->cap && grow(s) < 0)
+	if ((s->used + 1) * 4 > s->cap && grow(s) < 0)
 		return -ENOMEM;
 	size_t i = (size_t)h & (s->cap - 1);
 	for (; s->slot[i].at; i = (i + 1) & (s->cap - 1))
