@@ -433,8 +433,7 @@ static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labe
 			     const struct bs_histogram *h)
 {
 	struct emitter *e = (struct emitter *)pub;
-	struct expo_extra extra = {.name = "le", .name_len = 2};
-	uint64_t total, cum = 0;
+	uint64_t total;
 	int rc = 0;
 
 	if (!e->has_family)
@@ -449,18 +448,11 @@ static int emitter_histogram(struct bs_emitter *pub, const struct bs_label *labe
 	ssize_t ll = series_begin(e, labels, n, "le");
 	if (ll < 0)
 		return (int)ll;
-	for (size_t i = 0; i < h->nbuckets && rc == 0; i++) {
-		cum += h->count[i];
-		extra.value = lebounds_text(&e->bounds, i, &extra.value_len);
-		rc = line(e, "_bucket", 7, (size_t)ll, &extra, u64_value(cum));
-	}
-	if (rc == 0 && !isinf(h->upper[h->nbuckets - 1])) {
-		extra.value = "+Inf";
-		extra.value_len = 4;
-		rc = line(e, "_bucket", 7, (size_t)ll, &extra, u64_value(total));
-	}
-	if (rc)
-		return rc;
+	bool add_inf = !isinf(h->upper[h->nbuckets - 1]);
+	if (expo_buckets(e->sink, e->base, e->base_len, e->scratch, (size_t)ll, &e->bounds,
+			 h->count, h->nbuckets, add_inf, total) < 0)
+		return refuse(e, "output_full", -ENOBUFS);
+	e->lines += h->nbuckets + add_inf;
 	if (e->format == EXPO_TEXT) {
 		if (h->has_sum)
 			rc = line(e, "_sum", 4, (size_t)ll, NULL, h->sum);

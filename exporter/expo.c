@@ -143,6 +143,43 @@ int expo_line(struct sink *s, const char *name, size_t name_len, const char *suf
 	return 0;
 }
 
+/* In one reservation: the lines differ only in le and the count, so each
+ * starts as a copy of the first's start (name, labels, `le="`), and a
+ * histogram of 33 buckets costs one check of the sink, not 33. */
+int expo_buckets(struct sink *s, const char *name, size_t name_len, const char *labels,
+		 size_t labels_len, const struct lebounds *b, const uint64_t *count, size_t n,
+		 bool add_inf, uint64_t total)
+{
+	size_t head_len = name_len + 8 + labels_len + (labels_len ? 1 : 0) + 4;
+	size_t lines = n + add_inf, bounds_len = n ? b->end[n - 1] : 0;
+	char *p = sink_reserve(s, lines * (head_len + 3 + FMT_NUM_MAX + 1) + bounds_len + 4);
+	uint64_t cum = 0;
+
+	if (!p)
+		return -ENOBUFS;
+	const char *head = p;
+	p = put(p, name, name_len);
+	p = PUTS(p, "_bucket{");
+	if (labels_len) {
+		p = put(p, labels, labels_len);
+		*p++ = ',';
+	}
+	p = PUTS(p, "le=\"");
+	for (size_t i = 0; i < lines; i++) {
+		size_t le_len = 4;
+		const char *le = i < n ? lebounds_text(b, i, &le_len) : "+Inf";
+		if (i)
+			p = put(p, head, head_len);
+		p = put(p, le, le_len);
+		p = PUTS(p, "\"} ");
+		cum = i < n ? cum + count[i] : total;
+		p = fmt_u64(p, cum);
+		*p++ = '\n';
+	}
+	sink_commit(s, p);
+	return 0;
+}
+
 int expo_eof(struct sink *s, enum expo_format f)
 {
 	if (f != EXPO_OPENMETRICS)

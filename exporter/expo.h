@@ -5,6 +5,7 @@
 
 #include <binstat/collector.h>
 
+#include "lebounds.h"
 #include "names.h"
 #include "sink.h"
 
@@ -38,6 +39,13 @@ struct expo_extra {
 int expo_line(struct sink *s, const char *name, size_t name_len, const char *suffix,
 	      size_t suffix_len, const char *labels, size_t labels_len,
 	      const struct expo_extra *extra, struct bs_value v);
+
+/* A histogram's bucket lines, counts cumulated from count[0..n), bounds
+ * as lebounds_use last took them, then the +Inf bucket of `total` when
+ * `add_inf` (the last bound is finite): name_bucket{labels,le="..."} cum */
+int expo_buckets(struct sink *s, const char *name, size_t name_len, const char *labels,
+		 size_t labels_len, const struct lebounds *b, const uint64_t *count, size_t n,
+		 bool add_inf, uint64_t total);
 
 int expo_eof(struct sink *s, enum expo_format f);
 

@@ -1,6 +1,6 @@
 /* The set of series (label sets) already written in one family: open
  * addressing over 64-bit label-set hashes (the low bits place a series,
- * the high 32 are its slot's tag), kept at most half full, with each
+ * the high 32 are its slot's tag), kept at most a quarter full, with each
  * series' label texts kept beside it in an arena. Equal tags compare the
  * texts, so two label sets that collide are still two series. The hash is keyed
  * with a per-process random seed (hash_seed), so label values a guest or a

@@ -413,11 +413,11 @@ static uint64_t dropped_for(const struct capture *c, const char *reason)
 	return 0;
 }
 
-/* Series placed near their prefix's others in the set of series are still
- * found when the same label set comes again under the same prefix, under
- * its names in another order, split otherwise, or with no prefix; one
- * prefix with thousands of series crowds its place and is found too. */
-static void test_prefix_placement_finds_duplicates(void **state)
+/* Series kept by prefix are still found when the same label set comes
+ * again under the same prefix, under its names in another order, split
+ * otherwise, or with no prefix (the family then goes on flat); one prefix
+ * with thousands of series grows its own table and is found too. */
+static void test_by_prefix_finds_duplicates(void **state)
 {
 	char dom[16], set[16], stat[16];
 	struct bs_label pre[2] = {{"domain", dom}, {"set", set}};
@@ -482,7 +482,7 @@ int main(void)
 	    cmocka_unit_test(test_drop_reasons_bounded),
 	    cmocka_unit_test(test_output_cap),
 	    cmocka_unit_test(test_prefix_same_as_whole_labels),
-	    cmocka_unit_test(test_prefix_placement_finds_duplicates),
+	    cmocka_unit_test(test_by_prefix_finds_duplicates),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }
