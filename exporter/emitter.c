@@ -278,9 +278,9 @@ static int series_add(struct emitter *e, uint64_t own_hash, uint64_t h, size_t f
 				return -ENOMEM;
 			return prefixset_add(&e->byprefix, own_hash, e->written + first, n);
 		}
-		fp->by_prefix = false;
 		if (prefixset_move(&e->byprefix, &e->series) < 0)
 			return -ENOMEM;
+		fp->by_prefix = false;
 	}
 	return seriesset_add(&e->series, h, e->written, first + n);
 }

@@ -233,7 +233,10 @@ int prefixset_move(struct prefixset *p, struct seriesset *into)
 				rc = move_one(p, nd, t[i].at - 1, &buf, &cap, into);
 	}
 	free(buf);
-	prefixset_clear(p);
+	/* Cleared only once all are in: a move cut short by memory is tried
+	 * again whole (what is there already stays once). */
+	if (rc == 0)
+		prefixset_clear(p);
 	return rc;
 }
 

@@ -47,7 +47,8 @@ int prefixset_enter(struct prefixset *p, uint64_t h, const struct seriesset_labe
 int prefixset_add(struct prefixset *p, uint64_t h, const struct seriesset_label *l, size_t n);
 /* Adds every series held to `into` as one label set (hashed as the
  * emitter hashes one: the sum of its labels' hashes, xor their count),
- * then empties p: for a family whose series stop sharing prefix names. */
+ * then empties p: for a family whose series stop sharing prefix names.
+ * On -ENOMEM p keeps them all, for another try. */
 int prefixset_move(struct prefixset *p, struct seriesset *into);
 /* Empties the set, in the time of what it holds. */
 void prefixset_clear(struct prefixset *p);

@@ -111,12 +111,10 @@ static void stage_give(char *stage)
 
 void sink_pool_drain(void)
 {
+	zcodec_cache_drain();
 	pthread_mutex_lock(&pool_lock);
 	while (staged)
 		free(stage_pool[--staged]);
-	pthread_mutex_unlock(&pool_lock);
-	zcodec_cache_drain();
-	pthread_mutex_lock(&pool_lock);
 	struct sink_chunk *c = pool, *next;
 	pool = NULL;
 	pooled = 0;

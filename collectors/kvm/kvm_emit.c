@@ -4,8 +4,6 @@
  * kvm_fold.c folded them right after their reads. */
 #include "kvm_emit.h"
 
-#include "kvm_hostview.h"
-
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
