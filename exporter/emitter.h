@@ -24,10 +24,9 @@ struct emitter_drop {
 	uint64_t n;
 };
 
-/* Bytes of prefix label names a family remembers; more: no placing by prefix. */
+/* Bytes of prefix label names a family remembers; more: its series are
+ * all kept in the flat set. */
 #define EMITTER_PREFIX_NAMES_MAX 256
-/* Slots over which one prefix's series are placed: 4 KiB of the table. */
-#define EMITTER_PLACE_WINDOW 256
 
 struct emitter {
 	struct bs_emitter pub;

@@ -7,33 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pow10.h"
+
 static const char digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-
-static const uint64_t pow10_u64[20] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-    10000000000000000000ull,
-};
 
 /* Decimal digits of v >= 1: log10 from the bit length (1233 / 4096 is
  * just above log10(2)), then one compare (Bit Twiddling Hacks). */
@@ -73,11 +52,6 @@ char *fmt_i64(char *p, int64_t v)
 	return fmt_u64(p, (uint64_t)v);
 }
 
-static const double exact_pow10[] = {
-    1e0,  1e1,	1e2,  1e3,  1e4,  1e5,	1e6,  1e7,  1e8,  1e9,	1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
 #define TWO_POW_53 9007199254740992.0
 
 /* Fixed-point fast path: find the fewest decimals d such that an integer
@@ -91,14 +65,14 @@ static char *fmt_fixed(char *p, double v, int *ok)
 	if (a < 1e-7 || a >= 1e15)
 		return p;
 	for (int d = 1; d <= 17; d++) {
-		double scaled = a * exact_pow10[d];
+		double scaled = a * pow10_f64[d];
 		if (scaled >= TWO_POW_53)
 			return p;
 		/* Round half to even as nearbyint, inline: adding 2^52 leaves
 		 * no fraction bits (scaled is below 2^53). No call, no saved
 		 * floating-point environment, and the iterations overlap. */
 		double s = scaled < 0x1p52 ? (scaled + 0x1p52) - 0x1p52 : scaled;
-		if (s / exact_pow10[d] != a)
+		if (s / pow10_f64[d] != a)
 			continue;
 		uint64_t n = (uint64_t)s;
 		char digits[24];

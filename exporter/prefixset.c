@@ -135,9 +135,10 @@ int prefixset_enter(struct prefixset *p, uint64_t h, const struct seriesset_labe
 	size_t i = (size_t)h & (p->hcap - 1);
 	for (; p->byhash[i]; i = (i + 1) & (p->hcap - 1)) {
 		const struct prefixset_node *nd = &p->node[p->byhash[i] - 1];
+		if (nd->hash != h)
+			continue;
 		struct text_head t = head_at(p, nd->text);
-		if (nd->hash == h &&
-		    seriesset_block_holds(block_at(p, nd->text), t.len, t.n, l, n)) {
+		if (seriesset_block_holds(block_at(p, nd->text), t.len, t.n, l, n)) {
 			p->cur = p->byhash[i];
 			return 0;
 		}

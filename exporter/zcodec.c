@@ -22,9 +22,16 @@ static uint32_t clamp32(size_t n)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-struct zcodec_deflate;
+/* What each backend (below) does: make, reset and free a deflater, and
+ * make one call of its library on in[0..*in_left) and out[0..*out_left),
+ * both left with what that call did not use. */
+static struct zcodec_deflate *deflate_make(void);
 static void deflate_reset(struct zcodec_deflate *d);
 static void deflate_release(struct zcodec_deflate *d);
+static int deflate_run(struct zcodec_deflate *d, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left, bool sync);
+static int inflate_run(struct zcodec_inflate *z, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left);
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct zcodec_deflate *cache[ZCODEC_CACHE];
@@ -64,6 +71,45 @@ void zcodec_cache_drain(void)
 	pthread_mutex_unlock(&cache_lock);
 }
 
+struct zcodec_deflate *zcodec_deflate_new(void)
+{
+	struct zcodec_deflate *d = cache_take();
+	return d ? d : deflate_make();
+}
+
+/* Moves b past what a step of `in` and `out` bytes used. */
+static void advance(struct zcodec_buf *b, uint32_t in, uint32_t in_left, uint32_t out,
+		    uint32_t out_left)
+{
+	b->in += in - in_left;
+	b->in_len -= in - in_left;
+	b->out += out - out_left;
+	b->out_len -= out - out_left;
+}
+
+int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool sync)
+{
+	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len), in_left = in, out_left = out;
+
+	if (out < ZCODEC_MIN_ROOM)
+		return -EIO;
+	/* A sync flush only once this call is given all that is left. */
+	if (deflate_run(d, b->in, &in_left, b->out, &out_left, sync && in == b->in_len) < 0)
+		return -EIO;
+	advance(b, in, in_left, out, out_left);
+	return 0;
+}
+
+int zcodec_inflate_step(struct zcodec_inflate *z, struct zcodec_buf *b)
+{
+	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len), in_left = in, out_left = out;
+
+	if (inflate_run(z, b->in, &in_left, b->out, &out_left) < 0)
+		return -EIO;
+	advance(b, in, in_left, out, out_left);
+	return 0;
+}
+
 #ifdef HAVE_ISAL
 
 struct zcodec_deflate {
@@ -80,12 +126,10 @@ const char *zcodec_name(void)
 	return "isa-l";
 }
 
-struct zcodec_deflate *zcodec_deflate_new(void)
+static struct zcodec_deflate *deflate_make(void)
 {
-	struct zcodec_deflate *d = cache_take();
-	if (d)
-		return d;
-	if (!(d = malloc(sizeof(*d))))
+	struct zcodec_deflate *d = malloc(sizeof(*d));
+	if (!d)
 		return NULL;
 	isal_deflate_init(&d->s);
 	d->s.level = 1;
@@ -95,25 +139,18 @@ struct zcodec_deflate *zcodec_deflate_new(void)
 	return d;
 }
 
-int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool sync)
+static int deflate_run(struct zcodec_deflate *d, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left, bool sync)
 {
-	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len);
-
-	if (out < ZCODEC_MIN_ROOM)
-		return -EIO;
-	d->s.next_in = (uint8_t *)b->in;
-	d->s.avail_in = in;
-	d->s.next_out = b->out;
-	d->s.avail_out = out;
-	/* A sync flush only once this call is given all that is left. */
-	d->s.flush = sync && in == b->in_len ? SYNC_FLUSH : NO_FLUSH;
-	if (isal_deflate(&d->s) != COMP_OK)
-		return -EIO;
-	b->in += in - d->s.avail_in;
-	b->in_len -= in - d->s.avail_in;
-	b->out += out - d->s.avail_out;
-	b->out_len -= out - d->s.avail_out;
-	return 0;
+	d->s.next_in = (uint8_t *)in;
+	d->s.avail_in = *in_left;
+	d->s.next_out = out;
+	d->s.avail_out = *out_left;
+	d->s.flush = sync ? SYNC_FLUSH : NO_FLUSH;
+	int rc = isal_deflate(&d->s);
+	*in_left = d->s.avail_in;
+	*out_left = d->s.avail_out;
+	return rc == COMP_OK ? 0 : -EIO;
 }
 
 /* A stream anew, keeping level, buffer and wrapper. */
@@ -140,22 +177,17 @@ void zcodec_inflate_reset(struct zcodec_inflate *z)
 	isal_inflate_reset(&z->s);
 }
 
-int zcodec_inflate_step(struct zcodec_inflate *z, struct zcodec_buf *b)
+static int inflate_run(struct zcodec_inflate *z, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left)
 {
-	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len);
-
-	z->s.next_in = (uint8_t *)b->in;
-	z->s.avail_in = in;
-	z->s.next_out = b->out;
-	z->s.avail_out = out;
+	z->s.next_in = (uint8_t *)in;
+	z->s.avail_in = *in_left;
+	z->s.next_out = out;
+	z->s.avail_out = *out_left;
 	int rc = isal_inflate(&z->s);
-	if (rc != ISAL_DECOMP_OK && rc != ISAL_END_INPUT && rc != ISAL_OUT_OVERFLOW)
-		return -EIO;
-	b->in += in - z->s.avail_in;
-	b->in_len -= in - z->s.avail_in;
-	b->out += out - z->s.avail_out;
-	b->out_len -= out - z->s.avail_out;
-	return 0;
+	*in_left = z->s.avail_in;
+	*out_left = z->s.avail_out;
+	return rc == ISAL_DECOMP_OK || rc == ISAL_END_INPUT || rc == ISAL_OUT_OVERFLOW ? 0 : -EIO;
 }
 
 void zcodec_inflate_free(struct zcodec_inflate *z)
@@ -184,12 +216,9 @@ const char *zcodec_name(void)
 	return "zlib";
 }
 
-struct zcodec_deflate *zcodec_deflate_new(void)
+static struct zcodec_deflate *deflate_make(void)
 {
-	struct zcodec_deflate *d = cache_take();
-	if (d)
-		return d;
-	d = calloc(1, sizeof(*d));
+	struct zcodec_deflate *d = calloc(1, sizeof(*d));
 	if (d && deflateInit2(&d->z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		free(d);
 		d = NULL;
@@ -197,23 +226,17 @@ struct zcodec_deflate *zcodec_deflate_new(void)
 	return d;
 }
 
-int zcodec_deflate_step(struct zcodec_deflate *d, struct zcodec_buf *b, bool sync)
+static int deflate_run(struct zcodec_deflate *d, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left, bool sync)
 {
-	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len);
-
-	if (out < ZCODEC_MIN_ROOM)
-		return -EIO;
-	d->z.next_in = (Bytef *)b->in;
-	d->z.avail_in = in;
-	d->z.next_out = b->out;
-	d->z.avail_out = out;
-	if (deflate(&d->z, sync && in == b->in_len ? Z_SYNC_FLUSH : Z_NO_FLUSH) == Z_STREAM_ERROR)
-		return -EIO;
-	b->in += in - d->z.avail_in;
-	b->in_len -= in - d->z.avail_in;
-	b->out += out - d->z.avail_out;
-	b->out_len -= out - d->z.avail_out;
-	return 0;
+	d->z.next_in = (Bytef *)in;
+	d->z.avail_in = *in_left;
+	d->z.next_out = out;
+	d->z.avail_out = *out_left;
+	int rc = deflate(&d->z, sync ? Z_SYNC_FLUSH : Z_NO_FLUSH);
+	*in_left = d->z.avail_in;
+	*out_left = d->z.avail_out;
+	return rc == Z_STREAM_ERROR ? -EIO : 0;
 }
 
 static void deflate_reset(struct zcodec_deflate *d)
@@ -242,22 +265,17 @@ void zcodec_inflate_reset(struct zcodec_inflate *z)
 	inflateReset(&z->z);
 }
 
-int zcodec_inflate_step(struct zcodec_inflate *z, struct zcodec_buf *b)
+static int inflate_run(struct zcodec_inflate *z, const unsigned char *in, uint32_t *in_left,
+		       unsigned char *out, uint32_t *out_left)
 {
-	uint32_t in = clamp32(b->in_len), out = clamp32(b->out_len);
-
-	z->z.next_in = (Bytef *)b->in;
-	z->z.avail_in = in;
-	z->z.next_out = b->out;
-	z->z.avail_out = out;
+	z->z.next_in = (Bytef *)in;
+	z->z.avail_in = *in_left;
+	z->z.next_out = out;
+	z->z.avail_out = *out_left;
 	int rc = inflate(&z->z, Z_SYNC_FLUSH);
-	if (rc != Z_OK && rc != Z_BUF_ERROR && rc != Z_STREAM_END)
-		return -EIO;
-	b->in += in - z->z.avail_in;
-	b->in_len -= in - z->z.avail_in;
-	b->out += out - z->z.avail_out;
-	b->out_len -= out - z->z.avail_out;
-	return 0;
+	*in_left = z->z.avail_in;
+	*out_left = z->z.avail_out;
+	return rc == Z_OK || rc == Z_BUF_ERROR || rc == Z_STREAM_END ? 0 : -EIO;
 }
 
 void zcodec_inflate_free(struct zcodec_inflate *z)

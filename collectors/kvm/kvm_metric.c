@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pow10.h"
+
 static const char *const unit_name[] = {
     [KVM_U_NONE] = NULL,       [KVM_U_BYTES] = "bytes", [KVM_U_SECONDS] = "seconds",
     [KVM_U_CYCLES] = "cycles", [KVM_U_BOOLEAN] = NULL,
@@ -56,29 +58,6 @@ static void family_name(const char *prefix, const struct kvm_stat_desc *d, char 
 		 unit ? unit : "");
 }
 
-static const uint64_t pow10_u64[] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-    10000000000000000000ull,
-};
-
 static void conversion(const struct kvm_stat_desc *d, struct kvm_metric *m)
 {
 	m->exact = false;
@@ -89,7 +68,7 @@ static void conversion(const struct kvm_stat_desc *d, struct kvm_metric *m)
 		if (d->base == KVM_B_POW2 && d->exponent < 64) {
 			m->exact = true;
 			m->factor = 1ull << d->exponent;
-		} else if (d->base == KVM_B_POW10 && d->exponent < 20) {
+		} else if (d->base == KVM_B_POW10 && d->exponent <= POW10_U64_MAX) {
 			m->exact = true;
 			m->factor = pow10_u64[d->exponent];
 		}
@@ -105,16 +84,13 @@ static void conversion(const struct kvm_stat_desc *d, struct kvm_metric *m)
 
 struct bs_value kvm_metric_value(const struct kvm_metric *m, uint64_t raw)
 {
-	static const double exact_pow10[] = {1e0,  1e1,	 1e2,  1e3,  1e4,  1e5,	 1e6,  1e7,
-					     1e8,  1e9,	 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-					     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 	uint64_t v;
 
 	if (m->exact && !__builtin_mul_overflow(raw, m->factor, &v))
 		return (struct bs_value){.kind = BS_VAL_U64, .u = v};
 	if (m->pow10_div)
 		return (struct bs_value){.kind = BS_VAL_F64,
-					 .f = (double)raw / exact_pow10[m->pow10_div]};
+					 .f = (double)raw / pow10_f64[m->pow10_div]};
 	return (struct bs_value){.kind = BS_VAL_F64, .f = (double)raw * m->scale};
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pow10.h"
+
 static uint32_t le32(const unsigned char *p)
 {
 	uint32_t v;
@@ -89,7 +91,8 @@ static const char *desc_check(const struct kvm_stat_desc *d, uint32_t flags)
 		return "unknown_base";
 	if (d->unit == KVM_U_SECONDS ? d->exponent > 0 : d->exponent < 0)
 		return "bad_exponent";
-	if (d->exponent < -22 || d->exponent > 63)
+	/* Down to the smallest power of ten kvm_metric divides by exactly. */
+	if (d->exponent < -POW10_F64_MAX || d->exponent > 63)
 		return "bad_exponent";
 	if (d->size == 0 || d->size > KVM_STAT_VALUES_MAX)
 		return "bad_size";
