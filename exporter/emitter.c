@@ -166,6 +166,38 @@ struct labels_out {
 	unsigned truncated;
 };
 
+/* Writes the name of label i at p, and returns its end; NULL if it is
+ * invalid or a name before it. The names before it are the known ones
+ * (each was found known or became so), so a name known at i is valid and
+ * distinct from them. Another name is checked, then known at i, and the
+ * names known after i, checked against the old one, are forgotten. */
+static char *name_write(struct emitter *e, char *p, const char *name, size_t i)
+{
+	size_t len = e->names.len[i];
+
+	if (i < e->names.known && names_same(name, e->names.text[i], len)) {
+		/* Whole words: scratch has room past every name. */
+		for (size_t j = 0; j < len; j += 8)
+			memcpy(p + j, e->names.text[i] + j, 8);
+	} else {
+		char *end = names_copy_label(p, name);
+		if (!end)
+			return NULL;
+		len = (size_t)(end - p);
+		for (size_t j = 0; j < i; j++)
+			if (e->name_len[j] == len && memcmp(e->name_at[j], p, len) == 0)
+				return NULL;
+		memcpy(e->names.text[i], p, len);
+		e->names.text[i][len] = '\0';
+		e->names.len[i] = len;
+		e->names.key[i] = hash_bytes(p, len, hash_seed());
+		e->names.known = i + 1;
+	}
+	e->name_at[i] = p;
+	e->name_len[i] = len;
+	return p + len;
+}
+
 /* Writes labels[0..n) as labels `first` on of the block in scratch: one
  * pass over each name and value, each name checked against every one
  * before it. Returns NULL, or the reason to refuse them. `reserved` is the
@@ -173,7 +205,6 @@ struct labels_out {
 static const char *labels_write(struct emitter *e, const struct bs_label *labels, size_t n,
 				size_t first, const char *reserved, struct labels_out *o)
 {
-	uint64_t seed = hash_seed();
 	char *p = o->p;
 
 	for (size_t k = 0; k < n; k++) {
@@ -181,16 +212,11 @@ static const char *labels_write(struct emitter *e, const struct bs_label *labels
 		if (i)
 			*p++ = ',';
 		char *start = p;
-		char *end =
-		    labels[k].name && labels[k].value ? names_copy_label(p, labels[k].name) : NULL;
+		if (!labels[k].name || !labels[k].value)
+			return "invalid_label";
+		char *end = name_write(e, p, labels[k].name, i);
 		if (!end || (reserved && strcmp(labels[k].name, reserved) == 0))
 			return "invalid_label";
-		e->name_at[i] = p;
-		e->name_len[i] = (size_t)(end - p);
-		for (size_t j = 0; j < i; j++)
-			if (e->name_len[j] == e->name_len[i] &&
-			    memcmp(e->name_at[j], p, e->name_len[i]) == 0)
-				return "invalid_label";
 		p = end;
 		*p++ = '=';
 		*p++ = '"';
@@ -203,8 +229,11 @@ static const char *labels_write(struct emitter *e, const struct bs_label *labels
 	}
 	/* Hashed once all are written: text read back right after its bytes
 	 * were stored one by one stalls (store forwarding fails). */
-	for (size_t k = 0; k < n; k++)
-		o->hash += hash_bytes(e->written[first + k].text, e->written[first + k].len, seed);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = first + k, skip = e->name_len[i] + 2; /* name=" */
+		o->hash += hash_bytes(e->written[i].text + skip, e->written[i].len - skip - 1,
+				      e->names.key[i]);
+	}
 	o->p = p;
 	return NULL;
 }

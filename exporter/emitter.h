@@ -55,6 +55,16 @@ struct emitter {
 	const char *name_at[EMITTER_MAX_LABELS];
 	size_t name_len[EMITTER_MAX_LABELS];
 	struct seriesset_label written[EMITTER_MAX_LABELS];
+	/* The label names written last, position by position, of which the
+	 * first `known` are valid and distinct from one another: a series
+	 * naming its labels the same, in the same order, as collectors do,
+	 * has them compared, not checked again (labels_write). */
+	struct {
+		size_t known;
+		size_t len[EMITTER_MAX_LABELS];
+		uint64_t key[EMITTER_MAX_LABELS]; /* hashes the values of the name */
+		char text[EMITTER_MAX_LABELS][NAMES_LABEL_NAME_MAX + 8];
+	} names;
 
 	/* The label prefix (ABI 4): its labels checked and escaped once, at
 	 * the start of scratch, and put before the labels of every series

@@ -118,61 +118,61 @@ static bool is_bidi_control(const unsigned char *s, size_t len)
 	return s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9;
 }
 
-/* Whether any byte of the word is a backslash, a quote, a newline or past
- * ASCII. A byte of the word is never missed; one after it may be taken
- * for one too, which only sends the string the slow way. */
-static bool word_special(uint64_t w)
+/* The bytes of w that end a plain run: a NUL, a backslash, a quote, a
+ * newline or past ASCII. The lowest flagged byte is exact; flags above it
+ * may be false (a borrow), and are never looked at. */
+static uint64_t word_stops(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
 	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\'), l = w ^ (ones * '\n');
-	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((l - ones) & ~l) | w) & high;
+	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((l - ones) & ~l) | ((w - ones) & ~w) | w) &
+	       high;
 }
 
-static uint64_t load64(const unsigned char *p)
+#define PAGE_BYTES 4096
+/* Reads of a string's words past its NUL (below): ASan would take them
+ * for overflows, so it is told. */
+#define NAMES_READS_PAST_NUL __attribute__((no_sanitize_address))
+
+typedef uint64_t __attribute__((may_alias, aligned(1))) unaligned_word;
+
+/* The word at p, which must not cross a page boundary. */
+NAMES_READS_PAST_NUL static uint64_t word_in_page(const unsigned char *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
+	return *(const unaligned_word *)p;
 }
 
-static uint64_t load32(const unsigned char *p)
+static bool word_in_one_page(const unsigned char *p)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
+	return ((uintptr_t)p & (PAGE_BYTES - 1)) <= PAGE_BYTES - 8;
 }
 
-/* Whether s[0..n) (no NUL among them) is all bytes copied as they are, as
- * most label values are: whole words, overlapping at the end, and no loop
- * at all below eight bytes, so that a value's length mispredicts nothing. */
-static bool all_plain(const unsigned char *s, size_t n)
+/* Copies the plain run at the start of s (at most max bytes) to dst a
+ * word at a time, in one pass that also finds its end; returns its length.
+ * A word is read whole, so past the NUL too, but never across a page
+ * boundary: the page of a byte that exists is mapped (glibc's strlen reads
+ * the same way). */
+NAMES_READS_PAST_NUL static size_t plain_words(char *dst, const unsigned char *s, size_t max)
 {
-	if (n >= 8) {
-		size_t i = 0;
-		for (; i + 8 < n; i += 8)
-			if (word_special(load64(s + i)))
-				return false;
-		return !word_special(load64(s + n - 8));
+	size_t i = 0;
+
+	while (i + 8 <= max && word_in_one_page(s + i)) {
+		uint64_t w = word_in_page(s + i), stops = word_stops(w);
+		memcpy(dst + i, &w, 8);
+		if (stops)
+			return i + (size_t)__builtin_ctzll(stops) / 8;
+		i += 8;
 	}
-	if (n >= 4)
-		return !word_special(load32(s) | load32(s + n - 4) << 32);
-	if (n > 0)
-		return !word_special((uint64_t)s[0] | (uint64_t)s[n / 2] << 8 |
-				     (uint64_t)s[n - 1] << 16);
-	return true;
+	return i;
 }
 
 char *names_escape(char *dst, const char *src, size_t max, bool quote, struct names_repairs *r,
 		   bool *truncated)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	size_t n = strnlen(src, max), i = 0;
+	size_t i = plain_words(dst, s, max);
 
-	if (all_plain(s, n)) {
-		memcpy(dst, s, n);
-		*truncated = n == max && s[n] != '\0';
-		return dst + n;
-	}
+	dst += i;
 	*truncated = false;
 	for (;;) {
 		size_t run = i;
@@ -213,6 +213,25 @@ char *names_escape(char *dst, const char *src, size_t max, bool quote, struct na
 			i += len;
 		}
 	}
+}
+
+/* Words are read as plain_words reads them; one that would cross a page
+ * boundary is compared by strcmp instead. */
+NAMES_READS_PAST_NUL bool names_same(const char *s, const char *known, size_t len)
+{
+	const unsigned char *a = (const unsigned char *)s, *b = (const unsigned char *)known;
+
+	for (size_t i = 0; i <= len; i += 8) {
+		if (!word_in_one_page(a + i))
+			return strcmp(s + i, known + i) == 0;
+		uint64_t diff = word_in_page(a + i) ^ word_in_page(b + i);
+		/* Only the bytes up to known's NUL count. */
+		if (len - i < 7)
+			diff &= ((uint64_t)1 << (8 * (len - i + 1))) - 1;
+		if (diff)
+			return false;
+	}
+	return true;
 }
 
 static const unsigned char label_char[256] = {

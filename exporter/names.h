@@ -35,6 +35,10 @@ char *names_escape(char *dst, const char *src, size_t max, bool quote, struct na
 /* Copies a label name into dst while checking it (names_label_valid);
  * NULL when invalid. dst must hold NAMES_LABEL_NAME_MAX bytes. */
 char *names_copy_label(char *dst, const char *src);
+/* Whether the C string s is exactly known[0..len), which has a NUL at
+ * len and room for whole words past it (NAMES_LABEL_NAME_MAX + 8 bytes):
+ * the label name a series had before, compared a word at a time. */
+bool names_same(const char *s, const char *known, size_t len);
 /* Length of the longest prefix of s[0..n) no longer than max that does not
  * split a UTF-8 sequence. */
 size_t names_utf8_cut(const char *s, size_t n, size_t max);

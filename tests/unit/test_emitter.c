@@ -199,6 +199,51 @@ static void test_duplicates(void **state)
 	capture_free(&c);
 }
 
+/* Label names seen before are compared, not checked again: a name
+ * rewritten in place, at the same address, is checked as a new one. */
+static void test_names_rewritten_in_place(void **state)
+{
+	char n0[16] = "a", n1[16] = "b";
+	struct bs_label l[] = {{n0, "1"}, {n1, "2"}};
+	struct bs_label pa = {"a", "p"}, pb = {"b", "p"}, own = {"b", "3"};
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "g", BS_GAUGE, NULL, "");
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 1), 0);
+	snprintf(n1, sizeof(n1), "%s", "a"); /* the name before it */
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 2), -EINVAL);
+	snprintf(n1, sizeof(n1), "%s", "__b");
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 3), -EINVAL);
+	snprintf(n1, sizeof(n1), "%s", "b-c");
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 4), -EINVAL);
+	snprintf(n1, sizeof(n1), "%s", "bc");
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 5), 0);
+	snprintf(n0, sizeof(n0), "%s", "bc"); /* the name after it, known there */
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 6), -EINVAL);
+	snprintf(n0, sizeof(n0), "%s", "abcdefghij");
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 7), 0);
+	snprintf(n0, sizeof(n0), "%s", "abcdefghik"); /* past the first word */
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 8), 0);
+	snprintf(n0, sizeof(n0), "%s", "abcdefghi"); /* shorter */
+	assert_int_equal(bs_sample_u64(E(&c), l, 2, 9), 0);
+	/* A prefix's names are the first known ones. */
+	assert_int_equal(E(&c)->ops->prefix(E(&c), &pa, 1), 0);
+	assert_int_equal(bs_sample_u64(E(&c), &own, 1, 10), 0);
+	assert_int_equal(E(&c)->ops->prefix(E(&c), &pb, 1), 0);
+	assert_int_equal(bs_sample_u64(E(&c), &own, 1, 11), -EINVAL);
+	assert_int_equal(capture_drops(&c, "invalid_label"), 5);
+	assert_string_equal(capture_end(&c), "# HELP g \n# TYPE g gauge\n"
+					     "g{a=\"1\",b=\"2\"} 1\n"
+					     "g{a=\"1\",bc=\"2\"} 5\n"
+					     "g{abcdefghij=\"1\",bc=\"2\"} 7\n"
+					     "g{abcdefghik=\"1\",bc=\"2\"} 8\n"
+					     "g{abcdefghi=\"1\",bc=\"2\"} 9\n"
+					     "g{a=\"p\",b=\"3\"} 10\n");
+	capture_free(&c);
+}
+
 static void test_refused_families_and_values(void **state)
 {
 	struct bs_label reserved = {"__name__", "x"};
@@ -477,6 +522,7 @@ int main(void)
 	    cmocka_unit_test(test_histogram_refused),
 	    cmocka_unit_test(test_summary_info_stateset_unknown),
 	    cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_names_rewritten_in_place),
 	    cmocka_unit_test(test_refused_families_and_values),
 	    cmocka_unit_test(test_label_repair_and_truncation),
 	    cmocka_unit_test(test_drop_reasons_bounded),

@@ -1,6 +1,9 @@
 /* Name rules, escaping and UTF-8 repair. */
 #include "helpers.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "names.h"
 
 /* Escapes s; adds the invalid UTF-8 repairs to *repaired, returns the text. */
@@ -195,6 +198,70 @@ static void test_copy_label(void **state)
 	assert_null(names_copy_label(buf, longname));
 }
 
+/* s padded as names_same wants its known name. */
+static const char *known(char *buf, const char *s)
+{
+	memset(buf, 0x55, NAMES_LABEL_NAME_MAX + 8);
+	memcpy(buf, s, strlen(s) + 1);
+	return buf;
+}
+
+static void test_same_name(void **state)
+{
+	char k[NAMES_LABEL_NAME_MAX + 8];
+	static const char *names[] = {"",	  "a",	       "mode",
+				      "instance", "instances", "a_rather_long_name_1"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++)
+			assert_int_equal(names_same(names[i], known(k, names[j]), strlen(names[j])),
+					 i == j);
+	/* A difference in any byte, the NUL's included. */
+	const char *ref = "a_rather_long_name_1";
+	for (size_t at = 0; at <= strlen(ref); at++) {
+		char s[32];
+		memcpy(s, ref, strlen(ref) + 1);
+		s[at] = 'Z'; /* at the NUL: s goes on past ref */
+		if (at == strlen(ref))
+			s[at + 1] = '\0';
+		assert_false(names_same(s, known(k, ref), strlen(ref)));
+	}
+}
+
+/* The word-at-a-time reads go past a string's NUL, never past its page:
+ * strings ending at the last byte before a page that is not mapped. */
+static void test_reads_stop_at_page_end(void **state)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char k[NAMES_LABEL_NAME_MAX + 8], out[3 * 64 + 8];
+	(void)state;
+
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	for (size_t len = 0; len < 64; len++) {
+		char *s = map + page - 1 - len;
+		for (size_t i = 0; i < len; i++)
+			s[i] = (char)('a' + i % 26);
+		s[len] = '\0';
+		struct names_repairs r = {0};
+		bool cut;
+		size_t n = (size_t)(names_escape(out, s, 64, true, &r, &cut) - out);
+		assert_int_equal(n, len);
+		assert_memory_equal(out, s, len);
+		if (len <= NAMES_LABEL_NAME_MAX) {
+			known(k, s);
+			assert_true(names_same(s, k, len));
+			k[len] = 'a';
+			k[len + 1] = '\0';
+			assert_false(names_same(s, k, len + 1));
+		}
+	}
+	munmap(map, 2 * (size_t)page);
+}
+
 static void test_utf8_cut(void **state)
 {
 	const char *s = "ab\xe2\x82\xac";
@@ -213,6 +280,8 @@ int main(void)
 	    cmocka_unit_test(test_utf8_repair),
 	    cmocka_unit_test(test_bidi_controls),
 	    cmocka_unit_test(test_help_escape),
+	    cmocka_unit_test(test_same_name),
+	    cmocka_unit_test(test_reads_stop_at_page_end),
 	    cmocka_unit_test(test_escape_stops_at_max),
 	    cmocka_unit_test(test_escape_units_anywhere),
 	    cmocka_unit_test(test_copy_label),
