@@ -72,7 +72,9 @@ static char *fmt_fixed(char *p, double v, int *ok)
 		 * no fraction bits (scaled is below 2^53). No call, no saved
 		 * floating-point environment, and the iterations overlap. */
 		double s = scaled < 0x1p52 ? (scaled + 0x1p52) - 0x1p52 : scaled;
-		if (s / pow10_f64[d] != a)
+		/* If s / 10^d rounds to a, s is within 1.5 ulp of scaled (a
+		 * rounding of a * 10^d): farther, no division can say yes. */
+		if (fabs(scaled - s) > scaled * 0x1p-50 || s / pow10_f64[d] != a)
 			continue;
 		uint64_t n = (uint64_t)s;
 		char digits[24];

@@ -148,19 +148,25 @@ static bool word_in_one_page(const unsigned char *p)
 }
 
 /* Copies the plain run at the start of s (at most max bytes) to dst a
- * word at a time, in one pass that also finds its end; returns its length.
- * A word is read whole, so past the NUL too, but never across a page
- * boundary: the page of a byte that exists is mapped (glibc's strlen reads
- * the same way). */
-NAMES_READS_PAST_NUL static size_t plain_words(char *dst, const unsigned char *s, size_t max)
+ * word at a time, in one pass that also finds its end; returns its length,
+ * and whether the string ends there (from the word: reading the byte again
+ * would wait for all of this). A word is read whole, so past the NUL too,
+ * but never across a page boundary: the page of a byte that exists is
+ * mapped (glibc's strlen reads the same way). */
+NAMES_READS_PAST_NUL static size_t plain_words(char *dst, const unsigned char *s, size_t max,
+					       bool *at_nul)
 {
 	size_t i = 0;
 
+	*at_nul = false;
 	while (i + 8 <= max && word_in_one_page(s + i)) {
 		uint64_t w = word_in_page(s + i), stops = word_stops(w);
 		memcpy(dst + i, &w, 8);
-		if (stops)
-			return i + (size_t)__builtin_ctzll(stops) / 8;
+		if (stops) {
+			unsigned bit = (unsigned)__builtin_ctzll(stops) & ~7u;
+			*at_nul = ((w >> bit) & 0xff) == 0;
+			return i + bit / 8;
+		}
 		i += 8;
 	}
 	return i;
@@ -170,10 +176,13 @@ char *names_escape(char *dst, const char *src, size_t max, bool quote, struct na
 		   bool *truncated)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	size_t i = plain_words(dst, s, max);
+	bool at_nul;
+	size_t i = plain_words(dst, s, max, &at_nul);
 
 	dst += i;
 	*truncated = false;
+	if (at_nul)
+		return dst;
 	for (;;) {
 		size_t run = i;
 		while (run < max && value_class[s[run]] == PLAIN)

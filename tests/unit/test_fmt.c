@@ -73,6 +73,32 @@ static void test_canonical(void **state)
 }
 
 /* Every double, whatever its bits, must parse back to itself. */
+/* The fewest significant digits that read back as v. */
+static int shortest_digits(double v)
+{
+	char buf[40];
+	for (int p = 1; p < 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*e", p - 1, v);
+		if (strtod(buf, NULL) == v)
+			return p;
+	}
+	return 17;
+}
+
+/* Significant digits of a number written without an exponent. */
+static int digits_in(const char *s)
+{
+	int n = 0;
+	bool leading = true;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			continue;
+		leading = leading && *s == '0';
+		n += !leading;
+	}
+	return n;
+}
+
 static void test_round_trip(void **state)
 {
 	uint64_t x = 0x9E3779B97F4A7C15ull;
@@ -95,6 +121,12 @@ static void test_round_trip(void **state)
 		double back = strtod(s, NULL);
 		if (memcmp(&back, &v, sizeof(v)) != 0)
 			fail_msg("%.17g printed as %s", v, s);
+		/* A fraction in no more digits than it must be (integers are
+		 * written whole, and below 1e-7 with an exponent). */
+		if (i % 4 < 2 && !strchr(s, 'e') && v != trunc(v) &&
+		    digits_in(s) != shortest_digits(v))
+			fail_msg("%.17g printed as %s, in more digits than %d", v, s,
+				 shortest_digits(v));
 	}
 }
 
