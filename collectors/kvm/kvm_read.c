@@ -9,11 +9,16 @@
 
 #include "kvm_hostview.h"
 
-struct read_part {
+/* What the readers share: the VMs, and the next run of them to take. */
+struct read_work {
 	struct kvm_vmset *set;
 	const struct kvm_filter *vms;
 	enum kvm_mode mode;
-	size_t from, to; /* set->vm[from, to) */
+	size_t next; /* atomic: set->vm[next] starts the next run */
+};
+
+struct read_part {
+	struct read_work *work;
 	uint64_t read_errors, no_memory;
 };
 
@@ -33,24 +38,36 @@ static void fold_vm(struct read_part *p, struct kvm_vm *vm)
 		kvm_fold_add(&vm->fold, &vm->vcpu[j].s);
 }
 
+static void read_vm(struct read_part *p, struct kvm_vm *vm)
+{
+	vm->included = kvm_filter_match(p->work->vms, vm->label);
+	if (!vm->included)
+		return;
+	if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
+		p->read_errors++;
+	for (size_t j = 0; j < vm->nvcpu; j++)
+		if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
+			p->read_errors++;
+	if (p->work->mode == KVM_PER_VM)
+		fold_vm(p, vm);
+}
+
+/* Takes runs of VMs until none is left: a thread that starts late (waking
+ * an idle CPU took up to a millisecond here) takes fewer, instead of
+ * finishing its fixed share late. */
 static void *read_part(void *arg)
 {
 	struct read_part *p = arg;
+	struct kvm_vmset *set = p->work->set;
 
-	for (size_t i = p->from; i < p->to; i++) {
-		struct kvm_vm *vm = p->set->vm[i];
-		vm->included = kvm_filter_match(p->vms, vm->label);
-		if (!vm->included)
-			continue;
-		if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
-			p->read_errors++;
-		for (size_t j = 0; j < vm->nvcpu; j++)
-			if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
-				p->read_errors++;
-		if (p->mode == KVM_PER_VM)
-			fold_vm(p, vm);
+	for (;;) {
+		size_t from = __atomic_fetch_add(&p->work->next, KVM_READ_RUN, __ATOMIC_RELAXED);
+		if (from >= set->n)
+			return NULL;
+		size_t to = set->n - from < KVM_READ_RUN ? set->n : from + KVM_READ_RUN;
+		for (size_t i = from; i < to; i++)
+			read_vm(p, set->vm[i]);
 	}
-	return NULL;
 }
 
 static size_t readers(const struct kvm_vmset *set)
@@ -62,27 +79,10 @@ static size_t readers(const struct kvm_vmset *set)
 	return cpus < KVM_READERS_MAX ? (size_t)cpus : KVM_READERS_MAX;
 }
 
-/* Cuts the VMs into n runs of about set->nfds / n fds each. */
-static void share_out(struct kvm_vmset *set, struct read_part *part, size_t n)
-{
-	size_t k = 0, fds = 0;
-
-	part[0].from = 0;
-	for (size_t i = 0; i < set->n && k + 1 < n; i++) {
-		fds += set->vm[i]->nvcpu + set->vm[i]->has_vmfd;
-		if (fds * n >= (k + 1) * set->nfds) {
-			part[k].to = i + 1;
-			part[++k].from = i + 1;
-		}
-	}
-	part[k].to = set->n;
-	for (size_t j = k + 1; j < n; j++)
-		part[j].from = part[j].to = set->n;
-}
-
 void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_mode mode,
 		  struct bs_emitter *em)
 {
+	struct read_work work = {set, vms, mode, 0};
 	struct read_part part[KVM_READERS_MAX];
 	pthread_t thread[KVM_READERS_MAX];
 	bool started[KVM_READERS_MAX] = {false};
@@ -90,18 +90,14 @@ void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_
 	uint64_t errors = 0, no_memory = 0;
 
 	for (size_t k = 0; k < n; k++)
-		part[k] = (struct read_part){.set = set, .vms = vms, .mode = mode};
-	share_out(set, part, n);
-	/* A thread that cannot start reads inline: every part is read. */
+		part[k] = (struct read_part){.work = &work};
+	/* A thread that cannot start leaves its runs to the others. */
 	for (size_t k = 1; k < n; k++)
 		started[k] = pthread_create(&thread[k], NULL, read_part, &part[k]) == 0;
 	read_part(&part[0]);
-	for (size_t k = 1; k < n; k++) {
+	for (size_t k = 1; k < n; k++)
 		if (started[k])
 			pthread_join(thread[k], NULL);
-		else
-			read_part(&part[k]);
-	}
 	for (size_t k = 0; k < n; k++) {
 		errors += part[k].read_errors;
 		no_memory += part[k].no_memory;

@@ -12,13 +12,16 @@
 /* Below this many fds one thread reads them all: starting a thread costs
  * about as much as a few hundred reads. */
 #define KVM_READ_SPLIT_FDS 1024
+/* VMs a reader takes at a time: few enough that the threads end together,
+ * enough that they seldom meet on the counter. */
+#define KVM_READ_RUN 8
 
 /* One pread per held fd of every VM the vms filter lets through (marking
  * which those are); a failed read leaves that fd out of this scrape, and
  * is counted. Per VM, each VM's vCPUs are folded as soon as they are read.
- * The VMs are shared out, in runs of about as many fds, among up to one
- * thread per CPU: every VM is read and folded by one thread alone, and the
- * set does not change meanwhile (the caller holds the collector's lock). */
+ * Up to one thread per CPU take runs of KVM_READ_RUN VMs until all are
+ * taken: every VM is read and folded by one thread alone, and the set does
+ * not change meanwhile (the caller holds the collector's lock). */
 void kvm_read_all(struct kvm_vmset *set, const struct kvm_filter *vms, enum kvm_mode mode,
 		  struct bs_emitter *em);
 
