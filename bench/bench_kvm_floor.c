@@ -2,6 +2,7 @@
  * passes of one bare pread per fd, the least any reader can do.
  *   bench_kvm_floor PID */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,27 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double best_pass(struct kvm_statsfd *fds, size_t n)
+{
+	double best = 1e9;
+	for (int round = 0; round < 20; round++) {
+		double t0 = now();
+		for (size_t i = 0; i < n; i++)
+			kvm_statsfd_read(&fds[i]);
+		double t = now() - t0;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+static void *park(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -54,15 +76,14 @@ int main(int argc, char **argv)
 						no_drop, NULL) == 0)
 			n++;
 	}
-	double best = 1e9;
-	for (int round = 0; round < 20; round++) {
-		double t0 = now();
-		for (size_t i = 0; i < n; i++)
-			kvm_statsfd_read(&fds[i]);
-		double t = now() - t0;
-		best = t < best ? t : best;
-	}
 	printf("kvm floor: %zu stats fds, one bare pread each: %.2f ms per pass (best of 20)\n", n,
-	       best * 1e3);
+	       best_pass(fds, n) * 1e3);
+	/* The same in a process of two threads, as the exporter is: the fd
+	 * table is shared, so each pread takes and drops a reference to its
+	 * file, which a single-threaded process skips. For the record only. */
+	pthread_t idle;
+	if (pthread_create(&idle, NULL, park, NULL) == 0)
+		printf("kvm floor in a process of two threads: %.2f ms per pass (best of 20)\n",
+		       best_pass(fds, n) * 1e3);
 	return 0;
 }

@@ -87,7 +87,7 @@ field() { awk -v f="$1" '{ print $f }' "$WORK/last"; }
 
 fixture "$VMS" "$VCPUS"
 "$B/bench/bench_kvm_floor" "$FIXTURE" | tee "$WORK/floor"
-FLOOR_MS=$(sed -n 's/.*: \([0-9.]*\) ms per pass.*/\1/p' "$WORK/floor")
+FLOOR_MS=$(sed -n 's/.*one bare pread each: \([0-9.]*\) ms per pass.*/\1/p' "$WORK/floor")
 echo "kvm fixture: $VMS VMs x $VCPUS vCPUs"
 for mode in per_vm per_vcpu; do
 	bench_mode $mode "" "$VMS" "$WORK/$mode.txt"
