@@ -56,7 +56,9 @@ check "identity: the second VM of the same VMM gets a unique label" grep -q 'kvm
 
 # Exactly IO port exits and one halt on every vCPU. Where KVM runs the guest
 # directly, each `out` is an I/O exit (io_exits); where it emulates it (as
-# PVM does here), io_exits stays 0 and every userspace exit is in `exits`.
+# PVM does here), io_exits stays 0 and every userspace exit is in `exits`,
+# which also counts an exit for a host interrupt that lands while the
+# guest runs (seen once in a few dozen runs here): up to two are allowed.
 ok=1 how=""
 for s in $(grep '^kvm_vcpu_halt_exits_total' "$WORK/vcpu.txt" | sed 's/^kvm_vcpu_halt_exits_total//; s/ .*//'); do
 	halt=$(value "$WORK/vcpu.txt" "kvm_vcpu_halt_exits_total$s")
@@ -64,7 +66,8 @@ for s in $(grep '^kvm_vcpu_halt_exits_total' "$WORK/vcpu.txt" | sed 's/^kvm_vcpu
 	exits=$(value "$WORK/vcpu.txt" "kvm_vcpu_exits_total$s")
 	if [ "$halt" != 1 ]; then ok=0; how="halt_exits $halt on $s"; fi
 	if [ "$io" = $IO ]; then how=${how:-"io_exits = $IO"}
-	elif [ "$io" = 0 ] && [ "$exits" = $((IO + 1)) ]; then how=${how:-"port I/O emulated: io_exits 0, exits = $IO + 1"}
+	elif [ "$io" = 0 ] && [ "$exits" -ge $((IO + 1)) ] && [ "$exits" -le $((IO + 3)) ]; then
+		how=${how:-"port I/O emulated: io_exits 0, exits = $IO + 1 (+ $((exits - IO - 1)) for host interrupts)"}
 	else ok=0; how="io_exits $io, exits $exits on $s"; fi
 done
 check "guest exits reported exactly on 4 vCPUs ($how)" test $ok = 1 -a "$(grep -c '^kvm_vcpu_halt_exits_total' "$WORK/vcpu.txt")" = 4
