@@ -99,7 +99,6 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 	e->has_family = false;
 	e->header_done = false;
 	e->family_prefix.decided = false;
-	e->family_prefix.checked = false;
 	seriesset_clear(&e->series);
 	prefixset_clear(&e->byprefix);
 	if (!f || !f->name)
@@ -192,6 +191,8 @@ static char *name_write(struct emitter *e, char *p, const char *name, size_t i)
 		e->names.len[i] = len;
 		e->names.key[i] = hash_bytes(p, len, hash_seed());
 		e->names.known = i + 1;
+		if (i < e->family_prefix.n)
+			e->family_prefix.renamed = true;
 	}
 	e->name_at[i] = p;
 	e->name_len[i] = len;
@@ -247,61 +248,27 @@ static bool prefix_names(const struct emitter *e, const char *name)
 	return false;
 }
 
-/* Fixes the family's prefix label names from the prefix in force, at its
- * first series; false when they are too long to keep. */
-static bool family_prefix_fix(struct emitter *e)
-{
-	struct emitter_family_prefix *fp = &e->family_prefix;
-	size_t at = 0;
-
-	for (size_t i = 0; i < e->prefix.n; i++) {
-		if (at + e->name_len[i] > sizeof(fp->names))
-			return false;
-		memcpy(fp->names + at, e->name_at[i], e->name_len[i]);
-		fp->len[i] = e->name_len[i];
-		at += e->name_len[i];
-	}
-	fp->n = e->prefix.n;
-	fp->checked = fp->match = true;
-	return true;
-}
-
-/* Whether the prefix in force names the same labels, in the same order,
- * as the family's first series' prefix. */
-static bool family_prefix_match(struct emitter *e)
-{
-	struct emitter_family_prefix *fp = &e->family_prefix;
-	size_t at = 0;
-
-	if (fp->checked)
-		return fp->match;
-	fp->checked = true;
-	fp->match = fp->n == e->prefix.n;
-	for (size_t i = 0; i < e->prefix.n && fp->match; i++) {
-		fp->match = fp->len[i] == e->name_len[i] &&
-			    memcmp(fp->names + at, e->name_at[i], e->name_len[i]) == 0;
-		at += fp->len[i];
-	}
-	return fp->match;
-}
-
 /* Adds the series whose labels are e->written[0..first + n) (the prefix's,
  * then its own, hashing to own_hash) to the family's series: by prefix
  * while every series so far came under a prefix of the first one's label
  * names (prefixset.c), else all in the flat set, where a family that
- * changes shape moves what it held. Since both compare the same label
- * sets, a series is found as a duplicate however it was split. Returns 1
- * if added, 0 if already there, -ENOMEM. */
+ * changes shape moves what it held. The prefix's names are the first
+ * known names (name_write), so they are the first series' while none of
+ * those changed. Since both sets compare the same label sets, a series is
+ * found as a duplicate however it was split. Returns 1 if added, 0 if
+ * already there, -ENOMEM. */
 static int series_add(struct emitter *e, uint64_t own_hash, uint64_t h, size_t first, size_t n)
 {
 	struct emitter_family_prefix *fp = &e->family_prefix;
 
 	if (!fp->decided) {
 		fp->decided = true;
-		fp->by_prefix = first && family_prefix_fix(e);
+		fp->by_prefix = first > 0;
+		fp->n = first;
+		fp->renamed = false;
 	}
 	if (fp->by_prefix) {
-		if (first && family_prefix_match(e)) {
+		if (first == fp->n && !fp->renamed) {
 			if (!e->byprefix.cur &&
 			    prefixset_enter(&e->byprefix, e->prefix.hash, e->written, first) < 0)
 				return -ENOMEM;
@@ -363,7 +330,6 @@ static int emitter_prefix(struct bs_emitter *pub, const struct bs_label *labels,
 	struct emitter *e = (struct emitter *)pub;
 
 	memset(&e->prefix, 0, sizeof(e->prefix));
-	e->family_prefix.checked = false;
 	e->byprefix.cur = 0;
 	if (n == 0)
 		return 0;

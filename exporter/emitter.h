@@ -24,10 +24,6 @@ struct emitter_drop {
 	uint64_t n;
 };
 
-/* Bytes of prefix label names a family remembers; more: its series are
- * all kept in the flat set. */
-#define EMITTER_PREFIX_NAMES_MAX 256
-
 struct emitter {
 	struct bs_emitter pub;
 	enum expo_format format;
@@ -77,16 +73,15 @@ struct emitter {
 		const char *refusal; /* every series' while the prefix is wrong */
 		int refusal_rc;
 	} prefix;
-	/* The label names of the prefix the family's first series had: while
-	 * every series comes under a prefix of these names, the family's
-	 * series are kept by prefix (emitter.c, series_add). */
+	/* The shape of the family's first series: how many of its labels came
+	 * from the prefix. While every series comes under a prefix of as many
+	 * labels, none of whose names changed since (name_write), the
+	 * family's series are kept by prefix (emitter.c, series_add). */
 	struct emitter_family_prefix {
-		bool decided;	     /* at the family's first series */
-		bool by_prefix;	     /* kept by prefix, not (or no longer) flat */
-		bool checked, match; /* checked: match holds for the prefix in force */
+		bool decided;	/* at the family's first series */
+		bool by_prefix; /* kept by prefix, not (or no longer) flat */
 		size_t n;
-		size_t len[EMITTER_MAX_LABELS];
-		char names[EMITTER_PREFIX_NAMES_MAX];
+		bool renamed; /* a name among the first n has changed since */
 	} family_prefix;
 
 	struct emitter_drop drops[EMITTER_MAX_REASONS];

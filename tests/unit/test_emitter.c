@@ -513,6 +513,37 @@ static void test_by_prefix_finds_duplicates(void **state)
 	capture_free(&c);
 }
 
+/* A family whose prefix changes shape goes on in the flat set, so the
+ * same labels are still found: under a prefix of as many labels with
+ * another name among them, and under a prefix of fewer. */
+static void test_by_prefix_shape_changes(void **state)
+{
+	struct bs_label pre[2] = {{"domain", "d1"}, {"set", "s1"}};
+	struct bs_label own[1] = {{"stat", "x1"}};
+	struct bs_label renamed[2] = {{"domain", "d1"}, {"stat", "x1"}};
+	struct bs_label moved[1] = {{"set", "s1"}};
+	struct bs_label rest[2] = {{"set", "s1"}, {"stat", "x1"}};
+	struct capture c;
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "renamed", BS_GAUGE, NULL, "");
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 2), 0);
+	assert_int_equal(bs_sample_u64(E(&c), own, 1, 1), 0);
+	assert_int_equal(E(&c)->ops->prefix(E(&c), renamed, 2), 0);
+	assert_int_equal(bs_sample_u64(E(&c), moved, 1, 2), -EEXIST);
+
+	bs_family(E(&c), "shorter", BS_GAUGE, NULL, "");
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 2), 0);
+	assert_int_equal(bs_sample_u64(E(&c), own, 1, 1), 0);
+	assert_int_equal(E(&c)->ops->prefix(E(&c), pre, 1), 0);
+	assert_int_equal(bs_sample_u64(E(&c), rest, 2, 2), -EEXIST);
+	assert_int_equal(E(&c)->ops->prefix(E(&c), NULL, 0), 0);
+	assert_int_equal(dropped_for(&c, "duplicate_series"), 2);
+	assert_null(strstr(capture_end(&c), "} 2\n"));
+	capture_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +560,7 @@ int main(void)
 	    cmocka_unit_test(test_output_cap),
 	    cmocka_unit_test(test_prefix_same_as_whole_labels),
 	    cmocka_unit_test(test_by_prefix_finds_duplicates),
+	    cmocka_unit_test(test_by_prefix_shape_changes),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }
