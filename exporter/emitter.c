@@ -546,6 +546,14 @@ static int emitter_stateset(struct bs_emitter *pub, const struct bs_label *label
 	return rc;
 }
 
+/* A fork and the sink it writes into. */
+struct emitter_fork {
+	struct emitter em;
+	struct sink sink;
+};
+
+static struct bs_emitter *emitter_fork(struct bs_emitter *pub);
+
 static const struct bs_emitter_ops emitter_ops = {
     .family = emitter_family,
     .sample = emitter_sample,
@@ -555,7 +563,55 @@ static const struct bs_emitter_ops emitter_ops = {
     .drop = emitter_drop,
     .expired = emitter_expired,
     .prefix = emitter_prefix,
+    .fork = emitter_fork,
 };
+
+static struct bs_emitter *emitter_fork(struct bs_emitter *pub)
+{
+	struct emitter *e = (struct emitter *)pub;
+	struct emitter_fork *f;
+
+	if (e->is_fork || e->nforks == BS_EMITTER_FORKS_MAX || !(f = malloc(sizeof(*f))))
+		return NULL;
+	if (sink_init_like(&f->sink, e->sink) < 0) {
+		free(f);
+		return NULL;
+	}
+	emitter_init(&f->em, e->format, &f->sink, e->reg, e->deadline_ns);
+	f->em.is_fork = true;
+	e->fork[e->nforks++] = f;
+	return &f->em.pub;
+}
+
+static void fork_free(struct emitter_fork *f)
+{
+	emitter_free(&f->em);
+	sink_free(&f->sink);
+	free(f);
+}
+
+int emitter_join_forks(struct emitter *e)
+{
+	bool full = e->sink->overflow;
+	int rc = sink_finish(e->sink) < 0 || full ? -ENOBUFS : 0;
+
+	for (size_t i = 0; i < e->nforks; i++) {
+		struct emitter_fork *f = e->fork[i];
+		full = f->sink.overflow;
+		if (sink_finish(&f->sink) < 0 || full)
+			rc = -ENOBUFS;
+		sink_append(e->sink, &f->sink);
+		for (size_t d = 0; d < f->em.ndrops; d++)
+			drops_add(e->drops, &e->ndrops, f->em.drops[d].reason, f->em.drops[d].n);
+		e->lines += f->em.lines;
+		fork_free(f);
+	}
+	e->nforks = 0;
+	/* Each sink kept to the limit alone: the whole must too. */
+	if (e->sink->raw_bytes > e->sink->limit)
+		rc = -ENOBUFS;
+	return rc;
+}
 
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
 		  uint64_t deadline_ns)
@@ -591,6 +647,9 @@ void emitter_release(struct emitter *e, struct emitter_kept *kept)
 
 void emitter_free(struct emitter *e)
 {
+	for (size_t i = 0; i < e->nforks; i++)
+		fork_free(e->fork[i]);
+	e->nforks = 0;
 	seriesset_free(&e->series);
 	prefixset_free(&e->byprefix);
 	lebounds_free(&e->bounds);

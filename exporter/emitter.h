@@ -87,6 +87,12 @@ struct emitter {
 	struct emitter_drop drops[EMITTER_MAX_REASONS];
 	size_t ndrops;
 	uint64_t lines;
+
+	/* Forks (ABI 5), each writing into a sink of its own until
+	 * emitter_join_forks; a fork has none and cannot make one. */
+	struct emitter_fork *fork[BS_EMITTER_FORKS_MAX];
+	size_t nforks;
+	bool is_fork;
 };
 
 /* Adds n to `reason` in a table of EMITTER_MAX_REASONS, the last slot "other". */
@@ -94,7 +100,14 @@ void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint6
 
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
 		  uint64_t deadline_ns);
+/* Frees e and its forks, joined or not (a collect that overran may have
+ * left them). */
 void emitter_free(struct emitter *e);
+/* After the collect: finishes e's sink, then puts each fork's output after
+ * it and counts the forks' drops and lines as e's, and frees the forks.
+ * Returns 0, or -ENOBUFS when a sink overflowed or all of them together
+ * hold more than e's limit: the collect's output is then refused whole. */
+int emitter_join_forks(struct emitter *e);
 /* The sets of series a collector's emitter grew, kept for its next collect. */
 struct emitter_kept {
 	struct seriesset series;

@@ -139,8 +139,7 @@ static void *job_main(void *arg)
 		pthread_mutex_unlock(&in->collect_lock);
 	}
 	/* A collector whose output hit the cap is failed, not cut short silently. */
-	bool full = job->sink.overflow;
-	if ((sink_finish(&job->sink) < 0 || full) && job->rc == 0)
+	if (emitter_join_forks(&job->em) < 0 && job->rc == 0)
 		job->rc = -ENOBUFS;
 	selfstats_add_drops(in->stats, &job->em);
 

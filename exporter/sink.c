@@ -255,6 +255,15 @@ static int stage_alloc(struct sink *s, size_t n)
 void sink_spill_budget(struct sink *s, size_t budget)
 {
 	s->spill_budget = budget;
+	s->spill_given = budget;
+}
+
+int sink_init_like(struct sink *s, const struct sink *like)
+{
+	int rc = sink_init(s, like->want_crc, like->limit);
+	if (rc == 0 && !like->want_crc)
+		sink_spill_budget(s, like->spill_given);
+	return rc;
 }
 
 /* Raw until the budget is spent, then deflated: what was written stays as

@@ -36,6 +36,7 @@ struct sink {
 	bool overflow;	  /* a write was refused for the limit */
 	bool deflating;
 	size_t spill_budget;	  /* raw sinks: the text all may hold before the rest is deflated */
+	size_t spill_given;	  /* the budget it was given, for sinks made like it */
 	struct zcodec_deflate *z; /* while deflating */
 	struct sinkthread *deflater; /* deflating full stages, once a stage filled */
 	bool want_crc;		     /* a gzip response's part, not a spilled one */
@@ -47,6 +48,9 @@ struct sink {
  * sinks of one scrape concatenate into one gzip member. Past its first full
  * stage a deflating sink deflates on a thread of its own. */
 int sink_init(struct sink *s, bool deflate, size_t limit);
+/* A sink made as `like` was: deflating or raw with its spill budget, and
+ * the same limit (which each sink applies to its own bytes alone). */
+int sink_init_like(struct sink *s, const struct sink *like);
 /* A raw sink that keeps text while all such sinks together hold less than
  * `budget` bytes of it, and keeps the rest of its output deflated (its
  * chunks flagged): uncompressed responses never hold more than about the

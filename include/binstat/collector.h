@@ -14,8 +14,9 @@
  *   1: the first.
  *   2: bs_conf_ops.errorf, get_duration, get_bytes.
  *   3: bs_collector.describe.
- *   4: bs_emitter_ops.prefix. */
-#define BS_COLLECTOR_ABI_VERSION 4
+ *   4: bs_emitter_ops.prefix.
+ *   5: bs_emitter_ops.fork. */
+#define BS_COLLECTOR_ABI_VERSION 5
 #define BS_COLLECTOR_ABI_OLDEST 1
 
 /* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
@@ -110,7 +111,22 @@ struct bs_emitter_ops {
 	 * abi_version is below 4 or this is NULL (an emitter that must see
 	 * whole label sets), pass every label with each series instead. */
 	int (*prefix)(struct bs_emitter *em, const struct bs_label *labels, size_t nlabels);
+	/* ---- ABI 5, may be NULL ---- */
+	/* A second emitter, for another thread of this collect to write
+	 * families into while this one is written: the emitters are not
+	 * thread-safe, each is written by one thread at a time. A fork's
+	 * families are claimed in the same scrape as this one's (a family
+	 * either writes is refused in the other), its drops are counted as
+	 * this one's, and its output follows all of this one's, forks in the
+	 * order they were made. Every write into a fork must be done before
+	 * collect returns. NULL when the emitter cannot fork (a fork itself,
+	 * one that already made BS_EMITTER_FORKS_MAX, or out of memory):
+	 * write those families into this emitter instead. Use bs_fork(). */
+	struct bs_emitter *(*fork)(struct bs_emitter *em);
 };
+
+/* Forks an emitter may make. */
+#define BS_EMITTER_FORKS_MAX 3
 
 struct bs_emitter {
 	const struct bs_emitter_ops *ops;
@@ -214,6 +230,12 @@ struct bs_host {
 	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...);
 	uint32_t flags; /* BS_HOST_* */
 };
+
+/* em->ops->fork where the host has it (ABI 5), else NULL. */
+static inline struct bs_emitter *bs_fork(const struct bs_host *host, struct bs_emitter *em)
+{
+	return host->abi_version >= 5 && em->ops->fork ? em->ops->fork(em) : NULL;
+}
 
 /* A collector. `init` gets its YAML node (never NULL: an empty map when the
  * config gave no options, or "name:" with nothing after it) and returns 0 or -errno with `*state`

@@ -3,6 +3,8 @@
 #include "helpers.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <zlib.h>
 
 static struct bs_emitter *E(struct capture *c)
 {
@@ -544,6 +546,198 @@ static void test_by_prefix_shape_changes(void **state)
 	capture_free(&c);
 }
 
+/* Forks (ABI 5): each fork's output follows all of its parent's, forks in
+ * the order they were made, whenever each was written; families are
+ * claimed across them; drops and lines are counted as the parent's; a
+ * fork cannot fork, and an emitter makes at most BS_EMITTER_FORKS_MAX. */
+static void test_fork_order_and_claims(void **state)
+{
+	struct capture c;
+	struct bs_emitter *f[BS_EMITTER_FORKS_MAX];
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	bs_family(E(&c), "a", BS_GAUGE, NULL, "");
+	bs_sample_u64(E(&c), NULL, 0, 1);
+	for (int i = 0; i < BS_EMITTER_FORKS_MAX; i++)
+		assert_non_null(f[i] = E(&c)->ops->fork(E(&c)));
+	assert_null(E(&c)->ops->fork(E(&c)));
+	assert_null(f[0]->ops->fork(f[0]));
+	assert_int_equal(bs_family(f[1], "d", BS_GAUGE, NULL, ""), 0);
+	bs_sample_u64(f[1], NULL, 0, 4);
+	assert_int_equal(bs_family(f[0], "b", BS_GAUGE, NULL, ""), 0);
+	bs_sample_u64(f[0], NULL, 0, 2);
+	assert_int_equal(bs_family(E(&c), "c", BS_GAUGE, NULL, ""), 0);
+	bs_sample_u64(E(&c), NULL, 0, 3);
+	/* claimed by the parent, by another fork, by itself */
+	assert_int_equal(bs_family(f[0], "a", BS_GAUGE, NULL, ""), -EEXIST);
+	assert_int_equal(bs_family(f[0], "d_total", BS_COUNTER, NULL, ""), -EEXIST);
+	assert_int_equal(bs_family(E(&c), "b", BS_GAUGE, NULL, ""), -EEXIST);
+	bs_drop(f[2], "fork_reason", 5);
+	assert_int_equal(capture_drops(&c, "duplicate_family"), 1);
+	assert_string_equal(capture_end(&c), "# HELP a \n# TYPE a gauge\na 1\n"
+					     "# HELP c \n# TYPE c gauge\nc 3\n"
+					     "# HELP b \n# TYPE b gauge\nb 2\n"
+					     "# HELP d \n# TYPE d gauge\nd 4\n");
+	assert_int_equal(c.join_rc, 0);
+	assert_int_equal(capture_drops(&c, "duplicate_family"), 3);
+	assert_int_equal(capture_drops(&c, "fork_reason"), 5);
+	assert_int_equal(c.em.lines, 4);
+	assert_int_equal(c.em.nforks, 0);
+	capture_free(&c);
+
+	/* Forks never joined (a collect that overran) are freed with it. */
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	assert_non_null(f[0] = E(&c)->ops->fork(E(&c)));
+	bs_family(f[0], "x", BS_GAUGE, NULL, "");
+	bs_sample_u64(f[0], NULL, 0, 1);
+	capture_free(&c);
+}
+
+struct fork_writer {
+	struct bs_emitter *em;
+	int id;
+	int shared_rc;
+};
+
+/* Its own family of many series, and one every writer tries to claim. */
+static void *fork_write(void *arg)
+{
+	struct fork_writer *w = arg;
+	char name[16], v[16];
+	struct bs_label l = {"i", v};
+
+	snprintf(name, sizeof(name), "own%d", w->id);
+	bs_family(w->em, name, BS_GAUGE, NULL, "");
+	for (int i = 0; i < 20000; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		bs_sample_u64(w->em, &l, 1, (uint64_t)i);
+	}
+	w->shared_rc = bs_family(w->em, "shared", BS_GAUGE, NULL, "");
+	if (w->shared_rc == 0)
+		bs_sample_u64(w->em, NULL, 0, (uint64_t)w->id);
+	return NULL;
+}
+
+/* The parent and two forks written at once by three threads: every
+ * series of each is there once, in order, and a family all of them claim
+ * is written by exactly one. */
+static void test_fork_threads(void **state)
+{
+	struct capture c;
+	struct fork_writer w[3] = {{.id = 0}, {.id = 1}, {.id = 2}};
+	pthread_t t[2];
+	(void)state;
+
+	capture_begin(&c, EXPO_TEXT, SIZE_MAX);
+	w[0].em = E(&c);
+	w[1].em = E(&c)->ops->fork(E(&c));
+	w[2].em = E(&c)->ops->fork(E(&c));
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, fork_write, &w[i + 1]), 0);
+	fork_write(&w[0]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	const char *out = capture_end(&c);
+	assert_int_equal((w[0].shared_rc == 0) + (w[1].shared_rc == 0) + (w[2].shared_rc == 0), 1);
+	assert_int_equal(capture_drops(&c, "duplicate_family"), 2);
+	const char *own[3];
+	for (int k = 0; k < 3; k++) {
+		char want[64];
+		snprintf(want, sizeof(want), "# TYPE own%d gauge\n", k);
+		assert_non_null(own[k] = strstr(out, want));
+		snprintf(want, sizeof(want), "own%d{i=\"19999\"} 19999\n", k);
+		assert_non_null(strstr(own[k], want));
+	}
+	assert_true(own[0] < own[1] && own[1] < own[2]);
+	assert_int_equal(c.em.lines, 3 * 20000 + 1);
+	capture_free(&c);
+}
+
+/* Each sink keeps to the limit alone; together they must too, or the
+ * collect's output is refused whole. */
+static void test_fork_limit(void **state)
+{
+	struct capture c;
+	struct bs_emitter *f;
+	char v[16];
+	struct bs_label l = {"i", v};
+	(void)state;
+
+	for (int over = 0; over < 2; over++) {
+		capture_begin(&c, EXPO_TEXT, 20000);
+		f = E(&c)->ops->fork(E(&c));
+		bs_family(E(&c), "p", BS_GAUGE, NULL, "");
+		bs_family(f, "f", BS_GAUGE, NULL, "");
+		for (int i = 0; i < (over ? 800 : 300); i++) {
+			snprintf(v, sizeof(v), "%d", i);
+			assert_int_equal(bs_sample_u64(E(&c), &l, 1, 1), 0);
+			assert_int_equal(bs_sample_u64(f, &l, 1, 1), 0);
+		}
+		assert_false(c.sink.overflow);
+		capture_end(&c);
+		assert_int_equal(c.join_rc, over ? -ENOBUFS : 0);
+		assert_true(c.sink.raw_bytes > (over ? 20000 : 7000));
+		capture_free(&c);
+	}
+}
+
+/* With gzip, a fork deflates on its own; the parent's blocks and its
+ * read back as one gzip member, crc and length checked. */
+static void test_fork_gzip(void **state)
+{
+	static unsigned char body[1 << 20], plain[1 << 20];
+	struct capture c = {0};
+	struct capture text;
+	struct bs_emitter *f;
+	char v[16];
+	struct bs_label l = {"i", v};
+	size_t n = GZIP_HEADER_LEN;
+	(void)state;
+
+	assert_int_equal(sink_init(&c.sink, true, SIZE_MAX), 0);
+	assert_int_equal(famreg_init(&c.reg), 0);
+	emitter_init(&c.em, EXPO_TEXT, &c.sink, &c.reg, 0);
+	capture_begin(&text, EXPO_TEXT, SIZE_MAX);
+	f = E(&c)->ops->fork(E(&c));
+	bs_family(f, "f", BS_GAUGE, NULL, "");
+	bs_family(E(&c), "p", BS_GAUGE, NULL, "");
+	bs_family(E(&text), "p", BS_GAUGE, NULL, "");
+	for (int i = 0; i < 20000; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		bs_sample_u64(E(&c), &l, 1, 1);
+		bs_sample_u64(f, &l, 1, 2);
+		bs_sample_u64(E(&text), &l, 1, 1);
+	}
+	bs_family(E(&text), "f", BS_GAUGE, NULL, "");
+	for (int i = 0; i < 20000; i++) {
+		snprintf(v, sizeof(v), "%d", i);
+		bs_sample_u64(E(&text), &l, 1, 2);
+	}
+	const char *want = capture_end(&text);
+	assert_int_equal(emitter_join_forks(&c.em), 0);
+	gzip_header(body);
+	for (struct sink_chunk *k = c.sink.head; k; k = k->next) {
+		assert_true(k->deflated);
+		memcpy(body + n, k->data, k->len);
+		n += k->len;
+	}
+	gzip_trailer(body + n, c.sink.crc, c.sink.raw_bytes);
+	n += GZIP_TRAILER_LEN;
+	z_stream z = {0};
+	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = body;
+	z.avail_in = (uInt)n;
+	z.next_out = plain;
+	z.avail_out = sizeof(plain);
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(z.total_out, strlen(want));
+	assert_memory_equal(plain, want, strlen(want));
+	inflateEnd(&z);
+	capture_free(&c);
+	capture_free(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +755,10 @@ int main(void)
 	    cmocka_unit_test(test_prefix_same_as_whole_labels),
 	    cmocka_unit_test(test_by_prefix_finds_duplicates),
 	    cmocka_unit_test(test_by_prefix_shape_changes),
+	    cmocka_unit_test(test_fork_order_and_claims),
+	    cmocka_unit_test(test_fork_threads),
+	    cmocka_unit_test(test_fork_limit),
+	    cmocka_unit_test(test_fork_gzip),
 	};
 	return cmocka_run_group_tests_name("emitter", tests, NULL, NULL);
 }

@@ -243,13 +243,44 @@ static void test_spill_budget_shared(void **state)
 	sink_pool_drain();
 }
 
+/* A sink made like another (an emitter's fork's) deflates when that one
+ * was made to, and otherwise spills as it was told, even once that one
+ * has spilled. */
+static void test_init_like(void **state)
+{
+	struct sink gz, a, b, like;
+	const size_t budget = 1 << 20;
+	(void)state;
+
+	sink_init(&gz, true, 12345);
+	assert_int_equal(sink_init_like(&like, &gz), 0);
+	assert_true(like.deflating);
+	assert_int_equal(like.limit, 12345);
+	sink_free(&like);
+	sink_free(&gz);
+
+	sink_init(&a, false, SIZE_MAX);
+	sink_spill_budget(&a, budget);
+	fill(&a, "0123456789abcdef", 1200000);
+	assert_true(a.deflating); /* spilled */
+	assert_int_equal(sink_init_like(&b, &a), 0);
+	assert_false(b.deflating);
+	fill(&b, "0123456789abcdef", 900000);
+	sink_finish(&b);
+	assert_true(any_deflated(&b)); /* a holds the budget */
+	sink_free(&b);
+	sink_free(&a);
+	assert_int_equal(sink_spill_held(), 0);
+	sink_pool_drain();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_raw_chunks),		cmocka_unit_test(test_chunks_reused),
 	    cmocka_unit_test(test_gzip_concatenation),	cmocka_unit_test(test_threaded_deflate),
 	    cmocka_unit_test(test_sinkthread_error),	cmocka_unit_test(test_limit),
-	    cmocka_unit_test(test_spill_budget_shared),
+	    cmocka_unit_test(test_spill_budget_shared), cmocka_unit_test(test_init_like),
 	};
 	return cmocka_run_group_tests_name("sink", tests, NULL, NULL);
 }
