@@ -21,7 +21,7 @@
 #include "kvm_collector.h"
 #include "kvm_discover.h"
 #include "kvm_hostview.h"
-#include "kvm_read.h"
+#include "kvm_scrape.h"
 #include "kvm_uevent.h"
 
 #ifndef SYS_pidfd_open
@@ -607,8 +607,7 @@ static int kvm_collect(void *state, struct bs_emitter *em)
 	pthread_mutex_lock(&k->lock);
 	wait_first_scan(k);
 	droptab_flush(&k->wdrops, em);
-	kvm_read_all(&k->set, &k->vms, k->mode, em);
-	kvm_emit(em, &k->set, k->mode, &k->stats);
+	kvm_scrape(&k->set, &k->vms, &k->stats, k->mode, k->host, em);
 	collect_totals(k, em);
 	pthread_mutex_unlock(&k->lock);
 	return 0;

@@ -1,9 +1,12 @@
-/* Writes the held VMs' statistics as kvm_read.c read them. Families are
+/* Writes the held VMs' statistics as kvm_scrape.c read them. Families are
  * written whole, one after another: for each metric of each distinct
  * schema, every VM's series. Per-VM mode writes each VM's vCPUs as
- * kvm_fold.c folded them right after their reads. */
+ * kvm_fold.c folded them right after their reads. The families are laid
+ * out first (kvm_emit_plan) and cut into parts of about the same work,
+ * which threads write into emitters of their own. */
 #include "kvm_emit.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +58,6 @@ struct emit_ctx {
 	struct bs_emitter *em;
 	const struct kvm_vmset *set;
 	enum kvm_mode mode;
-	long page_size;
 };
 
 static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
@@ -107,33 +109,6 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 	}
 }
 
-/* Whether an earlier schema of the same kind already wrote this family. */
-static bool written_before(const struct kvm_schema *const *schemas, size_t k, const char *family)
-{
-	for (size_t i = 0; i < k; i++)
-		if (kvm_schema_metric(schemas[i], family))
-			return true;
-	return false;
-}
-
-static size_t distinct_schemas(const struct kvm_vmset *set, bool vcpu,
-			       const struct kvm_schema **out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		const struct kvm_vm *vm = set->vm[i];
-		for (size_t j = 0; j < (vcpu ? vm->nvcpu : vm->has_vmfd); j++) {
-			const struct kvm_schema *s = vcpu ? vm->vcpu[j].s.schema : vm->vmfd.schema;
-			size_t k;
-			for (k = 0; k < n && out[k] != s; k++)
-				;
-			if (k == n && n < KVM_SCHEMAS_MAX)
-				out[n++] = s;
-		}
-	}
-	return n;
-}
-
 /* The kernel's stat name (and a histogram's paired total) lead the help,
  * so an operator can find the statistic in the kernel's documentation. */
 static void help_text(char *help, size_t len, const struct kvm_metric *m, bool vcpu,
@@ -148,26 +123,17 @@ static void help_text(char *help, size_t len, const struct kvm_metric *m, bool v
 		     : ".");
 }
 
-static void emit_level(struct emit_ctx *c, bool vcpu, const struct kvm_filter *stats)
+static void emit_metric(struct emit_ctx *c, const struct kvm_emit_item *it)
 {
-	const struct kvm_schema *schemas[KVM_SCHEMAS_MAX];
-	size_t n = distinct_schemas(c->set, vcpu, schemas);
+	bool vcpu = it->kind == KVM_ITEM_VCPU_METRIC;
+	char help[2 * KVM_NAME_SIZE_MAX + 96];
 
-	for (size_t k = 0; k < n; k++) {
-		for (size_t i = 0; i < schemas[k]->nmetric; i++) {
-			const struct kvm_metric *m = &schemas[k]->metric[i];
-			if (!kvm_filter_match(stats, m->stat) ||
-			    written_before(schemas, k, m->family))
-				continue;
-			char help[2 * KVM_NAME_SIZE_MAX + 96];
-			help_text(help, sizeof(help), m, vcpu, c->mode);
-			bs_family(c->em, m->family, m->mtype, m->unit, help);
-			if (vcpu)
-				family_vcpu_level(c, m, schemas[k]);
-			else
-				family_vm_level(c, m, schemas[k]);
-		}
-	}
+	help_text(help, sizeof(help), it->metric, vcpu, c->mode);
+	bs_family(c->em, it->metric->family, it->metric->mtype, it->metric->unit, help);
+	if (vcpu)
+		family_vcpu_level(c, it->metric, it->schema);
+	else
+		family_vm_level(c, it->metric, it->schema);
 }
 
 static void emit_info(struct emit_ctx *c)
@@ -218,95 +184,251 @@ static void emit_metadata(struct emit_ctx *c)
 	}
 }
 
-/* The scheduler's figures for the vCPU threads, per vCPU or summed per VM
+static const struct {
+	const char *name, *unit, *help;
+} thread_family[KVM_THREAD_FAMILIES] = {
+    {"kvm_vcpu_thread_cpu_seconds", "seconds",
+     "Time the vCPU's host thread ran on a CPU, in the guest and in the VMM "
+     "(schedstat)."},
+    {"kvm_vcpu_thread_wait_seconds", "seconds",
+     "Time the vCPU's host thread waited runnable for a CPU (schedstat run delay): "
+     "the guest's steal time."},
+    {"kvm_vcpu_thread_timeslices", NULL,
+     "Times the vCPU's host thread was given a CPU (schedstat)."},
+};
+
+/* The scheduler's figure f for the vCPU threads, per vCPU or summed per VM
  * over the vCPUs whose thread is known (kvm_vm_info's vcpu_threads). */
-static void emit_threads(struct emit_ctx *c)
+static void emit_threads(struct emit_ctx *c, int f)
 {
-	static const struct {
-		const char *name, *unit, *help;
-	} fam[3] = {
-	    {"kvm_vcpu_thread_cpu_seconds", "seconds",
-	     "Time the vCPU's host thread ran on a CPU, in the guest and in the VMM "
-	     "(schedstat)."},
-	    {"kvm_vcpu_thread_wait_seconds", "seconds",
-	     "Time the vCPU's host thread waited runnable for a CPU (schedstat run delay): "
-	     "the guest's steal time."},
-	    {"kvm_vcpu_thread_timeslices", NULL,
-	     "Times the vCPU's host thread was given a CPU (schedstat)."},
-	};
 	char idx[16];
 
-	for (int f = 0; f < 3; f++) {
-		bs_family(c->em, fam[f].name, BS_COUNTER, fam[f].unit, fam[f].help);
-		for (size_t i = 0; i < c->set->n; i++) {
-			const struct kvm_vm *vm = c->set->vm[i];
-			struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
-			uint64_t sum = 0;
-			size_t known = 0;
-			for (size_t j = 0; vm->included && j < vm->nvcpu; j++) {
-				const struct kvm_vcpu *v = &vm->vcpu[j];
-				if (!v->sched_fresh)
-					continue;
-				known++;
-				sum += v->sched[f];
-				if (c->mode != KVM_PER_VCPU)
-					continue;
-				snprintf(idx, sizeof(idx), "%d", v->index);
-				if (fam[f].unit)
-					bs_sample_f64(c->em, l, 2, (double)v->sched[f] / 1e9);
-				else
-					bs_sample_u64(c->em, l, 2, v->sched[f]);
-			}
-			if (c->mode == KVM_PER_VCPU || !known)
+	bs_family(c->em, thread_family[f].name, BS_COUNTER, thread_family[f].unit,
+		  thread_family[f].help);
+	for (size_t i = 0; i < c->set->n; i++) {
+		const struct kvm_vm *vm = c->set->vm[i];
+		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
+		uint64_t sum = 0;
+		size_t known = 0;
+		for (size_t j = 0; vm->included && j < vm->nvcpu; j++) {
+			const struct kvm_vcpu *v = &vm->vcpu[j];
+			if (!v->sched_fresh)
 				continue;
-			if (fam[f].unit)
-				bs_sample_f64(c->em, l, 1, (double)sum / 1e9);
+			known++;
+			sum += v->sched[f];
+			if (c->mode != KVM_PER_VCPU)
+				continue;
+			snprintf(idx, sizeof(idx), "%d", v->index);
+			if (thread_family[f].unit)
+				bs_sample_f64(c->em, l, 2, (double)v->sched[f] / 1e9);
 			else
-				bs_sample_u64(c->em, l, 1, sum);
+				bs_sample_u64(c->em, l, 2, v->sched[f]);
 		}
+		if (c->mode == KVM_PER_VCPU || !known)
+			continue;
+		if (thread_family[f].unit)
+			bs_sample_f64(c->em, l, 1, (double)sum / 1e9);
+		else
+			bs_sample_u64(c->em, l, 1, sum);
 	}
 }
 
 /* Per VMM process; `vm` names its VM when it holds one (join on pid with
- * kvm_vm_info otherwise). */
-static void emit_vmms(struct emit_ctx *c)
+ * kvm_vm_info otherwise). f: 0 resident memory, 1 major faults. */
+static void emit_vmms(struct emit_ctx *c, int f)
 {
+	uint64_t page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	char pid[16];
 
-	for (int f = 0; f < 2; f++) {
-		if (f == 0)
-			bs_family(c->em, "kvm_vmm_resident_memory_bytes", BS_GAUGE, "bytes",
-				  "Resident memory of the VMM process, guest memory included.");
-		else
-			bs_family(c->em, "kvm_vmm_major_page_faults", BS_COUNTER, NULL,
-				  "Major page faults of the VMM process (its guest memory read in "
-				  "from disk or swap).");
-		for (size_t i = 0; i < c->set->nvmm; i++) {
-			const struct kvm_vmm *m = c->set->vmm[i];
-			const struct kvm_vm *only = kvm_vmm_only(m);
-			if (!m->fresh || (only && !only->included))
+	if (f == 0)
+		bs_family(c->em, "kvm_vmm_resident_memory_bytes", BS_GAUGE, "bytes",
+			  "Resident memory of the VMM process, guest memory included.");
+	else
+		bs_family(c->em, "kvm_vmm_major_page_faults", BS_COUNTER, NULL,
+			  "Major page faults of the VMM process (its guest memory read in "
+			  "from disk or swap).");
+	for (size_t i = 0; i < c->set->nvmm; i++) {
+		const struct kvm_vmm *m = c->set->vmm[i];
+		const struct kvm_vm *only = kvm_vmm_only(m);
+		if (!m->fresh || (only && !only->included))
+			continue;
+		snprintf(pid, sizeof(pid), "%d", (int)m->pid);
+		struct bs_label l[2] = {{"vm", only ? only->label : ""}, {"pid", pid}};
+		bs_sample_u64(c->em, l, 2, f == 0 ? m->rss_pages * page_size : m->majflt);
+	}
+}
+
+/* ---- the plan ---- */
+
+/* Whether an earlier schema of the same kind already wrote this family. */
+static bool written_before(const struct kvm_schema *const *schemas, size_t k, const char *family)
+{
+	for (size_t i = 0; i < k; i++)
+		if (kvm_schema_metric(schemas[i], family))
+			return true;
+	return false;
+}
+
+static size_t distinct_schemas(const struct kvm_vmset *set, bool vcpu,
+			       const struct kvm_schema **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct kvm_vm *vm = set->vm[i];
+		for (size_t j = 0; j < (vcpu ? vm->nvcpu : vm->has_vmfd); j++) {
+			const struct kvm_schema *s = vcpu ? vm->vcpu[j].s.schema : vm->vmfd.schema;
+			size_t k;
+			for (k = 0; k < n && out[k] != s; k++)
+				;
+			if (k == n && n < KVM_SCHEMAS_MAX)
+				out[n++] = s;
+		}
+	}
+	return n;
+}
+
+/* How many series of each kind the set may write, to weigh the items. */
+struct plan_counts {
+	size_t vms, vmfds, vcpus, metas, vmms;
+};
+
+static uint64_t item_weight(const struct kvm_emit_item *it, const struct plan_counts *n,
+			    enum kvm_mode mode)
+{
+	size_t per_vcpu = mode == KVM_PER_VCPU ? n->vcpus : n->vms;
+	uint64_t lines = 1;
+
+	if (it->metric)
+		lines = it->metric->nvalues + (it->metric->mtype == BS_HISTOGRAM ? 2 : 0);
+	switch (it->kind) {
+	case KVM_ITEM_INFO:
+		return 3 * (uint64_t)n->vms; /* eight labels a line */
+	case KVM_ITEM_METADATA:
+		return 2 * (uint64_t)n->metas;
+	case KVM_ITEM_VM_METRIC:
+		return lines * n->vmfds;
+	case KVM_ITEM_VCPU_METRIC:
+		return lines * per_vcpu;
+	case KVM_ITEM_THREADS:
+		return per_vcpu;
+	case KVM_ITEM_VMMS:
+		break;
+	}
+	return n->vmms;
+}
+
+static int plan_add(struct kvm_emit_plan *p, struct kvm_emit_item it)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct kvm_emit_item *item = realloc(p->item, cap * sizeof(*item));
+		if (!item)
+			return -ENOMEM;
+		p->item = item;
+		p->cap = cap;
+	}
+	p->item[p->n++] = it;
+	return 0;
+}
+
+static int plan_level(struct kvm_emit_plan *p, const struct kvm_vmset *set, bool vcpu,
+		      const struct kvm_filter *stats)
+{
+	const struct kvm_schema *schemas[KVM_SCHEMAS_MAX];
+	size_t n = distinct_schemas(set, vcpu, schemas);
+
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < schemas[k]->nmetric; i++) {
+			const struct kvm_metric *m = &schemas[k]->metric[i];
+			if (!kvm_filter_match(stats, m->stat) ||
+			    written_before(schemas, k, m->family))
 				continue;
-			snprintf(pid, sizeof(pid), "%d", (int)m->pid);
-			struct bs_label l[2] = {{"vm", only ? only->label : ""}, {"pid", pid}};
-			bs_sample_u64(c->em, l, 2,
-				      f == 0 ? m->rss_pages * (uint64_t)c->page_size : m->majflt);
+			struct kvm_emit_item it = {vcpu ? KVM_ITEM_VCPU_METRIC : KVM_ITEM_VM_METRIC,
+						   0, schemas[k], m};
+			if (plan_add(p, it) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Cuts the items where the work before reaches k / parts of the whole. */
+static void plan_cut(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
+		     size_t parts)
+{
+	struct plan_counts n = {.vms = set->n, .vmms = set->nvmm};
+	uint64_t total = 0, done = 0;
+	size_t k = 1;
+
+	for (size_t i = 0; i < set->n; i++) {
+		n.vmfds += set->vm[i]->has_vmfd;
+		n.vcpus += set->vm[i]->nvcpu;
+		n.metas += set->vm[i]->meta.domain != NULL;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		total += item_weight(&p->item[i], &n, mode);
+	p->parts = parts;
+	p->cut[0] = 0;
+	for (size_t i = 0; i < p->n && k < parts; i++) {
+		done += item_weight(&p->item[i], &n, mode);
+		while (k < parts && done * parts >= total * k)
+			p->cut[k++] = i + 1;
+	}
+	while (k <= parts)
+		p->cut[k++] = p->n;
+}
+
+int kvm_emit_plan(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
+		  const struct kvm_filter *stats, size_t parts)
+{
+	p->n = 0;
+	if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_INFO}) < 0 ||
+	    plan_add(p, (struct kvm_emit_item){KVM_ITEM_METADATA}) < 0 ||
+	    plan_level(p, set, false, stats) < 0 || plan_level(p, set, true, stats) < 0)
+		return -ENOMEM;
+	for (int f = 0; f < KVM_THREAD_FAMILIES; f++)
+		if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_THREADS, f}) < 0)
+			return -ENOMEM;
+	for (int f = 0; f < 2; f++)
+		if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_VMMS, f}) < 0)
+			return -ENOMEM;
+	plan_cut(p, set, mode,
+		 parts < 1		      ? 1
+		 : parts > KVM_EMIT_PARTS_MAX ? KVM_EMIT_PARTS_MAX
+					      : parts);
+	return 0;
+}
+
+void kvm_emit_part(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
+		   const struct kvm_emit_plan *p, size_t part)
+{
+	struct emit_ctx c = {em, set, mode};
+
+	for (size_t i = p->cut[part]; i < p->cut[part + 1]; i++) {
+		const struct kvm_emit_item *it = &p->item[i];
+		switch (it->kind) {
+		case KVM_ITEM_INFO:
+			emit_info(&c);
+			break;
+		case KVM_ITEM_METADATA:
+			emit_metadata(&c);
+			break;
+		case KVM_ITEM_VM_METRIC:
+		case KVM_ITEM_VCPU_METRIC:
+			emit_metric(&c, it);
+			break;
+		case KVM_ITEM_THREADS:
+			emit_threads(&c, it->which);
+			break;
+		case KVM_ITEM_VMMS:
+			emit_vmms(&c, it->which);
+			break;
 		}
 	}
 }
 
-void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
-	      const struct kvm_filter *stats)
+void kvm_emit_plan_free(struct kvm_emit_plan *p)
 {
-	struct emit_ctx *c = malloc(sizeof(*c));
-	if (!c)
-		return;
-	*c = (struct emit_ctx){
-	    .em = em, .set = set, .mode = mode, .page_size = sysconf(_SC_PAGESIZE)};
-	emit_info(c);
-	emit_metadata(c);
-	emit_level(c, false, stats);
-	emit_level(c, true, stats);
-	emit_threads(c);
-	emit_vmms(c);
-	free(c);
+	free(p->item);
+	memset(p, 0, sizeof(*p));
 }

@@ -19,9 +19,45 @@ struct kvm_filter {
 };
 
 bool kvm_filter_match(const struct kvm_filter *f, const char *name);
-/* Writes what kvm_read_all (kvm_read.h) read, for the stats the filter
- * lets through. */
-void kvm_emit(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
-	      const struct kvm_filter *stats);
+
+/* Parts a scrape's families are cut in: one per thread that writes. */
+#define KVM_EMIT_PARTS_MAX (1 + BS_EMITTER_FORKS_MAX)
+#define KVM_THREAD_FAMILIES 3
+
+enum kvm_item_kind {
+	KVM_ITEM_INFO,
+	KVM_ITEM_METADATA,
+	KVM_ITEM_VM_METRIC,
+	KVM_ITEM_VCPU_METRIC,
+	KVM_ITEM_THREADS, /* a scheduler figure of the vCPU threads */
+	KVM_ITEM_VMMS,	  /* a figure of the VMM processes */
+};
+
+/* One family to write. */
+struct kvm_emit_item {
+	enum kvm_item_kind kind;
+	int which; /* the figure, for THREADS and VMMS */
+	const struct kvm_schema *schema;
+	const struct kvm_metric *metric; /* for VM_METRIC and VCPU_METRIC */
+};
+
+/* A scrape's families in the order they are written, cut into parts of
+ * about the same work (series to write, from the set's size). */
+struct kvm_emit_plan {
+	struct kvm_emit_item *item;
+	size_t n, cap;
+	size_t parts;
+	size_t cut[KVM_EMIT_PARTS_MAX + 1]; /* part k: items cut[k] to cut[k + 1] */
+};
+
+/* Lays out the families of the set's schemas the stats filter lets
+ * through, cut into `parts` (at most KVM_EMIT_PARTS_MAX). The schemas must
+ * not change until the parts are written. Returns 0 or -ENOMEM. */
+int kvm_emit_plan(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
+		  const struct kvm_filter *stats, size_t parts);
+/* Writes one part of what kvm_scrape (kvm_scrape.h) read. */
+void kvm_emit_part(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_mode mode,
+		   const struct kvm_emit_plan *p, size_t part);
+void kvm_emit_plan_free(struct kvm_emit_plan *p);
 
 #endif

@@ -274,17 +274,16 @@ static void read_vcpu(struct kvm_vcpu *c)
 	c->tid = 0;
 }
 
-void kvm_hostview_read(struct kvm_vmset *set)
+void kvm_hostview_read_vmm(struct kvm_vmm *m)
 {
 	char buf[1024];
+	ssize_t n = m->statfd >= 0 ? pread(m->statfd, buf, sizeof(buf), 0) : -1;
 
-	for (size_t i = 0; i < set->nvmm; i++) {
-		struct kvm_vmm *m = set->vmm[i];
-		ssize_t n = m->statfd >= 0 ? pread(m->statfd, buf, sizeof(buf), 0) : -1;
-		m->fresh =
-		    n > 0 && kvm_procstat_parse(buf, (size_t)n, &m->majflt, &m->rss_pages) == 0;
-	}
-	for (size_t i = 0; i < set->n; i++)
-		for (size_t j = 0; set->vm[i]->included && j < set->vm[i]->nvcpu; j++)
-			read_vcpu(&set->vm[i]->vcpu[j]);
+	m->fresh = n > 0 && kvm_procstat_parse(buf, (size_t)n, &m->majflt, &m->rss_pages) == 0;
+}
+
+void kvm_hostview_read_vm(struct kvm_vm *vm)
+{
+	for (size_t j = 0; j < vm->nvcpu; j++)
+		read_vcpu(&vm->vcpu[j]);
 }

@@ -41,8 +41,10 @@ bool kvm_hostview_wanted(const struct kvm_vmset *set, pid_t pid);
 int kvm_schedstat_parse(const char *buf, size_t len, uint64_t out[3]);
 /* Parses /proc/PID/stat for major faults and resident pages. */
 int kvm_procstat_parse(const char *buf, size_t len, uint64_t *majflt, uint64_t *rss_pages);
-/* One pread of each open schedstat and stat file of the included VMs; a
- * thread that is gone loses its file (found again at the next look). */
-void kvm_hostview_read(struct kvm_vmset *set);
+/* One pread of the VMM's open stat file. */
+void kvm_hostview_read_vmm(struct kvm_vmm *m);
+/* One pread of each open schedstat file of the VM's vCPU threads; a thread
+ * that is gone loses its file (found again at the next look). */
+void kvm_hostview_read_vm(struct kvm_vm *vm);
 
 #endif

@@ -113,9 +113,8 @@ static size_t threads_for(const struct kvm_vmset *set)
 	return cpus < KVM_READERS_MAX ? (size_t)cpus : KVM_READERS_MAX;
 }
 
-void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms,
-		const struct kvm_filter *stats, enum kvm_mode mode, const struct bs_host *host,
-		struct bs_emitter *em)
+void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struct kvm_filter *stats,
+		enum kvm_mode mode, const struct bs_host *host, struct bs_emitter *em)
 {
 	struct scrape_work w = {.set = set, .vms = vms, .mode = mode, .nitems = set->n + set->nvmm};
 	struct reader r[KVM_READERS_MAX];

@@ -29,8 +29,7 @@
  * the first part into em, each other into a fork of em (ABI 5; without
  * forks em takes it all), until none is left. The set does not change
  * meanwhile (the caller holds the collector's lock). */
-void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms,
-		const struct kvm_filter *stats, enum kvm_mode mode, const struct bs_host *host,
-		struct bs_emitter *em);
+void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struct kvm_filter *stats,
+		enum kvm_mode mode, const struct bs_host *host, struct bs_emitter *em);
 
 #endif
