@@ -109,13 +109,14 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static size_t threads_for(const struct kvm_vmset *set)
+/* One thread per CPU the process may run on (a unit's CPUAffinity, a
+ * cpuset), up to KVM_READERS_MAX; one for few fds. */
+static size_t threads_for(const struct kvm_vmset *set, cpu_set_t *cpus)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (set->nfds < KVM_READ_SPLIT_FDS || cpus < 2)
+	if (set->nfds < KVM_READ_SPLIT_FDS || sched_getaffinity(0, sizeof(*cpus), cpus) != 0)
 		return 1;
-	return cpus < KVM_READERS_MAX ? (size_t)cpus : KVM_READERS_MAX;
+	size_t n = (size_t)CPU_COUNT(cpus);
+	return n < 1 ? 1 : n < KVM_READERS_MAX ? n : KVM_READERS_MAX;
 }
 
 /* A new thread is queued on its creator's CPU now and then, even with
@@ -146,7 +147,7 @@ void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struc
 	struct reader r[KVM_READERS_MAX];
 	pthread_t thread[KVM_READERS_MAX];
 	bool started[KVM_READERS_MAX] = {false};
-	size_t n = threads_for(set), parts = 1;
+	size_t n = threads_for(set, &w.cpus), parts = 1;
 	uint64_t errors = 0, no_memory = 0;
 
 	/* Made by the thread em is written by: this one. */
@@ -159,8 +160,6 @@ void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struc
 	}
 	for (size_t k = 0; k < n; k++)
 		r[k] = (struct reader){.work = &w};
-	if (n > 1 && sched_getaffinity(0, sizeof(w.cpus), &w.cpus) != 0)
-		n = 1;
 	/* A thread that cannot start leaves its runs and parts to the others. */
 	for (size_t k = 1; k < n; k++)
 		started[k] = start_reader(&thread[k], &r[k]) == 0;

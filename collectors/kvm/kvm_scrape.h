@@ -23,7 +23,7 @@
  * each VM's vCPUs are folded as soon as they are read. Then writes what
  * was read, for the stats the stats filter lets through.
  *
- * Up to one thread per CPU take runs of KVM_READ_RUN VMs until all are
+ * Up to one thread per CPU the process may run on take runs of KVM_READ_RUN VMs until all are
  * taken: every VM is read and folded by one thread alone. Once all are
  * read, each thread takes parts of the families to write (kvm_emit_plan),
  * the first part into em, each other into a fork of em (ABI 5; without
