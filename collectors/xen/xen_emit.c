@@ -122,13 +122,12 @@ static void member_write(const struct famgroup_member *m, void *ctx, struct bs_e
 {
 	const struct xen_set *s = set_of(m);
 	const struct xen_stat *st = &s->stat[m->stat];
-	const uint8_t *slot = s->copy + (size_t)st->slot * PVSTATS_TUPLE_SIZE;
 	double scale = s->rule[m->stat]->scale, d;
 	struct bs_label all[6];
 	size_t n = set_labels(s, all);
 	size_t skip = labelprefix_use(ctx, em, s, all, n);
 	struct bs_label *l = all + skip;
-	uint64_t u = xen_value_u64(slot);
+	uint64_t u = st->type == PVSTATS_ASCII ? 0 : s->num[st->sampled];
 	const char *text;
 
 	n -= skip;
@@ -144,7 +143,7 @@ static void member_write(const struct famgroup_member *m, void *ctx, struct bs_e
 		bs_sample_f64(em, l, n, d * scale);
 		break;
 	default:
-		if (!xen_value_ascii(slot, &text)) {
+		if (!xen_value_ascii(s->text[st->sampled], &text)) {
 			bs_drop(em, "bad_value", 1);
 			break;
 		}

@@ -23,7 +23,7 @@ bool xen_name_valid(const char *s, size_t max, size_t *len)
 	return true;
 }
 
-size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_stat *out,
+size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_tuple *out,
 		       xen_reject_fn *reject, void *ctx)
 {
 	size_t n = 0;

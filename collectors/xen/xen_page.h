@@ -11,7 +11,8 @@
 
 #define XEN_NAME_MAX PVSTATS_NAME_FIELD
 
-struct xen_stat {
+/* A statistic as its name page gives it. */
+struct xen_tuple {
 	uint8_t type;
 	uint32_t slot; /* tuple index over all pages: the value's place too */
 	char name[XEN_NAME_MAX + 1];
@@ -27,7 +28,7 @@ typedef void xen_reject_fn(void *ctx, const char *reason);
  * npages * 64), stopping at type 0. A tuple with an unknown type or a bad
  * name is left out and reported (unknown_type, bad_name). Returns how many
  * statistics were taken. */
-size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_stat *out,
+size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_tuple *out,
 		       xen_reject_fn *reject, void *ctx);
 
 /* A value slot (64 bytes of a copied value page). Numbers come back as

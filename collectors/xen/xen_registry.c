@@ -87,7 +87,9 @@ static void set_free(struct xen_registry *r, struct xen_set *s)
 	free(s->with_stat);
 	free(s->rule);
 	free(s->stat);
-	free(s->copy);
+	free(s->names);
+	free(s->num);
+	free(s->text);
 	free(s->path);
 	free(s);
 }
@@ -135,9 +137,37 @@ static bool stray_refs(struct xen_registry *r, const char *dir, uint32_t n)
 	return found != 2 * n;
 }
 
+/* The set's statistics from the tuples parsed: names packed in one pool,
+ * and room for the values each scrape copies. */
+static int keep_stats(struct xen_set *s, const struct xen_tuple *t, size_t n)
+{
+	size_t bytes = 0, nnum = 0, ntext = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(t[i].name) + 1;
+	s->stat = calloc(n ? n : 1, sizeof(*s->stat));
+	s->names = malloc(bytes ? bytes : 1);
+	if (!s->stat || !s->names)
+		return -ENOMEM;
+	bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(t[i].name) + 1;
+		memcpy(s->names + bytes, t[i].name, len);
+		s->stat[i] = (struct xen_stat){t[i].type, t[i].slot, 0, s->names + bytes};
+		s->stat[i].sampled =
+		    t[i].type == PVSTATS_ASCII ? (uint32_t)ntext++ : (uint32_t)nnum++;
+		bytes += len;
+	}
+	s->nstats = n;
+	s->num = calloc(nnum ? nnum : 1, sizeof(*s->num));
+	s->text = ntext ? calloc(ntext, sizeof(*s->text)) : NULL;
+	return s->num && (s->text || !ntext) ? 0 : -ENOMEM;
+}
+
 /* The names and types: mapped once, copied, unmapped, checked on the copy. */
 static int read_names(struct xen_registry *r, struct xen_set *s, const uint32_t *refs, uint32_t n)
 {
+	struct xen_tuple *t;
 	void *map;
 	int rc = xen_gnt_map_ro(r->seam, s->dom->domid, refs, n, &map);
 	if (rc < 0)
@@ -149,11 +179,11 @@ static int read_names(struct xen_registry *r, struct xen_set *s, const uint32_t 
 	}
 	memcpy(copy, map, (size_t)n * PVSTATS_PAGE_SIZE);
 	xen_gnt_unmap(r->seam, map, n);
-	s->stat = malloc((size_t)n * PVSTATS_PER_PAGE * sizeof(*s->stat));
-	if (s->stat)
-		s->nstats = xen_parse_names(copy, n, s->stat, reject_cb, r);
+	t = malloc((size_t)n * PVSTATS_PER_PAGE * sizeof(*t));
+	rc = t ? keep_stats(s, t, xen_parse_names(copy, n, t, reject_cb, r)) : -ENOMEM;
+	free(t);
 	free(copy);
-	return s->stat ? 0 : -ENOMEM;
+	return rc;
 }
 
 /* Each statistic's rule and family name. */
@@ -239,7 +269,7 @@ static void make_live(struct xen_registry *r, struct xen_domain *d, const char *
 		goto out_release;
 	}
 	s->npages = nv;
-	if (!(s->copy = malloc((size_t)nv * PVSTATS_PAGE_SIZE)) || map_stats(r, s) < 0) {
+	if (map_stats(r, s) < 0) {
 		why = "no_memory";
 		goto out_release;
 	}

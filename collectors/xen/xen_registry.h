@@ -17,6 +17,17 @@
 #define XEN_PORTS_MAX (1u << 17) /* the FIFO event channel ABI's limit */
 #define XEN_LABEL_MAX 64
 
+/* A statistic of a live set. Its name is in the set's pool of names and
+ * its value, each scrape, in the set's numbers or texts: what a scrape
+ * reads of 256,000 statistics then fits in a few megabytes, not the 34 of
+ * whole name fields and value pages. */
+struct xen_stat {
+	uint8_t type;
+	uint32_t slot;	  /* its tuple in the value pages */
+	uint32_t sampled; /* its place in num, or in text for an ASCII value */
+	const char *name;
+};
+
 struct xen_caps {
 	uint64_t domains, providers, sets, pages;
 	uint64_t label_len;
@@ -28,10 +39,14 @@ struct xen_set {
 	char provider[XEN_LABEL_MAX + 1], name[XEN_LABEL_MAX + 1]; /* label-safe */
 	uint32_t remote_port, port;
 	uint32_t npages;
-	void *values;  /* the guest's value pages, mapped read-only */
-	uint8_t *copy; /* this scrape's private copy of them */
+	void *values; /* the guest's value pages, mapped read-only */
 	struct xen_stat *stat;
 	size_t nstats;
+	char *names; /* the statistics' names, one after another */
+	/* This scrape's private copy of the values: numbers, and the tuples
+	 * of ASCII values whole. */
+	uint64_t *num;
+	uint8_t (*text)[PVSTATS_TUPLE_SIZE];
 	const struct statmap_rule **rule; /* per statistic */
 	char **metric;			  /* per statistic: its family */
 	bool *with_stat;		  /* per statistic: its name is a label */

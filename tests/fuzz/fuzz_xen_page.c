@@ -13,7 +13,7 @@ static void reject(void *ctx, const char *reason)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t pages[4 * PVSTATS_PAGE_SIZE];
-	static struct xen_stat out[4 * PVSTATS_PER_PAGE];
+	static struct xen_tuple out[4 * PVSTATS_PER_PAGE];
 	const char *text;
 
 	size_t n = size > sizeof(pages) ? sizeof(pages) : size;

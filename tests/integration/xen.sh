@@ -267,6 +267,23 @@ check "xenstored restarted: the old set's pages released, the new set's mapped (
 kill -TERM "$G1"
 check "xenstored restarted: withdrawal still seen through the new connection" until_gone 'domid="1"'
 
+# ---- a set over three pages ----
+# The bench guest's 150 statistics: statistic j counts (j + 1) per update,
+# so every value read from its own slot, across the page boundaries,
+# divides into the same number of updates.
+LD_PRELOAD="$FAKE" "$GUEST" bench 1 1 1 150 0 >"$WORK/guest100.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 400); do grep -q ready "$WORK/guest100.log" && break; sleep 0.05; done
+B3=$(set_labels 100 bench100 provider-0 set-0)
+check "three pages: the set is live" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$B3} 1$"
+scrape | grep "^xen_pv_stat{$B3," >"$WORK/pages3"
+check "three pages: 150 statistics, each its own slot's value ($(grep -c . "$WORK/pages3"))" \
+	awk -F'"' '{ split($0, f, "} "); j = substr($10, 9) + 1
+		if (f[2] % j || (u && f[2] / j != u) || f[2] == 0) bad = 1; u = f[2] / j }
+		END { exit bad || NR != 150 }' "$WORK/pages3"
+toolstack remove 100
+check "three pages: gone with its domain" until_gone 'domid="100"'
+
 
 check "after every guest: no mappings left" test "$(gnt_maps)" = 0
 check "after every guest: fds back to the baseline ($BASE_FDS -> $(fds))" test "$(fds)" -le "$BASE_FDS"

@@ -41,7 +41,7 @@ static void test_name_rule(void **state)
 static void test_parse(void **state)
 {
 	uint8_t *pages = calloc(2, PVSTATS_PAGE_SIZE);
-	struct xen_stat out[128];
+	struct xen_tuple out[128];
 	struct rejects r = {0};
 	(void)state;
 	tuple(pages, 0, PVSTATS_U64, "bytes");
