@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <zlib.h>
+
 #include "emitter.h"
 #include "sink.h"
 
@@ -56,6 +58,39 @@ static inline void capture_free(struct capture *c)
 	famreg_free(&c->reg);
 	sink_free(&c->sink);
 	free(c->text);
+}
+
+/* The chunks of a finished sink, one after another, into out. */
+static inline size_t sink_gather(const struct sink *s, unsigned char *out)
+{
+	size_t n = 0;
+	for (struct sink_chunk *c = s->head; c; c = c->next) {
+		memcpy(out + n, c->data, c->len);
+		n += c->len;
+	}
+	return n;
+}
+
+/* A finished deflating sink as a gzip response wraps it, read back by
+ * zlib (crc and length checked) into plain: the length read. */
+static inline size_t sink_gunzip(const struct sink *s, unsigned char *plain, size_t cap)
+{
+	static unsigned char body[1 << 21];
+	size_t n = GZIP_HEADER_LEN;
+	z_stream z = {0};
+
+	gzip_header(body);
+	n += sink_gather(s, body + n);
+	gzip_trailer(body + n, s->crc, s->raw_bytes);
+	n += GZIP_TRAILER_LEN;
+	assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+	z.next_in = body;
+	z.avail_in = (uInt)n;
+	z.next_out = plain;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	inflateEnd(&z);
+	return z.total_out;
 }
 
 static inline uint64_t capture_drops(const struct capture *c, const char *reason)
