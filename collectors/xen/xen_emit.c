@@ -17,7 +17,7 @@ static const struct xen_set *set_of(const struct famgroup_member *m)
 
 static const char *member_metric(const struct famgroup_member *m)
 {
-	return set_of(m)->metric[m->stat];
+	return set_of(m)->stat[m->stat].metric;
 }
 
 static int member_cmp(const struct famgroup_member *a, const struct famgroup_member *b)
@@ -49,7 +49,7 @@ static int rebuild(struct xen_registry *r, struct famgroup *g, const struct famg
 		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
 			struct xen_set *s = r->dom[i]->set[k];
 			for (uint32_t j = 0; j < s->nstats; j++)
-				if (s->metric[j])
+				if (s->stat[j].metric)
 					m[n++] = (struct famgroup_member){s, j};
 		}
 	famgroup_commit(g, m, n, r->epoch, ops);
@@ -122,7 +122,7 @@ static void member_write(const struct famgroup_member *m, void *ctx, struct bs_e
 {
 	const struct xen_set *s = set_of(m);
 	const struct xen_stat *st = &s->stat[m->stat];
-	double scale = s->rule[m->stat]->scale, d;
+	double scale = st->rule->scale, d;
 	struct bs_label all[6];
 	size_t n = set_labels(s, all);
 	size_t skip = labelprefix_use(ctx, em, s, all, n);
@@ -131,7 +131,7 @@ static void member_write(const struct famgroup_member *m, void *ctx, struct bs_e
 	const char *text;
 
 	n -= skip;
-	if (s->with_stat[m->stat])
+	if (st->with_stat)
 		l[n++] = (struct bs_label){"stat", st->name};
 	switch (st->type) {
 	case PVSTATS_S64:
@@ -156,7 +156,7 @@ static void member_write(const struct famgroup_member *m, void *ctx, struct bs_e
 static void member_head(const struct famgroup_member *m, struct bs_family *fam)
 {
 	const struct xen_stat *st = &set_of(m)->stat[m->stat];
-	const struct statmap_rule *rule = set_of(m)->rule[m->stat];
+	const struct statmap_rule *rule = st->rule;
 
 	fam->name = member_metric(m);
 	fam->help = NULL;
@@ -171,7 +171,7 @@ static void member_help(const struct famgroup_member *m, void *ctx, char *help, 
 {
 	const struct xen_set *s = set_of(m);
 	const struct xen_stat *st = &s->stat[m->stat];
-	const struct statmap_rule *rule = s->rule[m->stat];
+	const struct statmap_rule *rule = st->rule;
 
 	(void)ctx;
 	if (rule->help)

@@ -80,12 +80,9 @@ static void set_free(struct xen_registry *r, struct xen_set *s)
 	}
 	if (s->values)
 		xen_gnt_unmap(r->seam, s->values, s->npages);
-	for (size_t i = 0; s->metric && i < s->nstats; i++)
-		if (s->metric[i] != generic_number && s->metric[i] != generic_text)
-			free(s->metric[i]);
-	free(s->metric);
-	free(s->with_stat);
-	free(s->rule);
+	for (size_t i = 0; s->stat && i < s->nstats; i++)
+		if (s->stat[i].metric != generic_number && s->stat[i].metric != generic_text)
+			free(s->stat[i].metric);
 	free(s->stat);
 	free(s->names);
 	free(s->num);
@@ -153,7 +150,8 @@ static int keep_stats(struct xen_set *s, const struct xen_tuple *t, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(t[i].name) + 1;
 		memcpy(s->names + bytes, t[i].name, len);
-		s->stat[i] = (struct xen_stat){t[i].type, t[i].slot, 0, s->names + bytes};
+		s->stat[i] = (struct xen_stat){
+		    .type = t[i].type, .slot = t[i].slot, .name = s->names + bytes};
 		s->stat[i].sampled =
 		    t[i].type == PVSTATS_ASCII ? (uint32_t)ntext++ : (uint32_t)nnum++;
 		bytes += len;
@@ -191,33 +189,26 @@ static int map_stats(struct xen_registry *r, struct xen_set *s)
 {
 	char name[STATMAP_NAME_BUF];
 
-	size_t n = s->nstats ? s->nstats : 1;
-
-	s->rule = calloc(n, sizeof(*s->rule));
-	s->metric = calloc(n, sizeof(*s->metric));
-	s->with_stat = calloc(n, sizeof(*s->with_stat));
-	if (!s->rule || !s->metric || !s->with_stat)
-		return -ENOMEM;
 	for (size_t i = 0; i < s->nstats; i++) {
-		const char *values[3] = {s->provider, s->name, s->stat[i].name};
+		struct xen_stat *st = &s->stat[i];
+		const char *values[3] = {s->provider, s->name, st->name};
 		const struct statmap_rule *rule = statmap_match(r->map, values);
 		/* A rule that types or scales without naming gets a name of its own:
 		 * the generic family holds only untyped statistics. */
 		const char *tmpl = rule->name					   ? rule->name
 				   : rule->typed || rule->unit || rule->scale != 1 ? "xen_pv_{stat}"
 										   : NULL;
-		s->rule[i] = rule;
+		st->rule = rule;
 		if (rule->drop)
 			continue;
-		s->with_stat[i] =
-		    !tmpl || !strstr(tmpl, "{stat}") || s->stat[i].type == PVSTATS_ASCII;
-		if (s->stat[i].type == PVSTATS_ASCII)
-			s->metric[i] = generic_text;
+		st->with_stat = !tmpl || !strstr(tmpl, "{stat}") || st->type == PVSTATS_ASCII;
+		if (st->type == PVSTATS_ASCII)
+			st->metric = generic_text;
 		else if (!tmpl)
-			s->metric[i] = generic_number;
+			st->metric = generic_number;
 		else if (statmap_expand(r->map, tmpl, values, rule->unit, name) < 0)
 			xen_registry_drop(r, "invalid_name");
-		else if (!(s->metric[i] = strdup(name)))
+		else if (!(st->metric = strdup(name)))
 			return -ENOMEM;
 	}
 	return 0;

@@ -23,9 +23,12 @@
  * whole name fields and value pages. */
 struct xen_stat {
 	uint8_t type;
+	bool with_stat;	  /* its name is a label */
 	uint32_t slot;	  /* its tuple in the value pages */
 	uint32_t sampled; /* its place in num, or in text for an ASCII value */
 	const char *name;
+	const struct statmap_rule *rule;
+	char *metric; /* its family; NULL: left out */
 };
 
 struct xen_caps {
@@ -47,9 +50,6 @@ struct xen_set {
 	 * of ASCII values whole. */
 	uint64_t *num;
 	uint8_t (*text)[PVSTATS_TUPLE_SIZE];
-	const struct statmap_rule **rule; /* per statistic */
-	char **metric;			  /* per statistic: its family */
-	bool *with_stat;		  /* per statistic: its name is a label */
 	bool awaiting, fresh;
 	bool seen; /* by the scan in progress */
 	uint64_t timeouts;
