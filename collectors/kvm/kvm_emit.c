@@ -389,7 +389,7 @@ int kvm_emit_plan(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm
 	for (int f = 0; f < KVM_THREAD_FAMILIES; f++)
 		if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_THREADS, f}) < 0)
 			return -ENOMEM;
-	for (int f = 0; f < 2; f++)
+	for (int f = 0; f < KVM_VMM_FAMILIES; f++)
 		if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_VMMS, f}) < 0)
 			return -ENOMEM;
 	plan_cut(p, set, mode,

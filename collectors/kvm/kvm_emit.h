@@ -22,7 +22,8 @@ bool kvm_filter_match(const struct kvm_filter *f, const char *name);
 
 /* Parts a scrape's families are cut in: one per thread that writes. */
 #define KVM_EMIT_PARTS_MAX (1 + BS_EMITTER_FORKS_MAX)
-#define KVM_THREAD_FAMILIES 3
+#define KVM_THREAD_FAMILIES 3 /* schedstat's three figures */
+#define KVM_VMM_FAMILIES 2    /* a VMM's resident memory, major faults */
 
 enum kvm_item_kind {
 	KVM_ITEM_INFO,

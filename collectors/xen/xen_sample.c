@@ -75,15 +75,17 @@ static size_t count_awaiting(const struct xen_registry *r)
  * meanwhile changes nothing the scrape shows. `page` has room for one. */
 static void copy_values(struct xen_set *s, uint8_t *page)
 {
+	size_t copied = SIZE_MAX; /* the page in `page` */
+
 	for (size_t j = 0; j < s->nstats; j++) {
 		const struct xen_stat *st = &s->stat[j];
-		size_t at = (size_t)st->slot * PVSTATS_TUPLE_SIZE;
-		if (j == 0 || at / PVSTATS_PAGE_SIZE != s->stat[j - 1].slot / PVSTATS_PER_PAGE)
-			memcpy(page,
-			       (const uint8_t *)s->values +
-				   at / PVSTATS_PAGE_SIZE * PVSTATS_PAGE_SIZE,
+		size_t at = st->slot / PVSTATS_PER_PAGE;
+		if (at != copied) {
+			memcpy(page, (const uint8_t *)s->values + at * PVSTATS_PAGE_SIZE,
 			       PVSTATS_PAGE_SIZE);
-		const uint8_t *slot = page + at % PVSTATS_PAGE_SIZE;
+			copied = at;
+		}
+		const uint8_t *slot = page + st->slot % PVSTATS_PER_PAGE * PVSTATS_TUPLE_SIZE;
 		if (st->type == PVSTATS_ASCII)
 			memcpy(s->text[st->sampled], slot, PVSTATS_TUPLE_SIZE);
 		else
