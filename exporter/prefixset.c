@@ -1,9 +1,9 @@
 /* The series of one family by prefix: a table of the distinct prefixes
  * (open addressing over their keyed hashes), each with a small table of its
- * series' own labels (the same 8-byte slots as the flat set: a tag, and
- * where the labels are), all in three arrays that are kept from one family
- * and one scrape to the next. Equal tags compare the texts, as in the flat
- * set: a collision never drops a genuine series. */
+ * series' own labels (8-byte slots: a tag, and where the labels are),
+ * all in three arrays that are kept from one family and one scrape to the
+ * next. Equal tags compare the texts, as in the flat set: a collision
+ * never drops a genuine series. */
 #include "prefixset.h"
 
 #include <errno.h>
@@ -80,7 +80,7 @@ static int text_put(struct prefixset *p, uint64_t h, const struct seriesset_labe
 /* `count` zeroed slots at the end of the slots: their first index. */
 static int slots_take(struct prefixset *p, uint32_t count, uint32_t *first)
 {
-	struct seriesset_slot *slot =
+	struct prefixset_slot *slot =
 	    room(p->slot, &p->scap, p->nslots, count, sizeof(*slot), 1024);
 	if (!slot)
 		return -ENOMEM;
@@ -147,7 +147,7 @@ int prefixset_enter(struct prefixset *p, uint64_t h, const struct seriesset_labe
 }
 
 /* The free slot for hash h in a table of cap slots at t. */
-static size_t own_free(const struct seriesset_slot *t, size_t cap, uint64_t h)
+static size_t own_free(const struct prefixset_slot *t, size_t cap, uint64_t h)
 {
 	size_t i = (size_t)h & (cap - 1);
 	while (t[i].at)
@@ -163,8 +163,8 @@ static int own_grow(struct prefixset *p, struct prefixset_node *nd)
 
 	if (nd->cap > UINT32_MAX / 4 || slots_take(p, cap, &first) < 0)
 		return -ENOMEM;
-	const struct seriesset_slot *old = p->slot + nd->slot;
-	struct seriesset_slot *t = p->slot + first;
+	const struct prefixset_slot *old = p->slot + nd->slot;
+	struct prefixset_slot *t = p->slot + first;
 	for (uint32_t k = 0; k < nd->cap; k++)
 		if (old[k].at)
 			t[own_free(t, cap, head_at(p, old[k].at - 1).hash)] = old[k];
@@ -180,7 +180,7 @@ int prefixset_add(struct prefixset *p, uint64_t h, const struct seriesset_label 
 
 	if ((nd->used + 1) * 2 > nd->cap && own_grow(p, nd) < 0)
 		return -ENOMEM;
-	struct seriesset_slot *t = p->slot + nd->slot;
+	struct prefixset_slot *t = p->slot + nd->slot;
 	size_t i = (size_t)h & (nd->cap - 1);
 	for (; t[i].at; i = (i + 1) & (nd->cap - 1)) {
 		if (t[i].tag != tag)
@@ -191,7 +191,7 @@ int prefixset_add(struct prefixset *p, uint64_t h, const struct seriesset_label 
 	}
 	if (text_put(p, h, l, n, &at) < 0)
 		return -ENOMEM;
-	t[i] = (struct seriesset_slot){tag, at + 1};
+	t[i] = (struct prefixset_slot){tag, at + 1};
 	nd->used++;
 	p->series++;
 	return 1;
@@ -228,7 +228,7 @@ int prefixset_move(struct prefixset *p, struct seriesset *into)
 
 	for (size_t k = 0; k < p->nnodes && rc == 0; k++) {
 		const struct prefixset_node *nd = &p->node[k];
-		const struct seriesset_slot *t = p->slot + nd->slot;
+		const struct prefixset_slot *t = p->slot + nd->slot;
 		for (uint32_t i = 0; i < nd->cap && rc == 0; i++)
 			if (t[i].at)
 				rc = move_one(p, nd, t[i].at - 1, &buf, &cap, into);

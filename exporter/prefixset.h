@@ -12,6 +12,13 @@
 
 #include "seriesset.h"
 
+/* 8 bytes, so that a prefix's table stays in the first-level cache: a
+ * probe compares 32 more bits of the hash before any text. */
+struct prefixset_slot {
+	uint32_t tag; /* the hash's high half */
+	uint32_t at;  /* 1 + where the series is in the texts, in 8-byte units; 0: free */
+};
+
 /* A distinct prefix, with its own labels' table among the set's slots. */
 struct prefixset_node {
 	uint64_t hash;	  /* of the prefix's labels */
@@ -28,7 +35,7 @@ struct prefixset {
 	size_t hcap;	  /* a power of two */
 	struct prefixset_node *node;
 	size_t nnodes, ncap;
-	struct seriesset_slot *slot; /* every node's table, one after another */
+	struct prefixset_slot *slot; /* every node's table, one after another */
 	size_t nslots, scap;
 	char *text; /* prefix and own blocks, each after its hash, count and length */
 	size_t tlen, tcap;

@@ -6,19 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 8 bytes, so that the table of a usual family stays in the first-level
- * cache: a probe compares 32 more bits of the hash before any text. */
-struct seriesset_slot {
-	uint32_t tag; /* the hash's high half */
-	uint32_t at;  /* 1 + where the series is in the arena, in 8-byte units; 0: free */
-};
-
-/* Clearing zeroes only the slots in use, found from the arena, so a table
- * grown by one large family costs nothing to the small ones after it, and
+/* Clearing zeroes the control bytes, or only those in use (found from the
+ * arena) when the table is much larger than what it holds, so a table
+ * grown by one large family costs little to the small ones after it, and
  * can be kept from one scrape to the next. */
 struct seriesset {
-	struct seriesset_slot *slot;
-	size_t cap; /* power of two */
+	uint8_t *ctrl; /* per slot: 0 free, else 0x80 | the hash's top 7 bits */
+	uint32_t *at;  /* per slot: where its series is in the arena, in 8-byte units */
+	size_t cap;    /* slots: a power of two, at least 64 */
 	size_t used, peak;
 	char *arena; /* per series: its hash, slot, label count, block length and block */
 	size_t alen, acap, apeak;

@@ -67,6 +67,31 @@ static void test_many_colliding(void **state)
 	seriesset_free(&s);
 }
 
+/* Series whose hashes share the first group and the control byte (they
+ * differ only in the middle bits) fill that group, go on past the table's
+ * end into the first ones, and are each still found as themselves. */
+static void test_full_groups_wrap(void **state)
+{
+	struct seriesset s = {0};
+	char text[32];
+	(void)state;
+
+	assert_int_equal(seriesset_add(&s, 1, NULL, 0), 1); /* the table, 64 slots */
+	uint64_t last_group = s.cap - 8;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t k = 1; k <= 30; k++) {
+			int n = snprintf(text, sizeof(text), "id=\"%d\"", (int)k);
+			struct seriesset_label l = {text, (size_t)n};
+			assert_int_equal(seriesset_add(&s, last_group | k << 20, &l, 1), pass == 0);
+		}
+	}
+	assert_int_equal(s.cap, 64);
+	assert_int_equal(s.used, 31);
+	for (size_t i = 0; i < 8; i++) /* wrapped into the first group */
+		assert_int_not_equal(s.ctrl[i], 0);
+	seriesset_free(&s);
+}
+
 static int add_id(struct seriesset *s, int i)
 {
 	char text[32];
@@ -89,12 +114,14 @@ static void test_clear_keeps_table_trim_frees(void **state)
 	seriesset_clear(&s);
 	assert_int_equal(s.cap, cap);
 	for (size_t i = 0; i < s.cap; i++)
-		assert_int_equal(s.slot[i].at, 0);
+		assert_int_equal(s.ctrl[i], 0);
 	assert_int_equal(add_id(&s, 5), 1); /* gone with the clear */
 	assert_int_equal(add_id(&s, 5), 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(add_id(&s, i), 1);
-	seriesset_clear(&s);
+	seriesset_clear(&s); /* four in a large table: only their slots zeroed */
+	for (size_t i = 0; i < s.cap; i++)
+		assert_int_equal(s.ctrl[i], 0);
 	for (int i = 0; i < 20000; i += 1000)
 		assert_int_equal(add_id(&s, i), 1);
 
@@ -102,7 +129,7 @@ static void test_clear_keeps_table_trim_frees(void **state)
 	assert_int_equal(s.cap, cap);
 	assert_int_equal(add_id(&s, 1), 1);
 	seriesset_trim(&s); /* only small families since */
-	assert_null(s.slot);
+	assert_null(s.ctrl);
 	assert_null(s.arena);
 	assert_int_equal(add_id(&s, 1), 1);
 	assert_int_equal(add_id(&s, 1), 0);
@@ -114,6 +141,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_collision_keeps_both),
 	    cmocka_unit_test(test_many_colliding),
+	    cmocka_unit_test(test_full_groups_wrap),
 	    cmocka_unit_test(test_clear_keeps_table_trim_frees),
 	};
 	return cmocka_run_group_tests_name("seriesset", tests, NULL, NULL);
