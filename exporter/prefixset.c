@@ -13,6 +13,7 @@
 /* The most labels a series held here has: the emitter allows fewer. */
 #define PREFIXSET_LABELS_MAX 128
 #define OWN_FIRST_CAP 16
+#define OWN_HINT_MAX 4096
 
 /* What the texts hold before each block. */
 struct text_head {
@@ -115,6 +116,13 @@ static int node_new(struct prefixset *p, uint64_t h, const struct seriesset_labe
 {
 	struct prefixset_node nd = {.hash = h, .home = (uint32_t)home, .cap = OWN_FIRST_CAP};
 	struct prefixset_node *node = room(p->node, &p->ncap, p->nnodes, 1, sizeof(*node), 64);
+
+	/* Sized for as many series as the prefix before it came to: a
+	 * family's prefixes mostly have the same, so no table grows twice,
+	 * and none leaves its smaller ones unused behind it. */
+	if (p->nnodes)
+		while (nd.cap < 2 * p->node[p->nnodes - 1].used && nd.cap < OWN_HINT_MAX)
+			nd.cap *= 2;
 
 	if (!node)
 		return -ENOMEM;

@@ -85,6 +85,35 @@ static void test_by_prefix(void **state)
 	prefixset_free(&p);
 }
 
+/* A prefix's own table starts as large as the one before it ended up
+ * needing: the second of two alike never grows, and leaves no smaller
+ * tables unused behind it. */
+static void test_table_sized_by_last(void **state)
+{
+	struct prefixset p = {0};
+	struct block b;
+	uint64_t h;
+	(void)state;
+
+	for (int dom = 0; dom < 3; dom++) {
+		size_t before = p.nslots;
+		make_prefix(&b, dom, 0);
+		assert_int_equal(prefixset_enter(&p, b.h, b.l, 2), 0);
+		for (int s = 0; s < 100; s++)
+			assert_int_equal(add_stat(&p, s, &h), 1);
+		/* the first grows 16, 32, 64, 128, 256; the others take 256 */
+		assert_int_equal(p.nslots - before, dom == 0 ? 496 : 256);
+	}
+	make_prefix(&b, 9, 0); /* after one of 100: 256 slots, for one series */
+	assert_int_equal(prefixset_enter(&p, b.h, b.l, 2), 0);
+	assert_int_equal(add_stat(&p, 1, &h), 1);
+	size_t before = p.nslots;
+	make_prefix(&b, 10, 0); /* after one of 1: the first size again */
+	assert_int_equal(prefixset_enter(&p, b.h, b.l, 2), 0);
+	assert_int_equal(p.nslots - before, 16);
+	prefixset_free(&p);
+}
+
 /* Own labels that all hash alike: each still counts, by its text. */
 static void test_own_collisions(void **state)
 {
@@ -109,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_by_prefix),
 	    cmocka_unit_test(test_own_collisions),
+	    cmocka_unit_test(test_table_sized_by_last),
 	};
 	return cmocka_run_group_tests_name("prefixset", tests, NULL, NULL);
 }
