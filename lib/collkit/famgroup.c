@@ -113,7 +113,9 @@ void famgroup_emit(const struct famgroup *g, const struct famgroup_ops *ops, voi
 {
 	for (size_t i = 0, j; i < g->n; i = j) {
 		const char *name = g->m[i].metric;
-		for (j = i + 1; j < g->n && strcmp(g->m[j].metric, name) == 0; j++)
+		/* Collectors mostly share one string per family name. */
+		for (j = i + 1;
+		     j < g->n && (g->m[j].metric == name || strcmp(g->m[j].metric, name) == 0); j++)
 			;
 		emit_family(&g->m[i], j - i, ops, ctx, em);
 	}
