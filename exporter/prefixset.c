@@ -115,7 +115,6 @@ static int node_new(struct prefixset *p, uint64_t h, const struct seriesset_labe
 		    size_t home)
 {
 	struct prefixset_node nd = {.hash = h, .home = (uint32_t)home, .cap = OWN_FIRST_CAP};
-	struct prefixset_node *node = room(p->node, &p->ncap, p->nnodes, 1, sizeof(*node), 64);
 
 	/* Sized for as many series as the prefix before it came to: a
 	 * family's prefixes mostly have the same, so no table grows twice,
@@ -123,7 +122,7 @@ static int node_new(struct prefixset *p, uint64_t h, const struct seriesset_labe
 	if (p->nnodes)
 		while (nd.cap < 2 * p->node[p->nnodes - 1].used && nd.cap < OWN_HINT_MAX)
 			nd.cap *= 2;
-
+	struct prefixset_node *node = room(p->node, &p->ncap, p->nnodes, 1, sizeof(*node), 64);
 	if (!node)
 		return -ENOMEM;
 	p->node = node;
