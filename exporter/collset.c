@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobworker.h"
 #include "log.h"
 #include "plugin.h"
 #include "proc.h"
@@ -57,6 +58,7 @@ static int processing_init(struct collset *s, const struct bs_host *host)
 
 static void instance_shutdown(struct instance *in)
 {
+	jobworker_stop(in->worker);
 	if (in->ops && in->init_rc == 0)
 		in->ops->shutdown(in->state);
 	seriesset_free(&in->series.series);

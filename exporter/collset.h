@@ -23,6 +23,7 @@ struct instance {
 	/* The emitter's sets of series, lent to each collect under collect_lock,
 	 * so a large family's tables and arenas are not grown again every scrape. */
 	struct emitter_kept series;
+	struct jobworker *worker; /* the thread its scrape jobs run on */
 };
 
 struct proc;

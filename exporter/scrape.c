@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jobworker.h"
 #include "log.h"
 #include "procmetrics.h"
 
@@ -153,18 +154,26 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
+static void job_run(void *job)
+{
+	job_main(job);
+}
+
+/* On the collector's kept thread, or a new one while it is busy. */
 static int job_start(struct scrape *sc, struct scrape_job *job)
 {
 	pthread_attr_t attr;
 	pthread_t t;
-	int rc;
+	int rc = 0;
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sc->refs++;
 	sc->pending++;
-	rc = pthread_create(&t, &attr, job_main, job);
-	pthread_attr_destroy(&attr);
+	if (jobworker_run(&job->inst->worker, job_run, job) < 0) {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rc = pthread_create(&t, &attr, job_main, job);
+		pthread_attr_destroy(&attr);
+	}
 	if (rc) {
 		sc->refs--;
 		sc->pending--;

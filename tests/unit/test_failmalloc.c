@@ -15,6 +15,7 @@
 
 #include "collset.h"
 #include "dci4_supplier.h"
+#include "jobworker.h"
 #include "log.h"
 #include "scrape.h"
 #include "sink.h"
@@ -114,10 +115,20 @@ __attribute__((sentinel)) static void host_log(enum bs_log_level l, const char *
 
 static const struct bs_host host HELPER = {BS_COLLECTOR_ABI_VERSION, host_log, 0};
 
-static int alone_extra; /* threads of the test besides main (collectors' own) */
+static int alone_extra;		  /* threads of the test besides main (collectors' own) */
+static struct collset *alone_set; /* whose collectors' kept job threads stay */
 
-/* Waits until the scrape's detached collector threads have ended (their
- * exit frees memory too), so what is counted next is settled. */
+static bool jobs_running(void)
+{
+	for (size_t i = 0; alone_set && i < alone_set->n; i++)
+		if (jobworker_busy(alone_set->inst[i].worker))
+			return true;
+	return false;
+}
+
+/* Waits until the scrape's jobs have returned and its detached collector
+ * threads have ended (their exit frees memory too), so what is counted
+ * next is settled. */
 static void wait_alone(void)
 {
 	char line[64];
@@ -129,7 +140,7 @@ static void wait_alone(void)
 				break;
 		if (f)
 			fclose(f);
-		if (threads == 1 + alone_extra)
+		if (threads == 1 + alone_extra && !jobs_running())
 			return;
 		usleep(5000);
 	}
@@ -225,6 +236,8 @@ static void test_every_allocation_fails_once(void **state)
 	struct config *cfg = config_load("t.yml", yaml, getenv("BS_PLUGINS"), err, sizeof(err));
 	assert_non_null(cfg);
 	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), 0);
+	alone_set = set;
+	alone_extra = (int)set->n; /* each collector's kept job thread */
 
 	__libc_free(scrape_lines(set)); /* the DCI collector describes its supplier */
 	char *reference = scrape_lines(set);
@@ -277,6 +290,7 @@ static void test_every_allocation_fails_once(void **state)
 	print_message("%lu allocations per scrape, each failed once; no block leaked\n",
 		      per_scrape);
 	__libc_free(reference);
+	alone_set = NULL;
 	collset_put(set);
 	kill(supplier, SIGKILL);
 	waitpid(supplier, NULL, 0);
