@@ -1,8 +1,8 @@
 /* A collector's kept thread for its scrape jobs: a new thread per collect
- * costs more than a small collector's whole collect (clone, stack, exit:
- * a third of a 10-VM KVM scrape's CPU), so one waits for the next. A job
- * it cannot take at once (it still runs the last, perhaps hung) goes to a
- * new thread, as every job did before. */
+ * costs about as much as a small collector's whole collect (clone, stack,
+ * exit: with the connection's own, 16% of a 10-VM KVM scrape's CPU), so
+ * one waits for the next. A job it cannot take at once (it still runs the
+ * last, perhaps hung) goes to a new thread, as every job did before. */
 #ifndef BS_JOBWORKER_H
 #define BS_JOBWORKER_H
 
