@@ -23,11 +23,11 @@
  * each VM's vCPUs are folded as soon as they are read. Then writes what
  * was read, for the stats the stats filter lets through.
  *
- * Up to one thread per CPU the process may run on take runs of KVM_READ_RUN VMs until all are
- * taken: every VM is read and folded by one thread alone. Once all are
- * read, each thread takes parts of the families to write (kvm_emit_plan),
- * the first part into em, each other into a fork of em (ABI 5; without
- * forks em takes it all), until none is left. The set does not change
+ * Up to one thread per CPU the process may run on take runs of
+ * KVM_READ_RUN VMs until all are taken: every VM is read and folded by one
+ * thread alone. Once all are read, each thread takes parts of the families
+ * to write (kvm_emit_plan), the first part into em, each other into a fork
+ * of em (ABI 5; without forks em takes it all), until none is left. The set does not change
  * meanwhile (the caller holds the collector's lock). */
 void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struct kvm_filter *stats,
 		enum kvm_mode mode, const struct bs_host *host, struct bs_emitter *em);
