@@ -39,7 +39,8 @@ run() {
 	p=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm: {enabled: false}\n  xen:\n    timeout_seconds: %s\n' \
 		"${3:-$B}/plugins" "$TIMEOUT" >"$WORK/c.yml"
-	LD_PRELOAD="$FAKE" "${3:-$B}/binstat_exporter" --config.file="$WORK/c.yml" \
+	# An older build may pend until none is left on an fd it left blocking.
+	env ${3:+FAKEXEN_EVTCHN_NONBLOCK=1} LD_PRELOAD="$FAKE" "${3:-$B}/binstat_exporter" --config.file="$WORK/c.yml" \
 		--web.listen-address="127.0.0.1:$p" --log.level=warn &
 	pid=$!
 	PIDS+=($pid)

@@ -12,43 +12,69 @@
 
 #define WAIT_SLICE_MS 50
 
+/* Delivered ports: at most budget, and a batch. */
+static int next_ports(struct xen_registry *r, uint32_t *port, size_t budget)
+{
+	return xen_evt_pending(r->seam, port, budget < XEN_EVT_BATCH ? budget : XEN_EVT_BATCH);
+}
+
 /* Takes what has been delivered; returns how many awaited answers came. */
 static size_t take_pending(struct xen_registry *r, size_t budget, uint64_t *spurious)
 {
+	uint32_t port[XEN_EVT_BATCH];
 	size_t answered = 0;
-	int p;
+	int got;
 
-	while (budget-- > 0 && (p = xen_evt_pending(r->seam)) >= 0) {
-		struct xen_set *s = (uint32_t)p < XEN_PORTS_MAX ? r->by_port[p] : NULL;
-		if (s && s->awaiting) {
-			s->awaiting = false;
-			s->fresh = true;
-			answered++;
-		} else {
-			(*spurious)++;
+	while (budget > 0 && (got = next_ports(r, port, budget)) > 0) {
+		budget -= (size_t)got;
+		for (int i = 0; i < got; i++) {
+			struct xen_set *s = port[i] < XEN_PORTS_MAX ? r->by_port[port[i]] : NULL;
+			if (s && s->awaiting) {
+				s->awaiting = false;
+				s->fresh = true;
+				answered++;
+			} else {
+				(*spurious)++;
+			}
 		}
 	}
 	return answered;
+}
+
+/* Unmasks every live port, a batch at a time. */
+static size_t unmask_all(struct xen_registry *r)
+{
+	uint32_t port[XEN_EVT_BATCH];
+	size_t n = 0, live = 0;
+
+	for (size_t i = 0; i < r->ndom; i++)
+		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
+			struct xen_set *s = r->dom[i]->set[k];
+			s->fresh = s->awaiting = false;
+			port[n++] = s->port;
+			live++;
+			if (n == XEN_EVT_BATCH) {
+				xen_evt_unmask(r->seam, port, n);
+				n = 0;
+			}
+		}
+	if (n > 0)
+		xen_evt_unmask(r->seam, port, n);
+	return live;
 }
 
 /* Unmasks every live port and clears what was raised before this scrape
  * asked, so that no old signal passes for an answer. */
 static size_t ask_all(struct xen_registry *r, uint64_t *spurious)
 {
-	size_t asked = 0, live = 0;
-	int p;
+	uint32_t port[XEN_EVT_BATCH];
+	size_t asked = 0;
+	int got;
 
-	for (size_t i = 0; i < r->ndom; i++)
-		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
-			struct xen_set *s = r->dom[i]->set[k];
-			s->fresh = s->awaiting = false;
-			xen_evt_unmask(r->seam, s->port);
-			live++;
-		}
-	for (size_t budget = 2 * live + 16; budget > 0 && (p = xen_evt_pending(r->seam)) >= 0;
-	     budget--) {
-		(*spurious)++;
-		xen_evt_unmask(r->seam, (uint32_t)p);
+	for (size_t budget = 2 * unmask_all(r) + 16;
+	     budget > 0 && (got = next_ports(r, port, budget)) > 0; budget -= (size_t)got) {
+		*spurious += (size_t)got;
+		xen_evt_unmask(r->seam, port, (size_t)got);
 	}
 	for (size_t i = 0; i < r->ndom; i++)
 		for (size_t k = 0; k < r->dom[i]->nsets; k++) {

@@ -1,11 +1,14 @@
-/* The real backend of the seam: the libraries a dom0 toolstack uses. */
+/* The real backend of the seam: the libraries a dom0 toolstack uses, and
+ * the evtchn device beneath libxenevtchn for ports in bulk. */
 #include "xen_seam.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <xenevtchn.h>
 #include <xengnttab.h>
@@ -22,6 +25,14 @@ static int err(void)
 	return errno ? -errno : -EIO;
 }
 
+/* libxenevtchn opens the device blocking: its pending would then wait
+ * for the next event where a scrape takes only what has come. */
+static int set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
 int xen_seam_open(struct xen_seam **out)
 {
 	struct xen_seam *x = calloc(1, sizeof(*x));
@@ -31,7 +42,7 @@ int xen_seam_open(struct xen_seam **out)
 		return rc;
 	errno = 0;
 	if (!(x->xs = xs_open(0)) || !(x->gnt = xengnttab_open(NULL, 0)) ||
-	    !(x->evt = xenevtchn_open(NULL, 0))) {
+	    !(x->evt = xenevtchn_open(NULL, 0)) || set_nonblocking(xenevtchn_fd(x->evt)) < 0) {
 		rc = err();
 		xen_seam_close(x);
 		return rc;
@@ -147,16 +158,31 @@ int xen_evt_notify(struct xen_seam *x, uint32_t port)
 	return xenevtchn_notify(x->evt, port) < 0 ? err() : 0;
 }
 
-int xen_evt_pending(struct xen_seam *x)
+/* The device's read and write of port numbers, as libxenevtchn's Linux
+ * backend makes them one port at a time. */
+int xen_evt_pending(struct xen_seam *x, uint32_t *ports, size_t max)
 {
+	if (max > XEN_EVT_BATCH)
+		max = XEN_EVT_BATCH;
 	errno = 0;
-	int p = xenevtchn_pending(x->evt);
-	return p < 0 ? -EAGAIN : p;
+	ssize_t got = read(xenevtchn_fd(x->evt), ports, max * sizeof(*ports));
+	if (got < 0)
+		return errno == EAGAIN ? 0 : err();
+	return (int)((size_t)got / sizeof(*ports));
 }
 
-int xen_evt_unmask(struct xen_seam *x, uint32_t port)
+int xen_evt_unmask(struct xen_seam *x, const uint32_t *ports, size_t n)
 {
-	return xenevtchn_unmask(x->evt, port) < 0 ? err() : 0;
+	while (n > 0) {
+		size_t k = n < XEN_EVT_BATCH ? n : XEN_EVT_BATCH;
+		errno = 0;
+		ssize_t done = write(xenevtchn_fd(x->evt), ports, k * sizeof(*ports));
+		if (done <= 0)
+			return err();
+		ports += (size_t)done / sizeof(*ports);
+		n -= (size_t)done / sizeof(*ports);
+	}
+	return 0;
 }
 
 int xen_evt_fd(struct xen_seam *x)

@@ -6,6 +6,7 @@
 #include "pvstats.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,14 @@ static int err_or(int fallback)
 	return errno ? -errno : fallback;
 }
 
+/* libxenevtchn opens the device blocking: pvstats_dispatch's last
+ * pending would wait for the next request instead of returning. */
+static int set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
 struct pvstats *pvstats_open(const char *domain_path, int *err)
 {
 	struct pvstats *p = calloc(1, sizeof(*p));
@@ -62,7 +71,7 @@ struct pvstats *pvstats_open(const char *domain_path, int *err)
 		 domain_path ? "/" : "");
 	errno = 0;
 	if (!(p->xs = xs_open(0)) || !(p->gnt = xengntshr_open(NULL, 0)) ||
-	    !(p->evt = xenevtchn_open(NULL, 0))) {
+	    !(p->evt = xenevtchn_open(NULL, 0)) || set_nonblocking(xenevtchn_fd(p->evt)) < 0) {
 		*err = err_or(-EIO);
 		pvstats_close(p);
 		return NULL;

@@ -50,7 +50,7 @@ void pvstats_set_ascii(struct pvstats_set *s, size_t i, const char *text);
 
 /* Serving from the application's loop: poll the fd, then dispatch. */
 int pvstats_fd(const struct pvstats *p);
-/* Answers every request that has arrived; returns how many. */
+/* Answers every request that has arrived; returns how many. Never waits. */
 int pvstats_dispatch(struct pvstats *p);
 
 #endif

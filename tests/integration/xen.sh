@@ -40,7 +40,7 @@ guest() { # guest DOMID MODE [N]: a simulated guest, until it says ready
 	for _ in $(seq 400); do grep -q ready "$WORK/guest$1.log" && return 0; sleep 0.05; done
 	return 1
 }
-scrape() { curl -s "http://127.0.0.1:$PORT/metrics"; }
+scrape() { curl -s --max-time 10 "http://127.0.0.1:$PORT/metrics"; }
 dropped() { scrape | awk -v m="binstat_collector_dropped_total{collector=\"xen\",reason=\"$1\"}" '$1 == m { print $2 }'; }
 set_labels() { echo "domid=\"$1\",domain=\"$2\",provider=\"$3\",set=\"$4\""; }
 gnt_maps() { grep -c "$FAKEXEN_DIR/gnt" "/proc/$EXP/maps"; }

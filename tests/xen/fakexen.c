@@ -7,10 +7,13 @@
  * FAKEXEN_DIR   the "hypervisor's" state (grants, ports); required
  * FAKEXEN_DOMID the domain this process plays (default 0, the toolstack)
  * FAKEXEN_LAX   set for xenstored: binding a port nobody offered succeeds
- * FAKEXEN_NO_HYPERCALLS  xencall_open fails, as in a guest without privcmd */
+ * FAKEXEN_NO_HYPERCALLS  xencall_open fails, as in a guest without privcmd
+ * FAKEXEN_EVTCHN_NONBLOCK  evtchn fds open non-blocking: for builds older
+ *               than the stand-in's blocking read (bench/xen.sh's baseline) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -277,6 +280,16 @@ struct xenevtchn_handle {
 	unsigned cursor;
 };
 
+/* The handle behind each evtchn fd, for read() and write() on it. */
+#define FDS_MAX 65536
+static xenevtchn_handle *handle_of_fd[FDS_MAX];
+
+static xenevtchn_handle *evt_handle(int fd)
+{
+	return fd >= 0 && fd < FDS_MAX ? __atomic_load_n(&handle_of_fd[fd], __ATOMIC_ACQUIRE)
+				       : NULL;
+}
+
 static uint64_t *map_bits(const char *sock_path, bool create)
 {
 	char p[300];
@@ -402,13 +415,17 @@ EXPORT xenevtchn_handle *xenevtchn_open(xentoollog_logger *l, unsigned f)
 	snprintf(h->path, sizeof(h->path), "%s/h-%u-%d-%u", dir(), h->domid, (int)getpid(), n++);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", h->path);
 	unlink(h->path);
-	h->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->fd < 0 || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	/* Blocking, as libxenevtchn opens /dev/xen/evtchn. */
+	h->fd = socket(
+	    AF_UNIX,
+	    SOCK_DGRAM | SOCK_CLOEXEC | (getenv("FAKEXEN_EVTCHN_NONBLOCK") ? SOCK_NONBLOCK : 0), 0);
+	if (h->fd < 0 || h->fd >= FDS_MAX || bind(h->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    !(h->pending = map_bits(h->path, true)) ||
 	    !(h->cache = calloc(CACHED_PORTS, sizeof(*h->cache)))) {
 		free(h);
 		return NULL;
 	}
+	__atomic_store_n(&handle_of_fd[h->fd], h, __ATOMIC_RELEASE);
 	return h;
 }
 
@@ -424,6 +441,7 @@ EXPORT int xenevtchn_close(xenevtchn_handle *h)
 	char p[300];
 	if (!h)
 		return 0;
+	__atomic_store_n(&handle_of_fd[h->fd], NULL, __ATOMIC_RELEASE);
 	close(h->fd);
 	free(h->cache);
 	munmap(h->pending, WORDS * 8);
@@ -593,36 +611,107 @@ EXPORT int xenevtchn_notify(xenevtchn_handle *h, evtchn_port_t port)
 	return 0;
 }
 
-/* Delivery masks the port until unmasked, as the evtchn device does; a
- * masked port's events stay in its pending bit. */
-EXPORT xenevtchn_port_or_error_t xenevtchn_pending(xenevtchn_handle *h)
+/* The evtchn device's read and write (Linux drivers/xen/evtchn.c), which
+ * libxenevtchn's pending and unmask make with one port each. A read takes
+ * the delivered ports, as many as fit and at most a page's worth, and
+ * masks each until unmasked; a masked port's events stay in its pending
+ * bit. With nothing delivered it fails with EAGAIN on an O_NONBLOCK fd and
+ * waits otherwise. A write unmasks every port it holds. */
+static size_t evt_take(xenevtchn_handle *h, uint32_t *ports, size_t max)
 {
 	char buf[64];
+	size_t n = 0;
+
 	while (recv(h->fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
-	for (unsigned k = 0; k < WORDS; k++) {
+	for (unsigned k = 0; k < WORDS && n < max; k++) {
 		unsigned w = (h->cursor + k) % WORDS;
 		uint64_t ready = __atomic_load_n(&h->pending[w], __ATOMIC_ACQUIRE) & ~h->masked[w];
-		if (!ready)
-			continue;
-		unsigned b = (unsigned)__builtin_ctzll(ready);
-		__atomic_fetch_and(&h->pending[w], ~(1ull << b), __ATOMIC_ACQ_REL);
-		h->masked[w] |= 1ull << b;
-		h->cursor = w; /* fair: the next search starts here */
-		return (int)(w * 64 + b);
+		for (; ready && n < max; ready &= ready - 1) {
+			unsigned b = (unsigned)__builtin_ctzll(ready);
+			__atomic_fetch_and(&h->pending[w], ~(1ull << b), __ATOMIC_ACQ_REL);
+			h->masked[w] |= 1ull << b;
+			ports[n++] = w * 64 + b;
+		}
+		if (n == max)
+			h->cursor = w; /* fair: the next search starts here */
 	}
-	errno = EAGAIN;
-	return -1;
+	return n;
+}
+
+static ssize_t evt_read(xenevtchn_handle *h, void *buf, size_t count)
+{
+	uint32_t ports[PAGE / sizeof(uint32_t)];
+	size_t max = (count < PAGE ? count : PAGE) / sizeof(uint32_t), n;
+
+	if (max == 0)
+		return 0;
+	while ((n = evt_take(h, ports, max)) == 0) {
+		struct pollfd pfd = {h->fd, POLLIN, 0};
+		if (fcntl(h->fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&pfd, 1, -1) < 0)
+			return -1;
+	}
+	memcpy(buf, ports, n * sizeof(uint32_t));
+	return (ssize_t)(n * sizeof(uint32_t));
+}
+
+static ssize_t evt_write(xenevtchn_handle *h, const void *buf, size_t count)
+{
+	size_t n = (count < PAGE ? count : PAGE) / sizeof(uint32_t);
+	bool raised = false;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t port;
+		memcpy(&port, (const uint8_t *)buf + i * sizeof(port), sizeof(port));
+		if (port >= PORTS_MAX)
+			continue; /* the device ignores ports it has not bound */
+		h->masked[port / 64] &= ~(1ull << (port % 64));
+		raised |=
+		    (__atomic_load_n(&h->pending[port / 64], __ATOMIC_ACQUIRE) >> (port % 64)) & 1;
+	}
+	if (raised)
+		wake(h->path); /* raised again, as Xen does on unmask */
+	return (ssize_t)(n * sizeof(uint32_t));
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	static ssize_t (*real_read)(int, void *, size_t);
+	xenevtchn_handle *h = evt_handle(fd);
+
+	if (h)
+		return evt_read(h, buf, count);
+	if (!real_read)
+		real_read = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	return real_read(fd, buf, count);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t count)
+{
+	static ssize_t (*real_write)(int, const void *, size_t);
+	xenevtchn_handle *h = evt_handle(fd);
+
+	if (h)
+		return evt_write(h, buf, count);
+	if (!real_write)
+		real_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	return real_write(fd, buf, count);
+}
+
+/* As libxenevtchn's Linux backend makes them. */
+EXPORT xenevtchn_port_or_error_t xenevtchn_pending(xenevtchn_handle *h)
+{
+	uint32_t port;
+	return evt_read(h, &port, sizeof(port)) == sizeof(port) ? (int)port : -1;
 }
 
 EXPORT int xenevtchn_unmask(xenevtchn_handle *h, evtchn_port_t port)
 {
-	if (port >= PORTS_MAX)
-		return -1;
-	h->masked[port / 64] &= ~(1ull << (port % 64));
-	if (__atomic_load_n(&h->pending[port / 64], __ATOMIC_ACQUIRE) & (1ull << (port % 64)))
-		wake(h->path); /* raised again, as Xen does on unmask */
-	return 0;
+	return evt_write(h, &port, sizeof(port)) == sizeof(port) ? 0 : -1;
 }
 
 /* ---- hypercalls: EVTCHNOP_status on a domain's own port, the one a

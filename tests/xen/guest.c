@@ -11,6 +11,7 @@
  * before the refs), outoforder (refs 0 and 2, no 1), toomanyrefs (20 pages), ungranted (refs never
  * granted), churn (a set created and deleted without end), providers N (N providers). */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -175,7 +176,8 @@ static int raw_set(struct raw *r, const char *provider, const char *set, unsigne
 	r->xs = xs_open(0);
 	r->gnt = xengntshr_open(NULL, 0);
 	r->evt = xenevtchn_open(NULL, 0);
-	if (!r->xs || !r->gnt || !r->evt)
+	if (!r->xs || !r->gnt || !r->evt ||
+	    fcntl(xenevtchn_fd(r->evt), F_SETFL, O_NONBLOCK) < 0) /* pending until none */
 		return -1;
 	r->npages = flags & RAW_TOOMANY ? 20 : flags & RAW_OUTOFORDER ? 3 : 1;
 	r->names = xengntshr_share_pages(r->gnt, 0, (int)r->npages, r->nref, 0);
