@@ -50,14 +50,6 @@ size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_tuple *ou
 	return n;
 }
 
-uint64_t xen_value_u64(const uint8_t *slot)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | slot[i];
-	return v;
-}
-
 bool xen_value_ascii(const uint8_t *slot, const char **text)
 {
 	size_t len;

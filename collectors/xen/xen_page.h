@@ -3,9 +3,11 @@
 #ifndef XEN_PAGE_H
 #define XEN_PAGE_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pvstats_wire.h"
 
@@ -31,9 +33,16 @@ typedef void xen_reject_fn(void *ctx, const char *reason);
 size_t xen_parse_names(const uint8_t *pages, size_t npages, struct xen_tuple *out,
 		       xen_reject_fn *reject, void *ctx);
 
-/* A value slot (64 bytes of a copied value page). Numbers come back as
- * the type says; an ASCII value is checked like a name (false if bad). */
-uint64_t xen_value_u64(const uint8_t *slot);
+/* A value slot (64 bytes of a value page). A number is its first 8 bytes,
+ * little-endian, read once (from the guest's page itself: nothing is
+ * checked); an ASCII value is checked like a name (false if bad), on a
+ * copy. */
+static inline uint64_t xen_value_u64(const uint8_t *slot)
+{
+	uint64_t v;
+	memcpy(&v, slot, sizeof(v));
+	return le64toh(v);
+}
 bool xen_value_ascii(const uint8_t *slot, const char **text);
 
 #endif

@@ -157,6 +157,7 @@ static int keep_stats(struct xen_set *s, const struct xen_tuple *t, size_t n)
 		bytes += len;
 	}
 	s->nstats = n;
+	s->dense = ntext == 0 && (n == 0 || t[n - 1].slot == n - 1); /* slots only ascend */
 	s->num = calloc(nnum ? nnum : 1, sizeof(*s->num));
 	s->text = ntext ? calloc(ntext, sizeof(*s->text)) : NULL;
 	return s->num && (s->text || !ntext) ? 0 : -ENOMEM;

@@ -50,6 +50,7 @@ struct xen_set {
 	 * of ASCII values whole. */
 	uint64_t *num;
 	uint8_t (*text)[PVSTATS_TUPLE_SIZE];
+	bool dense; /* statistic i is number i and tuple i, for every i */
 	bool awaiting, fresh;
 	bool seen; /* by the scan in progress */
 	uint64_t timeouts;

@@ -99,22 +99,24 @@ static size_t count_awaiting(const struct xen_registry *r)
 	return n;
 }
 
-/* The guest's pages copied at once (the fastest read of them), then each
- * value from that copy into the set's own: a guest rewriting its page
- * meanwhile changes nothing the scrape shows. `page` has room for one. */
-static void copy_values(struct xen_set *s, uint8_t *page)
+/* Each value read from the guest's page once, into the set's own copy: a
+ * guest rewriting its page meanwhile changes nothing the scrape shows, and
+ * a text is checked on the copy. A set whose statistics are its tuples in
+ * order, all numbers (the usual one), is read without its statistics,
+ * whose array a scrape of many sets would otherwise fetch from memory
+ * twice (here and to write them). */
+static void copy_values(struct xen_set *s)
 {
-	size_t copied = SIZE_MAX; /* the page in `page` */
+	const uint8_t *values = s->values;
 
+	if (s->dense) {
+		for (size_t j = 0; j < s->nstats; j++)
+			s->num[j] = xen_value_u64(values + j * PVSTATS_TUPLE_SIZE);
+		return;
+	}
 	for (size_t j = 0; j < s->nstats; j++) {
 		const struct xen_stat *st = &s->stat[j];
-		size_t at = st->slot / PVSTATS_PER_PAGE;
-		if (at != copied) {
-			memcpy(page, (const uint8_t *)s->values + at * PVSTATS_PAGE_SIZE,
-			       PVSTATS_PAGE_SIZE);
-			copied = at;
-		}
-		const uint8_t *slot = page + st->slot % PVSTATS_PER_PAGE * PVSTATS_TUPLE_SIZE;
+		const uint8_t *slot = values + (size_t)st->slot * PVSTATS_TUPLE_SIZE;
 		if (st->type == PVSTATS_ASCII)
 			memcpy(s->text[st->sampled], slot, PVSTATS_TUPLE_SIZE);
 		else
@@ -125,13 +127,11 @@ static void copy_values(struct xen_set *s, uint8_t *page)
 /* Sets that answered get their values copied; the others time out. */
 static void finish(struct xen_registry *r, struct bs_emitter *em)
 {
-	uint8_t page[PVSTATS_PAGE_SIZE];
-
 	for (size_t i = 0; i < r->ndom; i++)
 		for (size_t k = 0; k < r->dom[i]->nsets; k++) {
 			struct xen_set *s = r->dom[i]->set[k];
 			if (s->fresh) {
-				copy_values(s, page);
+				copy_values(s);
 			} else if (s->awaiting) {
 				s->awaiting = false;
 				s->timeouts++;

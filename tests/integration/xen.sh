@@ -166,6 +166,9 @@ EOF"
 	else
 		check "$mode: the set is live with its $stats good statistics" \
 			grep -qxF "xen_pv_stats_set_statistics{$labels} $stats" <<<"$out"
+		# Tuple i holds 10n + i: c, the third, has its own value, not the second's.
+		check "$mode: c is the third tuple's value" \
+			grep -qE "^xen_pv_stat\{$labels,stat=\"c\"\} [0-9]*2$" <<<"$out"
 	fi
 	check "$mode: the good guest is untouched" grep -qxF "xen_pv_stats_set_up{$TX} 1" <<<"$out"
 	kill -TERM "$LAST_GUEST" 2>/dev/null

@@ -225,8 +225,10 @@ static int raw_serve(struct raw *r, unsigned flags)
 		int port;
 		while ((port = xenevtchn_pending(r->evt)) > 0) {
 			n++;
-			for (int i = 0; i < 3; i++)
-				memcpy(r->values + i * 64, &n, 8);
+			for (uint64_t i = 0; i < 3; i++) {
+				uint64_t v = 10 * n + i; /* whose tuple it is shows */
+				memcpy(r->values + i * 64, &v, 8);
+			}
 			xenevtchn_notify(r->evt, r->port);
 			xenevtchn_unmask(r->evt, (uint32_t)port);
 		}
