@@ -80,6 +80,7 @@ scrape >"$WORK/b"
 pa=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/a")
 pb=$(awk -v m="xen_pv_stat{$TX,stat=\"packets\"}" '$1 == m { print $2 }' "$WORK/b")
 check "normal: one update per request, so per scrape ($pa -> $pb)" test "$((pb - pa))" = 1
+check "normal: the provider's dispatch returns once it has answered" grep -q '^dispatched$' "$WORK/guest1.log"
 has() { check "normal: $1" grep -qxF -- "$1" "$WORK/b"; }
 has "xen_pv_stat{$TX,stat=\"queue delta\"} -$pb"
 has "xen_pv_stat{$TX,stat=\"load\"} $(awk -v p="$pb" 'BEGIN { printf "%g", p / 2 }')"

@@ -84,14 +84,18 @@ static void update_mixed(void *ctx, struct pvstats_set *set)
 	pvstats_set_ascii(set, 4, "up, 10Gb/s");
 }
 
+/* Says when a dispatch returns: one that waited for the next request
+ * would answer every scrape and never return. */
 static int serve(struct pvstats *p)
 {
 	struct pollfd pfd = {pvstats_fd(p), POLLIN, 0};
 	printf("ready\n");
 	fflush(stdout);
 	while (!stop)
-		if (poll(&pfd, 1, 100) > 0)
-			pvstats_dispatch(p);
+		if (poll(&pfd, 1, 100) > 0 && pvstats_dispatch(p) > 0) {
+			printf("dispatched\n");
+			fflush(stdout);
+		}
 	return 0;
 }
 
