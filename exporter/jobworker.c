@@ -18,17 +18,21 @@ struct jobworker {
 	int refs;
 };
 
+static void worker_free(struct jobworker *w)
+{
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
 /* Drops a reference, with the lock held; the last one frees w. */
 static void unref_unlock(struct jobworker *w)
 {
 	bool last = --w->refs == 0;
 
 	pthread_mutex_unlock(&w->lock);
-	if (last) {
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->lock);
-		free(w);
-	}
+	if (last)
+		worker_free(w);
 }
 
 static void *worker_main(void *arg)
@@ -70,9 +74,7 @@ static int worker_new(struct jobworker **out)
 	rc = pthread_create(&t, &attr, worker_main, w);
 	pthread_attr_destroy(&attr);
 	if (rc) {
-		pthread_cond_destroy(&w->wake);
-		pthread_mutex_destroy(&w->lock);
-		free(w);
+		worker_free(w);
 		return -rc;
 	}
 	*out = w;

@@ -174,6 +174,7 @@ static int keep(struct seriesset *s, uint64_t h, size_t slot, const struct serie
 	s->alen += need;
 	return 0;
 }
+
 /* The length of the label at the start of `p` as the emitter writes it:
  * name, =, then the value in quotes, where a quote or backslash inside is
  * always escaped by a backslash. */

@@ -159,11 +159,10 @@ int xen_evt_notify(struct xen_seam *x, uint32_t port)
 }
 
 /* The device's read and write of port numbers, as libxenevtchn's Linux
- * backend makes them one port at a time. */
+ * backend makes them one port at a time; each moves at most a page's
+ * worth, and a write says how many it took. */
 int xen_evt_pending(struct xen_seam *x, uint32_t *ports, size_t max)
 {
-	if (max > XEN_EVT_BATCH)
-		max = XEN_EVT_BATCH;
 	errno = 0;
 	ssize_t got = read(xenevtchn_fd(x->evt), ports, max * sizeof(*ports));
 	if (got < 0)
@@ -174,10 +173,9 @@ int xen_evt_pending(struct xen_seam *x, uint32_t *ports, size_t max)
 int xen_evt_unmask(struct xen_seam *x, const uint32_t *ports, size_t n)
 {
 	while (n > 0) {
-		size_t k = n < XEN_EVT_BATCH ? n : XEN_EVT_BATCH;
 		errno = 0;
-		ssize_t done = write(xenevtchn_fd(x->evt), ports, k * sizeof(*ports));
-		if (done <= 0)
+		ssize_t done = write(xenevtchn_fd(x->evt), ports, n * sizeof(*ports));
+		if (done < (ssize_t)sizeof(*ports))
 			return err();
 		ports += (size_t)done / sizeof(*ports);
 		n -= (size_t)done / sizeof(*ports);
