@@ -279,7 +279,7 @@ $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 # libdeflate is optional: the gzip floor then shows zlib's alone.
 HAVE_LIBDEFLATE := $(shell pkg-config --exists libdeflate && echo 1)
-$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/zcodec.o
+$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/zcodec.o $(B)/exporter/blockpool.o
 	$(CC) $(CFLAGS_BASE) -o $@ $^ $(LIBS) $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
 $(B)/bench/bench_deflate_floor.o: XFLAGS = -Iexporter $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "blockpool.h"
+
 /* Freed chunks of the usual size wait here for the next scrape: its
  * output then lands in memory already touched rather than in new pages,
  * whose faults were a tenth of the writer's time. The pool keeps about
@@ -75,19 +77,15 @@ struct stage_head {
 	max_align_t align[];
 };
 
-static char *stage_pool[SINK_STAGE_POOL];
-static size_t staged;
+_Static_assert(SINK_STAGE_POOL <= BLOCKPOOL_MAX, "every stage the pool is for is kept");
+static struct blockpool stage_pool = BLOCKPOOL_INIT(SINK_STAGE_POOL, free);
 
 static char *stage_take(size_t cap)
 {
 	struct stage_head *h = NULL;
 
-	if (cap == SINK_DEFLATE_STAGE) {
-		pthread_mutex_lock(&pool_lock);
-		if (staged)
-			h = (struct stage_head *)stage_pool[--staged];
-		pthread_mutex_unlock(&pool_lock);
-	}
+	if (cap == SINK_DEFLATE_STAGE)
+		h = blockpool_take(&stage_pool);
 	if (!h && (h = malloc(sizeof(*h) + cap)))
 		h->cap = cap;
 	return h ? (char *)h->align : NULL;
@@ -98,23 +96,17 @@ static void stage_give(char *stage)
 	if (!stage)
 		return;
 	struct stage_head *h = (struct stage_head *)(stage - offsetof(struct stage_head, align));
-	if (h->cap == SINK_DEFLATE_STAGE) {
-		pthread_mutex_lock(&pool_lock);
-		if (staged < SINK_STAGE_POOL) {
-			stage_pool[staged++] = (char *)h;
-			h = NULL;
-		}
-		pthread_mutex_unlock(&pool_lock);
-	}
-	free(h);
+	if (h->cap == SINK_DEFLATE_STAGE)
+		blockpool_give(&stage_pool, h);
+	else
+		free(h);
 }
 
 void sink_pool_drain(void)
 {
 	zcodec_cache_drain();
+	blockpool_drain(&stage_pool);
 	pthread_mutex_lock(&pool_lock);
-	while (staged)
-		free(stage_pool[--staged]);
 	struct sink_chunk *c = pool, *next;
 	pool = NULL;
 	pooled = 0;

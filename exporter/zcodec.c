@@ -4,9 +4,10 @@
 #include "zcodec.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "blockpool.h"
 
 #ifdef HAVE_ISAL
 #include <isa-l/crc.h>
@@ -33,47 +34,29 @@ static int deflate_run(struct zcodec_deflate *d, const unsigned char *in, uint32
 static int inflate_run(struct zcodec_inflate *z, const unsigned char *in, uint32_t *in_left,
 		       unsigned char *out, uint32_t *out_left);
 
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct zcodec_deflate *cache[ZCODEC_CACHE];
-static size_t cached;
-
-static struct zcodec_deflate *cache_take(void)
+static void deflate_release_block(void *d)
 {
-	struct zcodec_deflate *d = NULL;
-
-	pthread_mutex_lock(&cache_lock);
-	if (cached)
-		d = cache[--cached];
-	pthread_mutex_unlock(&cache_lock);
-	return d;
+	deflate_release(d);
 }
+
+static struct blockpool cache = BLOCKPOOL_INIT(ZCODEC_CACHE, deflate_release_block);
 
 void zcodec_deflate_free(struct zcodec_deflate *d)
 {
 	if (!d)
 		return;
 	deflate_reset(d);
-	pthread_mutex_lock(&cache_lock);
-	if (cached < ZCODEC_CACHE) {
-		cache[cached++] = d;
-		d = NULL;
-	}
-	pthread_mutex_unlock(&cache_lock);
-	if (d)
-		deflate_release(d);
+	blockpool_give(&cache, d);
 }
 
 void zcodec_cache_drain(void)
 {
-	pthread_mutex_lock(&cache_lock);
-	while (cached)
-		deflate_release(cache[--cached]);
-	pthread_mutex_unlock(&cache_lock);
+	blockpool_drain(&cache);
 }
 
 struct zcodec_deflate *zcodec_deflate_new(void)
 {
-	struct zcodec_deflate *d = cache_take();
+	struct zcodec_deflate *d = blockpool_take(&cache);
 	return d ? d : deflate_make();
 }
 
