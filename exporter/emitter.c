@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blockpool.h"
 #include "fmt.h"
 #include "hash.h"
 
@@ -155,7 +156,8 @@ static int write_header(struct emitter *e)
 }
 
 /* Room for the longest label block a series may have. Allocated once per
- * emitter; only the pages a scrape touches become resident. */
+ * emitter, a mapping of its own (memtrim.c): only the pages a scrape
+ * touches become resident. */
 #define SCRATCH_SIZE (EMITTER_MAX_LABELS * (NAMES_LABEL_NAME_MAX + 3 * NAMES_LABEL_VALUE_MAX + 16))
 
 struct labels_out {
@@ -281,9 +283,20 @@ static int series_add(struct emitter *e, uint64_t own_hash, uint64_t h, size_t f
 	return seriesset_add(&e->series, h, e->written, first + n);
 }
 
+/* Scratch freed waits here for the next emitter: mapped and unmapped
+ * anew for each emitter of each scrape, it made a scrape of 1,000 series
+ * cost a fifth more CPU. */
+static struct blockpool scratch_pool = BLOCKPOOL_INIT(BLOCKPOOL_MAX, free);
+
 static bool scratch_ready(struct emitter *e)
 {
-	return e->scratch || (e->scratch = malloc(SCRATCH_SIZE));
+	return e->scratch || (e->scratch = blockpool_take(&scratch_pool)) ||
+	       (e->scratch = malloc(SCRATCH_SIZE));
+}
+
+void emitter_pool_drain(void)
+{
+	blockpool_drain(&scratch_pool);
 }
 
 /* Validates a series' labels (after the prefix's), checks it is new in its
@@ -653,6 +666,6 @@ void emitter_free(struct emitter *e)
 	seriesset_free(&e->series);
 	prefixset_free(&e->byprefix);
 	lebounds_free(&e->bounds);
-	free(e->scratch);
+	blockpool_give(&scratch_pool, e->scratch);
 	e->scratch = NULL;
 }

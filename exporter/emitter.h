@@ -103,6 +103,8 @@ void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct 
 /* Frees e and its forks, joined or not (a collect that overran may have
  * left them). */
 void emitter_free(struct emitter *e);
+/* Frees the label scratch kept for the next emitters (at exit). */
+void emitter_pool_drain(void);
 /* After the collect: finishes e's sink, then puts each fork's output after
  * it and counts the forks' drops and lines as e's, and frees the forks.
  * Returns 0, or -ENOBUFS when a sink overflowed or all of them together

@@ -16,8 +16,10 @@
 
 #include "cli.h"
 #include "collset.h"
+#include "emitter.h"
 #include "http.h"
 #include "log.h"
+#include "memtrim.h"
 #include "sink.h"
 #include "version.h"
 #include "weblive.h"
@@ -267,6 +269,7 @@ static int serve(struct cli *cli)
 	collset_put(current);
 	weblive_close(cli->http.web);
 	sink_pool_drain();
+	emitter_pool_drain();
 	log_info("stopped");
 	return 0;
 err_close_web:
@@ -305,5 +308,6 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
+	memtrim_setup();
 	return serve(&cli);
 }

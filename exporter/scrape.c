@@ -5,7 +5,6 @@
 #include "scrape.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "jobworker.h"
 #include "log.h"
+#include "memtrim.h"
 #include "procmetrics.h"
 
 struct scrape_job {
@@ -68,14 +68,6 @@ static void scrape_free(struct scrape *sc)
 	free(sc);
 }
 
-/* Once this many bytes of scrape bodies have been freed since the last
- * time, the heap's free pages go back to the kernel: after a flood of
- * large responses (or of clients that never read them), RSS falls back
- * instead of staying at its peak for the life of the process. */
-#define SCRAPE_TRIM_BYTES (16u << 20)
-
-static uint64_t freed_since_trim;
-
 void scrape_put(struct scrape *sc)
 {
 	pthread_mutex_lock(&sc->lock);
@@ -83,12 +75,9 @@ void scrape_put(struct scrape *sc)
 	pthread_mutex_unlock(&sc->lock);
 	if (left != 0)
 		return;
-	uint64_t size = scrape_held_bytes(sc);
+	size_t size = scrape_held_bytes(sc);
 	scrape_free(sc);
-	if (__atomic_add_fetch(&freed_since_trim, size, __ATOMIC_RELAXED) >= SCRAPE_TRIM_BYTES) {
-		__atomic_store_n(&freed_since_trim, 0, __ATOMIC_RELAXED);
-		malloc_trim(0);
-	}
+	memtrim_scrape_end(size);
 }
 
 static struct timespec mono_abs(uint64_t ns)
@@ -207,6 +196,7 @@ static struct scrape *scrape_new(const struct scrape_request *req)
 		scrape_free(sc);
 		return NULL;
 	}
+	memtrim_scrape_begin();
 	return sc;
 }
 
