@@ -1,28 +1,41 @@
 /* When freed scrape memory goes back to the kernel: scrapes one after
- * another trim every 16 MiB freed, the last of overlapping scrapes trims
- * at once, and a trim does lower the RSS after threads freed their
- * blocks in arenas of their own. */
+ * another trim every 16 MiB freed, at most once a second; the last of
+ * overlapping scrapes trims at once; and a trim does lower the RSS after
+ * threads freed their blocks in arenas of their own. */
 #include "helpers.h"
 
 #include <pthread.h>
+#include <time.h>
 
 #include "memtrim.h"
 
 #define MIB (1u << 20)
 
+/* Past the once-a-second limit on trims for bytes freed. */
+static void after_a_second(void)
+{
+	struct timespec ts = {1, 100000000};
+	nanosleep(&ts, NULL);
+}
+
 static void test_one_after_another_trims_by_bytes(void **state)
 {
 	(void)state;
+	after_a_second();
 	for (int i = 0; i < 15; i++) {
 		memtrim_scrape_begin();
 		assert_false(memtrim_scrape_end(MIB));
 	}
 	memtrim_scrape_begin();
 	assert_true(memtrim_scrape_end(MIB)); /* the 16th MiB */
+	/* 16 MiB more within the second: no trim until it is over. */
+	memtrim_scrape_begin();
+	assert_false(memtrim_scrape_end(16 * MIB));
+	after_a_second();
+	memtrim_scrape_begin();
+	assert_true(memtrim_scrape_end(MIB));
 	memtrim_scrape_begin();
 	assert_false(memtrim_scrape_end(MIB));
-	memtrim_scrape_begin();
-	assert_true(memtrim_scrape_end(15 * MIB));
 }
 
 static void test_last_of_overlapping_trims(void **state)
@@ -40,10 +53,11 @@ static void test_last_of_overlapping_trims(void **state)
 }
 
 /* A trim for bytes in the middle of a burst does not end it: its last
- * scrape still trims. */
+ * scrape still trims, however recent that trim. */
 static void test_burst_outlives_a_trim_by_bytes(void **state)
 {
 	(void)state;
+	after_a_second();
 	memtrim_scrape_begin();
 	memtrim_scrape_begin();
 	assert_true(memtrim_scrape_end(16 * MIB));
@@ -70,9 +84,9 @@ static long rss_kib(void)
 /* Like a scrape's thread: a large block (an emitter's scratch) freed,
  * then 7 MiB of chunks freed. With keep_last, the last stays in use (a
  * response not yet sent): the arena's top cannot shrink past it, so only
- * a trim gives back what is under it. Without, all of it is the arena's
- * free top, which malloc_trim leaves alone: only a fixed trim threshold
- * gives it back. */
+ * a trim gives back what is under it. Without, all of it is free at the
+ * top of the thread's arena, which malloc_trim shrinks only if that is
+ * the main one. */
 static void *volatile big;
 static pthread_barrier_t all_started; /* so that each has an arena */
 
@@ -94,8 +108,9 @@ static void *fill_and_free(void *keep_last)
 	return NULL;
 }
 
-/* Without memtrim_setup, glibc raises its thresholds once the 4 MiB
- * block is freed and the free tops stay; without the trim, the holes. */
+/* Without memtrim_setup, each thread has an arena of its own, glibc
+ * raises its thresholds once the 4 MiB block is freed, and the free tops
+ * of those arenas stay; without the trim, the holes and the top stay. */
 static void test_trim_gives_arenas_back(void **state)
 {
 	pthread_t t[4];
