@@ -7,7 +7,8 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <time.h>
+
+#include "emitter.h"
 
 /* One arena: glibc otherwise makes up to 8 per core, one per thread at
  * first, each connection thread of a flood leaves free memory in its own,
@@ -39,13 +40,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned in_flight, most_in_flight; /* the most since none was */
 static uint64_t freed, last_ns;		   /* since the last trim; its time */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void memtrim_setup(void)
 {
 	mallopt(M_ARENA_MAX, MEMTRIM_ARENAS);
@@ -70,7 +64,7 @@ bool memtrim_scrape_end(size_t bytes)
 	pthread_mutex_lock(&lock);
 	in_flight--;
 	freed += bytes;
-	uint64_t now = now_ns();
+	uint64_t now = emitter_now_ns();
 	bool trim = freed >= MEMTRIM_FREED_BYTES && now - last_ns >= MEMTRIM_FREED_EVERY_NS;
 	if (in_flight == 0) {
 		trim |= most_in_flight > 1;
