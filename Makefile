@@ -32,17 +32,35 @@ CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 # libraries it is built on; plugins do not.
 CORE_LIBS  = statproc vstats collkit
 # Gzip and spilled text are deflated by Intel ISA-L where pkg-config finds
-# libisal (exporter/zcodec.c), by zlib otherwise or with ISAL=no.
+# libisal (exporter/out/zcodec.c), by zlib otherwise or with ISAL=no.
 ISAL      ?= $(shell pkg-config --exists libisal && echo yes)
 CORE_PKGS  = libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt $(if $(filter yes,$(ISAL)),libisal)
-CFLAGS_ALL = $(CFLAGS_BASE) -Iexporter $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
+CFLAGS_CORE = $(CFLAGS_BASE) $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \
 	     $(if $(filter yes,$(ISAL)),-DHAVE_ISAL) $(shell pkg-config --cflags $(CORE_PKGS))
 LIBS       = $(shell pkg-config --libs $(CORE_PKGS)) -lpthread -ldl -lm
 CORE_A     = $(foreach l,$(CORE_LIBS),$(B)/lib/lib$(l).a)
 
-CORE_SRCS  = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
-CORE_OBJS  = $(CORE_SRCS:%.c=$(B)/%.o)
+# ---- exporter/: the daemon, one archive per folder (layers.mk), each
+# compiled seeing only the folders it may use. The daemon's own files and
+# everything else built with CFLAGS_ALL (tests, benchmarks) see them all.
+include exporter/layers.mk
+CFLAGS_ALL = $(CFLAGS_CORE) -Iexporter $(EXPORTER_LAYERS:%=-Iexporter/%)
+DAEMON_SRCS = $(filter-out exporter/main.c exporter/paths.c,$(wildcard exporter/*.c))
+CORE_SRCS  = $(DAEMON_SRCS) $(foreach l,$(EXPORTER_LAYERS),$(wildcard exporter/$(l)/*.c))
+# In link order: a folder's archive before those of the folders it uses.
+EXPORTER_A = $(B)/exporter/libdaemon.a $(EXPORTER_LAYERS:%=$(B)/exporter/lib%.a)
+define LAYER_RULES
+$$(patsubst %.c,$$(B)/%.o,$$(wildcard exporter/$(1)/*.c)): \
+	CFLAGS_ALL = $$(CFLAGS_CORE) -Iexporter/$(1) $$($(1)_MAY:%=-Iexporter/%)
+$$(B)/exporter/lib$(1).a: $$(patsubst %.c,$$(B)/%.o,$$(wildcard exporter/$(1)/*.c))
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach l,$(EXPORTER_LAYERS),$(eval $(call LAYER_RULES,$(l))))
+$(B)/exporter/libdaemon.a: $(DAEMON_SRCS:%.c=$(B)/%.o)
+	@rm -f $@
+	ar rcs $@ $^
 
 # ---- lib/: code shared by collectors, programs and libraries, each built
 # once into $(B)/lib/lib<name>.a. <name>_USES: the libraries whose headers
@@ -129,10 +147,6 @@ $(LIBDCI4): $(dci4_OBJS) $(call lib_a,unixsock collkit) lib/dci4/libdci4.map
 		-Wl,--version-script=lib/dci4/libdci4.map \
 		-Wl,--exclude-libs,ALL $(call lib_a,unixsock collkit) -lpthread
 
-$(B)/libcore.a: $(CORE_OBJS)
-	@rm -f $@
-	ar rcs $@ $^
-
 $(B)/exporter/paths-build.o: exporter/paths.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(CURDIR)/$(B)/plugins"' -c $< -o $@
@@ -141,10 +155,10 @@ $(B)/exporter/paths-install.o: exporter/paths.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBS_PLUGIN_DIR='"$(PLUGINDIR)"' -c $< -o $@
 
-$(B)/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-build.o $(B)/libcore.a $(CORE_A)
+$(B)/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-build.o $(EXPORTER_A) $(CORE_A)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.o $(B)/libcore.a \
+$(B)/install/binstat_exporter: $(B)/exporter/main.o $(B)/exporter/paths-install.o $(EXPORTER_A) \
 			       $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
@@ -166,7 +180,7 @@ unit_incs = $(if $(filter $(COLLECTORS_ALL),$(1)),-Icollectors/$(1) $(call lib_i
 unit_link = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_link,$(1)),\
 	    $(if $($(1)_PKGS),$(shell pkg-config --libs $($(1)_PKGS))))
 define UNIT_RULES
-$$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(B)/libcore.a \
+$$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(call unit_for,$(1))) $$(EXPORTER_A) \
 		 $$(CORE_A)
 	$$(CC) $$(CFLAGS_ALL) -o $$@ -Wl,--start-group $$^ -Wl,--end-group $$(call unit_link,$$(call unit_for,$(1))) $$(LIBS) -lcmocka
 $$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
@@ -248,6 +262,7 @@ zlib-fallback:
 checksrc:
 	@tools/checksrc
 	@tools/checksrc --self-test tests/checksrc/bad.c.txt
+	@tools/checksrc --self-test tests/checksrc/layer.c.txt exporter/out/selftest.c
 
 check: format-check checksrc
 	$(MAKE) -j2 testbins
@@ -279,23 +294,23 @@ $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 # libdeflate is optional: the gzip floor then shows zlib's alone.
 HAVE_LIBDEFLATE := $(shell pkg-config --exists libdeflate && echo 1)
-$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/zcodec.o $(B)/exporter/blockpool.o
+$(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/out/zcodec.o $(B)/exporter/out/blockpool.o
 	$(CC) $(CFLAGS_BASE) -o $@ $^ $(LIBS) $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
-$(B)/bench/bench_deflate_floor.o: XFLAGS = -Iexporter $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
+$(B)/bench/bench_deflate_floor.o: XFLAGS = $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
 
 # The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
 $(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
 
-$(B)/bench/bench_writer: bench/bench_writer.c $(B)/libcore.a $(CORE_A)
+$(B)/bench/bench_writer: bench/bench_writer.c $(EXPORTER_A) $(CORE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(B)/libcore.a $(CORE_A) $(LIBS)
+	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(EXPORTER_A) $(CORE_A) $(LIBS)
 
 # Fuzzers of the parsers of outside input (libFuzzer, clang). `make fuzz`
 # runs each for FUZZ_SECONDS; `make check` runs them briefly.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-	      -Iinclude -Iexporter -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit -Ilib/statproc -Ilib/vstats \
+	      -Iinclude -Iexporter $(EXPORTER_LAYERS:%=-Iexporter/%) -Icollectors/kvm -Ilib/unixsock -Ilib/dci4 -Ilib/statmap -Ilib/collkit -Ilib/statproc -Ilib/vstats \
 	      -Icollectors/dci \
 	      -Icollectors/xen -Ilib/pvstats $(shell pkg-config --cflags libxml-2.0)
 FUZZERS = $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -400,7 +415,7 @@ rpm:
 	rpmbuild -bb --nodeps --define "_topdir $(CURDIR)/build-rpm" --define "debug_package %{nil}" \
 		packaging/rpm/binstat_exporter.spec
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] exporter/*/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:

@@ -20,6 +20,8 @@
 #include "http.h"
 #include "log.h"
 #include "memtrim.h"
+#include "pipeline.h"
+#include "selfstats.h"
 #include "sink.h"
 #include "version.h"
 #include "weblive.h"
@@ -81,7 +83,7 @@ static struct collset *load(const struct cli *cli, const struct bs_host *h, char
 		if (config_set_enabled(cfg, cli->collector[i].name, cli->collector[i].enabled, err,
 				       errlen) < 0)
 			goto err_free;
-	if (collset_build(cfg, h, &set, err, errlen) < 0)
+	if (pipeline_build(cfg, h, &set, err, errlen) < 0)
 		return NULL;
 	return set;
 err_free:
@@ -119,12 +121,14 @@ static int check_config(const struct cli *cli)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	for (size_t i = 0; i < set->n; i++)
-		if (set->inst[i].init_rc < 0) {
-			fprintf(stderr, "collector %s: %s\n", set->inst[i].name,
-				set->inst[i].error);
+	for (size_t i = 0; i < collset_count(set); i++) {
+		struct instance_info in;
+		collset_instance_info(collset_at(set, i), &in);
+		if (in.error) {
+			fprintf(stderr, "collector %s: %s\n", in.name, in.error);
 			failed = 1;
 		}
+	}
 	collset_put(set);
 	if (!failed)
 		printf("configuration OK\n");
@@ -182,7 +186,7 @@ static int take_systemd_sockets(struct http_options *http, char *err, size_t err
 static void notify_status(const char *state)
 {
 	pthread_mutex_lock(&current_lock);
-	size_t n = current ? current->n : 0;
+	size_t n = current ? collset_count(current) : 0;
 	pthread_mutex_unlock(&current_lock);
 	sd_notifyf(0, "%s\nSTATUS=serving %zu collectors", state, n);
 }

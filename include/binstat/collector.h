@@ -226,8 +226,10 @@ enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
 /* What the host lends a collector for its lifetime. Grows only at the end. */
 struct bs_host {
 	uint32_t abi_version;
-	/* Structured log line: msg plus key/value pairs, NULL-terminated. */
-	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...);
+	/* Structured log line: msg plus key/value pairs, NULL-terminated (the
+	 * compiler checks the NULL at every call). */
+	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...)
+	    __attribute__((sentinel));
 	uint32_t flags; /* BS_HOST_* */
 };
 

@@ -15,7 +15,6 @@
 
 #include "collset.h"
 #include "dci4_supplier.h"
-#include "jobworker.h"
 #include "log.h"
 #include "scrape.h"
 #include "sink.h"
@@ -120,10 +119,7 @@ static struct collset *alone_set; /* whose collectors' kept job threads stay */
 
 static bool jobs_running(void)
 {
-	for (size_t i = 0; alone_set && i < alone_set->n; i++)
-		if (jobworker_busy(alone_set->inst[i].worker))
-			return true;
-	return false;
+	return alone_set && collset_busy(alone_set);
 }
 
 /* Waits until the scrape's jobs have returned and its detached collector
@@ -237,7 +233,7 @@ static void test_every_allocation_fails_once(void **state)
 	assert_non_null(cfg);
 	assert_int_equal(collset_build(cfg, &host, &set, err, sizeof(err)), 0);
 	alone_set = set;
-	alone_extra = (int)set->n; /* each collector's kept job thread */
+	alone_extra = (int)collset_count(set); /* each collector's kept job thread */
 
 	__libc_free(scrape_lines(set)); /* the DCI collector describes its supplier */
 	char *reference = scrape_lines(set);

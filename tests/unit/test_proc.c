@@ -38,7 +38,7 @@ static char *metrics(struct proc *p)
 {
 	struct capture c;
 	capture_begin(&c, EXPO_TEXT, 1 << 24);
-	assert_int_equal(proc_collector.collect(p, &c.em.pub), 0);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
 	char *text = strdup(capture_end(&c));
 	capture_free(&c);
 	return text;

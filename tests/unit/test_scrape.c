@@ -209,10 +209,12 @@ static void test_selection_and_failures(void **state)
 	(void)state;
 	struct collset *set = build("collectors:\n  example: {}\n  badabi: {}\n"
 				    "  nothere: {}\n  off:\n    enabled: false\n");
-	assert_int_equal(set->n, 3);
+	struct instance_info nothere;
+	assert_int_equal(collset_count(set), 3);
 	struct instance *ex = collset_find(set, "example");
 	assert_null(collset_find(set, "off"));
-	assert_non_null(strstr(collset_find(set, "nothere")->error, "nothere.so"));
+	collset_instance_info(collset_find(set, "nothere"), &nothere);
+	assert_non_null(strstr(nothere.error, "nothere.so"));
 	char *body = run(set, NULL, 0, EXPO_TEXT, false, 5, NULL);
 	assert_non_null(
 	    strstr(body, "binstat_scrape_collector_success{collector=\"example\"} 1\n"));

@@ -61,7 +61,7 @@ static void ensure_dir(void)
 
 EXPORT int open(const char *path, int flags, ...) /* checksrc: varargs libc's own prototype */
 {
-	static int (*real_open)(const char *, int, ...);
+	static int (*real_open)(const char *, int, ...); /* checksrc: varargs libc's open */
 	char alt[512];
 	va_list ap;
 	mode_t mode;

@@ -12,7 +12,7 @@
 
 #define SHIM_FDS 65536 /* VM and vCPU fd numbers tracked; beyond, no stats fd */
 
-static int (*real_ioctl)(int, unsigned long, ...);
+static int (*real_ioctl)(int, unsigned long, ...); /* checksrc: varargs libc's ioctl */
 static int (*real_close)(int);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int stats_of[SHIM_FDS]; /* stats fd + 1 of the VM or vCPU fd at that index */

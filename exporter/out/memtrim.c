@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "emitter.h"
+#include "monoclock.h"
 
 /* One arena: glibc otherwise makes up to 8 per core, one per thread at
  * first, each connection thread of a flood leaves free memory in its own,
@@ -64,7 +64,7 @@ bool memtrim_scrape_end(size_t bytes)
 	pthread_mutex_lock(&lock);
 	in_flight--;
 	freed += bytes;
-	uint64_t now = emitter_now_ns();
+	uint64_t now = monoclock_ns();
 	bool trim = freed >= MEMTRIM_FREED_BYTES && now - last_ns >= MEMTRIM_FREED_EVERY_NS;
 	if (in_flight == 0) {
 		trim |= most_in_flight > 1;

@@ -22,9 +22,11 @@
 #include "httpguard.h"
 #include "landing.h"
 #include "log.h"
+#include "monoclock.h"
 #include "negotiate.h"
 #include "proc.h"
 #include "scrape.h"
+#include "selfstats.h"
 #include "version.h"
 #include "weblive.h"
 
@@ -157,7 +159,7 @@ static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind, const char
 		sel->bad = true;
 		return MHD_NO; /* stop at the first unknown name */
 	}
-	sel->named[in - sel->set->inst] = true;
+	sel->named[collset_index(sel->set, in)] = true;
 	return MHD_YES;
 }
 
@@ -166,9 +168,9 @@ static enum MHD_Result select_arg(void *cls, enum MHD_ValueKind kind, const char
 static size_t select_instances(const struct selection *sel, struct instance **only)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < sel->set->n; i++)
+	for (size_t i = 0; i < collset_count(sel->set); i++)
 		if (sel->named[i] == sel->collect)
-			only[n++] = &sel->set->inst[i];
+			only[n++] = collset_at(sel->set, i);
 	return n;
 }
 
@@ -303,7 +305,7 @@ static enum MHD_Result telemetry(struct request *rq)
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)),
 	    .gzip = negotiate_gzip(
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING)),
-	    .timeout_s = scrape_timeout(c, sel.set->config),
+	    .timeout_s = scrape_timeout(c, collset_config(sel.set)),
 	    .no_exporter_metrics = s->opt.no_exporter_metrics,
 	};
 	struct scrape *sc = scrape_run(&req);
@@ -366,15 +368,16 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_CONTENT_TOO_LARGE, "body larger than 64 KiB\n");
 	}
-	if (!set || !set->proc) {
+	struct proc *proc = set ? collset_builtin(set, proc_source.name) : NULL;
+	if (!proc) {
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
 	}
 	bool may_write = client_addr(rq->c, addr) &&
-			 proc_conf_may_write(set->config->processing, addr, rq->user);
+			 proc_conf_may_write(collset_config(set)->processing, addr, rq->user);
 	if (b)
 		b->data[b->len] = '\0';
-	proc_iface(set->proc, method, path, b ? b->data : NULL, may_write, emitter_now_ns(), &r);
+	proc_iface(proc, method, path, b ? b->data : NULL, may_write, monoclock_ns(), &r);
 	collset_put(set);
 	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
 	statproc_text_free(&r.text);
@@ -390,7 +393,7 @@ static bool admitted(struct request *rq, enum MHD_Result *ret)
 	char *user, *password = NULL;
 	bool ok;
 
-	if (!webauth_rate_allow(auth, w, emitter_now_ns())) {
+	if (!webauth_rate_allow(auth, w, monoclock_ns())) {
 		selfstats_http_refused(SELFSTATS_REFUSED_RATE_LIMIT);
 		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
 		return false;

@@ -7,7 +7,8 @@
 
 #include "lebounds.h"
 #include "names.h"
-#include "sink.h"
+
+struct sink; /* sink.h: only expo.c and those who make sinks see it */
 
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
 

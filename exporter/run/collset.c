@@ -1,6 +1,6 @@
 /* The running collectors of one configuration generation. Reload builds a
  * new set beside the old and swaps only if it is valid (OpenBSD's reconfigure). */
-#include "collset.h"
+#include "collset_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 
 #include "jobworker.h"
 #include "log.h"
+#include "monoclock.h"
 #include "plugin.h"
-#include "proc.h"
 
 static int instance_init(struct instance *in, const struct config *cfg,
 			 const struct config_collector *cc, const struct bs_host *host)
@@ -38,28 +38,10 @@ static int instance_init(struct instance *in, const struct config *cfg,
 	return 0;
 }
 
-/* The built-in collector that writes the processing's statistics; its
- * sampler starts once every other collector is up. */
-static int processing_init(struct collset *s, const struct bs_host *host)
-{
-	struct instance *in = &s->inst[s->n];
-	int rc;
-
-	if ((rc = proc_new(s->config->processing, &s->proc)) < 0)
-		return rc;
-	*in = (struct instance){.name = "processing", .ops = &proc_collector, .state = s->proc};
-	pthread_mutex_init(&in->collect_lock, NULL);
-	in->stats = selfstats_collector(in->name);
-	s->n++;
-	if (!(host->flags & BS_HOST_CHECK_ONLY) && (rc = proc_start(s->proc, s)) < 0)
-		log_error("processing sampler failed to start", "err", strerror(-rc));
-	return 0;
-}
-
 static void instance_shutdown(struct instance *in)
 {
 	jobworker_stop(in->worker);
-	if (in->ops && in->init_rc == 0)
+	if (in->ops && in->init_rc == 0 && !in->release)
 		in->ops->shutdown(in->state);
 	seriesset_free(&in->series.series);
 	prefixset_free(&in->series.byprefix);
@@ -83,6 +65,7 @@ int collset_build(struct config *cfg, const struct bs_host *host, struct collset
 		if (!cc->enabled)
 			continue;
 		struct instance *in = &s->inst[s->n++];
+		s->nplugins = s->n;
 		if (instance_init(in, cfg, cc, host) < 0) {
 			snprintf(err, errlen, "%s", cfg->doc->err);
 			/* This one's init failed, and shut itself down. */
@@ -93,11 +76,6 @@ int collset_build(struct config *cfg, const struct bs_host *host, struct collset
 		if (in->init_rc < 0)
 			log_error("collector failed to start", "collector", in->name, "err",
 				  in->error);
-	}
-	if (cfg->processing && processing_init(s, host) < 0) {
-		snprintf(err, errlen, "cannot start the processing: out of memory");
-		collset_put(s);
-		return -ENOMEM;
 	}
 	*out = s;
 	return 0;
@@ -113,11 +91,61 @@ void collset_put(struct collset *s)
 {
 	if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	proc_free(s->proc); /* its sampler collects from the others: first */
+	for (size_t i = s->nplugins; i < s->n; i++) /* they sample the plugins: first */
+		s->inst[i].release(s->inst[i].state);
 	for (size_t i = 0; i < s->n; i++)
 		instance_shutdown(&s->inst[i]);
 	config_free(s->config);
 	free(s);
+}
+
+int collset_add_builtin(struct collset *s, const struct bs_collector *ops, void *state,
+			void (*release)(void *state))
+{
+	if (s->n >= CONFIG_COLLECTORS_MAX + COLLSET_BUILTINS_MAX || collset_find(s, ops->name))
+		return -EEXIST;
+	struct instance *in = &s->inst[s->n++];
+	*in = (struct instance){.name = ops->name, .ops = ops, .state = state, .release = release};
+	pthread_mutex_init(&in->collect_lock, NULL);
+	in->stats = selfstats_collector(in->name);
+	return 0;
+}
+
+void *collset_builtin(struct collset *s, const char *name)
+{
+	for (size_t i = s->nplugins; i < s->n; i++)
+		if (strcmp(s->inst[i].name, name) == 0)
+			return s->inst[i].state;
+	return NULL;
+}
+
+int collset_sample(struct collset *s, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct instance *in = &s->inst[i];
+	struct timespec until = monoclock_timespec(monoclock_ns() + wait_ns);
+
+	if (i >= s->nplugins || !in->ops)
+		return -ENODEV;
+	if (pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0)
+		return -EBUSY;
+	int rc = in->ops->collect(in->state, e);
+	pthread_mutex_unlock(&in->collect_lock);
+	return rc;
+}
+
+const struct config *collset_config(const struct collset *s)
+{
+	return s->config;
+}
+
+size_t collset_count(const struct collset *s)
+{
+	return s->n;
+}
+
+struct instance *collset_at(struct collset *s, size_t i)
+{
+	return i < s->n ? &s->inst[i] : NULL;
 }
 
 struct instance *collset_find(struct collset *s, const char *name)
@@ -126,4 +154,24 @@ struct instance *collset_find(struct collset *s, const char *name)
 		if (strcmp(s->inst[i].name, name) == 0)
 			return &s->inst[i];
 	return NULL;
+}
+
+size_t collset_index(const struct collset *s, const struct instance *in)
+{
+	return (size_t)(in - s->inst);
+}
+
+bool collset_busy(const struct collset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (jobworker_busy(s->inst[i].worker))
+			return true;
+	return false;
+}
+
+void collset_instance_info(const struct instance *in, struct instance_info *out)
+{
+	out->name = in->name;
+	out->description = in->ops ? in->ops->description : NULL;
+	out->error = !in->ops || in->init_rc < 0 ? in->error : NULL;
 }

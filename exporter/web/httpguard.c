@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "monoclock.h"
 #include "selfstats.h"
 
 enum phase { PHASE_HEAD, PHASE_WORK, PHASE_SEND };
@@ -37,13 +38,6 @@ struct httpguard {
 	uint64_t head_ns, send_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct tracked *tracked_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -57,7 +51,7 @@ static void set_phase(struct tracked *t, enum phase p)
 		return;
 	pthread_mutex_lock(&t->g->lock);
 	t->phase = p;
-	t->since_ns = now_ns();
+	t->since_ns = monoclock_ns();
 	pthread_mutex_unlock(&t->g->lock);
 }
 
@@ -73,7 +67,7 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		if (!fi || !(t = calloc(1, sizeof(*t))))
 			return; /* untracked: only libmicrohttpd's idle timeout applies */
 		*t = (struct tracked){
-		    .g = g, .fd = fi->connect_fd, .phase = PHASE_HEAD, .since_ns = now_ns()};
+		    .g = g, .fd = fi->connect_fd, .phase = PHASE_HEAD, .since_ns = monoclock_ns()};
 		pthread_mutex_lock(&g->lock);
 		t->next = g->list.next;
 		t->prev = &g->list;
@@ -124,7 +118,7 @@ void httpguard_sending(struct MHD_Connection *c)
 
 static void cut_late(struct httpguard *g)
 {
-	uint64_t now = now_ns();
+	uint64_t now = monoclock_ns();
 
 	for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
 		uint64_t limit = t->phase == PHASE_HEAD ? g->head_ns : g->send_ns;
@@ -145,12 +139,7 @@ static void *guard_main(void *arg)
 	pthread_mutex_lock(&g->lock);
 	while (!g->stopping) {
 		cut_late(g);
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += 500000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		until = monoclock_timespec(monoclock_ns() + 500000000u);
 		pthread_cond_timedwait(&g->wake, &g->lock, &until);
 	}
 	pthread_mutex_unlock(&g->lock);

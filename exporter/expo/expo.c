@@ -7,6 +7,7 @@
 
 #include "fmt.h"
 #include "names.h"
+#include "sink.h"
 
 static const char *const om_type_name[] = {
     [BS_COUNTER] = "counter", [BS_GAUGE] = "gauge", [BS_HISTOGRAM] = "histogram",

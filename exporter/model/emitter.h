@@ -120,6 +120,5 @@ struct emitter_kept {
  * done: the owner of `kept` keeps what one collect grew for the next. */
 void emitter_adopt(struct emitter *e, struct emitter_kept *kept);
 void emitter_release(struct emitter *e, struct emitter_kept *kept);
-uint64_t emitter_now_ns(void);
 
 #endif

@@ -10,10 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "collset_priv.h"
 #include "jobworker.h"
 #include "log.h"
 #include "memtrim.h"
+#include "monoclock.h"
 #include "procmetrics.h"
+#include "sink.h"
 
 struct scrape_job {
 	struct scrape *sc;
@@ -80,22 +83,6 @@ void scrape_put(struct scrape *sc)
 	memtrim_scrape_end(size);
 }
 
-static struct timespec mono_abs(uint64_t ns)
-{
-	return (struct timespec){.tv_sec = (time_t)(ns / 1000000000u),
-				 .tv_nsec = (long)(ns % 1000000000u)};
-}
-
-/* pthread_mutex_timedlock takes CLOCK_REALTIME; the deadline is monotonic. */
-static struct timespec realtime_abs(uint64_t mono_deadline)
-{
-	struct timespec now;
-	uint64_t left = mono_deadline > emitter_now_ns() ? mono_deadline - emitter_now_ns() : 0;
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + left;
-	return mono_abs(ns);
-}
-
 /* What the collector found, for the landing page: asked while collect_lock
  * is still held, as the ABI promises. */
 static void describe(struct instance *in)
@@ -115,11 +102,11 @@ static void *job_main(void *arg)
 	struct scrape_job *job = arg;
 	struct scrape *sc = job->sc;
 	struct instance *in = job->inst;
-	struct timespec until = realtime_abs(sc->deadline_ns);
+	struct timespec until = monoclock_timespec(sc->deadline_ns);
 
 	if (!in->ops) {
 		job->rc = in->init_rc ? in->init_rc : -ENODEV;
-	} else if (pthread_mutex_timedlock(&in->collect_lock, &until) != 0) {
+	} else if (pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0) {
 		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
 	} else {
 		emitter_adopt(&job->em, &in->series);
@@ -134,7 +121,7 @@ static void *job_main(void *arg)
 	selfstats_add_drops(in->stats, &job->em);
 
 	pthread_mutex_lock(&sc->lock);
-	job->seconds = (emitter_now_ns() - sc->start_ns) / 1e9;
+	job->seconds = (monoclock_ns() - sc->start_ns) / 1e9;
 	job->done = true;
 	sc->pending--;
 	pthread_cond_broadcast(&sc->cond);
@@ -189,7 +176,7 @@ static struct scrape *scrape_new(const struct scrape_request *req)
 	sc->format = req->format;
 	sc->gzip = req->gzip;
 	sc->no_exporter_metrics = req->no_exporter_metrics;
-	sc->start_ns = emitter_now_ns();
+	sc->start_ns = monoclock_ns();
 	sc->deadline_ns = sc->start_ns + (uint64_t)(req->timeout_s * 1e9);
 	sc->limit = req->set->config->max_response_bytes;
 	if (famreg_init(&sc->reg) < 0 || sink_init(&sc->out, false, SIZE_MAX) < 0) {
@@ -233,7 +220,7 @@ static int jobs_start(struct scrape *sc, const struct scrape_request *req)
 
 static void jobs_wait(struct scrape *sc)
 {
-	struct timespec until = mono_abs(sc->deadline_ns);
+	struct timespec until = monoclock_timespec(sc->deadline_ns);
 
 	pthread_mutex_lock(&sc->lock);
 	while (sc->pending > 0 && pthread_cond_timedwait(&sc->cond, &sc->lock, &until) != ETIMEDOUT)
@@ -252,7 +239,7 @@ static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
 		struct bs_label l = {"collector", j->inst->name};
-		double s = j->done ? j->seconds : (emitter_now_ns() - sc->start_ns) / 1e9;
+		double s = j->done ? j->seconds : (monoclock_ns() - sc->start_ns) / 1e9;
 		bs_sample_f64(em, &l, 1, s);
 	}
 	bs_family(em, "binstat_scrape_collector_success", BS_GAUGE, NULL,
@@ -270,7 +257,7 @@ static void collect_results(struct scrape *sc)
 {
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
-		double s = j->done ? j->seconds : (emitter_now_ns() - sc->start_ns) / 1e9;
+		double s = j->done ? j->seconds : (monoclock_ns() - sc->start_ns) / 1e9;
 		selfstats_scraped(j->inst->stats, j->done && j->rc == 0, s);
 		if (j->done && j->rc == 0) {
 			sink_append(&sc->out, &j->sink);

@@ -12,13 +12,8 @@
 #include "blockpool.h"
 #include "fmt.h"
 #include "hash.h"
-
-uint64_t emitter_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "monoclock.h"
+#include "sink.h"
 
 /* Reasons are few and fixed per collector; past the table's size (a collector
  * inventing reasons) everything lands in "other", keeping cardinality bounded. */
@@ -61,7 +56,7 @@ static int refuse(struct emitter *e, const char *reason, int err)
 static bool emitter_expired(struct bs_emitter *pub)
 {
 	struct emitter *e = (struct emitter *)pub;
-	return e->deadline_ns && emitter_now_ns() > e->deadline_ns;
+	return e->deadline_ns && monoclock_ns() > e->deadline_ns;
 }
 
 /* The OpenMetrics family name: a counter without _total, an info without _info. */

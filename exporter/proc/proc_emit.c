@@ -364,17 +364,6 @@ static int proc_collect(void *state, struct bs_emitter *em)
 	return 0;
 }
 
-static int proc_init(const struct bs_host *h, const struct bs_conf *c, void **state)
-{
-	(void)h, (void)c, (void)state;
-	return -EINVAL; /* built by the collector set, never from a plugin's YAML */
-}
-
-static void proc_shutdown(void *state)
-{
-	(void)state; /* the collector set frees the processing */
-}
-
 static void proc_describe(void *state, char *buf, size_t len)
 {
 	struct proc *p = state;
@@ -384,12 +373,10 @@ static void proc_describe(void *state, char *buf, size_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
-const struct bs_collector proc_collector = {
+const struct bs_collector proc_source = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "processing",
     .description = "statistics processed between scrapes (seeds 001 and 004)",
-    .init = proc_init,
     .collect = proc_collect,
-    .shutdown = proc_shutdown,
     .describe = proc_describe,
 };

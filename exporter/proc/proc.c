@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collset.h"
 #include "emitter.h"
 #include "hash.h"
 #include "log.h"
+#include "monoclock.h"
 #include "names.h"
 
 #define TAG_STOP 1
@@ -432,28 +432,17 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static void sample_instance(struct proc *p, struct instance *in, size_t i, uint64_t now_ns,
-			    bool discovery)
+static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool discovery)
 {
 	struct probe pr = {.pub = {&probe_ops}, .p = p, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
-	struct timespec until;
 
-	if (!in->ops || in->ops == &proc_collector || (!discovery && !p->relevant[i]))
+	if (!discovery && !p->relevant[i])
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(wait_ns / 1000000000u);
-	until.tv_nsec += (long)(wait_ns % 1000000000u);
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
-	if (pthread_mutex_timedlock(&in->collect_lock, &until) != 0) {
+	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == -EBUSY) {
 		p->count.busy++; /* a scrape's collect runs on: sample it next time */
 		return;
 	}
-	in->ops->collect(in->state, &pr.pub);
-	pthread_mutex_unlock(&in->collect_lock);
 	if (discovery)
 		p->relevant[i] = pr.matched;
 	else
@@ -464,8 +453,8 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 {
 	bool discovery = now_ns >= p->next_discovery_ns;
 
-	for (size_t i = 0; p->set && i < p->set->n; i++)
-		sample_instance(p, &p->set->inst[i], i, now_ns, discovery);
+	for (size_t i = 0; i < p->in.n; i++)
+		sample_collector(p, i, now_ns, discovery);
 	if (discovery)
 		p->next_discovery_ns = now_ns + DISCOVERY_NS;
 	if (now_ns >= p->next_expiry_ns) { /* a walk over every source: once a second */
@@ -473,7 +462,7 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 		p->next_expiry_ns = now_ns + 1000000000u;
 	}
 	p->count.ticks++;
-	p->count.tick_ns_total += emitter_now_ns() - now_ns;
+	p->count.tick_ns_total += monoclock_ns() - now_ns;
 }
 
 /* Passes at a fixed rate: the next one is due one interval after the last
@@ -481,16 +470,16 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 static void *sampler_main(void *arg)
 {
 	struct proc *p = arg;
-	uint64_t interval = (uint64_t)(p->conf->interval_s * 1e9), due = emitter_now_ns();
+	uint64_t interval = (uint64_t)(p->conf->interval_s * 1e9), due = monoclock_ns();
 	struct epoll_event ev;
 
 	for (;;) {
-		uint64_t now = emitter_now_ns();
+		uint64_t now = monoclock_ns();
 		if (now >= due) {
 			proc_tick(p, now);
 			due += interval;
-			if (due < emitter_now_ns()) /* far behind: skip, do not catch up */
-				due = emitter_now_ns() + interval;
+			if (due < monoclock_ns()) /* far behind: skip, do not catch up */
+				due = monoclock_ns() + interval;
 			continue;
 		}
 		int ms = (int)((due - now + 999999) / 1000000);
@@ -513,11 +502,13 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	return 0;
 }
 
-int proc_start(struct proc *p, struct collset *set)
+int proc_start(struct proc *p, const struct proc_input *in)
 {
 	int rc;
 
-	p->set = set;
+	if (in->n > PROC_INPUT_MAX)
+		return -E2BIG;
+	p->in = *in;
 	if ((p->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		return -errno;
 	if ((rc = worker_open(&p->sampler, p->epfd, (epoll_data_t){.u32 = TAG_STOP})) < 0)
@@ -538,4 +529,9 @@ void proc_free(struct proc *p)
 	free(p->index);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+void proc_release(void *p)
+{
+	proc_free(p);
 }

@@ -17,7 +17,16 @@
 #include "vstats.h"
 #include "worker.h"
 
-struct collset;
+/* How the sampler reaches the collectors, which it never sees: n of them,
+ * collector i collected into e by collect(ctx, i, e, wait_ns), which
+ * returns -EBUSY when a scrape held it past wait_ns, -ENODEV when it does
+ * not run. */
+#define PROC_INPUT_MAX 64
+struct proc_input {
+	size_t n;
+	int (*collect)(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns);
+	void *ctx;
+};
 
 /* One selected series and what is kept of it. */
 struct proc_source {
@@ -54,7 +63,7 @@ struct proc_counters {
 
 struct proc {
 	const struct proc_conf *conf; /* the configuration's, which outlives it */
-	struct collset *set;	      /* the collectors sampled; not owned */
+	struct proc_input in;	      /* the collectors sampled */
 	pthread_mutex_t lock;	      /* the sources and everything in them */
 	struct proc_source **src;     /* in order of arrival */
 	size_t n, cap;
@@ -62,15 +71,15 @@ struct proc {
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];
 	struct proc_counters count;
-	bool relevant[64]; /* per instance: it produced a selected series */
+	bool relevant[PROC_INPUT_MAX]; /* per collector: it produced a selected series */
 	uint64_t next_discovery_ns, next_expiry_ns;
 	int epfd;
 	struct worker sampler;
 };
 
-/* Built stopped; proc_start starts the sampler over set's collectors. */
+/* Built stopped; proc_start starts the sampler over in's collectors. */
 int proc_new(const struct proc_conf *conf, struct proc **out);
-int proc_start(struct proc *p, struct collset *set);
+int proc_start(struct proc *p, const struct proc_input *in);
 /* Stops the sampler (joined) and frees everything. */
 void proc_free(struct proc *p);
 
@@ -81,8 +90,11 @@ void proc_tick(struct proc *p, uint64_t now_ns);
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns);
 
-/* The built-in collector "processing": writes every statistic. */
-extern const struct bs_collector proc_collector;
+/* The scrape's built-in source "processing": writes every statistic; its
+ * state is the struct proc (collect and describe only, no init). */
+extern const struct bs_collector proc_source;
+/* proc_free for a void * owner (the collector set). */
+void proc_release(void *p);
 
 /* ---- proc_iface.c: the /statistics/ interface ---- */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proc.h"
 #include "selfstats.h"
 #include "version.h"
 
@@ -64,7 +65,7 @@ static void head(struct statproc_text *t, const struct landing_input *in)
 			     style, BS_VERSION, BS_REVISION, BS_COMPILER);
 	escaped(t, in->telemetry_path);
 	statproc_text_printf(t, "\">Metrics</a>");
-	if (in->set && in->set->proc)
+	if (in->set && collset_builtin(in->set, proc_source.name))
 		statproc_text_printf(t, "<a href=\"/statistics/\">Statistics interface</a>");
 	statproc_text_printf(t, "<a href=\"/-/healthy\">Health</a><a href=\"/-/ready\">Ready</a>"
 				"</nav>\n");
@@ -121,23 +122,25 @@ static void drops(struct statproc_text *t, const struct collstats *cs)
 		statproc_text_printf(t, "none");
 }
 
-static void collector_row(struct statproc_text *t, const struct instance *in)
+static void collector_row(struct statproc_text *t, const struct instance *inst)
 {
+	struct instance_info in;
 	struct collstats cs;
-	bool have = selfstats_collector_get(in->name, &cs);
 
+	collset_instance_info(inst, &in);
+	bool have = selfstats_collector_get(in.name, &cs);
 	statproc_text_printf(t, "<tr><td><b>");
-	escaped(t, in->name);
+	escaped(t, in.name);
 	statproc_text_printf(t, "</b>");
-	if (in->ops) {
+	if (in.description) {
 		statproc_text_printf(t, "<br><small>");
-		escaped(t, in->ops->description);
+		escaped(t, in.description);
 		statproc_text_printf(t, "</small>");
 	}
 	statproc_text_printf(t, "</td>");
-	if (!in->ops || in->init_rc < 0) {
+	if (in.error) {
 		statproc_text_printf(t, "<td class=\"bad\" colspan=\"3\">not running: ");
-		escaped(t, in->error);
+		escaped(t, in.error);
 		statproc_text_printf(t, "</td>");
 	} else if (!have || !cs.scraped) {
 		statproc_text_printf(t, "<td colspan=\"3\">not scraped yet</td>");
@@ -163,15 +166,15 @@ static void collector_row(struct statproc_text *t, const struct instance *in)
 static void collectors(struct statproc_text *t, const struct landing_input *in)
 {
 	statproc_text_printf(t, "<h2>Collectors</h2>\n");
-	if (!in->set || !in->set->n) {
+	if (!in->set || !collset_count(in->set)) {
 		statproc_text_printf(t, "<p>None enabled.</p>\n");
 		return;
 	}
 	statproc_text_printf(t,
 			     "<table>\n<tr><th>Collector</th><th>Last scrape</th>"
 			     "<th>Duration</th><th>Found</th><th>Dropped, by reason</th></tr>\n");
-	for (size_t i = 0; i < in->set->n; i++)
-		collector_row(t, &in->set->inst[i]);
+	for (size_t i = 0; i < collset_count(in->set); i++)
+		collector_row(t, collset_at(in->set, i));
 	statproc_text_printf(t, "</table>\n");
 }
 
