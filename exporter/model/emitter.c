@@ -59,8 +59,7 @@ static bool emitter_expired(struct bs_emitter *pub)
 	return e->deadline_ns && monoclock_ns() > e->deadline_ns;
 }
 
-/* The OpenMetrics family name: a counter without _total, an info without _info. */
-static size_t family_base_len(const char *name, size_t n, enum bs_metric_type t)
+size_t emitter_family_base_len(const char *name, size_t n, enum bs_metric_type t)
 {
 	if (t == BS_COUNTER && names_has_suffix(name, n, "_total"))
 		return n - 6;
@@ -69,7 +68,7 @@ static size_t family_base_len(const char *name, size_t n, enum bs_metric_type t)
 	return n;
 }
 
-static int family_check(const struct bs_family *f, size_t base_len)
+int emitter_family_check(const struct bs_family *f, size_t base_len)
 {
 	size_t n = strlen(f->name);
 	if ((unsigned)f->type > BS_UNKNOWN || !names_metric_valid(f->name, n) || base_len == 0)
@@ -100,8 +99,8 @@ static int emitter_family(struct bs_emitter *pub, const struct bs_family *f)
 	if (!f || !f->name)
 		return refuse(e, "invalid_family", -EINVAL);
 	size_t n = strlen(f->name);
-	size_t base_len = family_base_len(f->name, n, f->type);
-	if (family_check(f, base_len) < 0)
+	size_t base_len = emitter_family_base_len(f->name, n, f->type);
+	if (emitter_family_check(f, base_len) < 0)
 		return refuse(e, "invalid_family", -EINVAL);
 	int rc = famreg_claim(e->reg, f->name, base_len, f->type);
 	if (rc == -EEXIST)

@@ -98,6 +98,11 @@ struct emitter {
 /* Adds n to `reason` in a table of EMITTER_MAX_REASONS, the last slot "other". */
 void drops_add(struct emitter_drop *tab, size_t *ntab, const char *reason, uint64_t n);
 
+/* The OpenMetrics family name's length: a counter's without _total, an
+ * info's without _info. */
+size_t emitter_family_base_len(const char *name, size_t n, enum bs_metric_type t);
+/* 0 when family f (base_len as above) is one the model accepts, or -EINVAL. */
+int emitter_family_check(const struct bs_family *f, size_t base_len);
 void emitter_init(struct emitter *e, enum expo_format f, struct sink *s, struct famreg *reg,
 		  uint64_t deadline_ns);
 /* Frees e and its forks, joined or not (a collect that overran may have

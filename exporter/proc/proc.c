@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emitter.h"
 #include "hash.h"
 #include "log.h"
 #include "monoclock.h"
 #include "names.h"
+#include "serieskey.h"
 
 #define TAG_STOP 1
 #define DISCOVERY_NS 30000000000ull /* every collector is looked at this often */
@@ -230,46 +230,6 @@ static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_
 	p->count.values++;
 }
 
-/* name{k="v",...}, escaped as the exposition would: the source's key.
- * Its length, or 0 when it would not fit. */
-static size_t make_key(char *key, const char *name, const struct bs_label *labels, size_t n)
-{
-	char *p = key, *end = key + KEY_MAX - 8;
-	size_t len = strlen(name);
-
-	if (len >= KEY_MAX / 2)
-		return 0;
-	memcpy(p, name, len);
-	p += len;
-	*p++ = '{';
-	for (size_t i = 0; i < n; i++) {
-		size_t ln = strlen(labels[i].name), lv = strlen(labels[i].value);
-		if (p + ln + 2 * lv + 5 >= end)
-			return 0;
-		memcpy(p, labels[i].name, ln);
-		p += ln;
-		*p++ = '=';
-		*p++ = '"';
-		if (!strpbrk(labels[i].value, "\"\\\n")) { /* the common case: copied */
-			memcpy(p, labels[i].value, lv);
-			p += lv;
-		} else {
-			for (const char *v = labels[i].value; *v; v++) {
-				if (*v == '"' || *v == '\\' || *v == '\n')
-					*p++ = '\\', *p++ = *v == '\n' ? 'n' : *v;
-				else
-					*p++ = *v;
-			}
-		}
-		*p++ = '"';
-		if (i + 1 < n)
-			*p++ = ',';
-	}
-	*p++ = '}';
-	*p = '\0';
-	return (size_t)(p - key);
-}
-
 /* The groups whose selectors the metric name alone allows, as a mask. */
 static uint64_t name_candidates(const struct proc *p, const char *name)
 {
@@ -294,7 +254,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		if (!(mask >> g & 1) ||
 		    !selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
-		if (!len && !(len = make_key(key, name, labels, n)))
+		if (!len && !(len = serieskey_write(key, sizeof(key), name, labels, n)))
 			return false;
 		matched = true;
 		uint64_t h = source_hash(g, key, len);
@@ -335,7 +295,7 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	size_t n = strnlen(f->name, NAMES_METRIC_MAX + 1);
 
 	pr->candidates = 0;
-	if (n > NAMES_METRIC_MAX)
+	if (!serieskey_family_valid(f)) /* what a scrape refuses is not sampled */
 		return 0;
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
@@ -404,9 +364,16 @@ static bool probe_expired(struct bs_emitter *em)
 	return false;
 }
 
+/* No prefix and no fork: the probe sees every series' whole label set,
+ * on the sampler's thread (the ABI's fallback for both). */
 static const struct bs_emitter_ops probe_ops = {
-    probe_family,	 probe_sample, probe_ignore_hist, probe_ignore_summary,
-    probe_ignore_states, probe_drop,   probe_expired,
+    .family = probe_family,
+    .sample = probe_sample,
+    .histogram = probe_ignore_hist,
+    .summary = probe_ignore_summary,
+    .stateset = probe_ignore_states,
+    .drop = probe_drop,
+    .expired = probe_expired,
 };
 
 /* ---- the sampler ---- */

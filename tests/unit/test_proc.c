@@ -281,6 +281,50 @@ static void *race_feed(void *arg)
 	return NULL;
 }
 
+/* A collector writing through the sampler's probe: one family the
+ * emitter refuses, one it takes. */
+static int probe_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_family bad = {.name = "bad-name", .type = BS_GAUGE};
+	struct bs_family good = {.name = "ok_gauge", .type = BS_GAUGE};
+	struct bs_label l[] = {{"vm", "web1"}};
+	(void)ctx, (void)i, (void)wait_ns;
+
+	e->ops->family(e, &bad);
+	bs_sample_f64(e, l, 1, 1);
+	e->ops->family(e, &good);
+	bs_sample_f64(e, l, 1, 2);
+	return 0;
+}
+
+/* Sources are named by the emitter's rules: what a scrape refuses (a bad
+ * family or label name, a label twice) is not kept, and a label value is
+ * repaired as /metrics repairs it (invalid UTF-8, bidi controls). */
+static void test_keys_by_the_emitters_rules(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - {name: g, select: '{__name__=~\".+\"}',\n"
+			      "       statistics: [{name: n, type: value}]}\n");
+	struct bs_label reserved[] = {{"__x", "1"}}, dash[] = {{"a-b", "1"}},
+			twice[] = {{"vm", "a"}, {"vm", "b"}},
+			hostile[] = {{"vm", "\xff\xfe\u202eevil"}};
+	int status;
+	(void)state;
+
+	assert_false(proc_feed(p, "m", reserved, 1, 1, S(0)));
+	assert_false(proc_feed(p, "m", dash, 1, 1, S(0)));
+	assert_false(proc_feed(p, "m", twice, 2, 1, S(0)));
+	assert_true(proc_feed(p, "m", hostile, 1, 1, S(0)));
+	p->in = (struct proc_input){.n = 1, .collect = probe_collect};
+	proc_tick(p, S(1));
+	char *text = iface(p, "GET", "", NULL, false, S(1), &status);
+	assert_string_equal(text, "g/0 m{vm=\"\uFFFD\uFFFD\uFFFDevil\"}\n"
+				  "g/1 ok_gauge{vm=\"web1\"}\n");
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
 static void test_sampler_races_reader(void **state)
 {
 	struct race r = {
@@ -396,6 +440,7 @@ int main(void)
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_write_allow),
+	    cmocka_unit_test(test_keys_by_the_emitters_rules),
 	    cmocka_unit_test(test_sampler_races_reader),
 	    cmocka_unit_test(test_type_changes_under_load),
 	};
