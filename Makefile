@@ -258,11 +258,13 @@ zlib-fallback:
 	$(MAKE) ISAL=no B=build-zlib UNIT_SRCS="$(ZLIB_SUITES)" -j2 unit
 
 # The style guide's bans, checked on the tree (tools/checksrc says which),
+# the Markdown files' local links and anchors (tools/mdlinks),
 # and the checker itself against planted problems.
 checksrc:
 	@tools/checksrc
 	@tools/checksrc --self-test tests/checksrc/bad.c.txt
 	@tools/checksrc --self-test tests/checksrc/layer.c.txt exporter/out/selftest.c
+	@tools/mdlinks $$(git ls-files "*.md")
 
 check: format-check checksrc
 	$(MAKE) -j2 testbins

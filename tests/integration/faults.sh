@@ -3,7 +3,7 @@
 # middle of a scrape of a million series, a VMM killed while it is being
 # scraped, wrk's load while VMs come and go (and again beside hostile
 # clients), and the exporter run unprivileged as the shipped unit runs it.
-# Figures are printed for the README. Usage: tests/integration/faults.sh BUILD_DIR
+# Figures are printed for docs/security.md. Usage: tests/integration/faults.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
