@@ -12,31 +12,24 @@
 
 extern const struct bs_collector binstat_collector_kvm;
 
-static void expect_conf_error(const char *yaml, const char *want)
-{
-	struct mock m;
-
-	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, BS_HOST_CHECK_ONLY), -EINVAL);
-	if (!strstr(mock_conf_error(&m), want))
-		fail_msg("error '%s' lacks '%s'", mock_conf_error(&m), want);
-	mock_shutdown(&m);
-}
-
 static void test_configuration_errors(void **state)
 {
+	static const struct mock_bad_conf bad[] = {
+	    {"mode: bogus\n", "t.yml:1:7: mode must be per_vm or per_vcpu"},
+	    {"rescan_interval_seconds: 500ms\n",
+	     "t.yml:1:26: 'rescan_interval_seconds' must be between 1 and 86400"},
+	    {"rescan_interval_seconds: soon\n", "must be a duration like 10s"},
+	    {"handover:\n  socket: /tmp/x.sock\n", "handover needs allow_uids or allow_gids"},
+	    {"stats:\n  include: [a, [b]]\n", "t.yml:2:12: patterns must be strings"},
+	    {"vms:\n  include: [" /* 65 patterns */
+	     "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,"
+	     "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a]\n",
+	     "must be a list of at most 64 glob patterns"},
+	    {"mdoe: per_vm\n", "t.yml:1:1: unknown key 'mdoe'"},
+	};
 	(void)state;
-	expect_conf_error("mode: bogus\n", "t.yml:1:7: mode must be per_vm or per_vcpu");
-	expect_conf_error("rescan_interval_seconds: 500ms\n",
-			  "t.yml:1:26: 'rescan_interval_seconds' must be between 1 and 86400");
-	expect_conf_error("rescan_interval_seconds: soon\n", "must be a duration like 10s");
-	expect_conf_error("handover:\n  socket: /tmp/x.sock\n",
-			  "handover needs allow_uids or allow_gids");
-	expect_conf_error("stats:\n  include: [a, [b]]\n", "t.yml:2:12: patterns must be strings");
-	expect_conf_error("vms:\n  include: [" /* 65 patterns */
-			  "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,"
-			  "a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a]\n",
-			  "must be a list of at most 64 glob patterns");
-	expect_conf_error("mdoe: per_vm\n", "t.yml:1:1: unknown key 'mdoe'");
+	mock_expect_conf_errors(&binstat_collector_kvm, BS_HOST_CHECK_ONLY, bad,
+				sizeof(bad) / sizeof(bad[0]));
 }
 
 /* --check-config reads everything and opens nothing: no hand-over socket. */
