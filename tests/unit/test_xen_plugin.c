@@ -16,7 +16,8 @@ static void test_options(void **state)
 	assert_int_equal(
 	    mock_init(&m, &binstat_collector_xen, "max_label_length: 100\n", BS_HOST_CHECK_ONLY),
 	    -EINVAL);
-	assert_string_equal(mock_conf_error(&m), "t.yml:1:19: max_label_length must be at most 64");
+	assert_string_equal(mock_conf_error(&m),
+			    "t.yml:1:19: 'max_label_length' must be between 8 and 64, not 100");
 	mock_shutdown(&m);
 	assert_int_equal(mock_init(&m, &binstat_collector_xen, "resync_interval_seconds: 1d\n",
 				   BS_HOST_CHECK_ONLY),
