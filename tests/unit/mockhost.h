@@ -7,6 +7,7 @@
 #define BS_TEST_MOCKHOST_H
 
 #include <dirent.h>
+#include <ftw.h>
 
 #include "conftree.h"
 #include "helpers.h"
@@ -128,6 +129,34 @@ static inline int mock_open_fds(void)
 		n++;
 	closedir(d);
 	return n;
+}
+
+static inline int mock_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes a test's temporary tree: its files, sockets and folders. */
+static inline void mock_rmtree(const char *dir)
+{
+	assert_int_equal(nftw(dir, mock_remove, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* What describe says of the collector now, against a printf format. */
+__attribute__((format(printf, 2, 3))) static inline void mock_expect_describe(const struct mock *m,
+									      const char *fmt, ...)
+{
+	char got[256], want[256];
+	va_list ap;
+
+	m->c->describe(m->state, got, sizeof(got));
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	assert_string_equal(got, want);
 }
 
 /* Fails showing `what` when `text` lacks `want` (or, with absent, has it). */

@@ -92,7 +92,7 @@ static void touch(const char *path)
  * error, no drop, no log line, nothing about any supplier. */
 static void expect_no_suppliers(const char *dir)
 {
-	char yaml[128], desc[160], want[160];
+	char yaml[128];
 	struct mock m;
 	struct capture cap;
 
@@ -105,9 +105,7 @@ static void expect_no_suppliers(const char *dir)
 		mock_expect_no_drops(&cap);
 		capture_free(&cap);
 	}
-	binstat_collector_dci.describe(m.state, desc, sizeof(desc));
-	snprintf(want, sizeof(want), "0 suppliers in %s, 0 answering; 0 statistics described", dir);
-	assert_string_equal(desc, want);
+	mock_expect_describe(&m, "0 suppliers in %s, 0 answering; 0 statistics described", dir);
 	assert_string_equal(mock_log, "");
 	mock_shutdown(&m);
 	assert_int_equal(mock_open_fds(), fds);
@@ -133,10 +131,7 @@ static void test_empty_directory(void **state)
 	snprintf(path, sizeof(path), "%s/old.sock", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	expect_no_suppliers(dir);
-	rmdir(path);
-	snprintf(path, sizeof(path), "%s/README", dir);
-	unlink(path);
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 /* A supplier_dir that cannot be read fails collect, with one log line
@@ -172,15 +167,14 @@ static void test_unreadable_directory(void **state)
 	capture_free(&cap);
 	assert_string_equal(mock_log + strlen(want), want);
 	mock_shutdown(&m);
-	unlink(path);
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 /* "mute" accepts and never answers: it fails alone, at the timeout; "gone"
  * is a socket nobody listens on; "bad name!" is not a supplier's name. */
 static void test_broken_suppliers(void **state)
 {
-	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128], path[128];
+	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128];
 	struct mock m;
 	struct capture cap;
 	(void)state;
@@ -202,12 +196,7 @@ static void test_broken_suppliers(void **state)
 
 	close(mute);
 	close(bad);
-	const char *names[] = {"mute.sock", "gone.sock", "bad name!.sock"};
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 /* max_suppliers: the first by name are kept, the rest counted. These
@@ -215,7 +204,7 @@ static void test_broken_suppliers(void **state)
  * and none is up. */
 static void test_max_suppliers(void **state)
 {
-	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128], desc[160], want[160], path[128];
+	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128];
 	const char *names[] = {"a.sock", "b.sock", "c.sock"};
 	struct mock m;
 	struct capture cap;
@@ -232,16 +221,10 @@ static void test_max_suppliers(void **state)
 	assert_int_equal(cap.em.ndrops, 2);
 	mock_expect_in("collect", cap.text, "supplier=\"", true);
 	capture_free(&cap);
-	binstat_collector_dci.describe(m.state, desc, sizeof(desc));
-	snprintf(want, sizeof(want), "2 suppliers in %s, 0 answering; 0 statistics described", dir);
-	assert_string_equal(desc, want);
+	mock_expect_describe(&m, "2 suppliers in %s, 0 answering; 0 statistics described", dir);
 	assert_string_equal(mock_log, "");
 	mock_shutdown(&m);
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 int main(void)

@@ -180,31 +180,36 @@ static void impostor_start(struct impostor *im)
 
 static void impostor_stop(struct impostor *im)
 {
-	char cmd[64];
-
 	kill(im->child, SIGKILL);
 	waitpid(im->child, NULL, 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", im->root);
-	assert_int_equal(system(cmd), 0);
+	mock_rmtree(im->root);
+}
+
+/* One collect over the synthetic /proc with options `opts` besides proc:
+ * the impostor is gone again before anything is checked. */
+static void impostor_collect(const char *opts, struct mock *m, struct capture *cap)
+{
+	char yaml[256];
+	struct impostor im;
+
+	impostor_start(&im);
+	snprintf(yaml, sizeof(yaml), "proc: %s\n%s", im.root, opts);
+	int init_rc = mock_init(m, &binstat_collector_kvm, yaml, 0);
+	int collect_rc = init_rc == 0 ? mock_collect(m, cap) : init_rc;
+	impostor_stop(&im);
+	assert_int_equal(init_rc, 0);
+	assert_int_equal(collect_rc, 0);
 }
 
 /* Discovery over the synthetic /proc: neither process becomes a VM; the
  * impostor is refused before any read and counted. */
 static void test_synthetic_proc(void **state)
 {
-	char yaml[256];
-	struct impostor im;
 	struct mock m;
 	struct capture cap;
 	(void)state;
 
-	impostor_start(&im);
-	snprintf(yaml, sizeof(yaml), "proc: %s\nrescan_interval_seconds: 1h\n", im.root);
-	int init_rc = mock_init(&m, &binstat_collector_kvm, yaml, 0);
-	int collect_rc = init_rc == 0 ? mock_collect(&m, &cap) : init_rc;
-	impostor_stop(&im);
-	assert_int_equal(init_rc, 0);
-	assert_int_equal(collect_rc, 0);
+	impostor_collect("rescan_interval_seconds: 1h\n", &m, &cap);
 	assert_non_null(strstr(cap.text, "\nkvm_collector_vms 0\n"));
 	assert_non_null(strstr(cap.text, "\nkvm_collector_stats_fds 0\n"));
 	assert_null(strstr(cap.text, "ghost"));
@@ -217,19 +222,11 @@ static void test_synthetic_proc(void **state)
  * never walked, so the impostor is not even looked at. */
 static void test_passive_off_walks_nothing(void **state)
 {
-	char yaml[256];
-	struct impostor im;
 	struct mock m;
 	struct capture cap;
 	(void)state;
 
-	impostor_start(&im);
-	snprintf(yaml, sizeof(yaml), "proc: %s\npassive: false\n", im.root);
-	int init_rc = mock_init(&m, &binstat_collector_kvm, yaml, 0);
-	int collect_rc = init_rc == 0 ? mock_collect(&m, &cap) : init_rc;
-	impostor_stop(&im);
-	assert_int_equal(init_rc, 0);
-	assert_int_equal(collect_rc, 0);
+	impostor_collect("passive: false\n", &m, &cap);
 	mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
 	mock_expect_no_drops(&cap);
 	mock_expect_in("log", mock_log, "info kvm first scan done vms=0 stats_fds=0", false);
@@ -242,7 +239,7 @@ static void test_passive_off_walks_nothing(void **state)
  * every fd init opened. */
 static void test_no_vmms(void **state)
 {
-	char root[] = "/tmp/kvmproc.XXXXXX", yaml[128], desc[128];
+	char root[] = "/tmp/kvmproc.XXXXXX", yaml[128];
 	struct mock m;
 	struct capture cap;
 	(void)state;
@@ -261,8 +258,7 @@ static void test_no_vmms(void **state)
 		mock_expect_no_drops(&cap);
 		capture_free(&cap);
 	}
-	binstat_collector_kvm.describe(m.state, desc, sizeof(desc));
-	assert_string_equal(desc, "0 VMs (0 handed over), 0 vCPUs, 0 stats fds");
+	mock_expect_describe(&m, "0 VMs (0 handed over), 0 vCPUs, 0 stats fds");
 	mock_expect_in("log", mock_log,
 		       "info kvm first scan done vms=0 stats_fds=0 duration_ms=", false);
 	mock_shutdown(&m);
@@ -339,8 +335,7 @@ static void test_handover_cannot_listen(void **state)
 	assert_int_equal(stat(sock, &st), 0);
 	mock_shutdown(&m);
 	assert_int_equal(mock_open_fds(), fds);
-	rmdir(sub);
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 int main(void)

@@ -139,8 +139,7 @@ static void test_no_grant_device_fails_cleanly(void **state)
 	assert_int_equal(read(conn, &byte, 1), 0);
 	close(conn);
 	close(fd);
-	unlink(path);
-	rmdir(dir);
+	mock_rmtree(dir);
 }
 
 int main(void)
