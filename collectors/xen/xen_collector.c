@@ -211,11 +211,8 @@ static int read_config(struct xen_collector *k, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_providers_per_domain", 1, 1024, &k->caps.providers) == -EINVAL ||
 	    c->get_u64(conf, "max_sets_per_domain", 1, 4096, &k->caps.sets) == -EINVAL ||
 	    c->get_u64(conf, "max_pages_per_set", 1, 256, &k->caps.pages) == -EINVAL ||
-	    c->get_u64(conf, "max_label_length", 8, 256, &k->caps.label_len) == -EINVAL)
+	    c->get_u64(conf, "max_label_length", 8, XEN_LABEL_MAX, &k->caps.label_len) == -EINVAL)
 		return -EINVAL;
-	if (k->caps.label_len > XEN_LABEL_MAX)
-		return c->errorf(c->child(conf, "max_label_length"),
-				 "max_label_length must be at most %d", XEN_LABEL_MAX);
 	return statmap_init(&k->map, c->child(conf, "rules"), rule_keys, 3);
 }
 

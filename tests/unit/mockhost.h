@@ -6,6 +6,9 @@
 #ifndef BS_TEST_MOCKHOST_H
 #define BS_TEST_MOCKHOST_H
 
+#include <dirent.h>
+#include <ftw.h>
+
 #include "conftree.h"
 #include "helpers.h"
 
@@ -87,6 +90,88 @@ static inline void mock_shutdown(struct mock *m)
 static inline const char *mock_conf_error(const struct mock *m)
 {
 	return m->doc && m->doc->has_err ? m->doc->err : "";
+}
+
+/* A configuration init must refuse, and a part of its message: the
+ * option's name, with the position where it is worth checking. */
+struct mock_bad_conf {
+	const char *yaml;
+	const char *want;
+};
+
+/* Runs init on each case: each must fail as a configuration error
+ * (-EINVAL, want in the message), which is the host's to report, so
+ * nothing is logged. */
+static inline void mock_expect_conf_errors(const struct bs_collector *c, uint32_t flags,
+					   const struct mock_bad_conf *cases, size_t n)
+{
+	struct mock m;
+
+	for (size_t i = 0; i < n; i++) {
+		int rc = mock_init(&m, c, cases[i].yaml, flags);
+		if (rc != -EINVAL || !strstr(mock_conf_error(&m), cases[i].want))
+			fail_msg("'%s': init gave %d, error '%s', not '%s'", cases[i].yaml, rc,
+				 mock_conf_error(&m), cases[i].want);
+		if (mock_log_len)
+			fail_msg("'%s': logged '%s'", cases[i].yaml, mock_log);
+		mock_shutdown(&m);
+	}
+}
+
+/* The fds this process has open: what init opened, shutdown must close. */
+static inline int mock_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static inline int mock_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes a test's temporary tree: its files, sockets and folders. */
+static inline void mock_rmtree(const char *dir)
+{
+	assert_int_equal(nftw(dir, mock_remove, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* What describe says of the collector now, against a printf format. */
+__attribute__((format(printf, 2, 3))) static inline void mock_expect_describe(const struct mock *m,
+									      const char *fmt, ...)
+{
+	char got[256], want[256];
+	va_list ap;
+
+	m->c->describe(m->state, got, sizeof(got));
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	assert_string_equal(got, want);
+}
+
+/* Fails showing `what` when `text` lacks `want` (or, with absent, has it). */
+static inline void mock_expect_in(const char *what, const char *text, const char *want, bool absent)
+{
+	if (!strstr(text, want) != absent)
+		fail_msg("%s %s '%s':\n%s", what, absent ? "has" : "lacks", want, text);
+}
+
+/* The capture counted no drop at all. */
+static inline void mock_expect_no_drops(const struct capture *cap)
+{
+	for (size_t i = 0; i < cap->em.ndrops; i++)
+		fail_msg("dropped %llu for %s", (unsigned long long)cap->em.drops[i].n,
+			 cap->em.drops[i].reason);
 }
 
 #endif

@@ -1,10 +1,11 @@
 /* The DCI plugin's init, collect and shutdown under the mock host, with
- * synthetic supplier directories: no directory, sockets with bad names,
- * a supplier that accepts and never answers, one that is gone; and its
- * options, durations included. */
+ * synthetic supplier directories: none, an empty one, one that is a file,
+ * sockets with bad names, a supplier that accepts and never answers, ones
+ * that are gone, more than max_suppliers; and every option's errors. */
 #include "mockhost.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,44 +24,157 @@ static int listen_at(const char *dir, const char *name)
 
 static void test_options(void **state)
 {
+	static const struct mock_bad_conf bad[] = {
+	    {"supplier_dir: [a]\n", "t.yml:1:15: 'supplier_dir' must be a single value"},
+	    {"timeout_seconds: 0\n", "t.yml:1:18: 'timeout_seconds' must be between 0.01 and 600"},
+	    {"timeout_seconds: 601\n",
+	     "t.yml:1:18: 'timeout_seconds' must be between 0.01 and 600"},
+	    {"timeout_seconds: fast\n",
+	     "t.yml:1:18: 'timeout_seconds' must be a duration like 10s or 500ms, not 'fast'"},
+	    {"describe_interval_seconds: 169h\n",
+	     "t.yml:1:28: 'describe_interval_seconds' must be between 0 and 604800, not '169h'"},
+	    {"max_suppliers: 0\n",
+	     "t.yml:1:16: 'max_suppliers' must be between 1 and 65536, not 0"},
+	    {"max_statistics: 65536\n",
+	     "t.yml:1:17: 'max_statistics' must be between 1 and 65535, not 65536"},
+	    {"max_statistics_total: 16777217\n",
+	     "t.yml:1:23: 'max_statistics_total' must be between 1 and 16777216, not 16777217"},
+	    {"max_label_length: 7\n",
+	     "t.yml:1:19: 'max_label_length' must be between 8 and 1024, not 7"},
+	    {"max_buffer_mib: 64MiB\n",
+	     "t.yml:1:17: 'max_buffer_mib' must be a whole number, not '64MiB'"},
+	    {"rules: {stat: x}\n", "t.yml:1:8: rules must be a list of at most"},
+	    {"rules: [x]\n", "t.yml:1:9: a rule must be a mapping"},
+	    {"rules:\n  - match: {stat: x}\n    type: histogram\n",
+	     "t.yml:3:11: type must be counter, gauge or unknown"},
+	    /* the rules speak of DCI's keys, not of Xen's */
+	    {"rules:\n  - name: dci_{provider}\n",
+	     "t.yml:2:11: name: a placeholder is not one of {module}, {title}, {supplier}, {stat}"},
+	    {"rules:\n  - match: {provider: x}\n    name: y\n",
+	     "t.yml:2:13: unknown key 'provider'"},
+	    {"rules:\n  - match: {stat: x}\n    nmae: y\n", "t.yml:3:5: unknown key 'nmae'"},
+	    {"supplier_directory: /run/dci4\n", "t.yml:1:1: unknown key 'supplier_directory'"},
+	};
 	struct mock m;
 	(void)state;
 
-	assert_int_equal(mock_init(&m, &binstat_collector_dci,
-				   "timeout_seconds: 500ms\ndescribe_interval_seconds: 10m\n", 0),
-			 0);
+	mock_expect_conf_errors(&binstat_collector_dci, 0, bad, sizeof(bad) / sizeof(bad[0]));
+	mock_expect_conf_errors(&binstat_collector_dci, BS_HOST_CHECK_ONLY, bad,
+				sizeof(bad) / sizeof(bad[0]));
+	/* the defaults, and every option at a limit */
+	assert_int_equal(mock_init(&m, &binstat_collector_dci, "", 0), 0);
 	mock_shutdown(&m);
-	assert_int_equal(mock_init(&m, &binstat_collector_dci, "timeout_seconds: 0\n", 0), -EINVAL);
-	assert_non_null(strstr(mock_conf_error(&m),
-			       "t.yml:1:18: 'timeout_seconds' must be between 0.01 and 600"));
-	mock_shutdown(&m);
-	assert_int_equal(mock_init(&m, &binstat_collector_dci,
-				   "rules:\n  - match: {stat: x}\n    type: histogram\n", 0),
-			 -EINVAL);
-	assert_non_null(
-	    strstr(mock_conf_error(&m), "t.yml:3:11: type must be counter, gauge or unknown"));
+	assert_int_equal(
+	    mock_init(&m, &binstat_collector_dci,
+		      "supplier_dir: /nonexistent\ntimeout_seconds: 10ms\n"
+		      "describe_interval_seconds: 0\nmax_suppliers: 65536\nmax_statistics: 65535\n"
+		      "max_statistics_total: 16777216\nmax_label_length: 1024\nmax_buffer_mib: 1\n"
+		      "rules:\n"
+		      "  - match: {module: M*, title: T, supplier: s?, stat: x}\n"
+		      "    name: dci_{module}_{stat}\n    type: counter\n    unit: bytes\n"
+		      "    help: H\n    scale: 0.5\n"
+		      "  - match: {stat: y}\n    drop: true\n",
+		      0),
+	    0);
+	assert_string_equal(mock_log, "");
 	mock_shutdown(&m);
 }
 
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fclose(f);
+}
+
+/* Collects twice from a supplier directory with no supplier in it: no
+ * error, no drop, no log line, nothing about any supplier. */
+static void expect_no_suppliers(const char *dir)
+{
+	char yaml[128];
+	struct mock m;
+	struct capture cap;
+
+	snprintf(yaml, sizeof(yaml), "supplier_dir: %s\n", dir);
+	int fds = mock_open_fds();
+	assert_int_equal(mock_init(&m, &binstat_collector_dci, yaml, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mock_collect(&m, &cap), 0);
+		mock_expect_in("collect", cap.text, "supplier=\"", true);
+		mock_expect_no_drops(&cap);
+		capture_free(&cap);
+	}
+	mock_expect_describe(&m, "0 suppliers in %s, 0 answering; 0 statistics described", dir);
+	assert_string_equal(mock_log, "");
+	mock_shutdown(&m);
+	assert_int_equal(mock_open_fds(), fds);
+}
+
+/* No directory yet: no supplier has started. */
 static void test_missing_directory_is_no_suppliers(void **state)
 {
+	(void)state;
+	expect_no_suppliers("/nonexistent/dci4");
+}
+
+/* What is not a socket is passed over without a word: a file, and a
+ * folder named like a supplier's socket. */
+static void test_empty_directory(void **state)
+{
+	char dir[] = "/tmp/dciplugin.XXXXXX", path[128];
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/README", dir);
+	touch(path);
+	snprintf(path, sizeof(path), "%s/old.sock", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	expect_no_suppliers(dir);
+	mock_rmtree(dir);
+}
+
+/* A supplier_dir that cannot be read fails collect, with one log line
+ * until it can be read again; the next failure is logged again. */
+static void test_unreadable_directory(void **state)
+{
+	char dir[] = "/tmp/dciplugin.XXXXXX", path[128], yaml[160], want[256];
 	struct mock m;
 	struct capture cap;
 	(void)state;
 
-	assert_int_equal(
-	    mock_init(&m, &binstat_collector_dci, "supplier_dir: /nonexistent/dci4\n", 0), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/dci4", dir);
+	snprintf(yaml, sizeof(yaml), "supplier_dir: %s\n", path);
+	snprintf(want, sizeof(want),
+		 "error dci cannot read the supplier directory dir=%s error=Not a directory\n",
+		 path);
+	touch(path);
+	assert_int_equal(mock_init(&m, &binstat_collector_dci, yaml, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(mock_collect(&m, &cap), -ENOTDIR);
+		capture_free(&cap);
+		assert_string_equal(mock_log, want);
+	}
+	unlink(path);
+	assert_int_equal(mkdir(path, 0700), 0);
 	assert_int_equal(mock_collect(&m, &cap), 0);
-	assert_null(strstr(cap.text, "supplier=\""));
 	capture_free(&cap);
+	assert_string_equal(mock_log, want);
+	rmdir(path);
+	touch(path);
+	assert_int_equal(mock_collect(&m, &cap), -ENOTDIR);
+	capture_free(&cap);
+	assert_string_equal(mock_log + strlen(want), want);
 	mock_shutdown(&m);
+	mock_rmtree(dir);
 }
 
 /* "mute" accepts and never answers: it fails alone, at the timeout; "gone"
  * is a socket nobody listens on; "bad name!" is not a supplier's name. */
 static void test_broken_suppliers(void **state)
 {
-	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128], path[128];
+	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128];
 	struct mock m;
 	struct capture cap;
 	(void)state;
@@ -82,12 +196,35 @@ static void test_broken_suppliers(void **state)
 
 	close(mute);
 	close(bad);
-	const char *names[] = {"mute.sock", "gone.sock", "bad name!.sock"};
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	mock_rmtree(dir);
+}
+
+/* max_suppliers: the first by name are kept, the rest counted. These
+ * are sockets nobody listens on any more: each kept one is counted stale,
+ * and none is up. */
+static void test_max_suppliers(void **state)
+{
+	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[128];
+	const char *names[] = {"a.sock", "b.sock", "c.sock"};
+	struct mock m;
+	struct capture cap;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < 3; i++)
+		close(listen_at(dir, names[i]));
+	snprintf(yaml, sizeof(yaml), "supplier_dir: %s\nmax_suppliers: 2\n", dir);
+	assert_int_equal(mock_init(&m, &binstat_collector_dci, yaml, 0), 0);
+	assert_int_equal(mock_collect(&m, &cap), 0);
+	assert_int_equal(capture_drops(&cap, "too_many_suppliers"), 1);
+	assert_int_equal(capture_drops(&cap, "stale_socket"), 2);
+	assert_int_equal(cap.em.ndrops, 2);
+	mock_expect_in("collect", cap.text, "supplier=\"", true);
+	capture_free(&cap);
+	mock_expect_describe(&m, "2 suppliers in %s, 0 answering; 0 statistics described", dir);
+	assert_string_equal(mock_log, "");
+	mock_shutdown(&m);
+	mock_rmtree(dir);
 }
 
 int main(void)
@@ -95,7 +232,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_options),
 	    cmocka_unit_test(test_missing_directory_is_no_suppliers),
+	    cmocka_unit_test(test_empty_directory),
+	    cmocka_unit_test(test_unreadable_directory),
 	    cmocka_unit_test(test_broken_suppliers),
+	    cmocka_unit_test(test_max_suppliers),
 	};
 	return cmocka_run_group_tests_name("dci_plugin", tests, NULL, NULL);
 }
