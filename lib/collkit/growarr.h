@@ -10,8 +10,9 @@
 /* Made by growarr_init (a zeroed one may only be freed). Whoever holds the
  * struct owns p and gives it back with growarr_free. p moves when the
  * array grows: pointers into it last until the next call that adds. The
- * owner reads and writes elements p[0..n) itself, and may lower n (drop
- * the last, or move the last into a slot it empties); nothing else. */
+ * owner reads and writes the elements itself: p[0..n), and p[0..cap)
+ * after a growarr_reserve (a caller that sizes its own use); it may lower
+ * n (drop the last, or move the last into a slot it empties). */
 struct growarr {
 	void *p;     /* the elements; NULL until the first growth */
 	size_t n;    /* elements in use */
