@@ -36,15 +36,16 @@ int growarr_reserve(struct growarr *a, size_t want)
 	return want > a->max ? -E2BIG : resize(a, want);
 }
 
-/* Room for one more, doubling. */
-static int grow_one(struct growarr *a)
+int growarr_room(struct growarr *a, size_t more)
 {
-	if (a->n < a->cap)
+	if (more <= a->cap - a->n)
 		return 0;
-	if (a->n >= a->max)
+	if (more > a->max - a->n)
 		return -E2BIG;
-	size_t cap = a->cap ? a->cap : GROWARR_FIRST / 2;
-	cap = cap > a->max / 2 ? a->max : 2 * cap;
+	size_t want = a->n + more, cap = a->cap ? a->cap : GROWARR_FIRST / 2;
+	do
+		cap = cap > a->max / 2 ? a->max : 2 * cap;
+	while (cap < want);
 	return resize(a, cap);
 }
 
@@ -55,7 +56,7 @@ int growarr_push(struct growarr *a, const void *e)
 
 int growarr_insert(struct growarr *a, size_t at, const void *e)
 {
-	int rc = at > a->n ? -EINVAL : grow_one(a);
+	int rc = at > a->n ? -EINVAL : growarr_room(a, 1);
 
 	if (rc < 0)
 		return rc;
@@ -64,6 +65,14 @@ int growarr_insert(struct growarr *a, size_t at, const void *e)
 	memcpy(slot, e, a->size);
 	a->n++;
 	return 0;
+}
+
+void growarr_remove(struct growarr *a, size_t at)
+{
+	char *slot = (char *)a->p + at * a->size;
+
+	memmove(slot, slot + a->size, (a->n - at - 1) * a->size);
+	a->n--;
 }
 
 void *growarr_take(struct growarr *a)

@@ -9,10 +9,10 @@
 
 /* Made by growarr_init (a zeroed one may only be freed). Whoever holds the
  * struct owns p and gives it back with growarr_free. p moves when the
- * array grows: pointers into it last until the next call that adds. The
- * owner reads and writes the elements itself: p[0..n), and p[0..cap)
- * after a growarr_reserve (a caller that sizes its own use); it may lower
- * n (drop the last, or move the last into a slot it empties). */
+ * array grows: pointers into it last until the next call that grows it.
+ * The owner reads and writes the elements p[0..cap) itself, and may set n
+ * anywhere in 0..cap (drop the last, move the last into a slot it
+ * empties, or count in what it wrote into room it made). */
 struct growarr {
 	void *p;     /* the elements; NULL until the first growth */
 	size_t n;    /* elements in use */
@@ -37,13 +37,18 @@ void growarr_init(struct growarr *a, size_t size, size_t max);
  * that knows its size). Returns 0, -E2BIG past the cap, or -ENOMEM; on
  * failure the array is as it was. */
 int growarr_reserve(struct growarr *a, size_t want);
+/* Room for `more` elements past n, the room doubled until they fit (4
+ * elements first, never past the cap). Returns 0, -E2BIG when n + more is
+ * past the cap, or -ENOMEM; on failure the array is as it was. */
+int growarr_room(struct growarr *a, size_t more);
 /* Copies the element at `e` in at the end, or at index `at` (0..n, those
- * from `at` on moved up one); the room doubles when full (4 elements
- * first, never past the cap). Returns 0, -E2BIG when it holds `max`
- * elements, -EINVAL for `at` past n, or -ENOMEM; on failure nothing
- * changed. */
+ * from `at` on moved up one), with growarr_room's growth. Returns 0,
+ * -E2BIG when it holds `max` elements, -EINVAL for `at` past n, or
+ * -ENOMEM; on failure nothing changed. */
 int growarr_push(struct growarr *a, const void *e);
 int growarr_insert(struct growarr *a, size_t at, const void *e);
+/* Removes element `at` (< n), those after it moved down one. */
+void growarr_remove(struct growarr *a, size_t at);
 /* Hands the elements over: the caller owns the returned block (n elements,
  * NULL when none were ever added) and frees it with free(); the array is
  * empty again. */

@@ -346,8 +346,45 @@ static void test_growarr_overflow(void **state)
 	assert_int_equal(growarr_reserve(&a, SIZE_MAX / 24 + 1), -E2BIG);
 	assert_int_equal(growarr_reserve(&a, SIZE_MAX / 3), -E2BIG); /* its bytes would wrap */
 	assert_int_equal(growarr_reserve(&a, SIZE_MAX), -E2BIG);
+	assert_int_equal(growarr_room(&a, SIZE_MAX / 24 + 1), -E2BIG);
 	assert_null(a.p);
 	assert_int_equal(a.cap, 0);
+	growarr_free(&a);
+
+	/* n + more would wrap to a count that already fits */
+	char x = 'x';
+	growarr_init(&a, 1, SIZE_MAX);
+	assert_int_equal(growarr_push(&a, &x), 0);
+	assert_int_equal(growarr_room(&a, SIZE_MAX), -E2BIG);
+	assert_int_equal(a.cap, 4);
+	growarr_free(&a);
+}
+
+/* Room made ahead, counted in by the owner; removals keep the order. */
+static void test_growarr_room_and_remove(void **state)
+{
+	struct growarr a;
+	(void)state;
+
+	growarr_init(&a, sizeof(int), 100);
+	assert_int_equal(growarr_room(&a, 0), 0);
+	assert_null(a.p);
+	assert_int_equal(growarr_room(&a, 1), 0);
+	assert_int_equal(a.cap, 4);
+	assert_int_equal(growarr_room(&a, 9), 0); /* 4, 8, 16 */
+	assert_int_equal(a.cap, 16);
+	for (int i = 0; i < 16; i++)
+		((int *)a.p)[i] = i;
+	a.n = 16;
+	assert_int_equal(growarr_room(&a, 85), -E2BIG);
+	assert_int_equal(growarr_room(&a, 84), 0); /* 32, 64, then the cap */
+	assert_int_equal(a.cap, 100);
+	growarr_remove(&a, 0);
+	growarr_remove(&a, 14); /* the last */
+	growarr_remove(&a, 5);
+	assert_int_equal(a.n, 13);
+	assert_memory_equal(a.p, ((int[]){1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14}),
+			    13 * sizeof(int));
 	growarr_free(&a);
 }
 
@@ -427,6 +464,7 @@ int main(void)
 	    cmocka_unit_test(test_growarr_cap),
 	    cmocka_unit_test(test_growarr_overflow),
 	    cmocka_unit_test(test_growarr_reserve_insert_take_free),
+	    cmocka_unit_test(test_growarr_room_and_remove),
 	    cmocka_unit_test(test_growarr_typed_view),
 	};
 	return cmocka_run_group_tests_name("collkit", tests, NULL, NULL);
