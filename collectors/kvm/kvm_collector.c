@@ -49,19 +49,12 @@ int kvm_pidfd_of(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
 
-	for (size_t i = 0; i < k->nwatch; i++)
+	for (size_t i = 0; i < k->watches.n; i++)
 		if (k->watch[i].pid == pid)
 			return k->watch[i].pidfd;
-	if (k->nwatch >= WATCH_MAX)
-		return -ENOSPC;
-	if (k->nwatch == k->capwatch) {
-		size_t cap = k->capwatch ? k->capwatch * 2 : 64;
-		struct kvm_watch *w = realloc(k->watch, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		k->watch = w;
-		k->capwatch = cap;
-	}
+	int rc = growarr_room(&k->watches, 1);
+	if (rc < 0)
+		return rc == -E2BIG ? -ENOSPC : rc; /* WATCH_MAX VMMs watched */
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0)
 		return -errno;
@@ -70,24 +63,24 @@ int kvm_pidfd_of(void *ctx, pid_t pid)
 		close(fd);
 		return -errno;
 	}
-	k->watch[k->nwatch++] = (struct kvm_watch){pid, fd};
+	k->watch[k->watches.n++] = (struct kvm_watch){pid, fd};
 	return fd;
 }
 
 static void unwatch(struct kvm_collector *k, pid_t pid)
 {
-	for (size_t i = 0; i < k->nwatch; i++) {
+	for (size_t i = 0; i < k->watches.n; i++) {
 		if (k->watch[i].pid != pid)
 			continue;
 		close(k->watch[i].pidfd); /* leaves the epoll set with it */
-		k->watch[i] = k->watch[--k->nwatch];
+		k->watch[i] = k->watch[--k->watches.n];
 		return;
 	}
 }
 
 void kvm_watch_release(struct kvm_collector *k, pid_t pid)
 {
-	for (size_t i = 0; i < k->set.n; i++)
+	for (size_t i = 0; i < k->set.vms.n; i++)
 		if (k->set.vm[i]->pid == pid)
 			return;
 	unwatch(k, pid);
@@ -126,7 +119,7 @@ static void log_thread_group(const struct kvm_collector *k, pid_t pid)
 	char p[16];
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	for (size_t i = 0; i < k->set.n; i++) {
+	for (size_t i = 0; i < k->set.vms.n; i++) {
 		const struct kvm_vm *vm = k->set.vm[i];
 		if (vm->pid == pid && vm->thread_group)
 			k->host->log(BS_LOG_WARN, "kvm",
@@ -196,7 +189,7 @@ static int scan_pid(void *ctx, pid_t pid)
 	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
 	if (k->host_view)
 		kvm_hostview_assign(&k->set, k->proc, &threads);
-	if (look.n)
+	if (look.cands.n)
 		meta_apply(k, pid, &meta);
 	kvm_watch_release(k, pid);
 	if (k->set.groups_made != groups)
@@ -307,7 +300,7 @@ static void first_scan(struct kvm_collector *k)
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
-	snprintf(vms, sizeof(vms), "%zu", k->set.n);
+	snprintf(vms, sizeof(vms), "%zu", k->set.vms.n);
 	snprintf(fds, sizeof(fds), "%zu", k->set.nfds);
 	snprintf(ms, sizeof(ms), "%.1f", (double)(monoclock_ns() - t0) / 1e6);
 	k->host->log(BS_LOG_INFO, "kvm", "first scan done", "vms", vms, "stats_fds", fds,
@@ -329,7 +322,7 @@ static void hostview_pass(struct kvm_collector *k)
 
 	pthread_mutex_lock(&k->lock);
 	k->hostview_due = false;
-	for (size_t i = 0; due && i < k->set.nvmm && n < KVM_PENDING_MAX; i++) {
+	for (size_t i = 0; due && i < k->set.vmms.n && n < KVM_PENDING_MAX; i++) {
 		const struct kvm_vmm *m = k->set.vmm[i];
 		const struct kvm_vm *only = kvm_vmm_only(m);
 		if (!kvm_hostview_wanted(&k->set, m->pid) && (!only || only->meta.domain))
@@ -439,16 +432,17 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	return 0;
 }
 
-static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
+/* Sets *max_vms to handover.max_vms when there is a hand-over socket. */
+static int read_handover(struct kvm_collector *k, const struct bs_conf *conf, uint64_t *max_vms)
 {
 	const struct bs_conf *h = conf->ops->child(conf, "handover");
-	uint64_t max_vms = 1024;
 
 	k->handover_max_fds = 16384;
 	k->handover_max_fds_per_peer = 4096;
 	k->handover_idle_s = 10;
 	if (!h)
 		return 0;
+	*max_vms = 1024;
 	if (h->ops->kind(h) != BS_CONF_MAP)
 		return h->ops->error(h,
 				     "handover must be a mapping (socket, allow_uids, allow_gids)");
@@ -456,16 +450,16 @@ static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
 		return h->ops->error(h, "handover needs a socket path");
 	if (read_ids(h, "allow_uids", k->allow_uid, &k->nallow_uid) < 0 ||
 	    read_ids(h, "allow_gids", k->allow_gid, &k->nallow_gid) < 0 ||
-	    h->ops->get_u64(h, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
-	    h->ops->get_u64(h, "max_fds", 1, 1000000, &k->handover_max_fds) == -EINVAL ||
-	    h->ops->get_u64(h, "max_fds_per_peer", 1, 1000000, &k->handover_max_fds_per_peer) ==
+	    h->ops->get_u64(h, "max_vms", 1, 1000000, max_vms) == -EINVAL ||
+	    h->ops->get_u64(h, "max_fds", 1, KVM_HANDOVER_FDS_MAX, &k->handover_max_fds) ==
 		-EINVAL ||
+	    h->ops->get_u64(h, "max_fds_per_peer", 1, KVM_HANDOVER_FDS_MAX,
+			    &k->handover_max_fds_per_peer) == -EINVAL ||
 	    h->ops->get_duration(h, "idle_timeout_seconds", 0.1, 3600, &k->handover_idle_s) ==
 		-EINVAL)
 		return -EINVAL;
 	if (k->nallow_uid + k->nallow_gid == 0)
 		return h->ops->error(h, "handover needs allow_uids or allow_gids");
-	k->set.max_handover_vms = max_vms;
 	return 0;
 }
 
@@ -473,7 +467,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 {
 	const struct bs_conf_ops *c = conf->ops;
 	const char *mode = "per_vm";
-	uint64_t max_vms = 4096, max_vcpus = 1024;
+	uint64_t max_vms = 4096, max_vcpus = 1024, handover_vms = 0;
 
 	k->proc = "/proc";
 	k->rescan_s = 60;
@@ -488,7 +482,8 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
 	    c->get_u64(conf, "max_vcpus_per_vm", 1, 4096, &max_vcpus) == -EINVAL ||
 	    read_filter(conf, "stats", &k->stats) < 0 || read_filter(conf, "vms", &k->vms) < 0 ||
-	    read_handover(k, conf) < 0 || kvm_libvirt_conf_read(conf, &k->libvirt) < 0)
+	    read_handover(k, conf, &handover_vms) < 0 ||
+	    kvm_libvirt_conf_read(conf, &k->libvirt) < 0)
 		return -EINVAL;
 	if (strcmp(mode, "per_vm") == 0)
 		k->mode = KVM_PER_VM;
@@ -496,8 +491,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 		k->mode = KVM_PER_VCPU;
 	else
 		return c->error(c->child(conf, "mode"), "mode must be per_vm or per_vcpu");
-	k->set.max_vms = max_vms;
-	k->set.max_vcpus = max_vcpus;
+	kvm_vmset_init(&k->set, max_vms, handover_vms, max_vcpus);
 	return 0;
 }
 
@@ -549,6 +543,7 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	k->check_only = host->flags & BS_HOST_CHECK_ONLY;
 	k->epfd = k->wakefd = k->ueventfd = k->listenfd = -1;
 	worker_init(&k->watcher);
+	growarr_init(&k->watches, sizeof(struct kvm_watch), WATCH_MAX);
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
 		k->conns[i].fd = -1;
 	pthread_mutex_init(&k->lock, NULL);
@@ -575,12 +570,12 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 {
 	bs_family(em, "kvm_collector_vms", BS_GAUGE, NULL,
 		  "VMs whose stats fds the collector holds.");
-	bs_sample_u64(em, NULL, 0, k->set.n);
+	bs_sample_u64(em, NULL, 0, k->set.vms.n);
 	bs_family(em, "kvm_collector_stats_fds", BS_GAUGE, NULL, "Stats fds the collector holds.");
 	bs_sample_u64(em, NULL, 0, k->set.nfds);
 	size_t unowned = 0;
-	for (size_t i = 0; i < k->set.n; i++)
-		unowned += k->set.vm[i]->thread_group ? k->set.vm[i]->nvcpu : 0;
+	for (size_t i = 0; i < k->set.vms.n; i++)
+		unowned += k->set.vm[i]->thread_group ? k->set.vm[i]->vcpus.n : 0;
 	bs_family(em, "kvm_collector_vcpus_of_unknown_vm", BS_GAUGE, NULL,
 		  "vCPUs served in their creating thread's group (vm=\"NAME/kvm-TID/*\"): one "
 		  "thread created several VMs and KVM names their vCPUs alike.");
@@ -627,9 +622,9 @@ static void kvm_shutdown(void *state)
 	if (k->handover_path)
 		kvm_handover_stop(k);
 	kvm_vmset_free(&k->set);
-	for (size_t i = 0; i < k->nwatch; i++)
+	for (size_t i = 0; i < k->watches.n; i++)
 		close(k->watch[i].pidfd);
-	free(k->watch);
+	growarr_free(&k->watches);
 	close_if_open(k->epfd);
 	close_if_open(k->wakefd);
 	close_if_open(k->ueventfd);
@@ -644,12 +639,12 @@ static void kvm_describe(void *state, char *buf, size_t len)
 	size_t vcpus = 0, handed = 0;
 
 	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < k->set.n; i++) {
-		vcpus += k->set.vm[i]->nvcpu;
+	for (size_t i = 0; i < k->set.vms.n; i++) {
+		vcpus += k->set.vm[i]->vcpus.n;
 		handed += k->set.vm[i]->from != 0;
 	}
-	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.n, handed,
-		 vcpus, k->set.nfds);
+	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.vms.n,
+		 handed, vcpus, k->set.nfds);
 	pthread_mutex_unlock(&k->lock);
 }
 

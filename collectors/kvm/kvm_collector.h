@@ -12,6 +12,7 @@
 #include "kvm_handover.h"
 #include "kvm_libvirt.h"
 #include "droptab.h"
+#include "growarr.h"
 #include "monoclock.h"
 #include "unixsock.h"
 #include "worker.h"
@@ -20,6 +21,7 @@
 #define KVM_HANDOVER_CONNS_MAX 64
 #define KVM_HANDOVER_CONNS_PER_UID 8 /* one allowed uid cannot shut out the others */
 #define KVM_HANDOVER_IDS_MAX 64
+#define KVM_HANDOVER_FDS_MAX 1000000 /* handover.max_fds at most */
 
 /* epoll tags besides VMM pids */
 #define KVM_TAG_STOP UINT64_MAX
@@ -68,8 +70,7 @@ struct kvm_collector {
 
 	struct worker watcher; /* the watcher thread */
 	int epfd, wakefd, ueventfd;
-	struct kvm_watch *watch;
-	size_t nwatch, capwatch;
+	GROWARR_OF(struct kvm_watch, watch, watches); /* the VMMs' pidfds */
 	struct kvm_pending pending[KVM_PENDING_MAX];
 	size_t npending;
 	uint64_t next_rescan_ns;

@@ -30,8 +30,7 @@ struct kvm_handover_gift {
 	int listenfd;
 	struct unixsock_id sockid;
 	struct kvm_conn conns[KVM_HANDOVER_CONNS_MAX];
-	struct kvm_handed_fd *fds;
-	size_t nfds, capfds;
+	struct growarr fds; /* of struct kvm_handed_fd */
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -206,17 +205,10 @@ int kvm_handover_idle(struct kvm_collector *k)
 static void gift_fd(void *ctx, const struct kvm_vm *vm, int fd, int vcpu)
 {
 	struct kvm_handover_gift *g = ctx;
-	if (g->nfds == g->capfds) {
-		size_t cap = g->capfds ? g->capfds * 2 : 64;
-		struct kvm_handed_fd *f = realloc(g->fds, cap * sizeof(*f));
-		if (!f) {
-			close(fd); /* that VM is lost, the rest carries on */
-			return;
-		}
-		g->fds = f;
-		g->capfds = cap;
-	}
-	g->fds[g->nfds++] = (struct kvm_handed_fd){vm->pid, vm->from, fd, vcpu, vm->ident};
+	struct kvm_handed_fd f = {vm->pid, vm->from, fd, vcpu, vm->ident};
+
+	if (growarr_push(&g->fds, &f) < 0)
+		close(fd); /* that VM is lost, the rest carries on */
 }
 
 static void adopt_gift(struct kvm_collector *k, struct kvm_handover_gift *g)
@@ -235,12 +227,11 @@ static void adopt_gift(struct kvm_collector *k, struct kvm_handover_gift *g)
 			close(c->fd);
 	}
 	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < g->nfds; i++) {
-		struct kvm_handed_fd *f = &g->fds[i];
-		take_fd(k, f->pid, f->from, f->fd, f->vcpu, &f->ident);
-	}
+	const struct kvm_handed_fd *fds = g->fds.p;
+	for (size_t i = 0; i < g->fds.n; i++)
+		take_fd(k, fds[i].pid, fds[i].from, fds[i].fd, fds[i].vcpu, &fds[i].ident);
 	pthread_mutex_unlock(&k->lock);
-	free(g->fds);
+	growarr_free(&g->fds);
 	free(g);
 }
 
@@ -259,6 +250,7 @@ static struct kvm_handover_gift *make_gift(struct kvm_collector *k)
 	struct kvm_handover_gift *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
+	growarr_init(&g->fds, sizeof(struct kvm_handed_fd), KVM_HANDOVER_FDS_MAX);
 	g->listenfd = k->listenfd;
 	g->sockid = k->sockid;
 	memcpy(g->conns, k->conns, sizeof(g->conns));
