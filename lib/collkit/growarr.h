@@ -53,8 +53,8 @@ void growarr_remove(struct growarr *a, size_t at);
  * NULL when none were ever added) and frees it with free(); the array is
  * empty again. */
 void *growarr_take(struct growarr *a);
-/* Frees the elements; the array is empty again, with its size and cap. A
- * zeroed or empty one may be freed, as often as wanted. */
+/* Frees the elements; the array is empty again, keeping its element size
+ * and max. A zeroed or empty one may be freed, as often as wanted. */
 void growarr_free(struct growarr *a);
 
 #endif
