@@ -67,6 +67,7 @@ $(B)/exporter/libdaemon.a: $(DAEMON_SRCS:%.c=$(B)/%.o)
 # and objects it needs itself.
 LIBRARIES   = $(notdir $(wildcard lib/*))
 dci4_USES   = unixsock collkit
+vstats_USES = collkit
 pvstats_PKGS = xenstore xengnttab xenevtchn xencall
 lib_a       = $(foreach l,$(1),$(B)/lib/lib$(l).a)
 lib_incs    = $(foreach l,$(1),-Ilib/$(l))
@@ -301,7 +302,7 @@ $(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/o
 $(B)/bench/bench_deflate_floor.o: XFLAGS = $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
 
 # The t-digest beside Debian's influxdata/tdigest (tests/integration/tdigest.sh).
-$(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats)
+$(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats $(vstats_USES))
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lm
 
 $(B)/bench/bench_writer: bench/bench_writer.c $(EXPORTER_A) $(CORE_A)

@@ -4,7 +4,6 @@
 #include "dci_link.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@ void dci_link_init(struct dci_link *l, struct dci_budget *budget)
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
 	l->budget = budget;
+	growarr_init(&l->bodybuf, 1, DCI4_BODY_MAX);
 }
 
 int dci_link_connect(struct dci_link *l, const char *path)
@@ -56,10 +56,8 @@ void dci_link_close(struct dci_link *l)
 void dci_link_free(struct dci_link *l)
 {
 	dci_link_close(l);
-	free(l->body);
-	dci_budget_give(l->budget, l->bcap);
-	l->body = NULL;
-	l->bcap = 0;
+	dci_budget_give(l->budget, l->bodybuf.cap);
+	growarr_free(&l->bodybuf);
 }
 
 int dci_link_queue(struct dci_link *l, const struct dci_req *r)
@@ -136,16 +134,14 @@ static int take_header(struct dci_link *l)
 		return -EPROTO;
 	if (h.length > reply_max(r))
 		return -EMSGSIZE;
-	if (h.length > l->bcap) {
-		if (!dci_budget_take(l->budget, h.length - l->bcap))
+	if (h.length > l->bodybuf.cap) {
+		size_t more = h.length - l->bodybuf.cap;
+		if (!dci_budget_take(l->budget, more))
 			return -ENOBUFS;
-		uint8_t *b = realloc(l->body, h.length);
-		if (!b) {
-			dci_budget_give(l->budget, h.length - l->bcap);
+		if (growarr_reserve(&l->bodybuf, h.length) < 0) {
+			dci_budget_give(l->budget, more);
 			return -ENOMEM;
 		}
-		l->body = b;
-		l->bcap = h.length;
 	}
 	l->blen = h.length;
 	l->bgot = 0;

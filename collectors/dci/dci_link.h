@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "dci4_wire.h"
+#include "growarr.h"
 
 #define DCI_LINK_QUEUE_MAX 64 /* requests in flight on one connection */
 #define DCI_REQ_LEN (DCI4_HEADER_LEN + 12)
@@ -37,8 +38,9 @@ struct dci_link {
 	unsigned qhead, qn;
 	uint8_t hdr[DCI4_HEADER_LEN];
 	size_t hgot;
-	uint8_t *body; /* owned; at most 12 + DCI4_BUFFER_MAX bytes */
-	size_t bcap;
+	/* The reply being read, reserved to the longest yet (at most
+	 * DCI4_BODY_MAX bytes), each byte counted against the budget. */
+	GROWARR_OF(uint8_t, body, bodybuf);
 	uint32_t blen, bgot;
 };
 

@@ -17,26 +17,86 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <binstat/collector.h>
+
 #include "kvm_attach.h"
-#include "kvm_collector.h"
 #include "kvm_discover.h"
+#include "kvm_emit.h"
+#include "kvm_handover_serve.h"
 #include "kvm_hostview.h"
+#include "kvm_libvirt.h"
 #include "kvm_scrape.h"
 #include "kvm_uevent.h"
+#include "droptab.h"
+#include "growarr.h"
+#include "monoclock.h"
+#include "worker.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
 
 #define WATCH_MAX 65536
+#define PENDING_MAX 256
 #define FIRST_SCAN_WAIT_S 2 /* a scrape waits this long for the first walk */
+
+/* epoll tags besides VMM pids and the hand-over server's (kvm_handover_serve.h) */
+#define KVM_TAG_STOP UINT64_MAX
+#define KVM_TAG_UEVENT (UINT64_MAX - 1)
+#define KVM_TAG_WAKE (UINT64_MAX - 3)
 
 /* After a create event, the process is looked at again at these delays:
  * stats fds appear when the VMM (or the shim) opens them, not at once. */
 static const unsigned pending_delays_ms[] = {20, 200, 1000, 5000, 30000};
 #define PENDING_TRIES (sizeof(pending_delays_ms) / sizeof(pending_delays_ms[0]))
 
-void kvm_watcher_drop(void *ctx, const char *reason)
+struct kvm_pending {
+	pid_t tid;
+	unsigned tries;
+	uint64_t due_ns;
+};
+
+struct kvm_watch {
+	pid_t pid;
+	int pidfd;
+};
+
+struct kvm_collector {
+	const struct bs_host *host;
+	bool check_only;      /* --check-config: the options are read, nothing is touched */
+	pthread_mutex_t lock; /* the set, the watches and wdrops */
+	pthread_cond_t scanned;
+	bool first_scan_done;
+	struct kvm_vmset set;
+	enum kvm_mode mode;
+	struct kvm_filter stats, vms;
+	const char *proc;
+	double rescan_s;
+	bool passive;
+	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
+	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
+	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
+	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
+	struct kvm_libvirt_conf libvirt;
+	bool libvirt_denied_logged;
+
+	struct worker watcher; /* the watcher thread */
+	int epfd, wakefd, ueventfd;
+	GROWARR_OF(struct kvm_watch, watch, watches); /* the VMMs' pidfds */
+	struct kvm_pending pending[PENDING_MAX];
+	size_t npending;
+	uint64_t next_rescan_ns;
+
+	/* The hand-over socket (off without handover.socket), served in the
+	 * watcher thread, and the caps of what it may bring. */
+	struct kvm_handover_server handover;
+	uint64_t handover_max_fds, handover_max_fds_per_peer;
+
+	struct droptab wdrops; /* found between scrapes, reported by the next collect */
+};
+
+/* Counts a drop found outside a scrape; the caller holds k->lock. */
+static void watcher_drop(void *ctx, const char *reason)
 {
 	struct kvm_collector *k = ctx;
 
@@ -45,23 +105,17 @@ void kvm_watcher_drop(void *ctx, const char *reason)
 
 /* ---- pidfds of the VMMs ---- */
 
-int kvm_pidfd_of(void *ctx, pid_t pid)
+/* The pidfd watching VMM `pid`, opened on first use; the caller holds k->lock. */
+static int pidfd_of(void *ctx, pid_t pid)
 {
 	struct kvm_collector *k = ctx;
 
-	for (size_t i = 0; i < k->nwatch; i++)
+	for (size_t i = 0; i < k->watches.n; i++)
 		if (k->watch[i].pid == pid)
 			return k->watch[i].pidfd;
-	if (k->nwatch >= WATCH_MAX)
-		return -ENOSPC;
-	if (k->nwatch == k->capwatch) {
-		size_t cap = k->capwatch ? k->capwatch * 2 : 64;
-		struct kvm_watch *w = realloc(k->watch, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		k->watch = w;
-		k->capwatch = cap;
-	}
+	int rc = growarr_room(&k->watches, 1);
+	if (rc < 0)
+		return rc == -E2BIG ? -ENOSPC : rc; /* WATCH_MAX VMMs watched */
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0)
 		return -errno;
@@ -70,27 +124,81 @@ int kvm_pidfd_of(void *ctx, pid_t pid)
 		close(fd);
 		return -errno;
 	}
-	k->watch[k->nwatch++] = (struct kvm_watch){pid, fd};
+	k->watch[k->watches.n++] = (struct kvm_watch){pid, fd};
 	return fd;
 }
 
 static void unwatch(struct kvm_collector *k, pid_t pid)
 {
-	for (size_t i = 0; i < k->nwatch; i++) {
+	for (size_t i = 0; i < k->watches.n; i++) {
 		if (k->watch[i].pid != pid)
 			continue;
 		close(k->watch[i].pidfd); /* leaves the epoll set with it */
-		k->watch[i] = k->watch[--k->nwatch];
+		k->watch[i] = k->watch[--k->watches.n];
 		return;
 	}
 }
 
-void kvm_watch_release(struct kvm_collector *k, pid_t pid)
+/* Closes that watch unless a VM of `pid` is held; the caller holds k->lock. */
+static void watch_release(struct kvm_collector *k, pid_t pid)
 {
-	for (size_t i = 0; i < k->set.n; i++)
+	for (size_t i = 0; i < k->set.vms.n; i++)
 		if (k->set.vm[i]->pid == pid)
 			return;
 	unwatch(k, pid);
+}
+
+/* ---- what the hand-over server brings (struct kvm_handover_host) ---- */
+
+/* One checked fd into the set, within the caps; the caller holds k->lock. */
+static void take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *f)
+{
+	if (k->set.nhandover_fds >= k->handover_max_fds ||
+	    kvm_vmset_fds_from(&k->set, f->from) >= k->handover_max_fds_per_peer) {
+		watcher_drop(k, "handover_fd_limit");
+		close(f->fd);
+		return;
+	}
+	/* The VMM is watched like a discovered one: its exit closes the fd. */
+	if (pidfd_of(k, f->pid) < 0) {
+		watcher_drop(k, "handover_bad_pid");
+		close(f->fd);
+		return;
+	}
+	if (kvm_vmset_add(&k->set, f->pid, f->from, f->fd, -1, f->vcpu, &f->ident, NULL,
+			  watcher_drop, k) < 0)
+		watch_release(k, f->pid); /* a refused fd keeps no watch of its own */
+	else
+		k->hostview_due = true;
+}
+
+static void handover_take(void *ctx, const struct kvm_handed_fd *fds, size_t n)
+{
+	struct kvm_collector *k = ctx;
+
+	pthread_mutex_lock(&k->lock);
+	for (size_t i = 0; i < n; i++)
+		take_handed_fd(k, &fds[i]);
+	pthread_mutex_unlock(&k->lock);
+}
+
+static void handover_drop(void *ctx, const char *reason)
+{
+	struct kvm_collector *k = ctx;
+
+	pthread_mutex_lock(&k->lock);
+	watcher_drop(k, reason);
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* At shutdown, after the watcher stopped: nothing else touches the set. */
+static void handover_release(void *ctx,
+			     void (*give)(void *gctx, const struct kvm_vm *vm, int fd, int vcpu),
+			     void *gctx)
+{
+	struct kvm_collector *k = ctx;
+
+	kvm_vmset_release_handed(&k->set, give, gctx);
 }
 
 /* ---- scanning: the /proc reads and ptrace of a process hold no lock;
@@ -126,7 +234,7 @@ static void log_thread_group(const struct kvm_collector *k, pid_t pid)
 	char p[16];
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	for (size_t i = 0; i < k->set.n; i++) {
+	for (size_t i = 0; i < k->set.vms.n; i++) {
 		const struct kvm_vm *vm = k->set.vm[i];
 		if (vm->pid == pid && vm->thread_group)
 			k->host->log(BS_LOG_WARN, "kvm",
@@ -167,7 +275,7 @@ static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
 			     "dir", k->libvirt.status_dir, "pid", p, (char *)NULL);
 		k->libvirt_denied_logged = true;
 	} else if (m->rc < 0 && m->rc != -ENOENT && m->rc != -EACCES) {
-		kvm_watcher_drop(k, m->why);
+		watcher_drop(k, m->why);
 	}
 	if (vm && (m->rc == 0 || m->rc == -ENOENT)) {
 		kvm_meta_free(&vm->meta);
@@ -193,12 +301,12 @@ static int scan_pid(void *ctx, pid_t pid)
 	}
 	pthread_mutex_lock(&k->lock);
 	size_t groups = k->set.groups_made;
-	int rc = kvm_discover_take(&k->set, &look, kvm_pidfd_of, kvm_watcher_drop, k);
+	int rc = kvm_discover_take(&k->set, &look, pidfd_of, watcher_drop, k);
 	if (k->host_view)
 		kvm_hostview_assign(&k->set, k->proc, &threads);
-	if (look.n)
+	if (look.cands.n)
 		meta_apply(k, pid, &meta);
-	kvm_watch_release(k, pid);
+	watch_release(k, pid);
 	if (k->set.groups_made != groups)
 		log_thread_group(k, pid);
 	if (rc == -EPERM && !k->eperm_logged) {
@@ -230,7 +338,7 @@ static void vmm_exited(struct kvm_collector *k, pid_t pid)
 
 static void add_pending(struct kvm_collector *k, pid_t tid)
 {
-	if (k->npending == KVM_PENDING_MAX) {
+	if (k->npending == PENDING_MAX) {
 		k->next_rescan_ns = monoclock_ns(); /* too many at once: walk everything */
 		return;
 	}
@@ -266,7 +374,7 @@ static void wake_up(struct kvm_collector *k)
 {
 	uint64_t n;
 	if (read(k->wakefd, &n, sizeof(n)) == sizeof(n))
-		kvm_handover_adopt(k);
+		kvm_handover_adopt(&k->handover);
 }
 
 static void read_uevents(struct kvm_collector *k)
@@ -292,7 +400,7 @@ static int next_timeout_ms(struct kvm_collector *k)
 	for (size_t i = 0; i < k->npending; i++)
 		next = k->pending[i].due_ns < next ? k->pending[i].due_ns : next;
 	uint64_t ms = next <= now ? 0 : (next - now) / 1000000u + 1;
-	int idle_ms = kvm_handover_idle(k);
+	int idle_ms = kvm_handover_idle(&k->handover);
 	if (idle_ms >= 0 && (uint64_t)idle_ms < ms)
 		return idle_ms;
 	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
@@ -307,7 +415,7 @@ static void first_scan(struct kvm_collector *k)
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
-	snprintf(vms, sizeof(vms), "%zu", k->set.n);
+	snprintf(vms, sizeof(vms), "%zu", k->set.vms.n);
 	snprintf(fds, sizeof(fds), "%zu", k->set.nfds);
 	snprintf(ms, sizeof(ms), "%.1f", (double)(monoclock_ns() - t0) / 1e6);
 	k->host->log(BS_LOG_INFO, "kvm", "first scan done", "vms", vms, "stats_fds", fds,
@@ -324,12 +432,12 @@ static void hostview_pass(struct kvm_collector *k)
 	struct {
 		pid_t pid;
 		struct kvm_identity ident;
-	} *due = calloc(KVM_PENDING_MAX, sizeof(*due));
+	} *due = calloc(PENDING_MAX, sizeof(*due));
 	size_t n = 0;
 
 	pthread_mutex_lock(&k->lock);
 	k->hostview_due = false;
-	for (size_t i = 0; due && i < k->set.nvmm && n < KVM_PENDING_MAX; i++) {
+	for (size_t i = 0; due && i < k->set.vmms.n && n < PENDING_MAX; i++) {
 		const struct kvm_vmm *m = k->set.vmm[i];
 		const struct kvm_vm *only = kvm_vmm_only(m);
 		if (!kvm_hostview_wanted(&k->set, m->pid) && (!only || only->meta.domain))
@@ -374,11 +482,11 @@ static void *watcher(void *arg)
 			if (tag == KVM_TAG_UEVENT)
 				read_uevents(k);
 			else if (tag == KVM_TAG_LISTEN)
-				kvm_handover_accept(k);
+				kvm_handover_accept(&k->handover);
 			else if (tag == KVM_TAG_WAKE)
 				wake_up(k);
 			else if (tag & KVM_TAG_CONN)
-				kvm_handover_read(k, &k->conns[tag & ~KVM_TAG_CONN]);
+				kvm_handover_read(&k->handover, tag & ~KVM_TAG_CONN);
 			else
 				vmm_exited(k, (pid_t)tag);
 		}
@@ -439,33 +547,34 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	return 0;
 }
 
-static int read_handover(struct kvm_collector *k, const struct bs_conf *conf)
+/* Sets *max_vms to handover.max_vms when there is a hand-over socket. */
+static int read_handover(struct kvm_collector *k, const struct bs_conf *conf, uint64_t *max_vms)
 {
 	const struct bs_conf *h = conf->ops->child(conf, "handover");
-	uint64_t max_vms = 1024;
+	struct kvm_handover_server *s = &k->handover;
 
 	k->handover_max_fds = 16384;
 	k->handover_max_fds_per_peer = 4096;
-	k->handover_idle_s = 10;
+	s->idle_s = 10;
 	if (!h)
 		return 0;
+	*max_vms = 1024;
 	if (h->ops->kind(h) != BS_CONF_MAP)
 		return h->ops->error(h,
 				     "handover must be a mapping (socket, allow_uids, allow_gids)");
-	if (h->ops->get_str(h, "socket", &k->handover_path) < 0)
+	if (h->ops->get_str(h, "socket", &s->path) < 0)
 		return h->ops->error(h, "handover needs a socket path");
-	if (read_ids(h, "allow_uids", k->allow_uid, &k->nallow_uid) < 0 ||
-	    read_ids(h, "allow_gids", k->allow_gid, &k->nallow_gid) < 0 ||
-	    h->ops->get_u64(h, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
-	    h->ops->get_u64(h, "max_fds", 1, 1000000, &k->handover_max_fds) == -EINVAL ||
-	    h->ops->get_u64(h, "max_fds_per_peer", 1, 1000000, &k->handover_max_fds_per_peer) ==
+	if (read_ids(h, "allow_uids", s->allow_uid, &s->nallow_uid) < 0 ||
+	    read_ids(h, "allow_gids", s->allow_gid, &s->nallow_gid) < 0 ||
+	    h->ops->get_u64(h, "max_vms", 1, 1000000, max_vms) == -EINVAL ||
+	    h->ops->get_u64(h, "max_fds", 1, KVM_HANDOVER_FDS_MAX, &k->handover_max_fds) ==
 		-EINVAL ||
-	    h->ops->get_duration(h, "idle_timeout_seconds", 0.1, 3600, &k->handover_idle_s) ==
-		-EINVAL)
+	    h->ops->get_u64(h, "max_fds_per_peer", 1, KVM_HANDOVER_FDS_MAX,
+			    &k->handover_max_fds_per_peer) == -EINVAL ||
+	    h->ops->get_duration(h, "idle_timeout_seconds", 0.1, 3600, &s->idle_s) == -EINVAL)
 		return -EINVAL;
-	if (k->nallow_uid + k->nallow_gid == 0)
+	if (s->nallow_uid + s->nallow_gid == 0)
 		return h->ops->error(h, "handover needs allow_uids or allow_gids");
-	k->set.max_handover_vms = max_vms;
 	return 0;
 }
 
@@ -473,7 +582,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 {
 	const struct bs_conf_ops *c = conf->ops;
 	const char *mode = "per_vm";
-	uint64_t max_vms = 4096, max_vcpus = 1024;
+	uint64_t max_vms = 4096, max_vcpus = 1024, handover_vms = 0;
 
 	k->proc = "/proc";
 	k->rescan_s = 60;
@@ -488,7 +597,8 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 	    c->get_u64(conf, "max_vms", 1, 1000000, &max_vms) == -EINVAL ||
 	    c->get_u64(conf, "max_vcpus_per_vm", 1, 4096, &max_vcpus) == -EINVAL ||
 	    read_filter(conf, "stats", &k->stats) < 0 || read_filter(conf, "vms", &k->vms) < 0 ||
-	    read_handover(k, conf) < 0 || kvm_libvirt_conf_read(conf, &k->libvirt) < 0)
+	    read_handover(k, conf, &handover_vms) < 0 ||
+	    kvm_libvirt_conf_read(conf, &k->libvirt) < 0)
 		return -EINVAL;
 	if (strcmp(mode, "per_vm") == 0)
 		k->mode = KVM_PER_VM;
@@ -496,8 +606,8 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 		k->mode = KVM_PER_VCPU;
 	else
 		return c->error(c->child(conf, "mode"), "mode must be per_vm or per_vcpu");
-	k->set.max_vms = max_vms;
-	k->set.max_vcpus = max_vcpus;
+	kvm_vmset_init(&k->set, max_vms, handover_vms, max_vcpus);
+	k->handover.proc = k->proc;
 	return 0;
 }
 
@@ -530,9 +640,11 @@ static int open_watch_fds(struct kvm_collector *k)
 	else
 		k->host->log(BS_LOG_WARN, "kvm", "no uevents: new VMs appear at the next rescan",
 			     "err", strerror(-k->ueventfd), (char *)NULL);
-	if (k->handover_path && (rc = kvm_handover_start(k)) < 0) {
+	const struct kvm_handover_host hooks = {k, handover_take, handover_drop, handover_release};
+	if (k->handover.path &&
+	    (rc = kvm_handover_start(&k->handover, &hooks, k->epfd, k->wakefd)) < 0) {
 		k->host->log(BS_LOG_ERROR, "kvm", "cannot listen for hand-over", "path",
-			     k->handover_path, "err", strerror(-rc), (char *)NULL);
+			     k->handover.path, "err", strerror(-rc), (char *)NULL);
 		return rc;
 	}
 	return 0;
@@ -547,10 +659,10 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 		return -ENOMEM;
 	k->host = host;
 	k->check_only = host->flags & BS_HOST_CHECK_ONLY;
-	k->epfd = k->wakefd = k->ueventfd = k->listenfd = -1;
+	k->epfd = k->wakefd = k->ueventfd = -1;
 	worker_init(&k->watcher);
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		k->conns[i].fd = -1;
+	growarr_init(&k->watches, sizeof(struct kvm_watch), WATCH_MAX);
+	kvm_handover_init(&k->handover);
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_cond_init(&k->scanned, NULL);
 	if ((rc = read_config(k, conf)) < 0)
@@ -575,12 +687,12 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 {
 	bs_family(em, "kvm_collector_vms", BS_GAUGE, NULL,
 		  "VMs whose stats fds the collector holds.");
-	bs_sample_u64(em, NULL, 0, k->set.n);
+	bs_sample_u64(em, NULL, 0, k->set.vms.n);
 	bs_family(em, "kvm_collector_stats_fds", BS_GAUGE, NULL, "Stats fds the collector holds.");
 	bs_sample_u64(em, NULL, 0, k->set.nfds);
 	size_t unowned = 0;
-	for (size_t i = 0; i < k->set.n; i++)
-		unowned += k->set.vm[i]->thread_group ? k->set.vm[i]->nvcpu : 0;
+	for (size_t i = 0; i < k->set.vms.n; i++)
+		unowned += k->set.vm[i]->thread_group ? k->set.vm[i]->vcpus.n : 0;
 	bs_family(em, "kvm_collector_vcpus_of_unknown_vm", BS_GAUGE, NULL,
 		  "vCPUs served in their creating thread's group (vm=\"NAME/kvm-TID/*\"): one "
 		  "thread created several VMs and KVM names their vCPUs alike.");
@@ -624,12 +736,12 @@ static void kvm_shutdown(void *state)
 	struct kvm_collector *k = state;
 
 	worker_stop(&k->watcher);
-	if (k->handover_path)
-		kvm_handover_stop(k);
+	if (k->handover.path)
+		kvm_handover_stop(&k->handover);
 	kvm_vmset_free(&k->set);
-	for (size_t i = 0; i < k->nwatch; i++)
+	for (size_t i = 0; i < k->watches.n; i++)
 		close(k->watch[i].pidfd);
-	free(k->watch);
+	growarr_free(&k->watches);
 	close_if_open(k->epfd);
 	close_if_open(k->wakefd);
 	close_if_open(k->ueventfd);
@@ -644,12 +756,12 @@ static void kvm_describe(void *state, char *buf, size_t len)
 	size_t vcpus = 0, handed = 0;
 
 	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < k->set.n; i++) {
-		vcpus += k->set.vm[i]->nvcpu;
+	for (size_t i = 0; i < k->set.vms.n; i++) {
+		vcpus += k->set.vm[i]->vcpus.n;
 		handed += k->set.vm[i]->from != 0;
 	}
-	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.n, handed,
-		 vcpus, k->set.nfds);
+	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.vms.n,
+		 handed, vcpus, k->set.nfds);
 	pthread_mutex_unlock(&k->lock);
 }
 

@@ -115,33 +115,15 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 
 static bool candidates_push(struct kvm_look *cs, int fd, int vcpu)
 {
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 64;
-		struct kvm_candidate *c;
-		if (cap > KVM_FDS_PER_PROCESS_MAX || !(c = realloc(cs->c, cap * sizeof(*c))))
-			return false;
-		cs->c = c;
-		cs->cap = cap;
-	}
-	cs->c[cs->n++] = (struct kvm_candidate){fd, vcpu};
+	if (growarr_push(&cs->cands, &(struct kvm_candidate){fd, vcpu}) < 0)
+		return false;
 	cs->max_fd = fd > cs->max_fd ? fd : cs->max_fd;
 	return true;
 }
 
 static bool census_push(struct kvm_look *look, int fd, int index)
 {
-	struct kvm_census *c = &look->census;
-
-	if (c->nvcpu == look->capvcpu) {
-		size_t cap = look->capvcpu ? look->capvcpu * 2 : 64;
-		struct kvm_vcpu_fd *v;
-		if (cap > KVM_FDS_PER_PROCESS_MAX || !(v = realloc(c->vcpu, cap * sizeof(*v))))
-			return false;
-		c->vcpu = v;
-		look->capvcpu = cap;
-	}
-	c->vcpu[c->nvcpu++] = (struct kvm_vcpu_fd){index, fd};
-	return true;
+	return growarr_push(&look->census.vcpus, &(struct kvm_vcpu_fd){index, fd}) == 0;
 }
 
 static bool note_fd(void *ctx, int fd, const char *link)
@@ -176,9 +158,9 @@ static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *look)
 {
 	kvm_procfd_each(proc, pid, note_fd, look);
 	if (!look->census.vms)
-		look->n = 0;
-	if (look->census.nvcpu) /* qsort takes no NULL, even for nothing */
-		qsort(look->census.vcpu, look->census.nvcpu, sizeof(look->census.vcpu[0]),
+		look->cands.n = 0;
+	if (look->census.vcpus.n) /* qsort takes no NULL, even for nothing */
+		qsort(look->census.vcpu, look->census.vcpus.n, sizeof(look->census.vcpu[0]),
 		      index_cmp);
 }
 
@@ -187,21 +169,20 @@ size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look)
 	memset(look, 0, sizeof(*look));
 	look->pid = pid;
 	look->max_fd = -1;
+	growarr_init(&look->cands, sizeof(struct kvm_candidate), KVM_FDS_PER_PROCESS_MAX);
+	growarr_init(&look->census.vcpus, sizeof(struct kvm_vcpu_fd), KVM_FDS_PER_PROCESS_MAX);
 	/* Our own copies are stats fds too: never discover ourselves. */
 	if (pid != getpid())
 		list_stats_fds(proc, pid, look);
-	if (look->n)
+	if (look->cands.n)
 		read_identity(proc, pid, &look->ident);
-	return look->n;
+	return look->cands.n;
 }
 
 void kvm_look_free(struct kvm_look *look)
 {
-	free(look->c);
-	free(look->census.vcpu);
-	look->c = NULL;
-	look->census.vcpu = NULL;
-	look->n = look->cap = look->census.nvcpu = look->capvcpu = 0;
+	growarr_free(&look->cands);
+	growarr_free(&look->census.vcpus);
 }
 
 int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pidfd_fn *pidfd_of,
@@ -211,7 +192,7 @@ int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pi
 	bool *held = NULL;
 	int added = 0;
 
-	if (look->n == 0)
+	if (look->cands.n == 0)
 		return 0;
 	int pidfd = pidfd_of(ctx, pid);
 	if (pidfd < 0)
@@ -221,7 +202,7 @@ int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pi
 		return -ENOMEM;
 	/* VM fds first, so vCPUs find their VM. */
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < look->n; i++) {
+		for (size_t i = 0; i < look->cands.n; i++) {
 			const struct kvm_candidate *c = &look->c[i];
 			if ((pass == 0) != (c->vcpu < 0) || held[c->fd])
 				continue; /* prune just kept only the live copies */

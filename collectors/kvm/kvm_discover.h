@@ -24,12 +24,10 @@ struct kvm_candidate {
 /* What one look at a process found. */
 struct kvm_look {
 	pid_t pid;
-	struct kvm_candidate *c;
-	size_t n, cap;
+	GROWARR_OF(struct kvm_candidate, c, cands); /* at most KVM_FDS_PER_PROCESS_MAX */
 	int max_fd;
 	struct kvm_identity ident;
-	struct kvm_census census;
-	size_t capvcpu;
+	struct kvm_census census; /* its vCPU fds at most KVM_FDS_PER_PROCESS_MAX too */
 };
 
 /* Lists the stats fds `pid` holds and reads its identity: /proc reads of a

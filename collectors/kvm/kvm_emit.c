@@ -63,7 +63,7 @@ struct emit_ctx {
 static void family_vm_level(struct emit_ctx *c, const struct kvm_metric *m,
 			    const struct kvm_schema *s)
 {
-	for (size_t i = 0; i < c->set->n; i++) {
+	for (size_t i = 0; i < c->set->vms.n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		if (!vm->has_vmfd || !vm->included)
 			continue;
@@ -82,7 +82,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 {
 	char idx[16];
 
-	for (size_t i = 0; i < c->set->n; i++) {
+	for (size_t i = 0; i < c->set->vms.n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		if (!vm->included)
 			continue;
@@ -96,7 +96,7 @@ static void family_vcpu_level(struct emit_ctx *c, const struct kvm_metric *m,
 					     l, 1);
 			continue;
 		}
-		for (size_t j = 0; j < vm->nvcpu; j++) {
+		for (size_t j = 0; j < vm->vcpus.n; j++) {
 			const struct kvm_vcpu *v = &vm->vcpu[j];
 			const struct kvm_metric *mm = metric_in(&v->s, m, s);
 			if (!mm || mm->nvalues != m->nvalues)
@@ -143,15 +143,15 @@ static void emit_info(struct emit_ctx *c)
 	bs_family(c->em, "kvm_vm_info", BS_INFO, NULL,
 		  "A held VM: its VMM process, the kernel's stats id, its vCPU count and how "
 		  "many of their host threads are known.");
-	for (size_t i = 0; i < c->set->n; i++) {
+	for (size_t i = 0; i < c->set->vms.n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		if (!vm->included)
 			continue;
 		snprintf(pid, sizeof(pid), "%d", (int)vm->pid);
 		size_t threads = 0;
-		for (size_t j = 0; j < vm->nvcpu; j++)
+		for (size_t j = 0; j < vm->vcpus.n; j++)
 			threads += vm->vcpu[j].sched_fresh;
-		snprintf(vcpus, sizeof(vcpus), "%zu", vm->nvcpu);
+		snprintf(vcpus, sizeof(vcpus), "%zu", vm->vcpus.n);
 		snprintf(known, sizeof(known), "%zu", threads);
 		struct bs_label l[] = {
 		    {"vm", vm->label}, {"name", vm->ident.name}, {"uuid", vm->ident.uuid},
@@ -171,7 +171,7 @@ static void emit_metadata(struct emit_ctx *c)
 		  "The libvirt domain of a VM and the metadata its orchestrator gave it "
 		  "(OpenStack Nova's instance, project, user and flavor), joined on the VMM's "
 		  "pid and uuid.");
-	for (size_t i = 0; i < c->set->n; i++) {
+	for (size_t i = 0; i < c->set->vms.n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		if (!vm->included || !vm->meta.domain)
 			continue;
@@ -205,12 +205,12 @@ static void emit_threads(struct emit_ctx *c, int f)
 
 	bs_family(c->em, thread_family[f].name, BS_COUNTER, thread_family[f].unit,
 		  thread_family[f].help);
-	for (size_t i = 0; i < c->set->n; i++) {
+	for (size_t i = 0; i < c->set->vms.n; i++) {
 		const struct kvm_vm *vm = c->set->vm[i];
 		struct bs_label l[2] = {{"vm", vm->label}, {"vcpu", idx}};
 		uint64_t sum = 0;
 		size_t known = 0;
-		for (size_t j = 0; vm->included && j < vm->nvcpu; j++) {
+		for (size_t j = 0; vm->included && j < vm->vcpus.n; j++) {
 			const struct kvm_vcpu *v = &vm->vcpu[j];
 			if (!v->sched_fresh)
 				continue;
@@ -247,7 +247,7 @@ static void emit_vmms(struct emit_ctx *c, int f)
 		bs_family(c->em, "kvm_vmm_major_page_faults", BS_COUNTER, NULL,
 			  "Major page faults of the VMM process (its guest memory read in "
 			  "from disk or swap).");
-	for (size_t i = 0; i < c->set->nvmm; i++) {
+	for (size_t i = 0; i < c->set->vmms.n; i++) {
 		const struct kvm_vmm *m = c->set->vmm[i];
 		const struct kvm_vm *only = kvm_vmm_only(m);
 		if (!m->fresh || (only && !only->included))
@@ -273,9 +273,9 @@ static size_t distinct_schemas(const struct kvm_vmset *set, bool vcpu,
 			       const struct kvm_schema **out)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = 0; i < set->vms.n; i++) {
 		const struct kvm_vm *vm = set->vm[i];
-		for (size_t j = 0; j < (vcpu ? vm->nvcpu : vm->has_vmfd); j++) {
+		for (size_t j = 0; j < (vcpu ? vm->vcpus.n : vm->has_vmfd); j++) {
 			const struct kvm_schema *s = vcpu ? vm->vcpu[j].s.schema : vm->vmfd.schema;
 			size_t k;
 			for (k = 0; k < n && out[k] != s; k++)
@@ -317,18 +317,13 @@ static uint64_t item_weight(const struct kvm_emit_item *it, const struct plan_co
 	return n->vmms;
 }
 
+/* Every family of every schema at both levels, and the fixed ones. */
+#define PLAN_ITEMS_MAX                                                                             \
+	(2 + 2 * KVM_SCHEMAS_MAX * KVM_DESC_MAX + KVM_THREAD_FAMILIES + KVM_VMM_FAMILIES)
+
 static int plan_add(struct kvm_emit_plan *p, struct kvm_emit_item it)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct kvm_emit_item *item = realloc(p->item, cap * sizeof(*item));
-		if (!item)
-			return -ENOMEM;
-		p->item = item;
-		p->cap = cap;
-	}
-	p->item[p->n++] = it;
-	return 0;
+	return growarr_push(&p->items, &it) < 0 ? -ENOMEM : 0;
 }
 
 static int plan_level(struct kvm_emit_plan *p, const struct kvm_vmset *set, bool vcpu,
@@ -356,32 +351,33 @@ static int plan_level(struct kvm_emit_plan *p, const struct kvm_vmset *set, bool
 static void plan_cut(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
 		     size_t parts)
 {
-	struct plan_counts n = {.vms = set->n, .vmms = set->nvmm};
+	struct plan_counts n = {.vms = set->vms.n, .vmms = set->vmms.n};
 	uint64_t total = 0, done = 0;
 	size_t k = 1;
 
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = 0; i < set->vms.n; i++) {
 		n.vmfds += set->vm[i]->has_vmfd;
-		n.vcpus += set->vm[i]->nvcpu;
+		n.vcpus += set->vm[i]->vcpus.n;
 		n.metas += set->vm[i]->meta.domain != NULL;
 	}
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->items.n; i++)
 		total += item_weight(&p->item[i], &n, mode);
 	p->parts = parts;
 	p->cut[0] = 0;
-	for (size_t i = 0; i < p->n && k < parts; i++) {
+	for (size_t i = 0; i < p->items.n && k < parts; i++) {
 		done += item_weight(&p->item[i], &n, mode);
 		while (k < parts && done * parts >= total * k)
 			p->cut[k++] = i + 1;
 	}
 	while (k <= parts)
-		p->cut[k++] = p->n;
+		p->cut[k++] = p->items.n;
 }
 
 int kvm_emit_plan(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
 		  const struct kvm_filter *stats, size_t parts)
 {
-	p->n = 0;
+	*p = (struct kvm_emit_plan){0};
+	growarr_init(&p->items, sizeof(struct kvm_emit_item), PLAN_ITEMS_MAX);
 	if (plan_add(p, (struct kvm_emit_item){KVM_ITEM_INFO}) < 0 ||
 	    plan_add(p, (struct kvm_emit_item){KVM_ITEM_METADATA}) < 0 ||
 	    plan_level(p, set, false, stats) < 0 || plan_level(p, set, true, stats) < 0)
@@ -429,6 +425,6 @@ void kvm_emit_part(struct bs_emitter *em, const struct kvm_vmset *set, enum kvm_
 
 void kvm_emit_plan_free(struct kvm_emit_plan *p)
 {
-	free(p->item);
+	growarr_free(&p->items);
 	memset(p, 0, sizeof(*p));
 }

@@ -5,6 +5,7 @@
 #include <binstat/collector.h>
 
 #include "kvm_vmset.h"
+#include "growarr.h"
 
 enum kvm_mode { KVM_PER_VM, KVM_PER_VCPU };
 
@@ -45,15 +46,16 @@ struct kvm_emit_item {
 /* A scrape's families in the order they are written, cut into parts of
  * about the same work (series to write, from the set's size). */
 struct kvm_emit_plan {
-	struct kvm_emit_item *item;
-	size_t n, cap;
+	GROWARR_OF(struct kvm_emit_item, item, items);
 	size_t parts;
 	size_t cut[KVM_EMIT_PARTS_MAX + 1]; /* part k: items cut[k] to cut[k + 1] */
 };
 
 /* Lays out the families of the set's schemas the stats filter lets
- * through, cut into `parts` (at most KVM_EMIT_PARTS_MAX). The schemas must
- * not change until the parts are written. Returns 0 or -ENOMEM. */
+ * through, cut into `parts` (at most KVM_EMIT_PARTS_MAX), in `p`, which it
+ * makes (not a plan in use: free that first). The schemas must not change
+ * until the parts are written. Returns 0 or -ENOMEM; free the plan with
+ * kvm_emit_plan_free either way. */
 int kvm_emit_plan(struct kvm_emit_plan *p, const struct kvm_vmset *set, enum kvm_mode mode,
 		  const struct kvm_filter *stats, size_t parts);
 /* Writes one part of what kvm_scrape (kvm_scrape.h) read. */

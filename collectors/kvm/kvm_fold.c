@@ -31,18 +31,19 @@ static void fold_values(enum kvm_fold_op op, uint64_t *acc, const uint64_t *v, s
 	}
 }
 
+void kvm_fold_init(struct kvm_fold *f)
+{
+	f->schema = NULL;
+	growarr_init(&f->valbuf, sizeof(uint64_t), KVM_DATA_MAX / sizeof(uint64_t));
+}
+
 int kvm_fold_begin(struct kvm_fold *f, const struct kvm_schema *schema)
 {
 	size_t n = schema ? schema->data_size / sizeof(uint64_t) : 0;
 
 	f->schema = NULL;
-	if (n > f->cap) {
-		uint64_t *vals = realloc(f->vals, n * sizeof(uint64_t));
-		if (!vals)
-			return -ENOMEM;
-		f->vals = vals;
-		f->cap = n;
-	}
+	if (growarr_reserve(&f->valbuf, n) < 0)
+		return -ENOMEM;
 	if (n)
 		memset(f->vals, 0, n * sizeof(uint64_t));
 	f->schema = schema;
@@ -81,6 +82,6 @@ void kvm_fold_add(struct kvm_fold *f, const struct kvm_statsfd *v)
 
 void kvm_fold_free(struct kvm_fold *f)
 {
-	free(f->vals);
-	memset(f, 0, sizeof(*f));
+	growarr_free(&f->valbuf);
+	f->schema = NULL;
 }

@@ -5,11 +5,15 @@
  * Trust: a peer is allowed by uid or group. What it sends must be a stats
  * fd KVM made (kvm_statsfd_identify), of the kind its message claims; it
  * may name as the VMM only itself, or a process it could ptrace (same uids,
- * or root); its fds only ever form VMs of their own, never joining
- * discovered VMs or another peer's; and it may hold at most
- * max_fds_per_peer fds, all peers max_fds, in at most handover.max_vms VMs,
- * apart from the room discovery has. */
+ * or root). The collector's take (kvm_collector.c) then holds it to its
+ * caps: its fds only ever form VMs of their own, never joining discovered
+ * VMs or another peer's; and it may hold at most max_fds_per_peer fds, all
+ * peers max_fds, in at most handover.max_vms VMs, apart from the room
+ * discovery has. */
+#include "kvm_handover_serve.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,96 +21,110 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kvm_collector.h"
-
-struct kvm_handed_fd {
-	pid_t pid, from;
-	int fd, vcpu;
-	struct kvm_identity ident;
-};
+#include "growarr.h"
+#include "monoclock.h"
 
 /* What one generation passes the next at a reload. */
 struct kvm_handover_gift {
 	int listenfd;
 	struct unixsock_id sockid;
 	struct kvm_conn conns[KVM_HANDOVER_CONNS_MAX];
-	struct kvm_handed_fd *fds;
-	size_t nfds, capfds;
+	struct growarr fds; /* of struct kvm_handed_fd */
 };
 
+/* Every server with a socket path, oldest first. Process-wide, and it must
+ * be: at a reload the daemon makes the next generation's collector (its
+ * init) while this one still runs and serves, and the plugin ABI gives the
+ * two no handle on each other. So that the socket is never unbound and no
+ * peer's connection or handed fd is lost, the old server finds its heir
+ * here by path and passes them on when it stops (kvm_handover_stop). */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kvm_collector *registry; /* every instance with a socket path, oldest first */
+static struct kvm_handover_server *registry;
 
-static void drop_locked(struct kvm_collector *k, const char *reason)
+void kvm_handover_init(struct kvm_handover_server *s)
 {
-	pthread_mutex_lock(&k->lock);
-	kvm_watcher_drop(k, reason);
-	pthread_mutex_unlock(&k->lock);
+	*s = (struct kvm_handover_server){.epfd = -1, .wakefd = -1, .listenfd = -1};
+	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
+		s->conns[i].fd = -1;
 }
 
-static void watch_listener(struct kvm_collector *k)
+static void drop(struct kvm_handover_server *s, const char *reason)
+{
+	s->host.drop(s->host.ctx, reason);
+}
+
+static void watch_listener(struct kvm_handover_server *s)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_LISTEN};
-	epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->listenfd, &ev);
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listenfd, &ev);
 }
 
-int kvm_handover_start(struct kvm_collector *k)
+int kvm_handover_start(struct kvm_handover_server *s, const struct kvm_handover_host *host,
+		       int epfd, int wakefd)
 {
 	bool running = false;
 
+	s->host = *host;
+	s->epfd = epfd;
+	s->wakefd = wakefd;
 	pthread_mutex_lock(&registry_lock);
-	struct kvm_collector **p = &registry;
+	struct kvm_handover_server **p = &registry;
 	for (; *p; p = &(*p)->reg_next)
-		running |= strcmp((*p)->handover_path, k->handover_path) == 0;
-	*p = k;
+		running |= strcmp((*p)->path, s->path) == 0;
+	*p = s;
 	if (!running) {
 		/* Anyone may connect; the peer's credentials decide. */
-		k->listenfd =
-		    unixsock_listen(k->handover_path, SOCK_SEQPACKET, 0666, 64, &k->sockid);
-		if (k->listenfd >= 0)
-			watch_listener(k);
+		s->listenfd = unixsock_listen(s->path, SOCK_SEQPACKET, 0666, 64, &s->sockid);
+		if (s->listenfd >= 0)
+			watch_listener(s);
 	}
 	pthread_mutex_unlock(&registry_lock);
-	return running ? 0 : k->listenfd < 0 ? k->listenfd : 0;
+	return running ? 0 : s->listenfd < 0 ? s->listenfd : 0;
 }
 
-static size_t conns_of_uid(const struct kvm_collector *k, uid_t uid)
+static size_t conns_of_uid(const struct kvm_handover_server *s, uid_t uid)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		n += k->conns[i].fd >= 0 && k->conns[i].peer.uid == uid;
+		n += s->conns[i].fd >= 0 && s->conns[i].peer.uid == uid;
 	return n;
 }
 
-static int add_conn(struct kvm_collector *k, int fd, const struct kvm_handover_peer *peer,
+static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_handover_peer *peer,
 		    uint64_t now)
 {
 	size_t slot = 0;
-	while (slot < KVM_HANDOVER_CONNS_MAX && k->conns[slot].fd >= 0)
+	while (slot < KVM_HANDOVER_CONNS_MAX && s->conns[slot].fd >= 0)
 		slot++;
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_CONN | slot};
-	if (slot == KVM_HANDOVER_CONNS_MAX || epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+	if (slot == KVM_HANDOVER_CONNS_MAX || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -ENOSPC;
-	k->conns[slot] = (struct kvm_conn){fd, *peer, now};
+	s->conns[slot] = (struct kvm_conn){fd, *peer, now};
 	return 0;
 }
 
-void kvm_handover_accept(struct kvm_collector *k)
+/* The peer's credentials, if the allow-lists let it in. */
+static int allowed_peer(const struct kvm_handover_server *s, int fd, struct kvm_handover_peer *peer)
+{
+	return kvm_handover_peer(fd, s->allow_uid, s->nallow_uid, s->allow_gid, s->nallow_gid,
+				 peer);
+}
+
+void kvm_handover_accept(struct kvm_handover_server *s)
 {
 	int fd;
 
-	while ((fd = accept4(k->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(s->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct kvm_handover_peer peer;
 		const char *why = NULL;
-		if (kvm_handover_peer(fd, k->allow_uid, k->nallow_uid, k->allow_gid, k->nallow_gid,
-				      &peer) < 0)
+		if (allowed_peer(s, fd, &peer) < 0)
 			why = "handover_refused";
-		else if (conns_of_uid(k, peer.uid) >= KVM_HANDOVER_CONNS_PER_UID)
+		else if (conns_of_uid(s, peer.uid) >= KVM_HANDOVER_CONNS_PER_UID)
 			why = "handover_too_many_from_uid";
-		else if (add_conn(k, fd, &peer, monoclock_ns()) < 0)
+		else if (add_conn(s, fd, &peer, monoclock_ns()) < 0)
 			why = "handover_too_many_peers";
 		if (why) {
-			drop_locked(k, why);
+			drop(s, why);
 			close(fd);
 		}
 	}
@@ -119,7 +137,7 @@ static void close_conn(struct kvm_conn *c)
 }
 
 /* Why a received fd cannot be taken (checked with no lock held), or NULL. */
-static const char *refuse_fd(struct kvm_collector *k, const struct kvm_conn *c, int fd,
+static const char *refuse_fd(const struct kvm_handover_server *s, const struct kvm_conn *c, int fd,
 			     const struct kvm_handover_msg *m, pid_t pid)
 {
 	int kind;
@@ -127,35 +145,14 @@ static const char *refuse_fd(struct kvm_collector *k, const struct kvm_conn *c, 
 		return "handover_not_kvm_stats";
 	if (kind != m->vcpu)
 		return "handover_vcpu_mismatch";
-	if (!kvm_handover_may_name(k->proc, &c->peer, pid))
+	if (!kvm_handover_may_name(s->proc, &c->peer, pid))
 		return "handover_pid_refused";
 	return NULL;
 }
 
-/* Takes one checked fd into the set, within the caps; the caller holds k->lock. */
-static void take_fd(struct kvm_collector *k, pid_t pid, pid_t from, int fd, int vcpu,
-		    const struct kvm_identity *ident)
+void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 {
-	if (k->set.nhandover_fds >= k->handover_max_fds ||
-	    kvm_vmset_fds_from(&k->set, from) >= k->handover_max_fds_per_peer) {
-		kvm_watcher_drop(k, "handover_fd_limit");
-		close(fd);
-		return;
-	}
-	/* The VMM is watched like a discovered one: its exit closes the fd. */
-	if (kvm_pidfd_of(k, pid) < 0) {
-		kvm_watcher_drop(k, "handover_bad_pid");
-		close(fd);
-		return;
-	}
-	if (kvm_vmset_add(&k->set, pid, from, fd, -1, vcpu, ident, NULL, kvm_watcher_drop, k) < 0)
-		kvm_watch_release(k, pid); /* a refused fd keeps no watch of its own */
-	else
-		k->hostview_due = true;
-}
-
-void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)
-{
+	struct kvm_conn *c = &s->conns[conn];
 	struct kvm_handover_msg m;
 	int fd, rc;
 
@@ -166,33 +163,32 @@ void kvm_handover_read(struct kvm_collector *k, struct kvm_conn *c)
 		}
 		c->last_ns = monoclock_ns();
 		if (rc < 0) {
-			drop_locked(k, "handover_malformed");
+			drop(s, "handover_malformed");
 			continue;
 		}
 		pid_t pid = m.pid ? m.pid : c->peer.pid;
-		const char *why = refuse_fd(k, c, fd, &m, pid);
+		const char *why = refuse_fd(s, c, fd, &m, pid);
 		if (why) {
-			drop_locked(k, why);
+			drop(s, why);
 			close(fd);
 			continue;
 		}
-		pthread_mutex_lock(&k->lock);
-		take_fd(k, pid, c->peer.pid, fd, m.vcpu, &m.ident);
-		pthread_mutex_unlock(&k->lock);
+		struct kvm_handed_fd f = {pid, c->peer.pid, fd, m.vcpu, m.ident};
+		s->host.take(s->host.ctx, &f, 1);
 	}
 }
 
-int kvm_handover_idle(struct kvm_collector *k)
+int kvm_handover_idle(struct kvm_handover_server *s)
 {
 	uint64_t now = monoclock_ns(), next = UINT64_MAX;
 
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
-		struct kvm_conn *c = &k->conns[i];
+		struct kvm_conn *c = &s->conns[i];
 		if (c->fd < 0)
 			continue;
-		uint64_t due = c->last_ns + (uint64_t)(k->handover_idle_s * 1e9);
+		uint64_t due = c->last_ns + (uint64_t)(s->idle_s * 1e9);
 		if (due <= now) {
-			drop_locked(k, "handover_idle_closed");
+			drop(s, "handover_idle_closed");
 			close_conn(c);
 		} else if (due < next) {
 			next = due;
@@ -206,103 +202,92 @@ int kvm_handover_idle(struct kvm_collector *k)
 static void gift_fd(void *ctx, const struct kvm_vm *vm, int fd, int vcpu)
 {
 	struct kvm_handover_gift *g = ctx;
-	if (g->nfds == g->capfds) {
-		size_t cap = g->capfds ? g->capfds * 2 : 64;
-		struct kvm_handed_fd *f = realloc(g->fds, cap * sizeof(*f));
-		if (!f) {
-			close(fd); /* that VM is lost, the rest carries on */
-			return;
-		}
-		g->fds = f;
-		g->capfds = cap;
-	}
-	g->fds[g->nfds++] = (struct kvm_handed_fd){vm->pid, vm->from, fd, vcpu, vm->ident};
+	struct kvm_handed_fd f = {vm->pid, vm->from, fd, vcpu, vm->ident};
+
+	if (growarr_push(&g->fds, &f) < 0)
+		close(fd); /* that VM is lost, the rest carries on */
 }
 
-static void adopt_gift(struct kvm_collector *k, struct kvm_handover_gift *g)
+static void adopt_gift(struct kvm_handover_server *s, struct kvm_handover_gift *g)
 {
-	k->listenfd = g->listenfd;
-	k->sockid = g->sockid;
-	watch_listener(k);
+	s->listenfd = g->listenfd;
+	s->sockid = g->sockid;
+	watch_listener(s);
 	uint64_t now = monoclock_ns();
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &g->conns[i];
 		struct kvm_handover_peer peer;
 		/* The new allow-lists apply to connections already open too. */
-		if (c->fd >= 0 && (kvm_handover_peer(c->fd, k->allow_uid, k->nallow_uid,
-						     k->allow_gid, k->nallow_gid, &peer) < 0 ||
-				   add_conn(k, c->fd, &peer, now) < 0))
+		if (c->fd >= 0 &&
+		    (allowed_peer(s, c->fd, &peer) < 0 || add_conn(s, c->fd, &peer, now) < 0))
 			close(c->fd);
 	}
-	pthread_mutex_lock(&k->lock);
-	for (size_t i = 0; i < g->nfds; i++) {
-		struct kvm_handed_fd *f = &g->fds[i];
-		take_fd(k, f->pid, f->from, f->fd, f->vcpu, &f->ident);
-	}
-	pthread_mutex_unlock(&k->lock);
-	free(g->fds);
+	s->host.take(s->host.ctx, g->fds.p, g->fds.n);
+	growarr_free(&g->fds);
 	free(g);
 }
 
-void kvm_handover_adopt(struct kvm_collector *k)
+void kvm_handover_adopt(struct kvm_handover_server *s)
 {
 	pthread_mutex_lock(&registry_lock);
-	struct kvm_handover_gift *g = k->gift;
-	k->gift = NULL;
+	struct kvm_handover_gift *g = s->gift;
+	s->gift = NULL;
 	pthread_mutex_unlock(&registry_lock);
 	if (g)
-		adopt_gift(k, g);
+		adopt_gift(s, g);
 }
 
-static struct kvm_handover_gift *make_gift(struct kvm_collector *k)
+static struct kvm_handover_gift *make_gift(struct kvm_handover_server *s)
 {
 	struct kvm_handover_gift *g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	g->listenfd = k->listenfd;
-	g->sockid = k->sockid;
-	memcpy(g->conns, k->conns, sizeof(g->conns));
-	kvm_vmset_release_handed(&k->set, gift_fd, g);
-	k->listenfd = -1;
+	growarr_init(&g->fds, sizeof(struct kvm_handed_fd), KVM_HANDOVER_FDS_MAX);
+	g->listenfd = s->listenfd;
+	g->sockid = s->sockid;
+	memcpy(g->conns, s->conns, sizeof(g->conns));
+	s->host.release(s->host.ctx, gift_fd, g);
+	s->listenfd = -1;
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		k->conns[i].fd = -1;
+		s->conns[i].fd = -1;
 	return g;
 }
 
-void kvm_handover_stop(struct kvm_collector *k)
+void kvm_handover_stop(struct kvm_handover_server *s)
 {
 	uint64_t one = 1;
 
 	/* All under the registry lock: no reload may bind the path, and no
 	 * gift may arrive, between leaving the chain and passing things on. */
 	pthread_mutex_lock(&registry_lock);
-	struct kvm_collector **p = &registry;
-	while (*p && *p != k)
+	struct kvm_handover_server **p = &registry;
+	while (*p && *p != s)
 		p = &(*p)->reg_next;
 	if (!*p) {
 		pthread_mutex_unlock(&registry_lock);
 		return; /* never started */
 	}
-	*p = k->reg_next;
-	if (k->gift) { /* it came after the watcher stopped: ours to pass on */
-		adopt_gift(k, k->gift);
-		k->gift = NULL;
+	*p = s->reg_next;
+	if (s->gift) { /* it came after the watcher stopped: ours to pass on */
+		adopt_gift(s, s->gift);
+		s->gift = NULL;
 	}
-	struct kvm_collector *heir = NULL;
-	for (struct kvm_collector *n = registry; n && k->listenfd >= 0 && !heir; n = n->reg_next)
-		if (strcmp(n->handover_path, k->handover_path) == 0)
+	struct kvm_handover_server *heir = NULL;
+	for (struct kvm_handover_server *n = registry; n && s->listenfd >= 0 && !heir;
+	     n = n->reg_next)
+		if (strcmp(n->path, s->path) == 0)
 			heir = n; /* the oldest after us */
-	if (heir && (heir->gift = make_gift(k)) != NULL) {
+	if (heir && (heir->gift = make_gift(s)) != NULL) {
 		/* Its watcher adopts at once; failing the wake-up, its stop does. */
 		ssize_t w = write(heir->wakefd, &one, sizeof(one));
 		(void)w;
 	}
 	pthread_mutex_unlock(&registry_lock);
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		if (k->conns[i].fd >= 0)
-			close_conn(&k->conns[i]);
-	if (k->listenfd >= 0) {
-		close(k->listenfd);
-		unixsock_unlink(k->handover_path, &k->sockid);
+		if (s->conns[i].fd >= 0)
+			close_conn(&s->conns[i]);
+	if (s->listenfd >= 0) {
+		close(s->listenfd);
+		unixsock_unlink(s->path, &s->sockid);
 	}
 }

@@ -74,7 +74,7 @@ static int stat_field(const char *buf, size_t len, int field, uint64_t *out)
 
 static int vcpu_of_fd(const struct kvm_census *census, int fd)
 {
-	for (size_t i = 0; census && i < census->nvcpu; i++)
+	for (size_t i = 0; census && i < census->vcpus.n; i++)
 		if (census->vcpu[i].fd == fd)
 			return census->vcpu[i].index;
 	return -1;
@@ -124,23 +124,17 @@ int kvm_threads_look(const char *proc, pid_t pid, const struct kvm_census *censu
 	struct dirent *e;
 
 	*out = (struct kvm_threads){.pid = pid};
+	growarr_init(&out->threads, sizeof(struct kvm_thread), KVM_THREADS_MAX);
 	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)pid);
 	DIR *d = opendir(path);
 	if (!d)
 		return -errno;
-	while ((e = readdir(d)) && out->n < KVM_THREADS_MAX) {
+	while ((e = readdir(d)) && out->threads.n < KVM_THREADS_MAX) {
 		pid_t tid = kvm_proc_number(e->d_name);
-		if (tid <= 0)
-			continue;
-		if (out->n == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 32;
-			struct kvm_thread *t = realloc(out->t, cap * sizeof(*t));
-			if (!t)
-				break;
-			out->t = t;
-			out->cap = cap;
-		}
-		out->t[out->n++] = (struct kvm_thread){tid, seen_vcpu(proc, pid, tid, census)};
+		if (tid > 0 &&
+		    growarr_push(&out->threads,
+				 &(struct kvm_thread){tid, seen_vcpu(proc, pid, tid, census)}) < 0)
+			break;
 	}
 	closedir(d);
 	return 0;
@@ -148,15 +142,15 @@ int kvm_threads_look(const char *proc, pid_t pid, const struct kvm_census *censu
 
 void kvm_threads_free(struct kvm_threads *t)
 {
-	free(t->t);
+	growarr_free(&t->threads);
 	*t = (struct kvm_threads){0};
 }
 
 static bool thread_taken(const struct kvm_vmm *m, pid_t tid)
 {
-	for (size_t i = 0; i < m->nvms; i++) {
+	for (size_t i = 0; i < m->vmlist.n; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
-		for (size_t j = 0; j < vm->nvcpu; j++)
+		for (size_t j = 0; j < vm->vcpus.n; j++)
 			if (vm->vcpu[j].tid == tid)
 				return true;
 	}
@@ -167,7 +161,7 @@ static bool thread_taken(const struct kvm_vmm *m, pid_t tid)
 static pid_t seen_running(const struct kvm_threads *t, int index)
 {
 	pid_t found = 0;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->threads.n; i++)
 		if (t->t[i].vcpu == index) {
 			if (found)
 				return 0;
@@ -180,7 +174,7 @@ static pid_t seen_running(const struct kvm_threads *t, int index)
  * VMM's main thread. */
 static pid_t creator(const struct kvm_threads *t, pid_t tid)
 {
-	for (size_t i = 0; tid && tid != t->pid && i < t->n; i++)
+	for (size_t i = 0; tid && tid != t->pid && i < t->threads.n; i++)
 		if (t->t[i].tid == tid)
 			return tid;
 	return 0;
@@ -204,9 +198,9 @@ void kvm_hostview_assign(struct kvm_vmset *set, const char *proc, const struct k
 		return;
 	if (m->statfd < 0)
 		m->statfd = open_proc(proc, t->pid, 0, "stat");
-	for (size_t i = 0; i < m->nvms; i++) {
+	for (size_t i = 0; i < m->vmlist.n; i++) {
 		struct kvm_vm *vm = m->vms[i].vm;
-		for (size_t j = 0; j < vm->nvcpu; j++) {
+		for (size_t j = 0; j < vm->vcpus.n; j++) {
 			struct kvm_vcpu *c = &vm->vcpu[j];
 			if (c->schedfd >= 0)
 				continue;
@@ -228,9 +222,9 @@ bool kvm_hostview_wanted(const struct kvm_vmset *set, pid_t pid)
 		return false;
 	if (m->statfd < 0)
 		return true;
-	for (size_t i = 0; i < m->nvms; i++) {
+	for (size_t i = 0; i < m->vmlist.n; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
-		for (size_t j = 0; j < vm->nvcpu; j++)
+		for (size_t j = 0; j < vm->vcpus.n; j++)
 			if (vm->vcpu[j].schedfd < 0)
 				return true;
 	}
@@ -284,6 +278,6 @@ void kvm_hostview_read_vmm(struct kvm_vmm *m)
 
 void kvm_hostview_read_vm(struct kvm_vm *vm)
 {
-	for (size_t j = 0; j < vm->nvcpu; j++)
+	for (size_t j = 0; j < vm->vcpus.n; j++)
 		read_vcpu(&vm->vcpu[j]);
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "kvm_vmset.h"
+#include "growarr.h"
 
 #define KVM_THREADS_MAX 65536 /* threads of one VMM looked at */
 
@@ -17,10 +18,10 @@ struct kvm_thread {
 	int vcpu;
 };
 
+/* Zeroed is empty (and may be freed); kvm_threads_look fills it. */
 struct kvm_threads {
 	pid_t pid;
-	struct kvm_thread *t;
-	size_t n, cap;
+	GROWARR_OF(struct kvm_thread, t, threads); /* at most KVM_THREADS_MAX */
 };
 
 /* Lists the threads of VMM `pid` (outside any lock: /proc reads of a

@@ -42,14 +42,14 @@ static void fold_vm(struct reader *r, struct kvm_vm *vm)
 {
 	const struct kvm_schema *schema = NULL;
 
-	for (size_t j = 0; j < vm->nvcpu && !schema; j++)
+	for (size_t j = 0; j < vm->vcpus.n && !schema; j++)
 		if (vm->vcpu[j].s.fresh)
 			schema = vm->vcpu[j].s.schema;
 	if (kvm_fold_begin(&vm->fold, schema) < 0) {
 		r->no_memory++;
 		return;
 	}
-	for (size_t j = 0; j < vm->nvcpu; j++)
+	for (size_t j = 0; j < vm->vcpus.n; j++)
 		kvm_fold_add(&vm->fold, &vm->vcpu[j].s);
 }
 
@@ -60,7 +60,7 @@ static void read_vm(struct reader *r, struct kvm_vm *vm)
 		return;
 	if (vm->has_vmfd && kvm_statsfd_read(&vm->vmfd) < 0)
 		r->read_errors++;
-	for (size_t j = 0; j < vm->nvcpu; j++)
+	for (size_t j = 0; j < vm->vcpus.n; j++)
 		if (kvm_statsfd_read(&vm->vcpu[j].s) < 0)
 			r->read_errors++;
 	if (r->work->mode == KVM_PER_VM)
@@ -72,10 +72,10 @@ static void read_item(struct reader *r, size_t i)
 {
 	struct kvm_vmset *set = r->work->set;
 
-	if (i < set->n)
+	if (i < set->vms.n)
 		read_vm(r, set->vm[i]);
 	else
-		kvm_hostview_read_vmm(set->vmm[i - set->n]);
+		kvm_hostview_read_vmm(set->vmm[i - set->vms.n]);
 }
 
 /* Takes runs until none is left (a thread that starts late, as waking an
@@ -143,7 +143,8 @@ static int start_reader(pthread_t *t, struct reader *r)
 void kvm_scrape(struct kvm_vmset *set, const struct kvm_filter *vms, const struct kvm_filter *stats,
 		enum kvm_mode mode, const struct bs_host *host, struct bs_emitter *em)
 {
-	struct scrape_work w = {.set = set, .vms = vms, .mode = mode, .nitems = set->n + set->nvmm};
+	struct scrape_work w = {
+	    .set = set, .vms = vms, .mode = mode, .nitems = set->vms.n + set->vmms.n};
 	struct reader r[KVM_READERS_MAX];
 	pthread_t thread[KVM_READERS_MAX];
 	bool started[KVM_READERS_MAX] = {false};

@@ -3,7 +3,6 @@
  * the same with 4,000 VMs held as with one. */
 #include "kvm_vmm.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +10,7 @@
 /* Where VMM `pid` is, or would go, in the set's list sorted by pid. */
 static size_t vmm_place(const struct kvm_vmset *set, pid_t pid)
 {
-	size_t lo = 0, hi = set->nvmm;
+	size_t lo = 0, hi = set->vmms.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (set->vmm[mid]->pid < pid)
@@ -25,40 +24,32 @@ static size_t vmm_place(const struct kvm_vmset *set, pid_t pid)
 struct kvm_vmm *kvm_vmset_vmm(const struct kvm_vmset *set, pid_t pid)
 {
 	size_t at = vmm_place(set, pid);
-	return at < set->nvmm && set->vmm[at]->pid == pid ? set->vmm[at] : NULL;
+	return at < set->vmms.n && set->vmm[at]->pid == pid ? set->vmm[at] : NULL;
 }
 
 struct kvm_vmm *kvm_vmm_get(struct kvm_vmset *set, pid_t pid)
 {
 	size_t at = vmm_place(set, pid);
-	if (at < set->nvmm && set->vmm[at]->pid == pid)
+	if (at < set->vmms.n && set->vmm[at]->pid == pid)
 		return set->vmm[at];
-	if (set->nvmm == set->capvmm) {
-		size_t cap = set->capvmm ? set->capvmm * 2 : 16;
-		struct kvm_vmm **v = realloc(set->vmm, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		set->vmm = v;
-		set->capvmm = cap;
-	}
 	struct kvm_vmm *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	*m = (struct kvm_vmm){.pid = pid, .statfd = -1};
-	memmove(&set->vmm[at + 1], &set->vmm[at], (set->nvmm - at) * sizeof(set->vmm[0]));
-	set->vmm[at] = m;
-	set->nvmm++;
+	growarr_init(&m->vmlist, sizeof(struct kvm_vmm_vm), set->vms.max);
+	if (growarr_insert(&set->vmms, at, &m) < 0) {
+		free(m);
+		return NULL;
+	}
 	return m;
 }
 
 void kvm_vmm_free(struct kvm_vmset *set, struct kvm_vmm *m)
 {
-	size_t at = vmm_place(set, m->pid);
-	memmove(&set->vmm[at], &set->vmm[at + 1], (set->nvmm - at - 1) * sizeof(set->vmm[0]));
-	set->nvmm--;
+	growarr_remove(&set->vmms, vmm_place(set, m->pid));
 	if (m->statfd >= 0)
 		close(m->statfd);
-	free(m->vms);
+	growarr_free(&m->vmlist);
 	free(m->byid);
 	free(m->held);
 	free(m);
@@ -80,8 +71,8 @@ bool kvm_vmm_may_hold(struct kvm_vmm *m, uint64_t h)
 {
 	if (!m->held || m->held_stale) {
 		size_t cap = 16, n = 0;
-		for (size_t i = 0; i < m->nvms; i++)
-			n += m->vms[i].vm->nvcpu + 1;
+		for (size_t i = 0; i < m->vmlist.n; i++)
+			n += m->vms[i].vm->vcpus.n + 1;
 		while (cap < 2 * n + 2)
 			cap *= 2;
 		uint64_t *t = calloc(cap, sizeof(*t));
@@ -92,11 +83,11 @@ bool kvm_vmm_may_hold(struct kvm_vmm *m, uint64_t h)
 		m->held_cap = cap;
 		m->nheld = 0;
 		m->held_stale = false;
-		for (size_t i = 0; i < m->nvms; i++) {
+		for (size_t i = 0; i < m->vmlist.n; i++) {
 			const struct kvm_vm *vm = m->vms[i].vm;
 			if (vm->has_vmfd)
 				held_insert(m, vm->vmfd.id_hash);
-			for (size_t j = 0; j < vm->nvcpu; j++)
+			for (size_t j = 0; j < vm->vcpus.n; j++)
 				held_insert(m, vm->vcpu[j].s.id_hash);
 		}
 	}
@@ -130,7 +121,7 @@ bool kvm_vmm_byid_ready(struct kvm_vmm *m)
 	if (m->byid && !m->byid_stale)
 		return true;
 	size_t cap = 16;
-	while (cap < 2 * m->nvms)
+	while (cap < 2 * m->vmlist.n)
 		cap *= 2;
 	uint32_t *t = calloc(cap, sizeof(*t));
 	if (!t)
@@ -139,27 +130,23 @@ bool kvm_vmm_byid_ready(struct kvm_vmm *m)
 	m->byid = t;
 	m->byid_cap = cap;
 	m->byid_stale = false;
-	for (size_t i = 0; i < m->nvms; i++)
+	for (size_t i = 0; i < m->vmlist.n; i++)
 		byid_insert(m, i);
 	return true;
 }
 
 int kvm_vmm_join(struct kvm_vmm *m, struct kvm_vm *vm)
 {
-	if (m->nvms == m->capvms) {
-		size_t cap = m->capvms ? m->capvms * 2 : 2;
-		struct kvm_vmm_vm *v = realloc(m->vms, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->vms = v;
-		m->capvms = cap;
-	}
-	vm->vmm = m;
-	vm->vmm_slot = m->nvms;
-	m->vms[m->nvms++] = (struct kvm_vmm_vm){
+	struct kvm_vmm_vm e = {
 	    .vm = vm, .id_hash = vm->id_hash, .from = vm->from, .group = vm->thread_group};
-	if (m->byid && !m->byid_stale && 2 * m->nvms <= m->byid_cap)
-		byid_insert(m, m->nvms - 1);
+	int rc = growarr_push(&m->vmlist, &e);
+
+	if (rc < 0)
+		return rc;
+	vm->vmm = m;
+	vm->vmm_slot = m->vmlist.n - 1;
+	if (m->byid && !m->byid_stale && 2 * m->vmlist.n <= m->byid_cap)
+		byid_insert(m, m->vmlist.n - 1);
 	else
 		m->byid_stale = true;
 	return 0;
@@ -169,12 +156,12 @@ void kvm_vmm_leave(struct kvm_vmset *set, const struct kvm_vm *gone)
 {
 	struct kvm_vmm *m = gone->vmm;
 
-	m->vms[gone->vmm_slot] = m->vms[--m->nvms];
-	if (gone->vmm_slot < m->nvms)
+	m->vms[gone->vmm_slot] = m->vms[--m->vmlist.n];
+	if (gone->vmm_slot < m->vmlist.n)
 		m->vms[gone->vmm_slot].vm->vmm_slot = gone->vmm_slot;
 	m->nvmfds -= gone->has_vmfd;
 	m->byid_stale = true;
 	m->held_stale = true;
-	if (m->nvms == 0)
+	if (m->vmlist.n == 0)
 		kvm_vmm_free(set, m);
 }

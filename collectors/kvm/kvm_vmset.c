@@ -18,6 +18,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+void kvm_vmset_init(struct kvm_vmset *set, size_t max_vms, size_t max_handover_vms,
+		    size_t max_vcpus)
+{
+	*set = (struct kvm_vmset){
+	    .max_vms = max_vms, .max_vcpus = max_vcpus, .max_handover_vms = max_handover_vms};
+	/* Each VMM holds a VM at least: no more VMMs than VMs. */
+	growarr_init(&set->vms, sizeof(struct kvm_vm *), max_vms + max_handover_vms);
+	growarr_init(&set->vmms, sizeof(struct kvm_vmm *), max_vms + max_handover_vms);
+}
+
 static bool same_file(pid_t pid, int vmm_fd, int our_fd)
 {
 	return syscall(SYS_kcmp, getpid(), pid, KCMP_FILE, our_fd, vmm_fd) == 0;
@@ -30,11 +40,11 @@ bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 
 	if (!held)
 		return NULL;
-	for (size_t i = 0; m && i < m->nvms; i++) {
+	for (size_t i = 0; m && i < m->vmlist.n; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
 		if (vm->has_vmfd && vm->vm_vmm_fd >= 0 && vm->vm_vmm_fd <= max_fd)
 			held[vm->vm_vmm_fd] = true;
-		for (size_t j = 0; j < vm->nvcpu; j++)
+		for (size_t j = 0; j < vm->vcpus.n; j++)
 			if (vm->vcpu[j].vmm_fd >= 0 && vm->vcpu[j].vmm_fd <= max_fd)
 				held[vm->vcpu[j].vmm_fd] = true;
 	}
@@ -44,7 +54,7 @@ bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 static bool label_taken(const struct kvm_vmset *set, const char *label)
 {
 	uint64_t h = kvm_id_hash(label);
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->vms.n; i++)
 		if (set->vm[i]->label_hash == h && strcmp(set->vm[i]->label, label) == 0)
 			return true;
 	return false;
@@ -80,20 +90,16 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 			     const struct kvm_identity *ident, bool thread_group)
 {
 	if (from ? set->nhandover_vms >= set->max_handover_vms
-		 : set->n - set->nhandover_vms >= set->max_vms)
+		 : set->vms.n - set->nhandover_vms >= set->max_vms)
 		return NULL;
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 16;
-		struct kvm_vm **v = realloc(set->vm, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		set->vm = v;
-		set->cap = cap;
-	}
+	if (growarr_room(&set->vms, 1) < 0)
+		return NULL;
 	struct kvm_vmm *vmm = kvm_vmm_get(set, pid);
 	struct kvm_vm *vm = vmm ? calloc(1, sizeof(*vm)) : NULL;
 	if (!vm)
 		goto err_vmm;
+	growarr_init(&vm->vcpus, sizeof(struct kvm_vcpu), set->max_vcpus);
+	kvm_fold_init(&vm->fold);
 	vm->pid = pid;
 	vm->from = from;
 	set->nhandover_vms += from != 0;
@@ -106,13 +112,13 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 		goto err_vm;
 	set->groups_made += thread_group;
 	vm_label(set, vm);
-	set->vm[set->n++] = vm;
+	set->vm[set->vms.n++] = vm;
 	return vm;
 err_vm:
 	set->nhandover_vms -= from != 0;
 	free(vm);
 err_vmm:
-	if (vmm && !vmm->nvms)
+	if (vmm && !vmm->vmlist.n)
 		kvm_vmm_free(set, vmm);
 	return NULL;
 }
@@ -131,7 +137,7 @@ static bool vm_holds(const struct kvm_vm *vm, const char *id, uint64_t id_hash, 
 {
 	if (!vcpu)
 		return vm->has_vmfd && vm->vmfd.id_hash == id_hash && strcmp(vm->vmfd.id, id) == 0;
-	for (size_t j = 0; j < vm->nvcpu; j++)
+	for (size_t j = 0; j < vm->vcpus.n; j++)
 		if (vm->vcpu[j].s.id_hash == id_hash && strcmp(vm->vcpu[j].s.id, id) == 0)
 			return true;
 	return false;
@@ -141,10 +147,10 @@ static bool vm_holds(const struct kvm_vm *vm, const char *id, uint64_t id_hash, 
 static size_t files_held(const struct kvm_vmm *m, int index)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < m->nvms; i++) {
+	for (size_t i = 0; i < m->vmlist.n; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
 		n += index < 0 && vm->has_vmfd;
-		for (size_t j = 0; index >= 0 && j < vm->nvcpu; j++)
+		for (size_t j = 0; index >= 0 && j < vm->vcpus.n; j++)
 			n += vm->vcpu[j].index == index;
 	}
 	return n;
@@ -152,7 +158,7 @@ static size_t files_held(const struct kvm_vmm *m, int index)
 
 static size_t census_vcpus(const struct kvm_census *c, int index)
 {
-	size_t lo = 0, hi = c->nvcpu, n = 0;
+	size_t lo = 0, hi = c->vcpus.n, n = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (c->vcpu[mid].index < index)
@@ -160,7 +166,7 @@ static size_t census_vcpus(const struct kvm_census *c, int index)
 		else
 			hi = mid;
 	}
-	while (lo + n < c->nvcpu && c->vcpu[lo + n].index == index)
+	while (lo + n < c->vcpus.n && c->vcpu[lo + n].index == index)
 		n++;
 	return n;
 }
@@ -178,7 +184,7 @@ static bool is_copy(struct kvm_vmset *set, pid_t pid, pid_t from, const char *id
 
 	if (!m || !kvm_vmm_may_hold(m, h))
 		return false;
-	for (size_t i = 0; i < m->nvms && !held; i++) {
+	for (size_t i = 0; i < m->vmlist.n && !held; i++) {
 		const struct kvm_vm *vm = m->vms[i].vm;
 		if (!vm_holds(vm, id, h, vcpu))
 			continue;
@@ -223,7 +229,7 @@ static struct kvm_vm *vcpu_owner(struct kvm_vmset *set, pid_t pid, pid_t from, c
 			return match;
 		return group ? group : vm_new(set, pid, from, prefix, ident, true);
 	}
-	for (size_t i = 0; m && i < m->nvms; i++) {
+	for (size_t i = 0; m && i < m->vmlist.n; i++) {
 		const struct kvm_vmm_vm *e = &m->vms[i];
 		if (e->from != from)
 			continue;
@@ -260,7 +266,7 @@ static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *
 {
 	uint64_t h = kvm_id_hash(id);
 	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
-	if (!from && m && m->nvms > 1 && kvm_vmm_byid_ready(m)) {
+	if (!from && m && m->vmlist.n > 1 && kvm_vmm_byid_ready(m)) {
 		size_t mask = m->byid_cap - 1;
 		for (size_t at = h & mask; m->byid[at]; at = (at + 1) & mask) {
 			const struct kvm_vmm_vm *e = &m->vms[m->byid[at] - 1];
@@ -273,7 +279,7 @@ static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *
 		*owner = vm_new(set, pid, from, id, ident, false);
 		return *owner ? 0 : -ENOSPC;
 	}
-	for (size_t i = 0; m && i < m->nvms; i++) {
+	for (size_t i = 0; m && i < m->vmlist.n; i++) {
 		struct kvm_vm *vm = m->vms[i].vm;
 		if (m->vms[i].from != from || m->vms[i].group ||
 		    !key_matches(&m->vms[i], from, id, h, ident))
@@ -289,31 +295,20 @@ static int vmfd_owner(struct kvm_vmset *set, pid_t pid, pid_t from, const char *
 	return *owner ? 0 : -ENOSPC;
 }
 
-static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, int vmm_fd,
-		    size_t max)
+/* -ENOSPC past max_vcpus (the array's cap), or -ENOMEM. */
+static int add_vcpu(struct kvm_vm *vm, const struct kvm_statsfd *s, int index, int vmm_fd)
 {
-	if (vm->nvcpu >= max)
-		return -ENOSPC;
-	if (vm->nvcpu == vm->capvcpu) {
-		size_t cap = vm->capvcpu ? vm->capvcpu * 2 : 8;
-		struct kvm_vcpu *v = realloc(vm->vcpu, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		vm->vcpu = v;
-		vm->capvcpu = cap;
-	}
-	/* Keep vCPUs in index order: the per-vCPU output reads naturally. */
-	size_t at = vm->nvcpu;
-	while (at > 0 && vm->vcpu[at - 1].index > index) {
-		vm->vcpu[at] = vm->vcpu[at - 1];
-		at--;
-	}
+	struct kvm_vcpu c = {.s = *s, .index = index, .vmm_fd = vmm_fd, .schedfd = -1};
 	int tid, n;
-	vm->vcpu[at] = (struct kvm_vcpu){.s = *s, .index = index, .vmm_fd = vmm_fd, .schedfd = -1};
+
 	if (sscanf(s->id, "kvm-%d/vcpu-%d", &tid, &n) == 2 && tid > 0)
-		vm->vcpu[at].creator = tid;
-	vm->nvcpu++;
-	return 0;
+		c.creator = tid;
+	/* Keep vCPUs in index order: the per-vCPU output reads naturally. */
+	size_t at = vm->vcpus.n;
+	while (at > 0 && vm->vcpu[at - 1].index > index)
+		at--;
+	int rc = growarr_insert(&vm->vcpus, at, &c);
+	return rc == -E2BIG ? -ENOSPC : rc;
 }
 
 static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_statsfd *s, int vmm_fd,
@@ -337,7 +332,7 @@ static int attach(struct kvm_vmset *set, pid_t pid, pid_t from, struct kvm_stats
 	}
 	if (!(vm = vcpu_owner(set, pid, from, s->id, ident, census)))
 		return -ENOSPC;
-	int rc = add_vcpu(vm, s, vcpu_index, vmm_fd, set->max_vcpus);
+	int rc = add_vcpu(vm, s, vcpu_index, vmm_fd);
 	if (rc == 0)
 		kvm_vmm_took(vm->vmm, s->id_hash);
 	return rc;
@@ -380,7 +375,7 @@ void kvm_vmset_release_handed(struct kvm_vmset *set,
 			      void (*take)(void *ctx, const struct kvm_vm *vm, int fd, int vcpu),
 			      void *ctx)
 {
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = 0; i < set->vms.n; i++) {
 		struct kvm_vm *vm = set->vm[i];
 		if (!vm->from)
 			continue;
@@ -388,7 +383,7 @@ void kvm_vmset_release_handed(struct kvm_vmset *set,
 			take(ctx, vm, vm->vmfd.fd, -1);
 			vm->vmfd.fd = -1;
 		}
-		for (size_t j = 0; j < vm->nvcpu; j++) {
+		for (size_t j = 0; j < vm->vcpus.n; j++) {
 			take(ctx, vm, vm->vcpu[j].s.fd, vm->vcpu[j].index);
 			vm->vcpu[j].s.fd = -1;
 		}
@@ -398,9 +393,9 @@ void kvm_vmset_release_handed(struct kvm_vmset *set,
 size_t kvm_vmset_fds_from(const struct kvm_vmset *set, pid_t from)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->vms.n; i++)
 		if (set->vm[i]->from == from)
-			n += set->vm[i]->nvcpu + set->vm[i]->has_vmfd;
+			n += set->vm[i]->vcpus.n + set->vm[i]->has_vmfd;
 	return n;
 }
 
@@ -416,24 +411,23 @@ static void vm_free(struct kvm_vmset *set, struct kvm_vm *vm)
 {
 	set->nhandover_vms -= vm->from != 0;
 	if (vm->from)
-		set->nhandover_fds -= vm->nvcpu + vm->has_vmfd;
+		set->nhandover_fds -= vm->vcpus.n + vm->has_vmfd;
 	if (vm->has_vmfd)
 		kvm_statsfd_close(&vm->vmfd, &set->schemas);
-	for (size_t j = 0; j < vm->nvcpu; j++)
+	for (size_t j = 0; j < vm->vcpus.n; j++)
 		vcpu_close(set, &vm->vcpu[j]);
-	set->nfds -= vm->nvcpu + vm->has_vmfd;
+	set->nfds -= vm->vcpus.n + vm->has_vmfd;
 	kvm_vmm_leave(set, vm);
 	kvm_meta_free(&vm->meta);
 	kvm_fold_free(&vm->fold);
-	free(vm->vcpu);
+	growarr_free(&vm->vcpus);
 	free(vm);
 }
 
 static void remove_at(struct kvm_vmset *set, size_t i)
 {
 	vm_free(set, set->vm[i]);
-	memmove(&set->vm[i], &set->vm[i + 1], (set->n - i - 1) * sizeof(set->vm[0]));
-	set->n--;
+	growarr_remove(&set->vms, i);
 }
 
 size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
@@ -441,17 +435,16 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 	size_t closed = 0, emptied = 0;
 	struct kvm_vmm *m = kvm_vmset_vmm(set, pid);
 
-	for (size_t i = 0; m && i < m->nvms; i++) {
+	for (size_t i = 0; m && i < m->vmlist.n; i++) {
 		struct kvm_vm *vm = m->vms[i].vm;
-		for (size_t j = 0; j < vm->nvcpu;) {
+		for (size_t j = 0; j < vm->vcpus.n;) {
 			struct kvm_vcpu *c = &vm->vcpu[j];
 			if (c->vmm_fd < 0 || same_file(pid, c->vmm_fd, c->s.fd)) {
 				j++;
 				continue;
 			}
 			vcpu_close(set, c);
-			memmove(c, c + 1, (vm->nvcpu - j - 1) * sizeof(*c));
-			vm->nvcpu--;
+			growarr_remove(&vm->vcpus, j);
 			m->held_stale = true;
 			set->nfds--;
 			closed++;
@@ -465,11 +458,11 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 			set->nfds--;
 			closed++;
 		}
-		emptied += !vm->has_vmfd && vm->nvcpu == 0;
+		emptied += !vm->has_vmfd && vm->vcpus.n == 0;
 	}
 	/* A VM with nothing left is gone. */
-	for (size_t i = 0; emptied && i < set->n;)
-		if (set->vm[i]->pid == pid && !set->vm[i]->has_vmfd && set->vm[i]->nvcpu == 0)
+	for (size_t i = 0; emptied && i < set->vms.n;)
+		if (set->vm[i]->pid == pid && !set->vm[i]->has_vmfd && set->vm[i]->vcpus.n == 0)
 			remove_at(set, i);
 		else
 			i++;
@@ -479,7 +472,7 @@ size_t kvm_vmset_prune(struct kvm_vmset *set, pid_t pid)
 size_t kvm_vmset_remove_pid(struct kvm_vmset *set, pid_t pid)
 {
 	size_t removed = 0;
-	for (size_t i = 0; i < set->n;)
+	for (size_t i = 0; i < set->vms.n;)
 		if (set->vm[i]->pid == pid) {
 			remove_at(set, i);
 			removed++;
@@ -491,12 +484,9 @@ size_t kvm_vmset_remove_pid(struct kvm_vmset *set, pid_t pid)
 
 void kvm_vmset_free(struct kvm_vmset *set)
 {
-	while (set->n)
-		remove_at(set, set->n - 1);
-	free(set->vm);
-	free(set->vmm);
-	set->vm = NULL;
-	set->vmm = NULL;
-	set->cap = set->capvmm = 0;
+	while (set->vms.n)
+		remove_at(set, set->vms.n - 1);
+	growarr_free(&set->vms);
+	growarr_free(&set->vmms);
 	kvm_schemas_free(&set->schemas);
 }

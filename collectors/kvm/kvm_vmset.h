@@ -9,6 +9,7 @@
 #include "kvm_fold.h"
 #include "kvm_libvirt.h"
 #include "kvm_statsfd.h"
+#include "growarr.h"
 
 #define KVM_LABEL_MAX 160
 
@@ -39,9 +40,8 @@ struct kvm_vmm {
 	int statfd; /* -1: not open */
 	bool fresh; /* read by this scrape */
 	uint64_t majflt, rss_pages;
-	struct kvm_vmm_vm *vms; /* its VMs, in no order */
-	size_t nvms, capvms;
-	size_t nvmfds;	 /* VM stats fds held */
+	GROWARR_OF(struct kvm_vmm_vm, vms, vmlist); /* its VMs, in no order */
+	size_t nvmfds;				    /* VM stats fds held */
 	uint32_t *byid;	 /* slot + 1 of vms, by id_hash (open addressing); 0: free */
 	size_t byid_cap; /* a power of two, or 0 */
 	bool byid_stale; /* to be rebuilt before use */
@@ -53,7 +53,7 @@ struct kvm_vmm {
 /* The VMM's one VM, NULL when it holds several. */
 static inline struct kvm_vm *kvm_vmm_only(const struct kvm_vmm *m)
 {
-	return m->nvms == 1 ? m->vms[0].vm : NULL;
+	return m->vmlist.n == 1 ? m->vms[0].vm : NULL;
 }
 
 struct kvm_identity {
@@ -66,13 +66,14 @@ struct kvm_identity {
  * distinct VMs and vCPUs its stats fds can stand for. A VMM may hold two
  * stats fds of one vCPU (QEMU 8.1+ and the shim each keep one), and one
  * thread may create several VMs whose stats fds then share an id. */
+struct kvm_vcpu_fd {
+	int index; /* N of anon_inode:kvm-vcpu:N */
+	int fd;	   /* the VMM's fd number */
+};
+
 struct kvm_census {
-	size_t vms; /* anon_inode:kvm-vm fds */
-	struct kvm_vcpu_fd {
-		int index; /* N of anon_inode:kvm-vcpu:N */
-		int fd;	   /* the VMM's fd number */
-	} * vcpu;	   /* sorted by index */
-	size_t nvcpu;
+	size_t vms;				     /* anon_inode:kvm-vm fds */
+	GROWARR_OF(struct kvm_vcpu_fd, vcpu, vcpus); /* sorted by index */
 };
 
 struct kvm_vm {
@@ -83,8 +84,7 @@ struct kvm_vm {
 	bool has_vmfd;
 	struct kvm_statsfd vmfd;
 	int vm_vmm_fd;
-	struct kvm_vcpu *vcpu;
-	size_t nvcpu, capvcpu;
+	GROWARR_OF(struct kvm_vcpu, vcpu, vcpus); /* in index order, at most max_vcpus */
 	struct kvm_identity ident;
 	/* vCPUs whose VM cannot be known: one thread created several VMs of
 	 * this VMM, and KVM names their vCPUs alike (kvm-TID/vcpu-N). */
@@ -99,17 +99,19 @@ struct kvm_vm {
 };
 
 struct kvm_vmset {
-	struct kvm_vm **vm;
-	size_t n, cap;
-	struct kvm_vmm **vmm; /* one per VMM process held, by pid */
-	size_t nvmm, capvmm;
-	size_t max_vms, max_vcpus; /* caps from the configuration */
-	size_t max_handover_vms;   /* VMs handed over count apart: discovery keeps its room */
+	GROWARR_OF(struct kvm_vm *, vm, vms);	 /* at most max_vms + max_handover_vms */
+	GROWARR_OF(struct kvm_vmm *, vmm, vmms); /* one per VMM process held, by pid */
+	size_t max_vms, max_vcpus;		 /* caps from the configuration */
+	size_t max_handover_vms; /* VMs handed over count apart: discovery keeps its room */
 	size_t nfds, nhandover_vms, nhandover_fds;
 	size_t groups_made; /* thread groups ever made: the collector logs each */
 	struct kvm_schemas schemas;
 };
 
+/* Makes the set empty, with its caps: VMs discovery finds, VMs hand-over
+ * peers send (counted apart, so discovery keeps its room), vCPUs a VM. */
+void kvm_vmset_init(struct kvm_vmset *set, size_t max_vms, size_t max_handover_vms,
+		    size_t max_vcpus);
 /* A stats fd discovery copied (from 0, with the VMM's census) or hand-over
  * peer `from` sent (census NULL), of VMM `pid`: the set takes `fd` in every
  * case (closing it unless held). `vcpu_index` < 0 for a VM fd; it must

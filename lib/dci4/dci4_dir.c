@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "growarr.h"
+
 /* "<name>.sock" with name 1 to 64 of [A-Za-z0-9._-] (the transport's rule). */
 static bool socket_name(const char *file, char *name)
 {
@@ -39,8 +41,8 @@ int dci4_dir_list(const char *dir, size_t looked_max, struct dci4_dir_entry **ou
 		  struct dci4_dir_skipped *skipped)
 {
 	DIR *d = opendir(dir);
-	struct dci4_dir_entry *e = NULL;
-	size_t cap = 0, looked = 0;
+	struct growarr e;
+	size_t looked = 0;
 	struct dirent *de;
 
 	*n = 0;
@@ -48,28 +50,24 @@ int dci4_dir_list(const char *dir, size_t looked_max, struct dci4_dir_entry **ou
 	*skipped = (struct dci4_dir_skipped){0};
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
+	growarr_init(&e, sizeof(struct dci4_dir_entry), looked_max);
 	while ((de = readdir(d)) && looked++ < looked_max) {
+		struct dci4_dir_entry one = {.ino = de->d_ino};
 		if (de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN)
 			continue;
-		if (*n == cap) {
-			size_t c = cap ? 2 * cap : 64;
-			struct dci4_dir_entry *ne = realloc(e, c * sizeof(*e));
-			if (!ne)
-				break;
-			e = ne;
-			cap = c;
-		}
-		if (!socket_name(de->d_name, e[*n].name)) {
+		if (!socket_name(de->d_name, one.name)) {
 			skipped->bad_names++;
 			continue;
 		}
-		e[(*n)++].ino = de->d_ino;
+		if (growarr_push(&e, &one) < 0)
+			break; /* no memory: what was listed so far */
 	}
 	skipped->truncated = looked > looked_max;
 	closedir(d);
-	if (*n > 1)
-		qsort(e, *n, sizeof(*e), cmp_entry);
-	*out = e;
+	if (e.n > 1)
+		qsort(e.p, e.n, sizeof(struct dci4_dir_entry), cmp_entry);
+	*n = e.n;
+	*out = growarr_take(&e);
 	return 0;
 }
 

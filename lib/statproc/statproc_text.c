@@ -18,6 +18,8 @@ void statproc_text_free(struct statproc_text *t)
 	t->len = t->cap = 0;
 }
 
+/* Grown here rather than by a growarr: the exporter makes and reads this
+ * struct (p, len, max) itself, and growth is sized by vsnprintf's answer. */
 void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
 {
 	va_list ap;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growarr.h"
+
 #define BUF_POINTS 32 /* points held before a merge */
 
 struct centroid {
@@ -26,8 +28,10 @@ struct tdigest {
 	double compression; /* as asked */
 	double delta;	    /* the merges': 2 * compression */
 	size_t max_merged;  /* centroids the k1 function can make, and a margin */
-	struct centroid *c; /* the centroids, sorted by mean, then merge room */
-	size_t nmerged, cap;
+	/* The centroids, sorted by mean, then merge room: reserved exactly
+	 * (a digest costs what it keeps), never past max_merged and a buffer. */
+	GROWARR_OF(struct centroid, c, room);
+	size_t nmerged;
 	struct centroid buf[BUF_POINTS];
 	size_t nbuf;
 	double merged_weight, buf_weight, sum;
@@ -46,6 +50,7 @@ struct tdigest *tdigest_new(double compression)
 	td->compression = compression;
 	td->delta = 2 * compression;
 	td->max_merged = 2 * (size_t)ceil(td->delta);
+	growarr_init(&td->room, sizeof(struct centroid), td->max_merged + BUF_POINTS + 1);
 	tdigest_reset(td);
 	return td;
 }
@@ -54,7 +59,7 @@ void tdigest_free(struct tdigest *td)
 {
 	if (!td)
 		return;
-	free(td->c);
+	growarr_free(&td->room);
 	free(td);
 }
 
@@ -65,8 +70,8 @@ struct tdigest *tdigest_copy(const struct tdigest *td)
 	if (!c)
 		return NULL;
 	*c = *td;
-	c->c = NULL;
-	if (td->cap && !(c->c = malloc(td->cap * sizeof(struct centroid)))) {
+	growarr_init(&c->room, sizeof(struct centroid), td->room.max);
+	if (growarr_reserve(&c->room, td->room.cap) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -131,19 +136,6 @@ static const struct centroid *walk_next(struct walk *w)
 	return b;
 }
 
-/* Room for the centroids and one buffer: the in-place merge needs it. */
-static bool reserve(struct tdigest *td, size_t need)
-{
-	if (need <= td->cap)
-		return true;
-	struct centroid *c = realloc(td->c, need * sizeof(*c));
-	if (!c)
-		return false;
-	td->c = c;
-	td->cap = need;
-	return true;
-}
-
 /* Upward, the old centroids move to the top of the array and the output
  * is written from the bottom; downward the other way round. The writer
  * never passes the reader: it has written at most what was read, and the
@@ -156,7 +148,8 @@ static void merge(struct tdigest *td)
 
 	if (n == 0)
 		return;
-	if (!reserve(td, m + n + 1)) {
+	/* Room for the centroids and one buffer: the in-place merge needs it. */
+	if (growarr_reserve(&td->room, m + n + 1) < 0) {
 		/* no memory to merge: these points are lost, and leave the sum */
 		for (size_t i = 0; i < n; i++)
 			td->sum -= td->buf[i].mean * td->buf[i].weight;
@@ -222,7 +215,7 @@ double tdigest_sum(const struct tdigest *td)
 
 size_t tdigest_bytes(const struct tdigest *td)
 {
-	return sizeof(*td) + td->cap * sizeof(struct centroid);
+	return sizeof(*td) + td->room.cap * sizeof(struct centroid);
 }
 
 size_t tdigest_centroids(struct tdigest *td)

@@ -156,6 +156,8 @@ int vstats_hist_buckets(enum vstats_stype stype, enum vstats_dtype dtype,
 		free(b);
 		return rc;
 	}
+	/* Not a growth (no growarr): the buckets were made in room for the most
+	 * a spec allows, and this only gives back what was not used. */
 	struct vstats_bucket *fit = realloc(b, *n * sizeof(*b));
 	*out = fit ? fit : b;
 	return 0;

@@ -1,6 +1,7 @@
 /* lib/collkit, what collectors share: deferred drops never lose a reason,
- * the family writer's vote and order, exact or scaled integers, and the
- * worker's one stop rule (it always joins). */
+ * the family writer's vote and order, exact or scaled integers, the
+ * worker's one stop rule (it always joins), and the growable array's
+ * doubling, cap and overflow checks. */
 #include "helpers.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 #include "droptab.h"
 #include "famgroup.h"
+#include "growarr.h"
 #include "labelprefix.h"
 #include "worker.h"
 
@@ -272,6 +274,184 @@ static void test_worker_stop_always_joins(void **state)
 	close(epfd);
 }
 
+/* Doubling from 4, every element kept through each move, the last growth
+ * clamped to the cap rather than doubled past it. */
+static void test_growarr_grows_by_doubling(void **state)
+{
+	struct growarr a;
+	(void)state;
+
+	growarr_init(&a, sizeof(uint32_t), 1000);
+	assert_null(a.p);
+	for (uint32_t i = 0; i < 1000; i++) {
+		assert_int_equal(growarr_push(&a, &i), 0);
+		assert_int_equal(a.n, i + 1);
+		if (i == 0)
+			assert_int_equal(a.cap, 4);
+		else if (i == 4)
+			assert_int_equal(a.cap, 8);
+		else if (i == 600)
+			assert_int_equal(a.cap, 1000); /* 512 full: 1024 clamped */
+	}
+	const uint32_t *v = a.p;
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(v[i], i);
+	growarr_free(&a);
+	assert_null(a.p);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(a.cap, 0);
+}
+
+/* Past the cap: -E2BIG, and the array is as it was. */
+static void test_growarr_cap(void **state)
+{
+	struct growarr a;
+	uint64_t x = 7;
+	(void)state;
+
+	growarr_init(&a, sizeof(x), 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(growarr_push(&a, &x), 0);
+	assert_int_equal(a.cap, 5);
+	x = 8;
+	assert_int_equal(growarr_push(&a, &x), -E2BIG);
+	assert_int_equal(growarr_insert(&a, 0, &x), -E2BIG);
+	assert_int_equal(growarr_reserve(&a, 6), -E2BIG);
+	assert_int_equal(growarr_reserve(&a, 5), 0);
+	assert_int_equal(a.n, 5);
+	assert_int_equal(a.cap, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(((uint64_t *)a.p)[i], 7);
+	a.n--; /* the owner drops one: there is room again */
+	assert_int_equal(growarr_push(&a, &x), 0);
+	assert_int_equal(((uint64_t *)a.p)[4], 8);
+	growarr_free(&a);
+
+	growarr_init(&a, sizeof(x), 0); /* a cap of none takes nothing */
+	assert_int_equal(growarr_push(&a, &x), -E2BIG);
+	assert_int_equal(growarr_reserve(&a, 1), -E2BIG);
+	assert_null(a.p);
+	growarr_free(&a);
+}
+
+/* A cap whose bytes overflow is lowered to what fits, so no count past it
+ * can wrap the multiplication into a small allocation. */
+static void test_growarr_overflow(void **state)
+{
+	struct growarr a;
+	(void)state;
+
+	growarr_init(&a, 24, SIZE_MAX);
+	assert_int_equal(a.max, SIZE_MAX / 24);
+	assert_int_equal(growarr_reserve(&a, SIZE_MAX / 24 + 1), -E2BIG);
+	assert_int_equal(growarr_reserve(&a, SIZE_MAX / 3), -E2BIG); /* its bytes would wrap */
+	assert_int_equal(growarr_reserve(&a, SIZE_MAX), -E2BIG);
+	assert_int_equal(growarr_room(&a, SIZE_MAX / 24 + 1), -E2BIG);
+	assert_null(a.p);
+	assert_int_equal(a.cap, 0);
+	growarr_free(&a);
+
+	/* n + more would wrap to a count that already fits */
+	char x = 'x';
+	growarr_init(&a, 1, SIZE_MAX);
+	assert_int_equal(growarr_push(&a, &x), 0);
+	assert_int_equal(growarr_room(&a, SIZE_MAX), -E2BIG);
+	assert_int_equal(a.cap, 4);
+	growarr_free(&a);
+}
+
+/* Room made ahead, counted in by the owner; removals keep the order. */
+static void test_growarr_room_and_remove(void **state)
+{
+	struct growarr a;
+	(void)state;
+
+	growarr_init(&a, sizeof(int), 100);
+	assert_int_equal(growarr_room(&a, 0), 0);
+	assert_null(a.p);
+	assert_int_equal(growarr_room(&a, 1), 0);
+	assert_int_equal(a.cap, 4);
+	assert_int_equal(growarr_room(&a, 9), 0); /* 4, 8, 16 */
+	assert_int_equal(a.cap, 16);
+	for (int i = 0; i < 16; i++)
+		((int *)a.p)[i] = i;
+	a.n = 16;
+	assert_int_equal(growarr_room(&a, 85), -E2BIG);
+	assert_int_equal(growarr_room(&a, 84), 0); /* 32, 64, then the cap */
+	assert_int_equal(a.cap, 100);
+	growarr_remove(&a, 0);
+	growarr_remove(&a, 14); /* the last */
+	growarr_remove(&a, 5);
+	assert_int_equal(a.n, 13);
+	assert_memory_equal(a.p, ((int[]){1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14}),
+			    13 * sizeof(int));
+	growarr_free(&a);
+}
+
+/* Exact reservations, inserts in order, a block handed over, and frees of
+ * arrays that hold nothing. */
+static void test_growarr_reserve_insert_take_free(void **state)
+{
+	struct growarr a, zeroed = {0};
+	int x;
+	(void)state;
+
+	growarr_free(&zeroed); /* zeroed: nothing to free */
+	growarr_free(&zeroed);
+	growarr_init(&a, sizeof(int), 100);
+	growarr_free(&a); /* made, never grown */
+	assert_int_equal(growarr_reserve(&a, 10), 0);
+	assert_int_equal(a.cap, 10); /* exactly */
+	assert_int_equal(a.n, 0);
+	assert_int_equal(growarr_reserve(&a, 3), 0); /* never shrinks */
+	assert_int_equal(a.cap, 10);
+	int order[] = {5, 1, 3};
+	size_t at[] = {0, 0, 1};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(growarr_insert(&a, at[i], &order[i]), 0);
+	x = 9;
+	assert_int_equal(growarr_insert(&a, 4, &x), -EINVAL); /* past n */
+	assert_int_equal(growarr_insert(&a, 3, &x), 0);	      /* at n: the end */
+	assert_memory_equal(a.p, ((int[]){1, 3, 5, 9}), 4 * sizeof(int));
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(growarr_push(&a, &x), 0);
+	assert_int_equal(a.cap, 20); /* the exact 10 full: doubled */
+	int *block = growarr_take(&a);
+	assert_null(a.p);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(block[2], 5);
+	free(block);
+	assert_null(growarr_take(&a));		   /* nothing added since */
+	assert_int_equal(growarr_push(&a, &x), 0); /* taken: usable again */
+	growarr_free(&a);
+	growarr_free(&a);
+}
+
+/* GROWARR_OF: an owner's array indexed through its typed view. */
+struct holder {
+	int before;
+	GROWARR_OF(double, val, vals);
+	int after;
+};
+
+static void test_growarr_typed_view(void **state)
+{
+	struct holder h = {.before = 1, .after = 2};
+	(void)state;
+
+	growarr_init(&h.vals, sizeof(double), 64);
+	for (int i = 0; i < 40; i++) {
+		double d = i / 4.0;
+		assert_int_equal(growarr_push(&h.vals, &d), 0);
+	}
+	assert_ptr_equal(h.val, h.vals.p);
+	for (int i = 0; i < 40; i++)
+		assert_true(h.val[i] == i / 4.0);
+	assert_int_equal(h.before + h.after, 3);
+	growarr_free(&h.vals);
+	assert_null(h.val);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +460,12 @@ int main(void)
 	    cmocka_unit_test(test_famgroup_sample_int),
 	    cmocka_unit_test(test_labelprefix_falls_back),
 	    cmocka_unit_test(test_worker_stop_always_joins),
+	    cmocka_unit_test(test_growarr_grows_by_doubling),
+	    cmocka_unit_test(test_growarr_cap),
+	    cmocka_unit_test(test_growarr_overflow),
+	    cmocka_unit_test(test_growarr_reserve_insert_take_free),
+	    cmocka_unit_test(test_growarr_room_and_remove),
+	    cmocka_unit_test(test_growarr_typed_view),
 	};
 	return cmocka_run_group_tests_name("collkit", tests, NULL, NULL);
 }

@@ -92,6 +92,13 @@ static const struct fake_desc vcpu_descs[] = {
     {"lin_hist", T(3), 0, 4, 296, 10},
 };
 
+/* An array the test made itself, seen as a full growarr (never grown or
+ * freed through it). */
+static struct growarr borrowed(void *p, size_t n, size_t size)
+{
+	return (struct growarr){.p = p, .n = n, .cap = n, .size = size, .max = n};
+}
+
 static const struct kvm_metric *find(const struct kvm_schema *s, const char *family)
 {
 	for (size_t i = 0; i < s->nmetric; i++)
@@ -336,14 +343,15 @@ static void test_per_vm_aggregation(void **state)
 	static const uint64_t other_values[9] = {99, 3, 50, 40, 1, 5, 2, 2, 2};
 	struct kvm_schemas cache = {0};
 	struct kvm_vcpu vcpus[4] = {0};
-	struct kvm_vm vm = {.included = true, .vcpu = vcpus, .nvcpu = 4, .capvcpu = 4};
+	struct kvm_vm vm = {.included = true, .vcpus = borrowed(vcpus, 4, sizeof(vcpus[0]))};
 	struct kvm_vm *vms[] = {&vm};
-	struct kvm_vmset set = {.vm = vms, .n = 1};
+	struct kvm_vmset set = {.vms = borrowed(vms, 1, sizeof(vms[0]))};
 	struct kvm_filter all = {0};
 	struct drops dr = {0};
 	struct capture c;
 	(void)state;
 
+	kvm_fold_init(&vm.fold);
 	snprintf(vm.label, sizeof(vm.label), "web1");
 	for (int i = 0; i < 4; i++) {
 		char id[32];
@@ -398,14 +406,15 @@ static void test_reads_shared_out(void **state)
 	struct kvm_schemas cache = {0};
 	struct kvm_vm *vm = calloc(NVM, sizeof(*vm)), **vms = calloc(NVM, sizeof(*vms));
 	struct kvm_vcpu *vcpu = calloc(NVM * NVCPU, sizeof(*vcpu));
-	struct kvm_vmset set = {.vm = vms, .n = NVM, .nfds = NVM * NVCPU};
+	struct kvm_vmset set = {.vms = borrowed(vms, NVM, sizeof(vms[0])), .nfds = NVM * NVCPU};
 	struct kvm_filter all = {0};
 	struct drops dr = {0};
 	struct capture c, single;
 	(void)state;
 
 	for (int i = 0; i < NVM; i++) {
-		vm[i] = (struct kvm_vm){.vcpu = vcpu + i * NVCPU, .nvcpu = NVCPU, .capvcpu = NVCPU};
+		vm[i] = (struct kvm_vm){.vcpus = borrowed(vcpu + i * NVCPU, NVCPU, sizeof(*vcpu))};
+		kvm_fold_init(&vm[i].fold);
 		snprintf(vm[i].label, sizeof(vm[i].label), "vm%d", i);
 		vms[i] = &vm[i];
 		for (int j = 0; j < NVCPU; j++) {
