@@ -1,7 +1,7 @@
 /* A VMM's record: its VMs with the keys lookups compare, an index of them
  * by id and the set of stats ids they hold, so that taking a stats fd costs
  * the same with 4,000 VMs held as with one. */
-#include "kvm_vmm.h"
+#include "kvm_vmset_priv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * sent. */
 #include "kvm_vmset.h"
 
-#include "kvm_vmm.h"
+#include "kvm_vmset_priv.h"
 
 #include <errno.h>
 #include <linux/kcmp.h>

@@ -40,7 +40,9 @@ static const char *block_at(const struct prefixset *p, uint32_t at8)
 
 /* Array a of `size`-byte items with room for used + more of them, its
  * capacity doubled from `first` as needed; NULL when out of memory (a is
- * then as it was). Indexes into it are 32 bits. */
+ * then as it was). Indexes into it are 32 bits. Not lib/collkit's growarr:
+ * the set's three arrays keep their counts beside the hash table the
+ * writer's hot path reads, and are capped by those 32-bit indexes. */
 static void *room(void *a, size_t *cap, size_t used, size_t more, size_t size, size_t first)
 {
 	size_t want = *cap ? *cap : first;

@@ -142,7 +142,8 @@ static int grow(struct seriesset *s)
 }
 
 /* Appends the series to the arena: its hash, its slot, its label count
- * and the label block. */
+ * and the label block. The arena is bytes of records of any length,
+ * addressed in 8-byte units by 32-bit offsets: not a growarr of elements. */
 static int keep(struct seriesset *s, uint64_t h, size_t slot, const struct seriesset_label *l,
 		size_t n)
 {

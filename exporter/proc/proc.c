@@ -69,7 +69,7 @@ static int index_rebuild(struct proc *p, size_t cap)
 	free(p->index);
 	p->index = idx;
 	p->index_cap = cap;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->srcs.n; i++)
 		index_insert(p, i);
 	return 0;
 }
@@ -141,22 +141,15 @@ static struct proc_source *source_new(struct proc *p, uint32_t group, const char
 	}
 	if (source_stats(p, s, now_ns) < 0)
 		goto err_free;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct proc_source **src = realloc(p->src, cap * sizeof(*src));
-		if (!src)
-			goto err_free;
-		p->src = src;
-		p->cap = cap;
-	}
-	p->src[p->n++] = s;
-	if (p->n * 2 > p->index_cap) {
+	if (growarr_push(&p->srcs, &s) < 0)
+		goto err_free;
+	if (p->srcs.n * 2 > p->index_cap) {
 		if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
-			p->src[--p->n] = NULL;
+			p->srcs.n--;
 			goto err_free;
 		}
 	} else {
-		index_insert(p, p->n - 1);
+		index_insert(p, p->srcs.n - 1);
 	}
 	s->id = p->next_id[group]++;
 	return s;
@@ -260,7 +253,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		uint64_t h = source_hash(g, key, len);
 		pthread_mutex_lock(&p->lock);
 		struct proc_source *s = source_find(p, g, key, len, h);
-		if (!s && p->n >= p->conf->max_sources)
+		if (!s && p->srcs.n >= p->conf->max_sources)
 			p->count.too_many_sources++;
 		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
@@ -384,7 +377,7 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 	size_t kept = 0;
 
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0; i < p->srcs.n; i++) {
 		if (now_ns - p->src[i]->seen_ns > ttl) {
 			source_free(p, p->src[i]);
 			p->count.expired_sources++;
@@ -392,8 +385,8 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 			p->src[kept++] = p->src[i];
 		}
 	}
-	if (kept != p->n) {
-		p->n = kept;
+	if (kept != p->srcs.n) {
+		p->srcs.n = kept;
 		index_rebuild(p, p->index_cap); /* same size: cannot grow the table */
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -463,6 +456,8 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 		return -ENOMEM;
 	p->conf = conf;
 	p->epfd = -1;
+	/* max_sources caps what is kept; the array never needs more. */
+	growarr_init(&p->srcs, sizeof(struct proc_source *), conf->max_sources);
 	worker_init(&p->sampler);
 	pthread_mutex_init(&p->lock, NULL);
 	*out = p;
@@ -490,9 +485,9 @@ void proc_free(struct proc *p)
 	worker_stop(&p->sampler);
 	if (p->epfd >= 0)
 		close(p->epfd);
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->srcs.n; i++)
 		source_free(p, p->src[i]);
-	free(p->src);
+	growarr_free(&p->srcs);
 	free(p->index);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -15,6 +15,7 @@
 #include "proc_conf.h"
 #include "statproc.h"
 #include "vstats.h"
+#include "growarr.h"
 #include "worker.h"
 
 /* How the sampler reaches the collectors, which it never sees: n of them,
@@ -62,11 +63,10 @@ struct proc_counters {
 };
 
 struct proc {
-	const struct proc_conf *conf; /* the configuration's, which outlives it */
-	struct proc_input in;	      /* the collectors sampled */
-	pthread_mutex_t lock;	      /* the sources and everything in them */
-	struct proc_source **src;     /* in order of arrival */
-	size_t n, cap;
+	const struct proc_conf *conf;		     /* the configuration's, which outlives it */
+	struct proc_input in;			     /* the collectors sampled */
+	pthread_mutex_t lock;			     /* the sources and everything in them */
+	GROWARR_OF(struct proc_source *, src, srcs); /* in order of arrival */
 	struct proc_slot *index; /* open addressing over src, by (group, key) hash */
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];

@@ -28,7 +28,7 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 {
 	struct bs_label l[LABELS_MAX];
 
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0; i < p->srcs.n; i++) {
 		const struct proc_source *s = p->src[i];
 		if (s->group != g || s->nlabels + 1 > LABELS_MAX)
 			continue;
@@ -328,7 +328,7 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 
 	bs_family(em, "binstat_processing_sources", BS_GAUGE, NULL,
 		  "Series the processing groups keep statistics of.");
-	bs_sample_u64(em, NULL, 0, p->n);
+	bs_sample_u64(em, NULL, 0, p->srcs.n);
 	bs_family(em, "binstat_processing_passes", BS_COUNTER, NULL, "Sampling passes run.");
 	bs_sample_u64(em, NULL, 0, c->ticks);
 	bs_family(em, "binstat_processing_pass_seconds", BS_COUNTER, "seconds",
@@ -369,7 +369,8 @@ static void proc_describe(void *state, char *buf, size_t len)
 	struct proc *p = state;
 
 	pthread_mutex_lock(&p->lock);
-	snprintf(buf, len, "%zu series processed in %u groups", p->n, (unsigned)p->conf->ngroups);
+	snprintf(buf, len, "%zu series processed in %u groups", p->srcs.n,
+		 (unsigned)p->conf->ngroups);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -16,7 +16,7 @@
 static void list(struct proc *p, struct proc_reply *r)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++)
-		for (size_t i = 0; i < p->n; i++)
+		for (size_t i = 0; i < p->srcs.n; i++)
 			if (p->src[i]->group == g)
 				statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
 						     p->conf->group[g].name, p->src[i]->id,
@@ -36,7 +36,7 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 		if (*end != '/')
 			return NULL;
 		*rest = end + 1;
-		for (size_t i = 0; i < p->n; i++)
+		for (size_t i = 0; i < p->srcs.n; i++)
 			if (p->src[i]->group == g && p->src[i]->id == id)
 				return p->src[i];
 		return NULL;

@@ -139,7 +139,7 @@ static void test_caps(void **state)
 		l[0].value = v;
 		proc_feed(p, "m", l, 1, 1, S(0));
 	}
-	assert_int_equal(p->n, 2);
+	assert_int_equal(p->srcs.n, 2);
 	assert_int_equal(p->count.too_many_sources, 1);
 	/* sample_pct 0: no source is sampled by the template */
 	char *text = iface(p, "GET", "g/1/definition", NULL, false, S(1), &status);
@@ -152,7 +152,7 @@ static void test_caps(void **state)
 	l[0].value = "1";
 	proc_feed(p, "m", l, 1, 1, S(5));
 	proc_tick(p, S(10.5));
-	assert_int_equal(p->n, 1);
+	assert_int_equal(p->srcs.n, 1);
 	assert_int_equal(p->count.expired_sources, 1);
 	done(p);
 }

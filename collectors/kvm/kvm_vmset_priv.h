@@ -1,7 +1,9 @@
-/* A VMM's record (struct kvm_vmm, kvm_vmset.h): its VMs, indexed by id,
- * and the stats ids they hold. */
-#ifndef KVM_VMM_H
-#define KVM_VMM_H
+/* The VM set's records of VMMs (struct kvm_vmm, kvm_vmset.h): its VMs,
+ * indexed by id, and the stats ids they hold. Private to the set: a VM
+ * points to its VMM and a VMM lists its VMs, so kvm_vmset.c and kvm_vmm.c
+ * are one module in two files, and nothing else includes this. */
+#ifndef KVM_VMSET_PRIV_H
+#define KVM_VMSET_PRIV_H
 
 #include "kvm_vmset.h"
 
