@@ -223,13 +223,21 @@ enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
  * touches no other process, so a check never disturbs a running daemon. */
 #define BS_HOST_CHECK_ONLY 1u
 
+/* GCC checks a variadic function pointer's NULL terminator; clang (up to
+ * 14 at least) ignores the attribute there and warns that it does. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BS_SENTINEL_PTR __attribute__((sentinel))
+#else
+#define BS_SENTINEL_PTR
+#endif
+
 /* What the host lends a collector for its lifetime. Grows only at the end. */
 struct bs_host {
 	uint32_t abi_version;
 	/* Structured log line: msg plus key/value pairs, NULL-terminated (the
 	 * compiler checks the NULL at every call). */
-	void (*log)(enum bs_log_level level, const char *collector, const char *msg, ...)
-	    __attribute__((sentinel));
+	void (*log)(enum bs_log_level level, const char *collector, const char *msg,
+		    ...) BS_SENTINEL_PTR;
 	uint32_t flags; /* BS_HOST_* */
 };
 
