@@ -216,8 +216,12 @@ unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
 
 # Everything the suites run, so that it can be built in parallel first
 # while the suites themselves run one at a time.
+# The benchmarks' programs too, so that a change that breaks them fails
+# `make check` rather than a later `make bench`.
+BENCH_BINS = $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/bench/bench_deflate_floor \
+	     $(B)/bench/bench_dci_suppliers $(B)/bench/tdigest_compare
 testbins: all $(UNIT_BINS) $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier \
-	  $(XEN_TESTS) $(B)/bench/tdigest_compare
+	  $(XEN_TESTS) $(BENCH_BINS)
 
 integration: testbins
 	tests/integration/run.sh $(B)
@@ -277,9 +281,7 @@ check: format-check checksrc
 	@echo "make check: all suites passed"
 
 # Figures, not pass/fail: the writer against its Go peer, then scrapes over HTTP.
-bench: all $(TEST_PLUGINS) $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/tests/kvm_fixture \
-       $(B)/bench/bench_deflate_floor \
-       $(B)/bench/bench_dci_suppliers $(XEN_TESTS) $(B)/bench/tdigest_compare
+bench: all $(TEST_PLUGINS) $(BENCH_BINS) $(B)/tests/kvm_fixture $(XEN_TESTS)
 	bench/writer.sh $(B)
 	bench/run.sh $(B)
 	bench/kvm.sh $(B)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "emitter.h"
+#include "sink.h"
 
 #define SERIES 1000000
 #define PER_FAMILY 1000

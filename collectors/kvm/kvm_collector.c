@@ -664,7 +664,11 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	growarr_init(&k->watches, sizeof(struct kvm_watch), WATCH_MAX);
 	kvm_handover_init(&k->handover);
 	pthread_mutex_init(&k->lock, NULL);
-	pthread_cond_init(&k->scanned, NULL);
+	pthread_condattr_t ca; /* its waits have monotonic deadlines */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&k->scanned, &ca);
+	pthread_condattr_destroy(&ca);
 	if ((rc = read_config(k, conf)) < 0)
 		goto err_shutdown;
 	if (k->check_only) { /* no socket, no scan, no ptrace: a check changes nothing */
@@ -702,9 +706,8 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 /* The first walk may still run when the first scrape comes. */
 static void wait_first_scan(struct kvm_collector *k)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += FIRST_SCAN_WAIT_S;
+	struct timespec until =
+	    monoclock_timespec(monoclock_ns() + (uint64_t)FIRST_SCAN_WAIT_S * 1000000000u);
 	while (!k->first_scan_done &&
 	       pthread_cond_timedwait(&k->scanned, &k->lock, &until) != ETIMEDOUT)
 		;

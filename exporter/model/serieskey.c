@@ -2,6 +2,7 @@
  * checks and escaping, emitter.c's family check). */
 #include "serieskey.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "emitter.h"
@@ -23,31 +24,35 @@ static bool name_repeated(const char *const *at, const size_t *len, size_t i)
 	return false;
 }
 
-size_t serieskey_write(char *key, size_t max, const char *name, const struct bs_label *labels,
-		       size_t n)
+ssize_t serieskey_write(char *key, size_t max, const char *name, const struct bs_label *labels,
+			size_t n)
 {
 	const char *at[EMITTER_MAX_LABELS];
 	size_t len[EMITTER_MAX_LABELS], nl = strlen(name);
 	char *p = key, *end = key + max;
 	struct names_repairs repaired = {0};
 
-	if (n > EMITTER_MAX_LABELS || nl + 2 >= max)
-		return 0;
+	if (n > EMITTER_MAX_LABELS)
+		return -EINVAL;
+	if (nl + 2 >= max)
+		return -E2BIG;
 	memcpy(p, name, nl);
 	p += nl;
 	*p++ = '{';
 	for (size_t i = 0; i < n; i++) {
 		/* A name, `="`, the value's escape (3 bytes a byte read, and 3
 		 * more), `"`, and `,` or `}` with the NUL. */
-		if (!labels[i].name || !labels[i].value || end - p < NAMES_LABEL_NAME_MAX + 16)
-			return 0;
+		if (!labels[i].name || !labels[i].value)
+			return -EINVAL;
+		if (end - p < NAMES_LABEL_NAME_MAX + 16)
+			return -E2BIG;
 		char *name_end = names_copy_label(p, labels[i].name);
 		if (!name_end)
-			return 0;
+			return -EINVAL;
 		at[i] = p;
 		len[i] = (size_t)(name_end - p);
 		if (name_repeated(at, len, i))
-			return 0;
+			return -EINVAL;
 		p = name_end;
 		*p++ = '=';
 		*p++ = '"';
@@ -55,12 +60,12 @@ size_t serieskey_write(char *key, size_t max, const char *name, const struct bs_
 		bool cut;
 		p = names_escape(p, labels[i].value, read_max, true, &repaired, &cut);
 		if (cut)
-			return 0;
+			return -E2BIG;
 		*p++ = '"';
 		if (i + 1 < n)
 			*p++ = ',';
 	}
 	*p++ = '}';
 	*p = '\0';
-	return (size_t)(p - key);
+	return p - key;
 }

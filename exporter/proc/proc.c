@@ -23,7 +23,6 @@
 
 #define TAG_STOP 1
 #define DISCOVERY_NS 30000000000ull /* every collector is looked at this often */
-#define KEY_MAX 4096
 
 /* ---- the source table ---- */
 
@@ -239,16 +238,21 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    const struct bs_label *labels, size_t n, double value, uint64_t now_ns)
 {
-	char key[KEY_MAX];
+	char key[SERIESKEY_MAX];
 	bool matched = false;
+	ssize_t written = 0;
 	size_t len = 0;
 
 	for (uint32_t g = 0; mask >> g; g++) {
 		if (!(mask >> g & 1) ||
 		    !selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
-		if (!len && !(len = serieskey_write(key, sizeof(key), name, labels, n)))
+		if (!len && (written = serieskey_write(key, sizeof(key), name, labels, n)) < 0) {
+			p->count.key_too_long +=
+			    written == -E2BIG; /* a refused label: a scrape counts it */
 			return false;
+		}
+		len = (size_t)written;
 		matched = true;
 		uint64_t h = source_hash(g, key, len);
 		pthread_mutex_lock(&p->lock);
@@ -399,7 +403,7 @@ static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool dis
 
 	if (!discovery && !p->relevant[i])
 		return;
-	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == -EBUSY) {
+	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == PROC_INPUT_BUSY) {
 		p->count.busy++; /* a scrape's collect runs on: sample it next time */
 		return;
 	}

@@ -20,9 +20,10 @@
 
 /* How the sampler reaches the collectors, which it never sees: n of them,
  * collector i collected into e by collect(ctx, i, e, wait_ns), which
- * returns -EBUSY when a scrape held it past wait_ns, -ENODEV when it does
- * not run. */
+ * returns 1 when a scrape held it past wait_ns (PROC_INPUT_BUSY), -ENODEV
+ * when it does not run, else what the collector's collect returned. */
 #define PROC_INPUT_MAX 64
+#define PROC_INPUT_BUSY 1
 struct proc_input {
 	size_t n;
 	int (*collect)(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns);
@@ -59,7 +60,7 @@ struct proc_counters {
 	uint64_t ticks, tick_ns_total; /* sampling passes, and their time */
 	uint64_t values;	       /* values fed */
 	uint64_t busy;		       /* a collector held by a scrape past the tick */
-	uint64_t too_many_sources, not_a_number, expired_sources;
+	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
 };
 
 struct proc {

@@ -346,6 +346,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->busy);
 	l.value = "source_expired";
 	bs_sample_u64(em, &l, 1, c->expired_sources);
+	l.value = "key_too_long";
+	bs_sample_u64(em, &l, 1, c->key_too_long);
 }
 
 static int proc_collect(void *state, struct bs_emitter *em)

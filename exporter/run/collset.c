@@ -127,7 +127,7 @@ int collset_sample(struct collset *s, size_t i, struct bs_emitter *e, uint64_t w
 	if (i >= s->nplugins || !in->ops)
 		return -ENODEV;
 	if (pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0)
-		return -EBUSY;
+		return 1;
 	int rc = in->ops->collect(in->state, e);
 	pthread_mutex_unlock(&in->collect_lock);
 	return rc;

@@ -35,8 +35,9 @@ int collset_add_builtin(struct collset *s, const struct bs_collector *ops, void 
 void *collset_builtin(struct collset *s, const char *name);
 
 /* Collects plugin i (of collset_count) into e for a sampler between
- * scrapes, if its collect lock frees within wait_ns: -EBUSY when a scrape
- * held it longer, -ENODEV for one that is not running or is built in. */
+ * scrapes, if its collect lock frees within wait_ns: its collect's return,
+ * or 1 when a scrape held the lock longer (apart from any code a collector
+ * returns), -ENODEV for one that is not running or is built in. */
 int collset_sample(struct collset *s, size_t i, struct bs_emitter *e, uint64_t wait_ns);
 
 const struct config *collset_config(const struct collset *s);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "names.h"
 #include "proc.h"
 
 #define S(sec) ((uint64_t)((sec)*1e9 + 0.5))
@@ -325,6 +326,30 @@ static void test_keys_by_the_emitters_rules(void **state)
 	done(p);
 }
 
+/* A label value at the emitter's cap is kept, whatever it escapes to;
+ * labels longer than a key holds are counted, not silently skipped. */
+static void test_long_keys(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - {name: g, select: m, statistics: [{name: n, type: value}]}\n");
+	static char hostile[NAMES_LABEL_VALUE_MAX + 1];
+	struct bs_label one[] = {{"vm", hostile}}, six[6];
+	(void)state;
+
+	memset(hostile, 0xff, NAMES_LABEL_VALUE_MAX); /* each byte escapes to 3 */
+	assert_true(proc_feed(p, "m", one, 1, 1, S(0)));
+	for (size_t i = 0; i < 6; i++)
+		six[i] =
+		    (struct bs_label){(const char *[]){"a", "b", "c", "d", "e", "f"}[i], hostile};
+	assert_false(proc_feed(p, "m", six, 6, 1, S(0)));
+	assert_int_equal(p->count.key_too_long, 1);
+	char *text = metrics(p);
+	assert_non_null(
+	    strstr(text, "binstat_processing_dropped_total{reason=\"key_too_long\"} 1\n"));
+	free(text);
+	done(p);
+}
+
 static void test_sampler_races_reader(void **state)
 {
 	struct race r = {
@@ -441,6 +466,7 @@ int main(void)
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_write_allow),
 	    cmocka_unit_test(test_keys_by_the_emitters_rules),
+	    cmocka_unit_test(test_long_keys),
 	    cmocka_unit_test(test_sampler_races_reader),
 	    cmocka_unit_test(test_type_changes_under_load),
 	};
