@@ -16,10 +16,6 @@
 #define CACHE_ENTRIES 64
 #define DIGEST_LEN 32
 
-/* "fakepassword" at cost 10: checked for unknown users, so that the time
- * a reply takes does not tell which users exist. */
-static const char fake_hash[] = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
-
 struct webauth {
 	pthread_mutex_t lock; /* the cache and the bucket */
 	pthread_mutex_t bcrypt_lock;
@@ -123,8 +119,8 @@ bool webauth_check(struct webauth *a, const struct webconf *w, const char *user,
 	for (size_t i = 0; i < w->nusers; i++)
 		if (strcmp(w->user[i].name, user) == 0)
 			hash = w->user[i].hash;
-	if (!hash) {
-		bcrypt_matches(a, fake_hash, password);
+	if (!hash) { /* as slow as a user's: the time does not tell who exists */
+		bcrypt_matches(a, w->decoy_hash, password);
 		return false;
 	}
 	if (digest(user, hash, password, d) < 0)

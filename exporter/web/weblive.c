@@ -88,6 +88,14 @@ static struct webgen *gen_load(const char *file, bool tls_at_start, bool first, 
 	}
 	if (g->conf->tls && !(g->tls = webtls_new(g->conf, err, errlen)))
 		goto err_free;
+	if (g->conf->cost_min != g->conf->cost_max) {
+		char lo[8], hi[8];
+		snprintf(lo, sizeof(lo), "%d", g->conf->cost_min);
+		snprintf(hi, sizeof(hi), "%d", g->conf->cost_max);
+		log_warn("basic_auth_users' bcrypt costs differ: the time a wrong password takes "
+			 "tells which cost, and so which user, it was checked against",
+			 "lowest", lo, "highest", hi);
+	}
 	if (g->conf->extra_suites[0])
 		log_warn("GnuTLS enables cipher suites by their parts: cipher_suites also enables "
 			 "these",

@@ -74,6 +74,16 @@ free_port() {
 	$PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# wait_port PORT: true once something accepts connections on it, within
+# 10 s. Connects only, sends nothing: no request is counted or limited.
+wait_port() {
+	for _ in $(seq 200); do
+		(: >"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # start_exporter CONFIG PORT [FLAGS...]: starts it and waits until it answers.
 start_exporter() {
 	local cfg=$1 port=$2; shift 2

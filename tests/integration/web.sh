@@ -187,7 +187,7 @@ EOF
 "$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/strict.yml" \
 	--web.listen-address="127.0.0.1:$PORT2" >>"$WORK/exporter.log" 2>&1 &
 PIDS+=($!)
-sleep 0.5
+wait_port "$PORT2"
 s_client() { openssl s_client -connect "127.0.0.1:$PORT2" -CAfile ca.crt "$@" </dev/null >/dev/null 2>&1; }
 check "max_version TLS12: a TLS 1.3-only client is refused" sh -c "! openssl s_client -connect 127.0.0.1:$PORT2 -tls1_3 </dev/null >/dev/null 2>&1"
 # The certificate's key is P-256, so the clients offer it for its signature.
@@ -202,7 +202,7 @@ printf "basic_auth_users:\n  alice: '%s'\nrate_limit:\n  interval: 1m\n  burst: 
 "$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/plain.yml" \
 	--web.listen-address="127.0.0.1:$PORT3" >>"$WORK/exporter.log" 2>&1 &
 PIDS+=($!)
-sleep 0.5
+wait_port "$PORT3"
 codes=""
 for _ in 1 2 3 4; do codes="$codes $(code -u alice:s3cret "http://127.0.0.1:$PORT3/-/healthy")"; done
 check "rate_limit burst 3: the fourth request is 429 ($codes)" test "$codes" = " 200 200 200 429"
@@ -226,11 +226,34 @@ PORT4=$(free_port)
 "$EXPORTER" --config.file="$WORK/proc.yml" --web.config.file="$T/users.yml" \
 	--web.listen-address="127.0.0.1:$PORT4" >>"$WORK/exporter.log" 2>&1 &
 PIDS+=($!)
-sleep 0.5
+wait_port "$PORT4"
 post() { code -u "$1" --data-binary 'on=1' "http://127.0.0.1:$PORT4/statistics/events/0/definition"; }
 check "write_users: alice may POST a definition" test "$(post alice:s3cret)" = 200
 check "write_users: bob, authenticated, may not (403)" test "$(post bob:s3cret)" = 403
 check "write_users: a wrong password is 401 before anything" test "$(post alice:nope)" = 401
+
+# An unknown user takes as long to refuse as a known one: the decoy hash
+# has the users' cost (cost 12 here; a fixed cost-10 decoy took a quarter).
+refusal_ms() { # refusal_ms USER:PASSWORD: how long a refusal took, in ms
+	curl -s -o /dev/null -w '%{time_total}\n' -u "$1" "http://127.0.0.1:$PORT4/metrics" |
+		awk '{printf "%d", $1 * 1000}'
+}
+known=999999 unknown=999999
+for _ in 1 2 3 4; do # alternated, the quickest of each: a busy core slows both alike
+	k=$(refusal_ms alice:wrong) u=$(refusal_ms mallory:wrong)
+	[ "$k" -lt "$known" ] && known=$k
+	[ "$u" -lt "$unknown" ] && unknown=$u
+done
+check "a wrong password: an unknown user ($unknown ms) as slow as a known one ($known ms)" \
+	test "$((unknown * 10))" -ge "$((known * 6))"
+HASH4=$($PY -c "import crypt; print(crypt.crypt('x', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1<<4)))")
+printf "basic_auth_users:\n  alice: '%s'\n  carol: '%s'\n" "$HASH" "$HASH4" >"$T/mixed.yml"
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/mixed.yml" \
+	--web.listen-address="127.0.0.1:$(free_port)" >"$WORK/mixed.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q "listening" "$WORK/mixed.log" && break; sleep 0.1; done
+check "users' bcrypt costs 4 and 12: a warning says the time tells them apart" \
+	grep -q "bcrypt costs differ.*lowest=4 highest=12" "$WORK/mixed.log"
 
 # The toolkit's bad files are refused at start, with the reason.
 bad() { # bad NAME YAML EXPECTED_MESSAGE

@@ -133,6 +133,34 @@ static void test_rate_limit(void **state)
 	webauth_free(a);
 }
 
+/* An unknown user's password is checked against a decoy at the users'
+ * highest cost: fresh random bytes at every load. */
+static void test_decoy_at_the_users_cost(void **state)
+{
+	char err[512], yaml[1024], decoy[64];
+	struct crypt_data cd = {0};
+	char salt4[64], salt6[64], hash4[CRYPT_OUTPUT_SIZE], hash6[CRYPT_OUTPUT_SIZE];
+	(void)state;
+
+	assert_non_null(crypt_gensalt_rn("$2b$", 4, NULL, 0, salt4, sizeof(salt4)));
+	assert_non_null(crypt_gensalt_rn("$2y$", 6, NULL, 0, salt6, sizeof(salt6)));
+	snprintf(hash4, sizeof(hash4), "%s", crypt_rn("a", salt4, &cd, sizeof(cd)));
+	snprintf(hash6, sizeof(hash6), "%s", crypt_rn("b", salt6, &cd, sizeof(cd)));
+	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: '%s'\n  bob: '%s'\n", hash4,
+		 hash6);
+	struct webconf *w = load_text(yaml, err, sizeof(err));
+	assert_non_null(w);
+	assert_int_equal(w->cost_min, 4);
+	assert_int_equal(w->cost_max, 6);
+	assert_int_equal(strlen(w->decoy_hash), 60);
+	assert_memory_equal(w->decoy_hash, "$2b$06$", 7);
+	snprintf(decoy, sizeof(decoy), "%s", w->decoy_hash);
+	webconf_free(w);
+	assert_non_null(w = load_text(yaml, err, sizeof(err)));
+	assert_string_not_equal(w->decoy_hash, decoy);
+	webconf_free(w);
+}
+
 static void test_auth(void **state)
 {
 	struct webauth *a = webauth_new();
@@ -182,6 +210,7 @@ int main(void)
 	    cmocka_unit_test(test_priority),
 	    cmocka_unit_test(test_rate_limit),
 	    cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_decoy_at_the_users_cost),
 	};
 	return cmocka_run_group_tests_name("webconf", tests, setup, teardown);
 }
