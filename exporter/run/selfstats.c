@@ -115,9 +115,12 @@ void selfstats_http_response(unsigned code)
 	__atomic_add_fetch(&http_count[i], 1, __ATOMIC_RELAXED);
 }
 
-static const char *const cut_reasons[] = {
-    [SELFSTATS_CUT_HEAD] = "head_timeout", [SELFSTATS_CUT_WRITE] = "write_timeout"};
-static uint64_t cut_count[2];
+static const char *const cut_reasons[SELFSTATS_CUTS] = {
+    [SELFSTATS_CUT_HEAD] = "head_timeout",
+    [SELFSTATS_CUT_WRITE] = "write_timeout",
+    [SELFSTATS_CUT_EVICTED] = "evicted",
+};
+static uint64_t cut_count[SELFSTATS_CUTS];
 
 void selfstats_http_cut(enum selfstats_cut why)
 {
@@ -128,6 +131,9 @@ static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
     [SELFSTATS_REFUSED_AUTH] = "basic_auth",
     [SELFSTATS_REFUSED_RATE_LIMIT] = "rate_limit",
     [SELFSTATS_REFUSED_CLIENT_CERT] = "client_certificate",
+    [SELFSTATS_REFUSED_FRAMING] = "ambiguous_length",
+    [SELFSTATS_REFUSED_URI] = "uri_too_long",
+    [SELFSTATS_REFUSED_NO_FDS] = "no_free_fd",
 };
 static uint64_t refusal_count[SELFSTATS_REFUSALS];
 static int web_reload_ok = -1; /* -1: no web config */
@@ -178,7 +184,7 @@ static void emit_http(struct bs_emitter *em)
 	bs_family(em, "binstat_exporter_http_connections_cut_total", BS_COUNTER, NULL,
 		  "Connections closed for sending their request head, or reading their "
 		  "response, too slowly.");
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < SELFSTATS_CUTS; i++) {
 		struct bs_label r = {"reason", cut_reasons[i]};
 		bs_sample_u64(em, &r, 1, __atomic_load_n(&cut_count[i], __ATOMIC_RELAXED));
 	}

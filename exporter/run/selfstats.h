@@ -43,15 +43,24 @@ void selfstats_found(struct collstats *cs, const char *line);
 /* A copy of `name`'s, false if it has none. */
 bool selfstats_collector_get(const char *name, struct collstats *out);
 void selfstats_http_response(unsigned code);
-enum selfstats_cut { SELFSTATS_CUT_HEAD, SELFSTATS_CUT_WRITE };
+enum selfstats_cut {
+	SELFSTATS_CUT_HEAD,
+	SELFSTATS_CUT_WRITE,
+	SELFSTATS_CUT_EVICTED,
+	SELFSTATS_CUTS
+};
 /* A connection cut for sending its request head, or reading its response,
- * too slowly. */
+ * too slowly, or evicted, having made the least progress, for a new one
+ * when every connection slot was taken. */
 void selfstats_http_cut(enum selfstats_cut why);
 
 enum selfstats_refusal {
 	SELFSTATS_REFUSED_AUTH,	       /* basic auth failed: 401 */
 	SELFSTATS_REFUSED_RATE_LIMIT,  /* 429 */
 	SELFSTATS_REFUSED_CLIENT_CERT, /* TLS handshake refused */
+	SELFSTATS_REFUSED_FRAMING,     /* 400: a body's length given two ways (smuggling) */
+	SELFSTATS_REFUSED_URI,	       /* 414: more arguments than a request may have */
+	SELFSTATS_REFUSED_NO_FDS,      /* a connection closed unserved: no fd was free */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

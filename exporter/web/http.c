@@ -7,6 +7,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,6 +40,10 @@
 #define HTTP_UNSENT_BYTES_MAX (512ull << 20)
 #define HTTP_BODY_MAX (64 * 1024) /* a POST to /statistics/ */
 #define STATS_PREFIX "/statistics/"
+/* Query arguments a request may have. libmicrohttpd parses them into the
+ * connection's HTTP_REQUEST_MEMORY; about 900 leave no room there even for
+ * its error answer, and it closes the connection unanswered. */
+#define HTTP_URI_ARGS_MAX 256
 
 struct http_server {
 	struct http_options opt;
@@ -48,6 +54,8 @@ struct http_server {
 	uint64_t unsent_bytes;
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
 };
+
+static char uri_refused; /* a request's context: answered 414 already */
 
 /* A POST's body, gathered across the handler's calls. */
 struct body {
@@ -325,7 +333,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 {
 	struct request *rq = *con_cls;
 
-	if (rq) {
+	if (rq && *con_cls != &uri_refused) {
 		free(rq->body);
 		free(rq->user);
 		webgen_put(rq->web);
@@ -447,6 +455,93 @@ static enum MHD_Result route(struct request *rq, const char *url, const char *me
  * only then keeps the connection open for the next request (keep-alive);
  * answering at once would close it. Until then the head deadline runs, so
  * a body trickled in cannot hold the connection either. */
+/* A request head's framing headers, counted. */
+struct framing {
+	unsigned lengths, encodings;
+	const char *length; /* the first Content-Length */
+	bool lengths_differ;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct framing *f = cls;
+	(void)kind;
+
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		f->lengths_differ |= f->lengths++ && strcmp(value ? value : "", f->length) != 0;
+		if (!f->length)
+			f->length = value ? value : "";
+	} else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+		f->encodings++;
+	}
+	return MHD_YES;
+}
+
+/* RFC 9112 6.3: a body's length given both by Content-Length and by
+ * Transfer-Encoding, or by two Content-Lengths that differ, is read one
+ * way here and maybe another by a proxy in front (request smuggling):
+ * refused, and the connection closed, so nothing after it is read. */
+static bool framing_ambiguous(struct MHD_Connection *c)
+{
+	struct framing f = {0};
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+	return (f.lengths && f.encodings) || f.lengths_differ;
+}
+
+static enum MHD_Result refuse_and_close(struct request *rq, unsigned code, const char *text)
+{
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	return queue(rq, code, r);
+}
+
+/* Writes a whole answer to the connection's socket (through its TLS
+ * session, if any) before libmicrohttpd has a request to answer. */
+static void answer_raw(struct MHD_Connection *c, const char *text, size_t len)
+{
+	const union MHD_ConnectionInfo *ti =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const union MHD_ConnectionInfo *fi =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	if (ti && ti->tls_session)
+		gnutls_record_send(ti->tls_session, text, len);
+	else if (fi)
+		send(fi->connect_fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (fi)
+		shutdown(fi->connect_fd, SHUT_RDWR);
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the request target, before libmicrohttpd
+ * parses its arguments. One with more than a request may have is answered
+ * 414 here and the connection closed; its context marks it, so the handler
+ * never runs for it. */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	static const char answer[] = "HTTP/1.1 414 URI Too Long\r\n"
+				     "Content-Type: text/plain; charset=utf-8\r\n"
+				     "Content-Length: 39\r\nConnection: close\r\n\r\n"
+				     "more than 256 arguments in the request\n";
+	const char *q = strchr(uri, '?');
+	size_t args = q ? 1 : 0;
+	(void)cls;
+
+	for (; q && *q && args <= HTTP_URI_ARGS_MAX; q++)
+		args += *q == '&';
+	if (args <= HTTP_URI_ARGS_MAX)
+		return NULL;
+	answer_raw(c, answer, sizeof(answer) - 1);
+	selfstats_http_refused(SELFSTATS_REFUSED_URI);
+	selfstats_http_response(MHD_HTTP_URI_TOO_LONG);
+	return &uri_refused;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -454,6 +549,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	struct http_server *s = cls;
 	struct request *rq = *con_cls;
 	(void)version;
+
+	if (*con_cls == &uri_refused)
+		return MHD_NO;
 
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	bool post =
@@ -463,6 +561,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return MHD_NO;
 		*rq = (struct request){.s = s, .c = c, .web = weblive_get(s->opt.web)};
 		*con_cls = rq;
+		if (framing_ambiguous(c)) {
+			selfstats_http_refused(SELFSTATS_REFUSED_FRAMING);
+			return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
+						"the body's length is given two ways\n");
+		}
 		if (!get && !post) /* only /statistics/ takes a body: refuse at once, unread */
 			return reply_text(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 		return !post || (rq->body = calloc(1, sizeof(*rq->body))) ? MHD_YES : MHD_NO;
@@ -670,6 +773,7 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
+		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
 		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout, key_opt, w->key_pem,
 		    MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);

@@ -80,6 +80,47 @@ rss_check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB
 # 4. A NUL in a collector name is not the name before it.
 check "collect[]=synthetic%00x is 400, not synthetic" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?collect%5B%5D=synthetic%00x")" = 400
+# 5. Request smuggling (RFC 9112 6.3): a body's length given two ways is
+# refused with 400 and the connection closed, so the request hidden after
+# it is never served; and a request with too many arguments is answered 414.
+# raw_statuses BYTES: the status codes answered on one connection, and
+# "open" when it was not closed within 1 s of the last answer.
+raw_statuses() {
+	printf '%s' "$1" >"$WORK/raw.req"
+	$PY - "$PORT" "$WORK/raw.req" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(open(sys.argv[2]).read().encode().decode("unicode_escape").encode("latin-1"))
+got, state = b"", ""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+        s.settimeout(1)  # answered: closed within 1 s, or kept open (head timeout 2 s)
+except socket.timeout:
+    state = " open"
+codes = [l.split(b" ")[1].decode() for l in got.split(b"\r\n") if l.startswith(b"HTTP/1.1 ")]
+print(" ".join(codes) + state)
+EOF
+}
+SMUGGLED='GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'
+got=$(raw_statuses "POST /statistics/x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n$SMUGGLED")
+check "Content-Length and Transfer-Encoding: 400, closed, the hidden request unserved ($got)" test "$got" = 400
+got=$(raw_statuses "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\n$SMUGGLED")
+check "two different Content-Lengths: 400, closed, the hidden request unserved ($got)" test "$got" = 400
+for n in 2000 10000; do
+	q=$($PY -c "print('&'.join(['collect[]=synthetic'] * $n))")
+	got=$(raw_statuses "GET /metrics?$q HTTP/1.1\r\nHost: x\r\n\r\n")
+	check "collect[] given $n times: answered 414, then closed ($got)" test "$got" = 414
+done
+q=$($PY -c "print('&'.join(['a=1'] * 7000))")
+got=$(raw_statuses "GET /metrics?$q HTTP/1.1\r\nHost: x\r\n\r\n")
+check "7,000 arguments: answered 414, then closed ($got)" test "$got" = 414
+check "a plain request is still answered and the connection kept alive" \
+	test "$(raw_statuses 'GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n')" = "200 open"
+
 check "the exporter is still up with bounded threads ($(ls /proc/$EXP/task | wc -l))" \
 	test "$(ls "/proc/$EXP/task" | wc -l)" -lt 40
 

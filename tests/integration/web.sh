@@ -79,6 +79,9 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
 check "HTTPS with a client certificate and alice's password: 200" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
 check "\$2y\$ hash (htpasswd's) verifies" test "$(code "${C[@]}" -u bob:s3cret "$URL/metrics")" = 200
+MANY=$($PY -c "print('&'.join(['collect[]=example'] * 1000))")
+check "over TLS, 1,000 arguments are answered 414" \
+	test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics?$MANY")" = 414
 check "\$2a\$ hash verifies" test "$(code "${C[@]}" -u carol:s3cret "$URL/metrics")" = 200
 check "wrong password: 401" test "$(code "${C[@]}" -u alice:nope "$URL/metrics")" = 401
 check "unknown user: 401" test "$(code "${C[@]}" -u mallory:s3cret "$URL/metrics")" = 401
