@@ -737,7 +737,8 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		return -ENOMEM;
 	s->opt = *opt;
 	s->start_web = weblive_get(opt->web);
-	if (httpguard_start(&s->guard, opt->head_timeout, opt->write_timeout) < 0) {
+	if (httpguard_start(&s->guard, HTTP_CONNECTIONS_MAX, opt->head_timeout,
+			    opt->write_timeout) < 0) {
 		snprintf(err, errlen, "cannot start the HTTP deadline thread");
 		webgen_put(s->start_web);
 		free(s);
@@ -769,7 +770,8 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		    MHD_OPTION_LISTEN_SOCKET, fds[i], MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+		    MHD_OPTION_CONNECTION_LIMIT,
+		    (unsigned)(HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK),
 		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,

@@ -8,7 +8,10 @@
 #include "weblive.h"
 
 #define HTTP_LISTEN_MAX 16
-#define HTTP_CONNECTIONS_MAX 256 /* open at once, each with its thread */
+#define HTTP_CONNECTIONS_MAX 256 /* kept open at once, each with its thread */
+/* Beyond them, libmicrohttpd accepts this many more, each evicting one of
+ * the kept that made the least progress (httpguard.c), until they close. */
+#define HTTP_CONNECTIONS_SLACK 64
 
 struct http_options {
 	int inherited[HTTP_LISTEN_MAX]; /* listening sockets from systemd, first */

@@ -1,10 +1,16 @@
-/* The deadlines libmicrohttpd lacks. Each connection is tracked from its
- * start to its close, under one mutex; a thread looks twice a second and
- * shuts down (shutdown(2), not close: the fd stays libmicrohttpd's) the
- * socket of any connection past its deadline, so its thread wakes from
- * recv or send and closes it. The entry leaves the list in the close
- * notification, before libmicrohttpd closes the fd, so a shutdown never
- * hits a number reused by another connection. */
+/* The deadlines libmicrohttpd lacks, and room for a new client. Each
+ * connection is tracked from its start to its close, under one mutex; a
+ * thread looks twice a second and shuts down (shutdown(2), not close: the
+ * fd stays libmicrohttpd's) the socket of any connection past its
+ * deadline, so its thread wakes from recv or send and closes it. The entry
+ * leaves the list in the close notification, before libmicrohttpd closes
+ * the fd, so a shutdown never hits a number reused by another connection.
+ * Once more connections are open than the guard keeps, each new one
+ * evicts the one that has made the least progress: the oldest still
+ * without a complete request head (connecting slowly, idle between
+ * requests, or in an unfinished TLS handshake). Any local user can bind
+ * every 127.0.0.0/8 address, so a cap per address alone lets enough
+ * addresses take every slot; this way a scraper always gets one. */
 #include "httpguard.h"
 
 #include <errno.h>
@@ -25,6 +31,7 @@ struct tracked {
 	int fd;
 	enum phase phase;
 	uint64_t since_ns;
+	bool cut;   /* shut down already: its thread closes it */
 	void *held; /* httpguard_hold's */
 	void (*release)(void *);
 };
@@ -34,7 +41,8 @@ struct httpguard {
 	pthread_cond_t wake;
 	bool stopping;
 	pthread_t thread;
-	struct tracked list; /* sentinel */
+	struct tracked list; /* sentinel, newest first */
+	size_t n, keep;	     /* tracked; more than keep: evict */
 	uint64_t head_ns, send_ns;
 };
 
@@ -55,6 +63,23 @@ static void set_phase(struct tracked *t, enum phase p)
 	pthread_mutex_unlock(&t->g->lock);
 }
 
+/* With the lock held: the oldest connection still waiting for a complete
+ * head (since_ns is when it began to wait), other than `fresh`, is cut. */
+static void evict_least_progress(struct httpguard *g, const struct tracked *fresh)
+{
+	struct tracked *victim = NULL;
+
+	for (struct tracked *t = g->list.next; t != &g->list; t = t->next)
+		if (t != fresh && t->phase == PHASE_HEAD && !t->cut &&
+		    (!victim || t->since_ns < victim->since_ns))
+			victim = t;
+	if (!victim)
+		return; /* every other one is being served: libmicrohttpd's cap holds */
+	shutdown(victim->fd, SHUT_RDWR);
+	victim->cut = true;
+	selfstats_http_cut(SELFSTATS_CUT_EVICTED);
+}
+
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		      enum MHD_ConnectionNotificationCode code)
 {
@@ -73,12 +98,15 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		t->prev = &g->list;
 		g->list.next->prev = t;
 		g->list.next = t;
+		if (++g->n > g->keep)
+			evict_least_progress(g, t);
 		pthread_mutex_unlock(&g->lock);
 		*socket_ctx = t;
 	} else if (t) { /* MHD_CONNECTION_NOTIFY_CLOSED */
 		pthread_mutex_lock(&g->lock);
 		t->prev->next = t->next;
 		t->next->prev = t->prev;
+		g->n--;
 		pthread_mutex_unlock(&g->lock);
 		if (t->release)
 			t->release(t->held);
@@ -122,12 +150,12 @@ static void cut_late(struct httpguard *g)
 
 	for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
 		uint64_t limit = t->phase == PHASE_HEAD ? g->head_ns : g->send_ns;
-		if (t->phase == PHASE_WORK || now - t->since_ns <= limit)
+		if (t->phase == PHASE_WORK || t->cut || now - t->since_ns <= limit)
 			continue;
 		shutdown(t->fd, SHUT_RDWR);
 		selfstats_http_cut(t->phase == PHASE_HEAD ? SELFSTATS_CUT_HEAD
 							  : SELFSTATS_CUT_WRITE);
-		t->phase = PHASE_WORK; /* once is enough: its thread closes it */
+		t->cut = true; /* once is enough: its thread closes it */
 	}
 }
 
@@ -146,7 +174,7 @@ static void *guard_main(void *arg)
 	return NULL;
 }
 
-int httpguard_start(struct httpguard **out, double head_s, double send_s)
+int httpguard_start(struct httpguard **out, size_t keep, double head_s, double send_s)
 {
 	struct httpguard *g = calloc(1, sizeof(*g));
 	pthread_condattr_t ca;
@@ -159,6 +187,7 @@ int httpguard_start(struct httpguard **out, double head_s, double send_s)
 	pthread_cond_init(&g->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	g->list.next = g->list.prev = &g->list;
+	g->keep = keep;
 	g->head_ns = (uint64_t)(head_s * 1e9);
 	g->send_ns = (uint64_t)(send_s * 1e9);
 	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {

@@ -6,12 +6,14 @@
 #define BS_HTTPGUARD_H
 
 #include <microhttpd.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct httpguard;
 
-/* Starts the thread that cuts connections past their deadline. */
-int httpguard_start(struct httpguard **out, double head_s, double send_s);
+/* Starts the thread that cuts connections past their deadline; past
+ * `keep` connections, each new one evicts the one with least progress. */
+int httpguard_start(struct httpguard **out, size_t keep, double head_s, double send_s);
 void httpguard_stop(struct httpguard *g);
 /* MHD_OPTION_NOTIFY_CONNECTION, with the guard as its closure. */
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,

@@ -5,37 +5,82 @@
 
 N connections to 127.0.0.1:PORT from ADDR, held SECS seconds. MODE: idle
 (connect and send nothing), slowloris (a request head byte a second on
-each), noread (ask for /metrics with a 4 KiB receive buffer and never read).
+each), noread (ask for /metrics with a 4 KiB receive buffer and never read),
+tlshold (the first bytes of a TLS ClientHello, and no more). A MODE ending
+in "+" connects again whenever the exporter closes one, as a determined
+attacker would. ADDR may be a range, "127.0.1.1x64": N connections from
+each of 64 addresses counting up from 127.0.1.1.
 """
+import ipaddress
 import resource
+import select
 import socket
 import sys
 import time
 
 port, mode, addr, n, secs = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+again = mode.endswith("+")
+mode = mode.rstrip("+")
+first, _, count = addr.partition("x")
+addrs = [str(ipaddress.ip_address(first) + i) for i in range(int(count or 1))]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-conns = []
-for _ in range(n):
+HELLO = bytes.fromhex("16030100c8010000c40303") + b"\x00" * 16  # a record of 200 promised, 27 sent
+
+
+def connect(a):
     s = socket.socket()
     if mode == "noread":
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.bind((addr, 0))
+    s.bind((a, 0))
     try:
         s.connect(("127.0.0.1", port))
+        if mode == "noread":
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        elif mode == "tlshold":
+            s.sendall(HELLO)
     except OSError:
         s.close()
-        continue
-    if mode == "noread":
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-    conns.append(s)
+        return None
+    return s
+
+
+conns = {}
+for a in addrs:
+    for _ in range(n):
+        s = connect(a)
+        if s:
+            conns[s] = a
 print("connected", len(conns), flush=True)
 end = time.time() + secs
+last_byte = 0.0
+reconnects = 0
 while time.time() < end:
-    if mode == "slowloris":
-        for s in conns:
+    if mode == "slowloris" and time.time() - last_byte >= 1:
+        last_byte = time.time()
+        for s in list(conns):
             try:
                 s.send(b"G")
             except OSError:
                 pass
-    time.sleep(1)
+    if not again:
+        time.sleep(0.2)
+        continue
+    poller = select.poll()  # not select(): over a thousand sockets
+    byfd = {s.fileno(): s for s in conns}
+    for fd in byfd:
+        poller.register(fd, select.POLLIN)
+    for fd, _ in poller.poll(200):
+        s = byfd[fd]
+        try:
+            closed = mode == "noread" or not s.recv(4096)
+        except OSError:
+            closed = True
+        if closed and mode != "noread":
+            a = conns.pop(s)
+            s.close()
+            t = connect(a)
+            reconnects += 1
+            if t:
+                conns[t] = a
+print("reconnects", reconnects, flush=True)

@@ -80,7 +80,30 @@ rss_check "non-readers: memory given back afterwards (RSS $rss0 -> $(rss_kb) KiB
 # 4. A NUL in a collector name is not the name before it.
 check "collect[]=synthetic%00x is 400, not synthetic" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/metrics?collect%5B%5D=synthetic%00x")" = 400
-# 5. Request smuggling (RFC 9112 6.3): a body's length given two ways is
+# 5. Many addresses: 64 loopback addresses x 16 connections sending a head
+# byte a second, and as many idle, each connecting again when closed. Past
+# 256 connections each new one evicts the one with least progress, so the
+# scraper gets every scrape.
+attack slowloris+ 127.0.1.1x64 16 14
+A1=$LAST_ATTACK
+attack idle+ 127.0.2.1x64 16 14
+A2=$LAST_ATTACK
+for _ in $(seq 100); do
+	[ "$(ss -Htn state established "( sport = :$PORT )" | wc -l)" -ge 256 ] && break
+	sleep 0.1
+done
+held=$(ss -Htn state established "( sport = :$PORT )" | wc -l)
+ok=0
+for _ in $(seq 28); do
+	[ "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "$URL/metrics")" = 200 ] && ok=$((ok + 1))
+done
+check "64 addresses x 32 connections ($held held): 28 of 28 scrapes 200 ($ok)" test "$ok" = 28
+check "the connections that made least progress were evicted ($(cut_count evicted))" \
+	test "$(cut_count evicted)" -gt 0
+kill "$A1" "$A2" 2>/dev/null
+wait "$A1" "$A2" 2>/dev/null
+
+# 6. Request smuggling (RFC 9112 6.3): a body's length given two ways is
 # refused with 400 and the connection closed, so the request hidden after
 # it is never served; and a request with too many arguments is answered 414.
 # raw_statuses BYTES: the status codes answered on one connection, and

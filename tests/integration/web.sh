@@ -79,6 +79,22 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
 check "HTTPS with a client certificate and alice's password: 200" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
 check "\$2y\$ hash (htpasswd's) verifies" test "$(code "${C[@]}" -u bob:s3cret "$URL/metrics")" = 200
+# Unfinished TLS handshakes (a ClientHello's first bytes) held from 20
+# addresses x 16, each connecting again when closed: the scraper gets all.
+$PY "$HERE/hostile_client.py" "$PORT" tlshold+ 127.0.3.1x20 16 12 >/dev/null &
+HOLD=$!
+PIDS+=("$HOLD")
+for _ in $(seq 100); do
+	[ "$(ss -Htn state established "( sport = :$PORT )" | wc -l)" -ge 256 ] && break
+	sleep 0.1
+done
+ok=0
+for _ in $(seq 26); do
+	[ "$(code "${C[@]}" -m 3 -u alice:s3cret "$URL/metrics")" = 200 ] && ok=$((ok + 1))
+done
+check "320 held TLS handshakes from 20 addresses: 26 of 26 scrapes over TLS ($ok)" test "$ok" = 26
+kill "$HOLD" 2>/dev/null
+wait "$HOLD" 2>/dev/null
 MANY=$($PY -c "print('&'.join(['collect[]=example'] * 1000))")
 check "over TLS, 1,000 arguments are answered 414" \
 	test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics?$MANY")" = 414
