@@ -20,6 +20,7 @@
 #include "http.h"
 #include "log.h"
 #include "memtrim.h"
+#include "monoclock.h"
 #include "pipeline.h"
 #include "selfstats.h"
 #include "sink.h"
@@ -201,22 +202,24 @@ static void notify_reloading(void)
 		       (unsigned long long)ts.tv_nsec / 1000);
 }
 
-/* Waits for a signal; with a watchdog, pings it at half its period, after
+/* Waits for a signal. Every second it writes the summaries of log lines
+ * held back; with a watchdog, it pings it at half its period, after
  * checking that the configuration lock is not stuck. */
 static int wait_signal(const sigset_t *sigs, uint64_t watchdog_usec)
 {
-	struct timespec ts = {.tv_sec = (time_t)(watchdog_usec / 2000000),
-			      .tv_nsec = (long)(watchdog_usec / 2 % 1000000) * 1000};
+	uint64_t step_ns =
+	    watchdog_usec && watchdog_usec < 2000000 ? watchdog_usec * 500 : 1000000000u;
+	struct timespec ts = monoclock_timespec(step_ns);
+	uint64_t next_ping = monoclock_ns() + watchdog_usec * 500;
 	int sig;
 
-	if (!watchdog_usec) {
-		while (sigwait(sigs, &sig) != 0)
-			;
-		return sig;
-	}
 	while ((sig = sigtimedwait(sigs, NULL, &ts)) < 0) {
-		collset_put(current_get(NULL));
-		sd_notify(0, "WATCHDOG=1");
+		log_flush_held();
+		if (watchdog_usec && monoclock_ns() >= next_ping) {
+			collset_put(current_get(NULL));
+			sd_notify(0, "WATCHDOG=1");
+			next_ping = monoclock_ns() + watchdog_usec * 500;
+		}
 	}
 	return sig;
 }

@@ -55,12 +55,13 @@ enum selfstats_cut {
 void selfstats_http_cut(enum selfstats_cut why);
 
 enum selfstats_refusal {
-	SELFSTATS_REFUSED_AUTH,	       /* basic auth failed: 401 */
-	SELFSTATS_REFUSED_RATE_LIMIT,  /* 429 */
-	SELFSTATS_REFUSED_CLIENT_CERT, /* TLS handshake refused */
-	SELFSTATS_REFUSED_FRAMING,     /* 400: a body's length given two ways (smuggling) */
-	SELFSTATS_REFUSED_URI,	       /* 414: more arguments than a request may have */
-	SELFSTATS_REFUSED_NO_FDS,      /* a connection closed unserved: no fd was free */
+	SELFSTATS_REFUSED_AUTH,		 /* basic auth failed: 401 */
+	SELFSTATS_REFUSED_RATE_LIMIT,	 /* 429 */
+	SELFSTATS_REFUSED_CLIENT_CERT,	 /* TLS handshake refused */
+	SELFSTATS_REFUSED_FRAMING,	 /* 400: a body's length given two ways (smuggling) */
+	SELFSTATS_REFUSED_URI,		 /* 414: more arguments than a request may have */
+	SELFSTATS_REFUSED_NO_FDS,	 /* a connection closed unserved: no fd was free */
+	SELFSTATS_REFUSED_ADDRESS_LIMIT, /* its address held --web.max-connections-per-address */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

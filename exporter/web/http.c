@@ -23,6 +23,7 @@
 #include "emitter.h"
 #include "httpguard.h"
 #include "landing.h"
+#include "listener.h"
 #include "log.h"
 #include "monoclock.h"
 #include "negotiate.h"
@@ -44,12 +45,14 @@
  * connection's HTTP_REQUEST_MEMORY; about 900 leave no room there even for
  * its error answer, and it closes the connection unanswered. */
 #define HTTP_URI_ARGS_MAX 256
+_Static_assert(HTTP_LISTEN_MAX <= LISTENER_SOCKETS_MAX, "a listener for every address");
 
 struct http_server {
 	struct http_options opt;
 	struct httpguard *guard;
 	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
 	size_t ndaemons;
+	struct listener *listener;
 	unsigned in_flight;
 	uint64_t unsent_bytes;
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
@@ -343,26 +346,6 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 	httpguard_completed(cls, c, con_cls, code);
 }
 
-/* The client's address as 16 bytes, IPv4 mapped; false if unknown. */
-static bool client_addr(struct MHD_Connection *c, unsigned char out[16])
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-
-	if (sa && sa->sa_family == AF_INET) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-		return true;
-	}
-	if (sa && sa->sa_family == AF_INET6) {
-		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		return true;
-	}
-	return false;
-}
-
 static enum MHD_Result statistics(struct request *rq, const char *path, const char *method)
 {
 	struct http_server *s = rq->s;
@@ -381,7 +364,7 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
 	}
-	bool may_write = client_addr(rq->c, addr) &&
+	bool may_write = httpguard_client_addr(rq->c, addr) &&
 			 proc_conf_may_write(collset_config(set)->processing, addr, rq->user);
 	if (b)
 		b->data[b->len] = '\0';
@@ -737,8 +720,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		return -ENOMEM;
 	s->opt = *opt;
 	s->start_web = weblive_get(opt->web);
-	if (httpguard_start(&s->guard, HTTP_CONNECTIONS_MAX, opt->head_timeout,
-			    opt->write_timeout) < 0) {
+	struct httpguard_limits lim = {.keep = HTTP_CONNECTIONS_MAX,
+				       .most = HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK,
+				       .per_address = opt->max_per_address};
+	if (httpguard_start(&s->guard, &lim, opt->head_timeout, opt->write_timeout) < 0) {
 		snprintf(err, errlen, "cannot start the HTTP deadline thread");
 		webgen_put(s->start_web);
 		free(s);
@@ -760,8 +745,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	for (size_t i = 0; i < nfds; i++) {
 		/* poll, not select: collectors may hold thousands of fds, so ours
 		 * are numbered far above FD_SETSIZE. */
+		/* listener.c accepts: libmicrohttpd would spin when out of fds. */
 		unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				 MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_USE_POLL |
+				 MHD_USE_NO_LISTEN_SOCKET |
 				 (family[i] == AF_INET6 ? MHD_USE_IPv6 : 0) |
 				 (weblive_tls(opt->web) ? MHD_USE_TLS : 0);
 		const struct webconf *w = s->start_web->conf;
@@ -769,10 +756,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		enum MHD_OPTION key_opt = w->tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END;
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		    MHD_OPTION_LISTEN_SOCKET, fds[i], MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+		    MHD_OPTION_NOTIFY_CONNECTION, notify, s,
+		    /* above what httpguard_admit lets through: never reached */
 		    MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)(HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK),
-		    MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_per_address,
+		    (unsigned)(2 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
 		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
@@ -783,13 +770,15 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		describe_socket(fds[i], where, sizeof(where));
 		if (!s->daemon[i]) {
 			snprintf(err, errlen, "cannot start HTTP server on %s", where);
-			for (size_t j = i; j < nfds; j++)
-				close(fds[j]);
-			nfds = 0;
 			goto err_stop;
 		}
 		s->ndaemons++;
 		log_info("listening", "address", where, "tls", w->tls ? "on" : "off");
+	}
+	if (listener_start(&s->listener, fds, s->daemon, nfds, s->guard) < 0) { /* it closed fds */
+		snprintf(err, errlen, "cannot start the HTTP listener thread");
+		http_stop(s);
+		return -ENOMEM;
 	}
 	*out = s;
 	return 0;
@@ -804,6 +793,7 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	listener_stop(s->listener); /* no new connection, then the daemons end theirs */
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
 	httpguard_stop(s->guard);

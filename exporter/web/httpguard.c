@@ -6,22 +6,31 @@
  * leaves the list in the close notification, before libmicrohttpd closes
  * the fd, so a shutdown never hits a number reused by another connection.
  * Once more connections are open than the guard keeps, each new one
- * evicts the one that has made the least progress: the oldest still
- * without a complete request head (connecting slowly, idle between
- * requests, or in an unfinished TLS handshake). Any local user can bind
- * every 127.0.0.0/8 address, so a cap per address alone lets enough
- * addresses take every slot; this way a scraper always gets one. */
+ * evicts one that has made the least progress: still without a complete
+ * request head (connecting slowly, idle between requests, or in an
+ * unfinished TLS handshake), from the address holding the most
+ * connections, the oldest of those. Any local user can bind every
+ * 127.0.0.0/8 address, so a cap per address alone lets enough addresses
+ * take every slot; this way a scraper, holding one connection while an
+ * attacker holds many, always gets one. */
 #include "httpguard.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
+#include "hash.h"
 #include "monoclock.h"
 #include "selfstats.h"
+
+/* Larger than the connections libmicrohttpd takes (HTTP_CONNECTIONS_MAX
+ * and its slack, per listening address): a table of their addresses. */
+#define PEERS_SLOTS 4096
 
 enum phase { PHASE_HEAD, PHASE_WORK, PHASE_SEND };
 
@@ -31,8 +40,10 @@ struct tracked {
 	int fd;
 	enum phase phase;
 	uint64_t since_ns;
-	bool cut;   /* shut down already: its thread closes it */
-	void *held; /* httpguard_hold's */
+	bool cut;		/* shut down already: its thread closes it */
+	unsigned char addr[16]; /* the client's, IPv4 mapped; zeros if unknown */
+	unsigned peers;		/* connections from addr, at the last eviction's count */
+	void *held;		/* httpguard_hold's */
 	void (*release)(void *);
 };
 
@@ -41,10 +52,41 @@ struct httpguard {
 	pthread_cond_t wake;
 	bool stopping;
 	pthread_t thread;
-	struct tracked list; /* sentinel, newest first */
-	size_t n, keep;	     /* tracked; more than keep: evict */
+	struct tracked list;  /* sentinel, newest first */
+	size_t n, keep;	      /* tracked; more than keep: evict */
+	size_t most;	      /* tracked at most: past it, no more are admitted */
+	unsigned per_address; /* connections of one address at most */
 	uint64_t head_ns, send_ns;
+	/* count_peers' table, under lock */
+	unsigned char peer_addr[PEERS_SLOTS][16];
+	unsigned peer_count[PEERS_SLOTS];
 };
+
+/* An address as 16 bytes, IPv4 mapped. */
+static void mapped(const struct sockaddr *sa, unsigned char out[16])
+{
+	memset(out, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+}
+
+bool httpguard_client_addr(struct MHD_Connection *c, unsigned char out[16])
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (!sa) {
+		memset(out, 0, 16);
+		return false;
+	}
+	mapped(sa, out);
+	return sa->sa_family == AF_INET || sa->sa_family == AF_INET6;
+}
 
 static struct tracked *tracked_of(struct MHD_Connection *c)
 {
@@ -63,21 +105,71 @@ static void set_phase(struct tracked *t, enum phase p)
 	pthread_mutex_unlock(&t->g->lock);
 }
 
-/* With the lock held: the oldest connection still waiting for a complete
- * head (since_ns is when it began to wait), other than `fresh`, is cut. */
-static void evict_least_progress(struct httpguard *g, const struct tracked *fresh)
+/* Sets each connection's `peers`: how many come from its address, counted
+ * in an open-addressing table of the addresses themselves (no hash an
+ * attacker could make collide with a scraper's address). */
+static void count_peers(struct httpguard *g)
+{
+	unsigned char(*addr)[16] = g->peer_addr;
+	unsigned *count = g->peer_count;
+
+	memset(g->peer_count, 0, sizeof(g->peer_count));
+	for (int pass = 0; pass < 2; pass++)
+		for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
+			/* seeded: no run of addresses lands on one slot by choice */
+			size_t k = hash_bytes(t->addr, 16, hash_seed()) & (PEERS_SLOTS - 1);
+			while (count[k] && memcmp(addr[k], t->addr, 16) != 0)
+				k = (k + 1) & (PEERS_SLOTS - 1);
+			if (pass == 0) {
+				memcpy(addr[k], t->addr, 16);
+				count[k]++;
+			} else {
+				t->peers = count[k];
+			}
+		}
+}
+
+/* With the lock held: of the connections still waiting for a complete
+ * head, other than `fresh`, one from the address holding the most
+ * connections, the longest waiting of those (since_ns), is cut. */
+static bool evict_least_progress(struct httpguard *g, const struct tracked *fresh)
 {
 	struct tracked *victim = NULL;
 
+	count_peers(g);
 	for (struct tracked *t = g->list.next; t != &g->list; t = t->next)
 		if (t != fresh && t->phase == PHASE_HEAD && !t->cut &&
-		    (!victim || t->since_ns < victim->since_ns))
+		    (!victim || t->peers > victim->peers ||
+		     (t->peers == victim->peers && t->since_ns < victim->since_ns)))
 			victim = t;
 	if (!victim)
-		return; /* every other one is being served: libmicrohttpd's cap holds */
+		return false; /* every other one is being served: libmicrohttpd's cap holds */
 	shutdown(victim->fd, SHUT_RDWR);
 	victim->cut = true;
 	selfstats_http_cut(SELFSTATS_CUT_EVICTED);
+	return true;
+}
+
+bool httpguard_admit(struct httpguard *g, const struct sockaddr *sa)
+{
+	unsigned char addr[16];
+	unsigned same = 0;
+
+	mapped(sa, addr);
+	pthread_mutex_lock(&g->lock);
+	bool room = g->n < g->most;
+	for (struct tracked *t = g->list.next; room && t != &g->list; t = t->next)
+		same += !t->cut && memcmp(t->addr, addr, 16) == 0;
+	pthread_mutex_unlock(&g->lock);
+	return room && same < g->per_address;
+}
+
+bool httpguard_evict(struct httpguard *g)
+{
+	pthread_mutex_lock(&g->lock);
+	bool cut = evict_least_progress(g, NULL);
+	pthread_mutex_unlock(&g->lock);
+	return cut;
 }
 
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
@@ -93,6 +185,7 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 			return; /* untracked: only libmicrohttpd's idle timeout applies */
 		*t = (struct tracked){
 		    .g = g, .fd = fi->connect_fd, .phase = PHASE_HEAD, .since_ns = monoclock_ns()};
+		httpguard_client_addr(c, t->addr);
 		pthread_mutex_lock(&g->lock);
 		t->next = g->list.next;
 		t->prev = &g->list;
@@ -174,7 +267,8 @@ static void *guard_main(void *arg)
 	return NULL;
 }
 
-int httpguard_start(struct httpguard **out, size_t keep, double head_s, double send_s)
+int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim, double head_s,
+		    double send_s)
 {
 	struct httpguard *g = calloc(1, sizeof(*g));
 	pthread_condattr_t ca;
@@ -187,7 +281,9 @@ int httpguard_start(struct httpguard **out, size_t keep, double head_s, double s
 	pthread_cond_init(&g->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	g->list.next = g->list.prev = &g->list;
-	g->keep = keep;
+	g->keep = lim->keep;
+	g->most = lim->most;
+	g->per_address = lim->per_address;
 	g->head_ns = (uint64_t)(head_s * 1e9);
 	g->send_ns = (uint64_t)(send_s * 1e9);
 	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {

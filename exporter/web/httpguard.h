@@ -6,15 +6,35 @@
 #define BS_HTTPGUARD_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 struct httpguard;
 
-/* Starts the thread that cuts connections past their deadline; past
- * `keep` connections, each new one evicts the one with least progress. */
-int httpguard_start(struct httpguard **out, size_t keep, double head_s, double send_s);
+struct httpguard_limits {
+	size_t keep;	      /* past them, each new connection evicts one */
+	size_t most;	      /* connections at most: none admitted past them */
+	unsigned per_address; /* connections of one client address at most */
+};
+
+/* Starts the thread that cuts connections past their deadline. */
+int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim, double head_s,
+		    double send_s);
+/* Whether a client at sa may open one more connection. The limits are
+ * kept here, not by libmicrohttpd: version 0.9.75 leaves a lock held when
+ * it refuses a connection given to MHD_add_connection, and every
+ * connection thread after it hangs. */
+bool httpguard_admit(struct httpguard *g, const struct sockaddr *sa);
 void httpguard_stop(struct httpguard *g);
+/* The client's address as 16 bytes, IPv4 mapped; false (and zeros) if
+ * unknown. */
+bool httpguard_client_addr(struct MHD_Connection *c, unsigned char out[16]);
+/* Cuts the connection that has made the least progress (see
+ * httpguard.c), to free its fd for a new client; false if every one is
+ * being served. */
+bool httpguard_evict(struct httpguard *g);
 /* MHD_OPTION_NOTIFY_CONNECTION, with the guard as its closure. */
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		      enum MHD_ConnectionNotificationCode code);

@@ -270,7 +270,7 @@ printf "basic_auth_users:\n  alice: '%s'\n  carol: '%s'\n" "$HASH" "$HASH4" >"$T
 "$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/mixed.yml" \
 	--web.listen-address="127.0.0.1:$(free_port)" >"$WORK/mixed.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 100); do grep -q "listening" "$WORK/mixed.log" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -qs "listening" "$WORK/mixed.log" && break; sleep 0.1; done
 check "users' bcrypt costs 4 and 12: a warning says the time tells them apart" \
 	grep -q "bcrypt costs differ.*lowest=4 highest=12" "$WORK/mixed.log"
 
