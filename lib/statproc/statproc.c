@@ -70,10 +70,11 @@ size_t statproc_history_entry_size(const struct statproc_def *d)
 	return d->mode == STATPROC_MODE_RANGE ? sizeof(struct statproc_range) : sizeof(int64_t);
 }
 
-static void range_clear(struct statproc_range *r, const struct statproc_def *d)
+/* Empty: no sentinels, all zero as the seed prints it; the first X taken
+ * sets both ends (range_add), so a range changed since stays right. */
+static void range_clear(struct statproc_range *r)
 {
-	/* min above and max below any X taken: the first X sets both */
-	*r = (struct statproc_range){0, 0, d->range_max, d->range_min};
+	*r = (struct statproc_range){0, 0, 0, 0};
 }
 
 static void free_data(struct statproc_stat *s)
@@ -98,7 +99,7 @@ static void free_data(struct statproc_stat *s)
 }
 
 /* The data a definition needs, allocated before anything is replaced. */
-static int alloc_data(const struct statproc_def *d, void **mem, uint32_t *n)
+int statproc_data_alloc(const struct statproc_def *d, void **mem, uint32_t *n)
 {
 	size_t size = 0;
 
@@ -152,7 +153,7 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		s->data.total = 0;
 		break;
 	case STATPROC_RANGE:
-		range_clear(&s->data.range, &s->def);
+		range_clear(&s->data.range);
 		break;
 	case STATPROC_ARRAY:
 		memset(s->data.array.hits, 0, s->data.array.n * sizeof(uint64_t));
@@ -174,6 +175,15 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 	s->reset_ns = now_ns;
 }
 
+void statproc_data_install(struct statproc_stat *s, const struct statproc_def *def, void *mem,
+			   uint32_t n, uint64_t now_ns)
+{
+	free_data(s);
+	s->def = *def;
+	attach_data(s, mem, n);
+	statproc_reset(s, now_ns);
+}
+
 int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uint64_t now_ns)
 {
 	const char *why;
@@ -181,12 +191,9 @@ int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uin
 	uint32_t n;
 	int rc;
 
-	if ((rc = statproc_check(def, &why)) < 0 || (rc = alloc_data(def, &mem, &n)) < 0)
+	if ((rc = statproc_check(def, &why)) < 0 || (rc = statproc_data_alloc(def, &mem, &n)) < 0)
 		return rc;
-	free_data(s);
-	s->def = *def;
-	attach_data(s, mem, n);
-	statproc_reset(s, now_ns);
+	statproc_data_install(s, def, mem, n, now_ns);
 	return 0;
 }
 
@@ -226,6 +233,8 @@ static int64_t wrap_add(int64_t a, uint64_t b)
 
 static void range_add(struct statproc_range *r, int64_t x, uint64_t y)
 {
+	if (r->num == 0)
+		r->min = r->max = x;
 	r->num += y;
 	r->acc = wrap_add(r->acc, (uint64_t)x * y);
 	if (x < r->min)
@@ -307,7 +316,7 @@ static void history_push(struct statproc_stat *s)
 	if (s->data.history.n < max)
 		s->data.history.n++;
 	if (s->def.mode == STATPROC_MODE_RANGE)
-		range_clear(statproc_history_slot(s, s->data.history.head), &s->def);
+		range_clear(statproc_history_slot(s, s->data.history.head));
 	else
 		*(int64_t *)statproc_history_slot(s, s->data.history.head) = 0;
 }
