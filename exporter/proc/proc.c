@@ -199,7 +199,11 @@ static int64_t to_i64(double x)
 	return (int64_t)llround(x);
 }
 
-static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_t now_ns)
+/* X comes from the value read at now; seed 001 takes it at the time the
+ * sample was due, so a history's periods count whole passes however late
+ * each pass ran. */
+static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_t due_ns,
+			uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
 	double x;
@@ -208,7 +212,7 @@ static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_
 	if (!x_of(g, s, v, now_ns, &x))
 		return;
 	for (uint32_t i = 0; i < g->nstats; i++)
-		statproc_add(&s->stat[i], to_i64(x), 1, now_ns);
+		statproc_add(&s->stat[i], to_i64(x), 1, due_ns);
 	if (s->sampled) {
 		struct vstats_value val = {.dtype = s->voi.dtype};
 		if (val.dtype == VSTATS_INT)
@@ -237,7 +241,8 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 /* Feeds the series to each candidate group whose label matchers it meets;
  * the name matchers were applied once for its family. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
-			    const struct bs_label *labels, size_t n, double value, uint64_t now_ns)
+			    const struct bs_label *labels, size_t n, double value, uint64_t due_ns,
+			    uint64_t now_ns)
 {
 	char key[KEY_MAX];
 	bool matched = false;
@@ -258,7 +263,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
 		if (s)
-			feed_source(p, s, value, now_ns);
+			feed_source(p, s, value, due_ns, now_ns);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -267,7 +272,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns)
 {
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, value, now_ns);
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, value, now_ns, now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -275,7 +280,7 @@ bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, 
 struct probe {
 	struct bs_emitter pub;
 	struct proc *p;
-	uint64_t now_ns;
+	uint64_t due_ns, now_ns;	 /* when the pass was due, when it runs */
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool matched;			 /* a series of this collector was selected */
@@ -321,7 +326,8 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, x, pr->now_ns);
+	pr->matched |=
+	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, x, pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -392,9 +398,10 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool discovery)
+static void sample_collector(struct proc *p, size_t i, uint64_t due_ns, uint64_t now_ns,
+			     bool discovery)
 {
-	struct probe pr = {.pub = {&probe_ops}, .p = p, .now_ns = now_ns};
+	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
 
 	if (!discovery && !p->relevant[i])
@@ -409,12 +416,12 @@ static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool dis
 		p->relevant[i] |= pr.matched;
 }
 
-void proc_tick(struct proc *p, uint64_t now_ns)
+void proc_tick_at(struct proc *p, uint64_t due_ns, uint64_t now_ns)
 {
 	bool discovery = now_ns >= p->next_discovery_ns;
 
 	for (size_t i = 0; i < p->in.n; i++)
-		sample_collector(p, i, now_ns, discovery);
+		sample_collector(p, i, due_ns, now_ns, discovery);
 	if (discovery)
 		p->next_discovery_ns = now_ns + DISCOVERY_NS;
 	if (now_ns >= p->next_expiry_ns) { /* a walk over every source: once a second */
@@ -425,8 +432,14 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 	p->count.tick_ns_total += monoclock_ns() - now_ns;
 }
 
+void proc_tick(struct proc *p, uint64_t now_ns)
+{
+	proc_tick_at(p, now_ns, now_ns);
+}
+
 /* Passes at a fixed rate: the next one is due one interval after the last
- * was due, so a slow pass does not shift the ones after it. */
+ * was due, so a slow pass does not shift the ones after it; far behind, it
+ * skips whole intervals, so the times passes are due keep one lattice. */
 static void *sampler_main(void *arg)
 {
 	struct proc *p = arg;
@@ -436,10 +449,11 @@ static void *sampler_main(void *arg)
 	for (;;) {
 		uint64_t now = monoclock_ns();
 		if (now >= due) {
-			proc_tick(p, now);
+			proc_tick_at(p, due, now);
 			due += interval;
-			if (due < monoclock_ns()) /* far behind: skip, do not catch up */
-				due = monoclock_ns() + interval;
+			uint64_t after = monoclock_ns();
+			if (due < after) /* far behind: skip, do not catch up */
+				due += (after - due) / interval * interval + interval;
 			continue;
 		}
 		int ms = (int)((due - now + 999999) / 1000000);

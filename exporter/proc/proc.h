@@ -83,7 +83,10 @@ int proc_start(struct proc *p, const struct proc_input *in);
 /* Stops the sampler (joined) and frees everything. */
 void proc_free(struct proc *p);
 
-/* One sampling pass at now (the sampler's; tests call it directly). */
+/* One sampling pass due at due_ns, run at now_ns (the sampler's; tests
+ * call it directly): values are read at now, and seed 001 takes them at
+ * the time they were due. proc_tick: due when it runs. */
+void proc_tick_at(struct proc *p, uint64_t due_ns, uint64_t now_ns);
 void proc_tick(struct proc *p, uint64_t now_ns);
 /* Feeds one value of a series; the probe emitter's path, and tests'.
  * True when a group selected it. */

@@ -168,7 +168,7 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		break;
 	case STATPROC_HISTORY:
 		s->data.history.n = s->data.history.head = 0;
-		s->data.history.end_ns = now_ns;
+		s->data.history.start_ns = 0;
 		break;
 	}
 	s->hits_out_of_range = 0;
@@ -331,19 +331,49 @@ const void *statproc_history_last(const struct statproc_stat *s)
 					      : s->data.history.head);
 }
 
+/* Periods are aligned to the clock, [k * period, (k + 1) * period), not
+ * to when the statistic was reset or its source found: every time falls
+ * in exactly one period, so samples taken at a steady rate fill each with
+ * the same count. */
+static uint64_t period_start(const struct statproc_stat *s, uint64_t t)
+{
+	return t - t % (s->def.period_us * 1000);
+}
+
 void statproc_history_advance(struct statproc_stat *s, uint64_t now_ns)
 {
-	uint64_t period = s->def.period_us * 1000, end = s->data.history.end_ns;
+	uint64_t period = s->def.period_us * 1000, start = period_start(s, now_ns);
 	uint64_t k;
 
-	if (s->data.history.n && now_ns <= end)
+	if (s->data.history.n == 0) {
+		history_push(s);
+		s->data.history.start_ns = start;
 		return;
-	k = now_ns <= end ? 1 : (now_ns - end + period - 1) / period;
-	if (s->data.history.n == 0 && k == 0)
-		k = 1;
+	}
+	if (start <= s->data.history.start_ns)
+		return;
+	k = (start - s->data.history.start_ns) / period;
 	for (uint64_t i = k > s->def.entries_max ? k - s->def.entries_max : 0; i < k; i++)
 		history_push(s);
-	s->data.history.end_ns = end + k * period;
+	s->data.history.start_ns = start;
+}
+
+/* The entry of the period holding t: the newest once the history is
+ * brought up to t, or an older one still kept, for a sample due before a
+ * read moved the history on; NULL when that period has left the ring. */
+static void *history_entry(struct statproc_stat *s, uint64_t t)
+{
+	uint64_t start = period_start(s, t), period = s->def.period_us * 1000;
+	uint32_t max = s->def.entries_max;
+
+	if (s->data.history.n == 0 || start >= s->data.history.start_ns) {
+		statproc_history_advance(s, t);
+		return statproc_history_slot(s, s->data.history.head);
+	}
+	uint64_t back = (s->data.history.start_ns - start) / period;
+	if (back >= s->data.history.n)
+		return NULL;
+	return statproc_history_slot(s, (uint32_t)((s->data.history.head + max - back) % max));
 }
 
 void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
@@ -374,14 +404,16 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 	case STATPROC_RAW:
 		raw_add(s, x, y, now_ns);
 		break;
-	case STATPROC_HISTORY:
-		statproc_history_advance(s, now_ns);
-		void *e = statproc_history_slot(s, s->data.history.head);
+	case STATPROC_HISTORY: {
+		void *e = history_entry(s, now_ns);
+		if (!e)
+			break;
 		if (d->mode == STATPROC_MODE_RANGE)
 			range_add(e, x, y);
 		else
 			*(int64_t *)e = value_add(*(int64_t *)e, d->mode, x, y);
 		break;
+	}
 	case STATPROC_ARRAY:
 		break;
 	}

@@ -86,7 +86,7 @@ struct statproc_stat {
 		struct {
 			void *e;	  /* ring of int64_t or statproc_range */
 			uint32_t n, head; /* head: the newest entry */
-			uint64_t end_ns;  /* end of the newest entry's period */
+			uint64_t start_ns; /* start of the newest entry's period */
 		} history;
 	} data;
 };

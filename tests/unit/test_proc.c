@@ -431,6 +431,46 @@ static void test_type_changes_under_load(void **state)
 	done(r.p);
 }
 
+/* ---- issue 29: the /statistics/ interface (items 11 to 14, 16) ---- */
+
+/* A gauge "g" of 1, no labels. */
+static int gauge_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_family f = {.name = "g", .type = BS_GAUGE};
+	(void)ctx, (void)i, (void)wait_ns;
+
+	e->ops->family(e, &f);
+	bs_sample_f64(e, NULL, 0, 1);
+	return 0;
+}
+
+/* Item 13: seed 001 takes each value at the time its pass was due, so
+ * with passes at 4 Hz run up to 199 ms late, every 1 s period holds 4
+ * (with the time each ran, a late boundary pass lands in the next). */
+static void test_history_by_due_time(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics:\n        - {name: h, type: history, mode: "
+			      "increments, period: 1s, entries_max: 16}\n");
+	uint64_t t0 = S(100.1234);
+	int status;
+	(void)state;
+
+	p->in = (struct proc_input){.n = 1, .collect = gauge_collect};
+	for (uint64_t k = 0; k < 40; k++) {
+		uint64_t due = t0 + k * S(0.25), late = k * 7919 % 200 * 1000000;
+		proc_tick_at(p, due, due + late);
+	}
+	char *text = iface(p, "GET", "g/0/data", NULL, false, S(110), &status);
+	assert_string_equal(text, "h [100.000000] 4\nh [101.000000] 4\nh [102.000000] 4\n"
+				  "h [103.000000] 4\nh [104.000000] 4\nh [105.000000] 4\n"
+				  "h [106.000000] 4\nh [107.000000] 4\nh [108.000000] 4\n"
+				  "h [109.000000] 4\nh [110.000000] 0\n");
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_keys_by_the_emitters_rules),
 	    cmocka_unit_test(test_sampler_races_reader),
 	    cmocka_unit_test(test_type_changes_under_load),
+	    cmocka_unit_test(test_history_by_due_time),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

@@ -199,21 +199,21 @@ static void test_history(void **state)
 
 	assert_int_equal(statproc_init(&s, "h", "x/y", &d, 0), 0);
 	statproc_start(&s, 0);
-	statproc_add(&s, 7, 1, S(0.5)); /* period (0, 1] */
+	statproc_add(&s, 7, 1, S(0.5)); /* period [0, 1), stamped with its start */
 	statproc_add(&s, 7, 2, S(0.9));
-	statproc_add(&s, 7, 1, S(1.2)); /* period (1, 2] */
-	assert_string_equal(data_lines(&s, S(1.5)), "h [1.000000] 3\nh [2.000000] 1\n");
-	/* 3.5 s later: the periods ending 3, 4 and 5 pass, only 3 entries stay */
+	statproc_add(&s, 7, 1, S(1.2)); /* period [1, 2) */
+	assert_string_equal(data_lines(&s, S(1.5)), "h [0.000000] 3\nh [1.000000] 1\n");
+	/* 4 periods on: those of 2, 3 and 4 pass, only 3 entries stay */
 	statproc_add(&s, 7, 5, S(5.5));
 	assert_string_equal(data_lines(&s, S(5.6)),
-			    "h [4.000000] 0\nh [5.000000] 0\nh [6.000000] 5\n");
+			    "h [3.000000] 0\nh [4.000000] 0\nh [5.000000] 5\n");
 	/* reading brings it up to now: a quiet period is an entry of 0 */
 	assert_string_equal(data_lines(&s, S(6.1)),
-			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+			    "h [4.000000] 0\nh [5.000000] 5\nh [6.000000] 0\n");
 	/* stopped, it is not moved */
 	statproc_stop(&s, S(6.2));
 	assert_string_equal(data_lines(&s, S(60)),
-			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+			    "h [4.000000] 0\nh [5.000000] 5\nh [6.000000] 0\n");
 	assert_non_null(strstr(def_line(&s), "type=history range_min=0 range_max=100 "
 					     "entries_max=3 mode=increments period=1000000"));
 
@@ -224,7 +224,7 @@ static void test_history(void **state)
 	    statproc_write(&s, 1, "name=h mode=range period=500000 on=1", S(100), &why), 0);
 	statproc_add(&s, 4, 1, S(100.1));
 	statproc_add(&s, 8, 1, S(100.2));
-	assert_string_equal(data_lines(&s, S(100.3)), "h [100.500000] 2 4 6.000 8\n");
+	assert_string_equal(data_lines(&s, S(100.3)), "h [100.000000] 2 4 6.000 8\n");
 	statproc_add(&s, 1, 1, S(100 + 365 * 86400.0));
 	assert_string_equal(data_lines(&s, S(100 + 365 * 86400.0)),
 			    "h [31536099.000000] 0 0 0.000 0\nh [31536099.500000] 0 0 0.000 0\n"
@@ -325,7 +325,7 @@ static void test_bounds(void **state)
 	assert_int_equal(statproc_check(&h, &why), -EINVAL);
 }
 
-/* ---- issue 29, items 9 and 10 ---- */
+/* ---- issue 29, items 9, 10, 13 and 14 ---- */
 
 /* Two statistics, on, with data: "v" a value of 2, "r" a range of 1. */
 static void two_with_data(struct statproc_stat s[2])
@@ -473,6 +473,63 @@ static void test_range_moved_empty(void **state)
 	statproc_free(&s);
 }
 
+/* Item 13: periods start on multiples of the period, so samples due at a
+ * steady rate fill each alike, whenever the source was found: at 4 Hz a
+ * 5 s period holds 20, the first whole one included. */
+static void test_history_aligned(void **state)
+{
+	struct statproc_def d = {.type = STATPROC_HISTORY,
+				 .range_max = 100,
+				 .entries_max = 16,
+				 .mode = STATPROC_INCREMENTS,
+				 .period_us = 5000000};
+	uint64_t t0 = S(10602.774754); /* found at run time, off any boundary */
+	struct statproc_stat s;
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "h", "x/samples", &d, t0), 0);
+	statproc_start(&s, t0);
+	for (uint64_t k = 0; k < 4 * 32; k++)
+		statproc_add(&s, 1, 1, t0 + k * 250000000u);
+	/* the partial first period [10600, 10605), then whole ones */
+	assert_string_equal(data_lines(&s, t0 + 4 * 32 * 250000000u - 1),
+			    "h [10600.000000] 9\nh [10605.000000] 20\nh [10610.000000] 20\n"
+			    "h [10615.000000] 20\nh [10620.000000] 20\nh [10625.000000] 20\n"
+			    "h [10630.000000] 19\n");
+	/* a sample due before a read moved the history on still lands in
+	 * the period it was due in */
+	assert_true(strstr(data_lines(&s, S(10635.1)), "h [10635.000000] 0\n"));
+	statproc_add(&s, 1, 1, S(10634.9));
+	assert_true(strstr(data_lines(&s, S(10635.2)),
+			   "h [10630.000000] 20\nh [10635.000000] 0\n"));
+	statproc_free(&s);
+}
+
+/* Item 14: no entry is stamped in the future: each carries the start of
+ * its period, the newest (still filling) too. */
+static void test_history_not_future(void **state)
+{
+	struct statproc_def d = {.type = STATPROC_HISTORY,
+				 .range_max = 100,
+				 .entries_max = 4,
+				 .mode = STATPROC_MODE_RANGE,
+				 .period_us = 1000000};
+	struct statproc_stat s;
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "h", "x/y", &d, S(7.25)), 0);
+	statproc_start(&s, S(7.25));
+	statproc_add(&s, 3, 1, S(7.5));
+	statproc_add(&s, 5, 1, S(8.25));
+	/* read at 8.5: the newest period began at 8 and ends at 9 */
+	assert_string_equal(data_lines(&s, S(8.5)),
+			    "h [7.000000] 1 3 3.000 3\nh [8.000000] 1 5 5.000 5\n");
+	/* after a reset: the seed's empty range, no sentinel */
+	statproc_reset(&s, S(9.1));
+	assert_string_equal(data_lines(&s, S(9.2)), "h [9.000000] 0 0 0.000 0\n");
+	statproc_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +541,8 @@ int main(void)
 	    cmocka_unit_test(test_long_token),
 	    cmocka_unit_test(test_write_back),
 	    cmocka_unit_test(test_range_moved_empty),
+	    cmocka_unit_test(test_history_aligned),
+	    cmocka_unit_test(test_history_not_future),
 	};
 	return cmocka_run_group_tests_name("statproc", tests, NULL, NULL);
 }
