@@ -84,8 +84,8 @@ struct statproc_stat {
 			uint64_t next_serial;
 		} raw;
 		struct {
-			void *e;	  /* ring of int64_t or statproc_range */
-			uint32_t n, head; /* head: the newest entry */
+			void *e;	   /* ring of int64_t or statproc_range */
+			uint32_t n, head;  /* head: the newest entry */
 			uint64_t start_ns; /* start of the newest entry's period */
 		} history;
 	} data;

@@ -17,10 +17,10 @@
 struct statproc_pending {
 	struct statproc_def def; /* the definition the lines so far leave */
 	bool on;
-	bool discard;		/* redefined: new data at commit */
-	bool reset;		/* data=reset */
-	bool started, stopped;	/* started= and stopped= become the commit's time */
-	void *mem;		/* discard: the data the commit installs */
+	bool discard;	       /* redefined: new data at commit */
+	bool reset;	       /* data=reset */
+	bool started, stopped; /* started= and stopped= become the commit's time */
+	void *mem;	       /* discard: the data the commit installs */
 	uint32_t nmem;
 };
 
@@ -53,8 +53,7 @@ static int pick(const char *v, const char *const *names, size_t n)
 }
 
 /* type=, mode= and scale=: a word of a list. */
-static bool take_word(struct statproc_request *r, const char *key, const char *v,
-		      const char **why)
+static bool take_word(struct statproc_request *r, const char *key, const char *v, const char **why)
 {
 	static const char *const types[] = {"value", "range", "array", "list", "raw", "history"};
 	static const char *const modes[] = {"increments", "products", "range"};
@@ -118,8 +117,7 @@ static bool take_number(struct statproc_request *r, const char *key, const char 
 
 /* One "key=value" token; anything else is read-only or junk, ignored.
  * False with *why for a bad value of a key it knows. */
-static bool take_token(struct statproc_request *r, const char *key, const char *v,
-		       const char **why)
+static bool take_token(struct statproc_request *r, const char *key, const char *v, const char **why)
 {
 	*why = NULL;
 	if (strcmp(key, "name") == 0) {
@@ -285,8 +283,7 @@ int statproc_batch_init(struct statproc_batch *b, struct statproc_stat *s, size_
 	return 0;
 }
 
-int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *r,
-		       const char **why)
+int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *r, const char **why)
 {
 	size_t i = r->name_too_long ? b->n : 0;
 	int rc;
@@ -337,8 +334,7 @@ int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		struct statproc_pending *p = &b->p[i];
-		if (p->discard && !p->mem &&
-		    statproc_data_alloc(&p->def, &p->mem, &p->nmem) < 0) {
+		if (p->discard && !p->mem && statproc_data_alloc(&p->def, &p->mem, &p->nmem) < 0) {
 			for (size_t k = 0; k < i; k++) {
 				free(b->p[k].mem);
 				b->p[k].mem = NULL;

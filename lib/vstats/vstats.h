@@ -175,8 +175,8 @@ int vstats_rates_parse(const char *s, struct vstats_rate *out, size_t max, size_
 /* What a visit shows of one statistic (stats(3)'s struct sb_visit). */
 struct vstats_visit {
 	uint32_t tplhash;
-	uint32_t flags;	 /* VSTATS_IT_* */
-	int16_t voi_id;	 /* the VOI's index in the blob */
+	uint32_t flags; /* VSTATS_IT_* */
+	int16_t voi_id; /* the VOI's index in the blob */
 	const struct vstats_voi *voi;
 	const struct vstats_stat *stat;
 	bool valid; /* taken a value since its reset (stats(3)'s VS_VSDVALID) */

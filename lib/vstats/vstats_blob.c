@@ -200,12 +200,11 @@ int vstats_blob_visit(const struct vstats_voi *vois, size_t nvoi, uint32_t tplha
 			    .stat = &voi->stat[k],
 			    .valid = voi->updates > 0,
 			};
-			vis.flags =
-			    first_last(v, nvoi, VSTATS_IT_FIRST_VOI, VSTATS_IT_LAST_VOI) |
-			    first_last(k, voi->nstats, VSTATS_IT_FIRST_VOISTAT,
-				       VSTATS_IT_LAST_VOISTAT) |
-			    (first ? VSTATS_IT_FIRST_CB : 0) |
-			    (v + 1 == nvoi && k + 1 == voi->nstats ? VSTATS_IT_LAST_CB : 0);
+			vis.flags = first_last(v, nvoi, VSTATS_IT_FIRST_VOI, VSTATS_IT_LAST_VOI) |
+				    first_last(k, voi->nstats, VSTATS_IT_FIRST_VOISTAT,
+					       VSTATS_IT_LAST_VOISTAT) |
+				    (first ? VSTATS_IT_FIRST_CB : 0) |
+				    (v + 1 == nvoi && k + 1 == voi->nstats ? VSTATS_IT_LAST_CB : 0);
 			first = false;
 			if ((rc = cb(&vis, ctx)) != 0)
 				return rc;

@@ -438,8 +438,7 @@ static void test_write_back(void **state)
 	assert_string_equal(data_lines(&s, S(3)), "");
 	assert_true(strstr(def_line(&s), "data=[3.000000] started=[3.000000] stopped=[3.000000]"));
 	statproc_add(&s, 4, 1, S(4));
-	assert_int_equal(statproc_write(&s, 1, "name=x type=value mode=increments", S(5), &why),
-			 0);
+	assert_int_equal(statproc_write(&s, 1, "name=x type=value mode=increments", S(5), &why), 0);
 	assert_string_equal(data_lines(&s, S(5)), "x 0\n");
 	statproc_free(&s);
 
@@ -500,8 +499,8 @@ static void test_history_aligned(void **state)
 	 * the period it was due in */
 	assert_true(strstr(data_lines(&s, S(10635.1)), "h [10635.000000] 0\n"));
 	statproc_add(&s, 1, 1, S(10634.9));
-	assert_true(strstr(data_lines(&s, S(10635.2)),
-			   "h [10630.000000] 20\nh [10635.000000] 0\n"));
+	assert_true(
+	    strstr(data_lines(&s, S(10635.2)), "h [10630.000000] 20\nh [10635.000000] 0\n"));
 	statproc_free(&s);
 }
 
@@ -533,10 +532,14 @@ static void test_history_not_future(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_value),     cmocka_unit_test(test_range),
-	    cmocka_unit_test(test_array_lin), cmocka_unit_test(test_array_log2),
-	    cmocka_unit_test(test_list),      cmocka_unit_test(test_raw),
-	    cmocka_unit_test(test_history),   cmocka_unit_test(test_write_rules),
+	    cmocka_unit_test(test_value),
+	    cmocka_unit_test(test_range),
+	    cmocka_unit_test(test_array_lin),
+	    cmocka_unit_test(test_array_log2),
+	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_raw),
+	    cmocka_unit_test(test_history),
+	    cmocka_unit_test(test_write_rules),
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_long_token),
 	    cmocka_unit_test(test_write_back),

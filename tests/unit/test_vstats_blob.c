@@ -142,8 +142,8 @@ static void test_rates(void **state)
 	assert_int_equal(vstats_rates_parse("  \n", r, 4, &n, &why), 0);
 	assert_int_equal(n, 0);
 	static const char *const bad[] = {
-	    "a",	 "a=",	   "=5",      "a=101",	   "a=-1",    "a=5x",	 "a=5,,b=1",
-	    "a=5 b=6",	 ",a=1",   "a=1,,",   "a:x=1",	   "a==1",    "a=4294967301",
+	    "a",       "a=",   "=5",	"a=101", "a=-1", "a=5x",	 "a=5,,b=1",
+	    "a=5 b=6", ",a=1", "a=1,,", "a:x=1", "a==1", "a=4294967301",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
@@ -176,8 +176,9 @@ static int record(const struct vstats_visit *v, void *ctx)
  * valid once a value was taken; a non-zero return ends the visit. */
 static void test_visit(void **state)
 {
-	const struct vstats_spec specs[] = {
-	    {.stype = VSTATS_SUM}, {.stype = VSTATS_MAX}, {.stype = VSTATS_TDGST, .compression = 50}};
+	const struct vstats_spec specs[] = {{.stype = VSTATS_SUM},
+					    {.stype = VSTATS_MAX},
+					    {.stype = VSTATS_TDGST, .compression = 50}};
 	struct vstats_voi v[2];
 	struct seen s = {0};
 	const char *why;
@@ -188,8 +189,8 @@ static void test_visit(void **state)
 	vstats_update_abs(&v[1], (struct vstats_value){VSTATS_INT, {.i = 3}});
 	assert_int_equal(vstats_blob_visit(v, 2, 99, record, &s), 0);
 	assert_int_equal(s.calls, 4);
-	assert_int_equal(s.flags[0], VSTATS_IT_FIRST_CB | VSTATS_IT_FIRST_VOI |
-					 VSTATS_IT_FIRST_VOISTAT);
+	assert_int_equal(s.flags[0],
+			 VSTATS_IT_FIRST_CB | VSTATS_IT_FIRST_VOI | VSTATS_IT_FIRST_VOISTAT);
 	assert_int_equal(s.flags[1], VSTATS_IT_FIRST_VOI);
 	assert_int_equal(s.flags[2], VSTATS_IT_FIRST_VOI | VSTATS_IT_LAST_VOISTAT);
 	assert_int_equal(s.flags[3], VSTATS_IT_LAST_CB | VSTATS_IT_LAST_VOI |
