@@ -787,6 +787,10 @@ static void test_u64_voi_end_to_end(void **state)
 	text = iface(p, "GET", "bigd/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "bigd_sum 9223372036854775800\n"); /* the exact increase */
 	free(text);
+	text = metrics(p); /* /metrics too: a u64, not its bits read as a double */
+	assert_non_null(
+	    strstr(text, "\nbig_max{source_metric=\"big_total\"} 18446744073709551613\n"));
+	free(text);
 	p->in = (struct proc_input){0};
 	done(p);
 }
