@@ -297,4 +297,51 @@ rc=$?
 [ $rc = 0 ] || tail -30 "$WORK/exporter.log"
 check "the exporter exits cleanly (no leak under ASan)" test $rc = 0
 
+# ---- processing of Xen series (issue 29, item 17): a statistic and a template each ----
+# The normal guest's packets grows by one per request, and between scrapes
+# only the sampler asks: taken by delta, every X is exactly 1.
+cp "$WORK/xen.yml" "$WORK/xenp.yml"
+cat >>"$WORK/xenp.yml" <<EOF
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: pkts
+      select: 'xen_pv_stat{domid="1",set="Tx",stat="packets"}'
+      x: delta
+      statistics: [{name: xpk_range, type: range}, {name: xpk_n, type: value}]
+      template: {name: xpk_voi, stats: [sum, max, min, {dvhist: {values: [1]}}]}
+EOF
+# The guest first: the sampler looks for new series every 30 s only.
+guest 1 normal
+G1=$LAST_GUEST
+PORT=$(free_port)
+LD_PRELOAD="$FAKE" start_exporter "$WORK/xenp.yml" "$PORT"
+XP=$LAST_PID
+SURL="http://127.0.0.1:$PORT/statistics"
+enough() { # until the range holds 5 samples (10 s at most)
+	for _ in $(seq 100); do
+		[ "$(curl -s "$SURL/pkts/0/data" | awk '$1 == "xpk_range" { print $2 }')" -ge 5 ] 2>/dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "Xen processing: the guest's packet count is sampled" enough
+curl -s "$SURL/pkts/0/data" >"$WORK/xpk.txt"
+check "Xen processing: every delta is 1, counted alike by the statistics and the template" $PY -c "
+d = {}
+for l in open('$WORK/xpk.txt'):
+    f = l.split()
+    d[' '.join(f[:-1])] = f[-1]
+n, lo, avg, hi = open('$WORK/xpk.txt').readline().split()[1:]
+assert (lo, avg, hi) == ('1', '1.000', '1'), open('$WORK/xpk.txt').read()
+assert d['xpk_n'] == d['xpk_voi_sum'] == d['xpk_voi_dvhist [1,1]'] == n, d
+assert d['xpk_voi_max'] == d['xpk_voi_min'] == '1' and d['xpk_voi_dvhist oob'] == '0', d"
+scrape >"$WORK/xpm.txt"
+check "Xen processing: on /metrics too" sh -c "
+	grep -q '^xpk_range_max{domid=\"1\",.*} 1$' '$WORK/xpm.txt' &&
+	grep -q '^xpk_voi_dvhist_bucket{domid=\"1\",.*le=\"1.0\"} [1-9]' '$WORK/xpm.txt' &&
+	promtool check metrics <'$WORK/xpm.txt' >/dev/null"
+kill -TERM "$G1" "$XP"
+
 summary
