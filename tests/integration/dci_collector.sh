@@ -370,29 +370,20 @@ EOF
 PORT=$(free_port)
 start_exporter "$CFG" "$PORT"
 SURL="http://127.0.0.1:$PORT/statistics"
-samples() { curl -s "$SURL/$1/0/data" | awk -v n="$2" '$1 == n { print $2 }'; }
-enough() { # enough GROUP RANGE: until the range holds 5 samples (10 s at most)
-	for _ in $(seq 100); do [ "$(samples "$1" "$2")" -ge 5 ] 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-check "DCI processing: the temperature is sampled" enough temp temp_range
+check "DCI processing: the temperature is sampled" until_samples "$SURL/temp/0/data" temp_range 5
 curl -s "$SURL/temp/0/data" >"$WORK/temp.txt"
-check "DCI processing: every sample is -5, in the statistic and the template alike" $PY -c "
-d = {}
-for l in open('$WORK/temp.txt'):
-    f = l.split()
-    d[' '.join(f[:-1])] = f[-1]
-n, lo, avg, hi = open('$WORK/temp.txt').readline().split()[1:]
-assert (lo, avg, hi) == ('-5', '-5.000', '-5'), (lo, avg, hi)
-assert d['temp_voi_tdigest count'] == n, (d, n)
-assert int(d['temp_voi_sum']) == -5 * int(n), d
+check "DCI processing: every sample is -5, in the statistic and the template alike" \
+	data_check "$WORK/temp.txt" "
+n, lo, avg, hi = f['temp_range']
+assert (lo, avg, hi) == ('-5', '-5.000', '-5'), f
+assert d['temp_voi_tdigest count'] == n and int(d['temp_voi_sum']) == -5 * int(n), d
 assert d['temp_voi_max'] == d['temp_voi_min'] == d['temp_voi_tdigest 0.5'] == '-5', d"
-check "DCI processing: the packet counter's deltas" enough pkts pkts_range
+check "DCI processing: the packet counter's deltas" until_samples "$SURL/pkts/0/data" pkts_range 5
 curl -s "$SURL/pkts/0/data" >"$WORK/pkts.txt"
-check "DCI processing: seed 001's products and the template's sum add the same deltas, each at least 1" $PY -c "
-d = {l.split()[0]: l.split()[1:] for l in open('$WORK/pkts.txt')}
+check "DCI processing: seed 001's products and the template's sum add the same deltas, each at least 1" \
+	data_check "$WORK/pkts.txt" "
 assert d['pkts_n'] == d['pkts_voi_sum'], d
-assert int(d['pkts_range'][1]) >= 1 and int(d['pkts_voi_min'][0]) >= 1, d"
+assert int(f['pkts_range'][1]) >= 1 and int(d['pkts_voi_min']) >= 1, f"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/pm.txt"
 check "DCI processing: on /metrics too" sh -c "
 	grep -qx 'temp_range_min{supplier=\"test.unit0\",source_metric=\"test_temperature_delta_celsius\"} -5' '$WORK/pm.txt' &&

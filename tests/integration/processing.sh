@@ -11,16 +11,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
 processing_config() { # processing_config FILE WRITE_ALLOW
-	cat >"$1" <<EOF
-global:
-  plugin_dir: $B/plugins
-collectors:
-  example: {}
-processing:
-  sample_interval: 100ms
-  write: true
-  write_allow: [$2]
-  groups:
+	example_processing "$2" >"$1"
+	cat >>"$1" <<EOF
     - name: events
       select: 'example_events_total{device="vda"}'
       x: delta

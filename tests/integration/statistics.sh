@@ -11,16 +11,8 @@ B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
-cat >"$WORK/s.yml" <<EOF
-global:
-  plugin_dir: $B/plugins
-collectors:
-  example: {}
-processing:
-  sample_interval: 100ms
-  write: true
-  write_allow: [127.0.0.1]
-  groups:
+example_processing 127.0.0.1 >"$WORK/s.yml"
+cat >>"$WORK/s.yml" <<EOF
     - name: events
       select: 'example_events_total{device="vda"}'
       x: delta

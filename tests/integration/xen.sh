@@ -313,30 +313,20 @@ processing:
 EOF
 # The agent finds the guest's set a little after it starts, and the sampler
 # looks for new series every 30 s (docs/processing.md): the first samples
-# can take that long, hence the 45 s bound below.
+# can take that long, hence the 45 s bound.
 guest 1 normal
 G1=$LAST_GUEST
 PORT=$(free_port)
 LD_PRELOAD="$FAKE" start_exporter "$WORK/xenp.yml" "$PORT"
 XP=$LAST_PID
 SURL="http://127.0.0.1:$PORT/statistics"
-enough() { # until the range holds 5 samples (45 s at most)
-	for _ in $(seq 450); do
-		[ "$(curl -s "$SURL/pkts/0/data" | awk '$1 == "xpk_range" { print $2 }')" -ge 5 ] 2>/dev/null &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
-check "Xen processing: the guest's packet count is sampled" enough
+check "Xen processing: the guest's packet count is sampled" \
+	until_samples "$SURL/pkts/0/data" xpk_range 5 45
 curl -s "$SURL/pkts/0/data" >"$WORK/xpk.txt"
-check "Xen processing: every delta is 1, counted alike by the statistics and the template" $PY -c "
-d = {}
-for l in open('$WORK/xpk.txt'):
-    f = l.split()
-    d[' '.join(f[:-1])] = f[-1]
-n, lo, avg, hi = open('$WORK/xpk.txt').readline().split()[1:]
-assert (lo, avg, hi) == ('1', '1.000', '1'), open('$WORK/xpk.txt').read()
+check "Xen processing: every delta is 1, counted alike by the statistics and the template" \
+	data_check "$WORK/xpk.txt" "
+n, lo, avg, hi = f['xpk_range']
+assert (lo, avg, hi) == ('1', '1.000', '1'), f
 assert d['xpk_n'] == d['xpk_voi_sum'] == d['xpk_voi_dvhist [1,1]'] == n, d
 assert d['xpk_voi_max'] == d['xpk_voi_min'] == '1' and d['xpk_voi_dvhist oob'] == '0', d"
 scrape >"$WORK/xpm.txt"

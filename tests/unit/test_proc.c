@@ -529,23 +529,11 @@ static void test_post_all_or_nothing(void **state)
 	done(p);
 }
 
-static const char *tpl_yaml = "processing:\n"
-			      "  groups:\n"
-			      "    - name: ex\n"
-			      "      select: 'kvm_exits_total{vm=~\"web.*\"}'\n"
-			      "      x: delta\n"
-			      "      statistics:\n"
-			      "        - {name: ex_n, type: value}\n"
-			      "      template:\n"
-			      "        name: ex_voi\n"
-			      "        stats: [sum, max, {tdigest: {compression: 20}}]\n";
-
 /* Item 12: off is off for everything of the interface, the template too;
- * the template alone answers to its name; item 14: an empty digest has
- * no quantile lines. */
+ * the template alone answers to its name. */
 static void test_off_stops_template(void **state)
 {
-	struct proc *p = make(tpl_yaml);
+	struct proc *p = make(delta_yaml);
 	struct bs_label web[] = {{"vm", "web1"}};
 	int status;
 	(void)state;
@@ -556,28 +544,43 @@ static void test_off_stops_template(void **state)
 	assert_int_equal(status, 200);
 	proc_feed(p, "kvm_exits_total", web, 1, 5, S(3));
 	char *text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
-	assert_non_null(
-	    strstr(text, "# template=ex_voi state=off sampled=1 relative=0 updates=1\n"));
+	assert_non_null(strstr(text, "# template=ex state=off sampled=1 relative=0 updates=1\n"));
 	free(text);
 	text = iface(p, "GET", "ex/0/data", NULL, false, S(4), &status);
-	assert_string_equal(text, "ex_n 1\nex_voi_sum 2\nex_voi_max 2\nex_voi_tdigest 0.5 2\n"
-				  "ex_voi_tdigest 0.9 2\nex_voi_tdigest 0.99 2\n"
-				  "ex_voi_tdigest count 1\nex_voi_tdigest sum 2\n");
+	assert_string_equal(text, "ex_n 1\nex_r 1 2 2.000 2\nex_sum 2\nex_max 2\n");
 	free(text);
 	/* on=1 starts it all again; name=<template> reaches it alone */
-	free(iface(p, "POST", "ex/0/definition", "on=1\nname=ex_voi on=0 data=reset", true, S(5),
+	free(iface(p, "POST", "ex/0/definition", "on=1\nname=ex on=0 data=reset", true, S(5),
 		   &status));
 	assert_int_equal(status, 200);
 	proc_feed(p, "kvm_exits_total", web, 1, 9, S(6));
 	text = iface(p, "GET", "ex/0/data", NULL, false, S(7), &status);
-	assert_string_equal(text, "ex_n 2\nex_voi_sum 0\nex_voi_tdigest count 0\n"
-				  "ex_voi_tdigest sum 0\n");
+	assert_string_equal(text, "ex_n 2\nex_r 2 2 3.000 4\nex_sum 0\n");
 	free(text);
-	text = iface(p, "POST", "ex/0/definition", "name=ex_voi type=value mode=increments", true,
-		     S(8), &status);
+	text = iface(p, "POST", "ex/0/definition", "name=ex type=value mode=increments", true, S(8),
+		     &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "line 1: EOPNOTSUPP: a template's statistics are fixed: only "
 				  "on= and data=reset\nnothing applied: 1 line refused\n");
+	free(text);
+	done(p);
+}
+
+/* Item 14: an empty digest has no quantile lines, its count and sum 0. */
+static void test_empty_digest_lines(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - {name: g, select: m, "
+			      "template: {stats: [min, {tdigest: {quantiles: [0.5]}}]}}\n");
+	int status;
+	(void)state;
+
+	proc_feed(p, "m", NULL, 0, 3, S(0));
+	char *text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	assert_string_equal(text, "g_min 3\ng_tdigest 0.5 3\ng_tdigest count 1\ng_tdigest sum 3\n");
+	free(text);
+	free(iface(p, "POST", "g/0/definition", "data=reset", true, S(1), &status));
+	text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	assert_string_equal(text, "g_tdigest count 0\ng_tdigest sum 0\n");
 	free(text);
 	done(p);
 }
@@ -810,6 +813,7 @@ int main(void)
 	    cmocka_unit_test(test_history_by_due_time),
 	    cmocka_unit_test(test_post_all_or_nothing),
 	    cmocka_unit_test(test_off_stops_template),
+	    cmocka_unit_test(test_empty_digest_lines),
 	    cmocka_unit_test(test_template_list),
 	    cmocka_unit_test(test_template_name_twice),
 	    cmocka_unit_test(test_sample_rates),

@@ -472,22 +472,30 @@ static void test_range_moved_empty(void **state)
 	statproc_free(&s);
 }
 
+/* A history statistic "h", on from t0. */
+static void history_on(struct statproc_stat *s, enum statproc_mode mode, uint64_t period_us,
+		       uint32_t entries, uint64_t t0)
+{
+	struct statproc_def d = {.type = STATPROC_HISTORY,
+				 .range_max = 100,
+				 .entries_max = entries,
+				 .mode = mode,
+				 .period_us = period_us};
+
+	assert_int_equal(statproc_init(s, "h", "x/y", &d, t0), 0);
+	statproc_start(s, t0);
+}
+
 /* Item 13: periods start on multiples of the period, so samples due at a
  * steady rate fill each alike, whenever the source was found: at 4 Hz a
  * 5 s period holds 20, the first whole one included. */
 static void test_history_aligned(void **state)
 {
-	struct statproc_def d = {.type = STATPROC_HISTORY,
-				 .range_max = 100,
-				 .entries_max = 16,
-				 .mode = STATPROC_INCREMENTS,
-				 .period_us = 5000000};
 	uint64_t t0 = S(10602.774754); /* found at run time, off any boundary */
 	struct statproc_stat s;
 	(void)state;
 
-	assert_int_equal(statproc_init(&s, "h", "x/samples", &d, t0), 0);
-	statproc_start(&s, t0);
+	history_on(&s, STATPROC_INCREMENTS, 5000000, 16, t0);
 	for (uint64_t k = 0; k < 4 * 32; k++)
 		statproc_add(&s, 1, 1, t0 + k * 250000000u);
 	/* the partial first period [10600, 10605), then whole ones */
@@ -508,16 +516,10 @@ static void test_history_aligned(void **state)
  * its period, the newest (still filling) too. */
 static void test_history_not_future(void **state)
 {
-	struct statproc_def d = {.type = STATPROC_HISTORY,
-				 .range_max = 100,
-				 .entries_max = 4,
-				 .mode = STATPROC_MODE_RANGE,
-				 .period_us = 1000000};
 	struct statproc_stat s;
 	(void)state;
 
-	assert_int_equal(statproc_init(&s, "h", "x/y", &d, S(7.25)), 0);
-	statproc_start(&s, S(7.25));
+	history_on(&s, STATPROC_MODE_RANGE, 1000000, 4, S(7.25));
 	statproc_add(&s, 3, 1, S(7.5));
 	statproc_add(&s, 5, 1, S(8.25));
 	/* read at 8.5: the newest period began at 8 and ends at 9 */
