@@ -198,9 +198,6 @@ static int64_t to_i64(double x)
 	return (int64_t)llround(x);
 }
 
-/* X comes from the value read at now; seed 001 takes it at the time the
- * sample was due, so a history's periods count whole passes however late
- * each pass ran. */
 static double value_f(struct bs_value v)
 {
 	return v.kind == BS_VAL_U64 ? (double)v.u : v.kind == BS_VAL_I64 ? (double)v.i : v.f;
@@ -226,6 +223,9 @@ static bool voi_value(const struct proc_group_conf *g, struct bs_value v, uint64
 	return true;
 }
 
+/* X comes from the value read at now; seed 001 takes it at the time the
+ * sample was due, so a history's periods count whole passes however late
+ * each pass ran. */
 static void feed_source(struct proc *p, struct proc_source *s, struct bs_value v, uint64_t due_ns,
 			uint64_t now_ns)
 {

@@ -301,6 +301,12 @@ static void source_verb(struct proc *p, struct proc_source *s, const char *what,
 	}
 }
 
+static void forbid(struct proc_reply *r)
+{
+	r->status = 403;
+	statproc_text_printf(&r->text, "changing statistics is not enabled for this client\n");
+}
+
 /* templates[/<id or spec>] and sample_rates; false for another path (an
  * interface path has two slashes, so a group may be named templates). */
 static bool tpl_verb(struct proc *p, const char *path, bool post, const char *body, bool may_write,
@@ -309,9 +315,7 @@ static bool tpl_verb(struct proc *p, const char *path, bool post, const char *bo
 	bool rates = strcmp(path, "sample_rates") == 0;
 
 	if (rates && post && !may_write) {
-		r->status = 403;
-		statproc_text_printf(&r->text,
-				     "changing statistics is not enabled for this client\n");
+		forbid(r);
 	} else if (rates) {
 		if (post)
 			proc_rates_post(p, body ? body : "", r);
@@ -354,9 +358,7 @@ static void route(struct proc *p, const char *method, char *path, const char *bo
 		r->status = 404;
 		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
 	} else if (post && !may_write) {
-		r->status = 403;
-		statproc_text_printf(&r->text,
-				     "changing statistics is not enabled for this client\n");
+		forbid(r);
 	} else {
 		source_verb(p, s, what, post, json, body, now_ns, r);
 	}
