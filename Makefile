@@ -237,6 +237,7 @@ integration: testbins
 	tests/integration/xen.sh $(B)
 	tests/integration/faults.sh $(B)
 	tests/integration/processing.sh $(B)
+	tests/integration/statistics.sh $(B)
 	tests/integration/tdigest.sh $(B)
 
 # What is shipped beside the code: the dashboards against live data, the

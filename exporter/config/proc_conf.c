@@ -118,6 +118,8 @@ static int get_value(const struct conf_node *n, const char *key, enum vstats_dty
 	out->dtype = d;
 	if (d == VSTATS_INT)
 		return get_i64(n, key, &out->i);
+	if (d == VSTATS_UINT)
+		return conf_get_u64(n, key, 0, UINT64_MAX, &out->u);
 	return conf_get_f64(n, key, -1e308, 1e308, &out->f);
 }
 
@@ -128,6 +130,13 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 	if (n->kind != BS_CONF_SCALAR)
 		return conf_errorf(n, "a number expected");
 	out->dtype = d;
+	if (d == VSTATS_UINT) { /* exact past 2^53, where a double rounds */
+		errno = 0;
+		out->u = strtoull(n->scalar, &end, 10);
+		if (n->scalar[0] < '0' || n->scalar[0] > '9' || *end || errno)
+			return conf_errorf(n, "a whole number from 0 to 2^64-1 expected");
+		return 0;
+	}
 	double v = strtod(n->scalar, &end);
 	if (end == n->scalar || *end || !isfinite(v) || (d == VSTATS_INT && v != floor(v)))
 		return conf_errorf(n, d == VSTATS_INT ? "a whole number expected"
@@ -277,6 +286,26 @@ static int template_stat(const struct conf_node *it, struct proc_template_conf *
 	return 0;
 }
 
+/* The VOI's data type: s64, or u64 for counters that pass 2^63 (KVM's
+ * are u64); the VOI of a rate is a double. */
+static int template_dtype(const struct conf_node *n, const struct proc_group_conf *g,
+			  enum vstats_dtype *d)
+{
+	static const char *const names[] = {"s64", "u64"};
+	int k = 0, rc;
+
+	*d = g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
+	if ((rc = pick(n, "dtype", names, 2, &k)) == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (g->x == PROC_X_RATE)
+		return conf_errorf(conf_child(n, "dtype"),
+				   "x: rate makes the VOI a double: no dtype");
+	*d = k ? VSTATS_UINT : VSTATS_INT;
+	return 0;
+}
+
 static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 {
 	struct proc_template_conf *t = &g->tpl;
@@ -290,7 +319,8 @@ static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 	t->name = g->name;
 	if (conf_get_str(n, "name", &t->name) == -EINVAL ||
 	    conf_get_u64(n, "sample_pct", 0, 100, &pct) == -EINVAL ||
-	    conf_get_bool(n, "relative", &t->relative) == -EINVAL)
+	    conf_get_bool(n, "relative", &t->relative) == -EINVAL ||
+	    template_dtype(n, g, &t->dtype) < 0)
 		return -EINVAL;
 	t->sample_pct = (uint32_t)pct;
 	if (!names_metric_valid(t->name, strlen(t->name)))
@@ -299,7 +329,7 @@ static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 	    stats->n > VSTATS_STATS_MAX)
 		return conf_errorf(stats ? stats : n, "stats: a list of 1 to %d statistics",
 				   VSTATS_STATS_MAX);
-	enum vstats_dtype d = g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
+	enum vstats_dtype d = t->dtype;
 	for (size_t i = 0; i < stats->n; i++)
 		if ((rc = template_stat(stats->val[i], t, d)) < 0)
 			return rc;
@@ -313,6 +343,20 @@ static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 }
 
 /* ---- groups and the section ---- */
+
+/* stats_tpl_alloc's EEXIST: a name names one template, so the interface's
+ * template list, specs and sample rates are unambiguous. */
+static int template_unique(const struct proc_conf *pc, size_t i, const struct conf_node *n)
+{
+	const struct proc_group_conf *g = &pc->group[i];
+
+	for (size_t j = 0; g->has_template && j < i; j++)
+		if (pc->group[j].has_template && strcmp(pc->group[j].tpl.name, g->tpl.name) == 0)
+			return conf_errorf(conf_child(n, "template"),
+					   "EEXIST: template '%s' is group '%s''s already",
+					   g->tpl.name, pc->group[j].name);
+	return 0;
+}
 
 static int load_group(const struct conf_node *n, struct proc_group_conf *g)
 {
@@ -457,6 +501,8 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 						 pc->group[i].name);
 				goto err_free;
 			}
+		if ((rc = template_unique(pc, i, groups->val[i])) < 0)
+			goto err_free;
 	}
 	if ((rc = conf_check_unused(n)) < 0)
 		goto err_free;

@@ -31,6 +31,7 @@ struct proc_template_conf {
 	const char *name; /* the families' prefix */
 	uint32_t sample_pct;
 	bool relative;
+	enum vstats_dtype dtype; /* s64, u64 (dtype: u64) or, for x: rate, double */
 	struct vstats_spec spec[VSTATS_STATS_MAX];
 	uint32_t nspec;
 	struct vstats_bucket *usr[VSTATS_STATS_MAX]; /* the user's buckets, owned */

@@ -102,11 +102,10 @@ static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
 			statproc_start(&s->stat[i], now_ns);
 	}
 	if (g->has_template) {
-		uint32_t pct = g->tpl.sample_pct;
+		uint32_t pct = p->sample_pct[s->group]; /* the rate in force */
 		s->sampled = vstats_rollthedice(&pct, 1, s->key, strlen(s->key)) == 0;
-		if (s->sampled &&
-		    vstats_voi_init(&s->voi, g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT,
-				    g->tpl.relative, g->tpl.spec, g->tpl.nspec, &why) < 0) {
+		if (s->sampled && vstats_voi_init(&s->voi, g->tpl.dtype, g->tpl.relative,
+						  g->tpl.spec, g->tpl.nspec, &why) < 0) {
 			s->sampled = false;
 			return -ENOMEM;
 		}
@@ -198,22 +197,49 @@ static int64_t to_i64(double x)
 	return (int64_t)llround(x);
 }
 
-static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_t now_ns)
+static double value_f(struct bs_value v)
+{
+	return v.kind == BS_VAL_U64 ? (double)v.u : v.kind == BS_VAL_I64 ? (double)v.i : v.f;
+}
+
+/* The VOI's value of a sample: a u64 VOI takes a u64 series exactly (a
+ * double rounds past 2^53, and KVM's counters pass 2^63), else X; false
+ * for an X its dtype cannot hold (below 0 in a u64 VOI). */
+static bool voi_value(const struct proc_group_conf *g, struct bs_value v, uint64_t prev_u, double x,
+		      struct vstats_value *out)
+{
+	out->dtype = g->tpl.dtype;
+	if (out->dtype == VSTATS_FLOAT)
+		out->f = x;
+	else if (out->dtype == VSTATS_INT)
+		out->i = to_i64(x);
+	else if (v.kind == BS_VAL_U64 && g->x_scale == 1) /* exact, as x_of would */
+		out->u = g->x == PROC_X_DELTA && v.u >= prev_u ? v.u - prev_u : v.u;
+	else if (x >= 0)
+		out->u = x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)(x + 0.5);
+	else
+		return false;
+	return true;
+}
+
+/* X comes from the value read at now; seed 001 takes it at the time the
+ * sample was due, so a history's periods count whole passes however late
+ * each pass ran. */
+static void feed_source(struct proc *p, struct proc_source *s, struct bs_value v, uint64_t due_ns,
+			uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
+	uint64_t prev_u = s->prev_u;
+	struct vstats_value val;
 	double x;
 
 	s->seen_ns = now_ns;
-	if (!x_of(g, s, v, now_ns, &x))
+	s->prev_u = v.kind == BS_VAL_U64 ? v.u : 0;
+	if (!x_of(g, s, value_f(v), now_ns, &x))
 		return;
 	for (uint32_t i = 0; i < g->nstats; i++)
-		statproc_add(&s->stat[i], to_i64(x), 1, now_ns);
-	if (s->sampled) {
-		struct vstats_value val = {.dtype = s->voi.dtype};
-		if (val.dtype == VSTATS_INT)
-			val.i = to_i64(x);
-		else
-			val.f = x;
+		statproc_add(&s->stat[i], to_i64(x), 1, due_ns);
+	if (s->sampled && !s->voi_stopped && voi_value(g, v, prev_u, x, &val)) {
 		if (g->tpl.relative)
 			vstats_update_rel(&s->voi, val);
 		else
@@ -236,7 +262,8 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 /* Feeds the series to each candidate group whose label matchers it meets;
  * the name matchers were applied once for its family. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
-			    const struct bs_label *labels, size_t n, double value, uint64_t now_ns)
+			    const struct bs_label *labels, size_t n, struct bs_value value,
+			    uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
 	bool matched = false;
@@ -262,7 +289,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
 		if (s)
-			feed_source(p, s, value, now_ns);
+			feed_source(p, s, value, due_ns, now_ns);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -271,7 +298,9 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns)
 {
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, value, now_ns);
+	struct bs_value v = {.kind = BS_VAL_F64, .f = value};
+
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, v, now_ns, now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -279,7 +308,7 @@ bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, 
 struct probe {
 	struct bs_emitter pub;
 	struct proc *p;
-	uint64_t now_ns;
+	uint64_t due_ns, now_ns;	 /* when the pass was due, when it runs */
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool matched;			 /* a series of this collector was selected */
@@ -307,25 +336,15 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 			struct bs_value v)
 {
 	struct probe *pr = (struct probe *)em;
-	double x;
 
 	if (!pr->candidates)
 		return 0;
-	switch (v.kind) {
-	case BS_VAL_U64:
-		x = (double)v.u;
-		break;
-	case BS_VAL_I64:
-		x = (double)v.i;
-		break;
-	default:
-		x = v.f;
-	}
-	if (!isfinite(x)) {
+	if (!isfinite(value_f(v))) {
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, x, pr->now_ns);
+	pr->matched |=
+	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, v, pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -396,9 +415,10 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool discovery)
+static void sample_collector(struct proc *p, size_t i, uint64_t due_ns, uint64_t now_ns,
+			     bool discovery)
 {
-	struct probe pr = {.pub = {&probe_ops}, .p = p, .now_ns = now_ns};
+	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
 
 	if (!discovery && !p->relevant[i])
@@ -413,12 +433,12 @@ static void sample_collector(struct proc *p, size_t i, uint64_t now_ns, bool dis
 		p->relevant[i] |= pr.matched;
 }
 
-void proc_tick(struct proc *p, uint64_t now_ns)
+void proc_tick_at(struct proc *p, uint64_t due_ns, uint64_t now_ns)
 {
 	bool discovery = now_ns >= p->next_discovery_ns;
 
 	for (size_t i = 0; i < p->in.n; i++)
-		sample_collector(p, i, now_ns, discovery);
+		sample_collector(p, i, due_ns, now_ns, discovery);
 	if (discovery)
 		p->next_discovery_ns = now_ns + DISCOVERY_NS;
 	if (now_ns >= p->next_expiry_ns) { /* a walk over every source: once a second */
@@ -429,8 +449,14 @@ void proc_tick(struct proc *p, uint64_t now_ns)
 	p->count.tick_ns_total += monoclock_ns() - now_ns;
 }
 
+void proc_tick(struct proc *p, uint64_t now_ns)
+{
+	proc_tick_at(p, now_ns, now_ns);
+}
+
 /* Passes at a fixed rate: the next one is due one interval after the last
- * was due, so a slow pass does not shift the ones after it. */
+ * was due, so a slow pass does not shift the ones after it; far behind, it
+ * skips whole intervals, so the times passes are due keep one lattice. */
 static void *sampler_main(void *arg)
 {
 	struct proc *p = arg;
@@ -440,10 +466,11 @@ static void *sampler_main(void *arg)
 	for (;;) {
 		uint64_t now = monoclock_ns();
 		if (now >= due) {
-			proc_tick(p, now);
+			proc_tick_at(p, due, now);
 			due += interval;
-			if (due < monoclock_ns()) /* far behind: skip, do not catch up */
-				due = monoclock_ns() + interval;
+			uint64_t after = monoclock_ns();
+			if (due < after) /* far behind: skip, do not catch up */
+				due += (after - due) / interval * interval + interval;
 			continue;
 		}
 		int ms = (int)((due - now + 999999) / 1000000);
@@ -464,6 +491,7 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	growarr_init(&p->srcs, sizeof(struct proc_source *), conf->max_sources);
 	worker_init(&p->sampler);
 	pthread_mutex_init(&p->lock, NULL);
+	proc_tpl_init(p);
 	*out = p;
 	return 0;
 }

@@ -46,6 +46,8 @@ struct proc_source {
 	uint64_t prev_ns;
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
+	bool voi_stopped;	    /* on=0 stopped the template's VOI */
+	uint64_t prev_u;	    /* the last value of a u64 series, exact */
 	struct vstats_voi voi;
 };
 
@@ -63,6 +65,13 @@ struct proc_counters {
 	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
 };
 
+/* A template as the interface lists it (stats(3)'s template list): its
+ * slot id is its index, its group's conf holds its name and schema. */
+struct proc_tpl {
+	uint32_t group;
+	uint32_t hash; /* vstats_tpl_hash */
+};
+
 struct proc {
 	const struct proc_conf *conf;		     /* the configuration's, which outlives it */
 	struct proc_input in;			     /* the collectors sampled */
@@ -76,6 +85,9 @@ struct proc {
 	uint64_t next_discovery_ns, next_expiry_ns;
 	int epfd;
 	struct worker sampler;
+	struct proc_tpl tpl[PROC_GROUPS_MAX]; /* the groups' templates, in order */
+	uint32_t ntpl;
+	uint32_t sample_pct[PROC_GROUPS_MAX]; /* per group: its template's rate in force */
 };
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */
@@ -84,7 +96,10 @@ int proc_start(struct proc *p, const struct proc_input *in);
 /* Stops the sampler (joined) and frees everything. */
 void proc_free(struct proc *p);
 
-/* One sampling pass at now (the sampler's; tests call it directly). */
+/* One sampling pass due at due_ns, run at now_ns (the sampler's; tests
+ * call it directly): values are read at now, and seed 001 takes them at
+ * the time they were due. proc_tick: due when it runs. */
+void proc_tick_at(struct proc *p, uint64_t due_ns, uint64_t now_ns);
 void proc_tick(struct proc *p, uint64_t now_ns);
 /* Feeds one value of a series; the probe emitter's path, and tests'.
  * True when a group selected it. */
@@ -104,9 +119,25 @@ struct proc_reply {
 	struct statproc_text text;
 };
 
-/* GET or POST on path (below /statistics/); body for POST. may_write:
- * the client is one the configuration lets write. */
+/* GET or POST on path (below /statistics/, with ?format=json where the
+ * interface takes it); body for POST. may_write: the client is one the
+ * configuration lets write. */
 void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
 		bool may_write, uint64_t now_ns, struct proc_reply *r);
+
+/* ---- proc_tpl.c: stats(3)'s operations as interface verbs ---- */
+
+/* The template list (slot ids, hashes) and the rates in force, from conf. */
+void proc_tpl_init(struct proc *p);
+/* GET templates[/<id or spec>], GET and POST sample_rates, and a source's
+ * blob as stats_blob_tostr's JSON; under p->lock, answers in r. */
+void proc_tpl_get(struct proc *p, const char *what, struct proc_reply *r);
+void proc_rates_get(struct proc *p, struct proc_reply *r);
+void proc_rates_post(struct proc *p, const char *body, struct proc_reply *r);
+void proc_tpl_json(struct proc *p, struct proc_source *s, struct proc_reply *r);
+/* The errno's name as stats(3) documents it ("EINVAL"), for -rc. */
+const char *proc_errname(int rc);
+/* Sets the status and appends "ENAME: why". */
+void proc_fail(struct proc_reply *r, int status, int rc, const char *why);
 
 #endif

@@ -220,6 +220,8 @@ static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, st
 {
 	if (v.dtype == VSTATS_INT)
 		bs_sample_i64(em, l, n, v.i);
+	else if (v.dtype == VSTATS_UINT)
+		bs_sample_u64(em, l, n, v.u);
 	else
 		bs_sample_f64(em, l, n, v.f);
 }
@@ -238,6 +240,8 @@ static void vhist(struct bs_emitter *em, const struct vstats_stat *st, struct bs
 			upper[i] = vstats_value_f(ub);
 		else if (ub.dtype == VSTATS_INT)
 			upper[i] = ub.i == INT64_MAX ? INFINITY : (double)(ub.i - 1);
+		else if (ub.dtype == VSTATS_UINT)
+			upper[i] = ub.u == UINT64_MAX ? INFINITY : (double)(ub.u - 1);
 		else
 			upper[i] = isinf(ub.f) ? INFINITY : nextafter(ub.f, -INFINITY);
 		count[i] = h->count[i];

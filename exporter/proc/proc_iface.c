@@ -1,8 +1,10 @@
 /* The /statistics/ interface of seed 001, one interface per group and
  * source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
- * and (POST, for allowed clients) takes definition lines; `data` prints
- * the data file; POST `snapshot` prints the template's statistics and
- * resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). */
+ * and (POST, for allowed clients) takes definition lines, all or nothing;
+ * `data` prints the data file (?format=json: the template's blob as
+ * stats(3) writes it); POST `snapshot` prints the template's statistics
+ * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
+ * template verbs, `templates` and `sample_rates`, are in proc_tpl.c. */
 #include "proc.h"
 
 #include <errno.h>
@@ -44,12 +46,16 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 	return NULL;
 }
 
+/* A comment line, so that the file written back as a whole applies none
+ * of it (no on= here: a line without name= would start everything). */
 static void template_line(struct proc *p, const struct proc_source *s, struct proc_reply *r)
 {
 	const struct proc_template_conf *t = &p->conf->group[s->group].tpl;
 
-	statproc_text_printf(&r->text, "# template=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
-			     t->name, s->sampled, t->relative, s->sampled ? s->voi.updates : 0);
+	statproc_text_printf(&r->text,
+			     "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
+			     t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
+			     s->sampled ? s->voi.updates : 0);
 }
 
 static void say_value(struct proc_reply *r, const char *name, const char *what,
@@ -57,11 +63,39 @@ static void say_value(struct proc_reply *r, const char *name, const char *what,
 {
 	if (v.dtype == VSTATS_INT)
 		statproc_text_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
+	else if (v.dtype == VSTATS_UINT)
+		statproc_text_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
 	else
 		statproc_text_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
 }
 
-/* The VOI's statistics, a line per figure: `<template>_<stat> ...`. */
+static void say_bound(char *out, size_t size, struct vstats_value v)
+{
+	if (v.dtype == VSTATS_INT)
+		snprintf(out, size, "%" PRId64, v.i);
+	else if (v.dtype == VSTATS_UINT)
+		snprintf(out, size, "%" PRIu64, v.u);
+	else
+		snprintf(out, size, "%.17g", v.f);
+}
+
+static void hist_lines(struct proc_reply *r, const char *name, const char *kind,
+		       const struct vstats_stat *st)
+{
+	char lb[32], ub[32];
+
+	for (uint32_t i = 0; i < st->hist.n; i++) {
+		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);
+		say_bound(ub, sizeof(ub), st->hist.bkt[i].ub);
+		statproc_text_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
+				     st->stype == VSTATS_CRHIST ? ")" : "]", st->hist.count[i]);
+	}
+	statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
+}
+
+/* The VOI's statistics, a line per figure: `<template>_<stat> ...`. MAX
+ * and MIN of nothing, and quantiles of an empty digest, have no value:
+ * their lines are left out rather than show a sentinel or NaN. */
 static void template_data(struct proc *p, struct proc_source *s, struct proc_reply *r)
 {
 	const struct proc_template_conf *t = &p->conf->group[s->group].tpl;
@@ -72,34 +106,21 @@ static void template_data(struct proc *p, struct proc_source *s, struct proc_rep
 		struct vstats_stat *st = &s->voi.stat[k];
 		const char *kind = names[st->stype];
 		switch (st->stype) {
-		case VSTATS_SUM:
 		case VSTATS_MAX:
 		case VSTATS_MIN:
+			if (s->voi.updates == 0)
+				break;
+			/* fall through */
+		case VSTATS_SUM:
 			say_value(r, t->name, kind, st->v);
 			break;
 		case VSTATS_CRHIST:
 		case VSTATS_DRHIST:
 		case VSTATS_DVHIST:
-			for (uint32_t i = 0; i < st->hist.n; i++) {
-				char lb[32], ub[32];
-				struct vstats_value a = st->hist.bkt[i].lb, b = st->hist.bkt[i].ub;
-				if (a.dtype == VSTATS_INT) {
-					snprintf(lb, sizeof(lb), "%" PRId64, a.i);
-					snprintf(ub, sizeof(ub), "%" PRId64, b.i);
-				} else {
-					snprintf(lb, sizeof(lb), "%.17g", a.f);
-					snprintf(ub, sizeof(ub), "%.17g", b.f);
-				}
-				statproc_text_printf(
-				    &r->text, "%s%s %s%s,%s%s %" PRIu64 "\n", t->name, kind,
-				    st->stype == VSTATS_CRHIST ? "[" : "[", lb, ub,
-				    st->stype == VSTATS_CRHIST ? ")" : "]", st->hist.count[i]);
-			}
-			statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", t->name, kind,
-					     st->hist.oob);
+			hist_lines(r, t->name, kind, st);
 			break;
 		case VSTATS_TDGST:
-			for (uint32_t i = 0; i < t->nquantile; i++)
+			for (uint32_t i = 0; tdigest_count(st->td) > 0 && i < t->nquantile; i++)
 				statproc_text_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
 						     t->quantile[i],
 						     tdigest_quantile(st->td, t->quantile[i]));
@@ -131,93 +152,233 @@ static void data(struct proc *p, struct proc_source *s, uint64_t now_ns, struct 
 	template_data(p, s, r);
 }
 
-static bool has_token(const char *line, const char *tok)
-{
-	size_t n = strlen(tok);
+/* ---- writing definitions ---- */
 
-	for (const char *q = line; (q = strstr(q, tok)); q += n)
-		if ((q == line || q[-1] == ' ' || q[-1] == '\t') &&
-		    (q[n] == '\0' || q[n] == ' ' || q[n] == '\t' || q[n] == '\r' || q[n] == '='))
+/* What a write does to the source's template: on= and data=reset of the
+ * lines without name= (the whole interface) or with its name. */
+struct tpl_pending {
+	bool on, reset;
+};
+
+static bool names_stat(const struct proc_group_conf *g, const char *name)
+{
+	for (uint32_t i = 0; i < g->nstats; i++)
+		if (strcmp(g->stat[i].name, name) == 0)
 			return true;
 	return false;
 }
 
-/* Each line with the seed's rules; a line without name= that resets the
- * interface resets the template's statistics too. */
-static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
-			      uint64_t now_ns, struct proc_reply *r)
+static void tpl_take(struct tpl_pending *t, const struct statproc_request *rq)
 {
-	const struct proc_group_conf *g = &p->conf->group[s->group];
+	if (rq->on >= 0)
+		t->on = rq->on == 1;
+	t->reset |= rq->reset;
+}
+
+/* One line into the batch (the statistics) or the template's pending
+ * state; 0, or the error with *why and nothing taken. */
+static int take_line(const struct proc_group_conf *g, struct statproc_batch *b,
+		     struct tpl_pending *t, const char *line, const char **why)
+{
+	struct statproc_request rq;
+	int rc;
+
+	if ((rc = statproc_parse(line, &rq, why)) < 0)
+		return rc;
+	if (rq.got_name && g->has_template && strcmp(rq.name, g->tpl.name) == 0 &&
+	    !names_stat(g, rq.name)) {
+		if (rq.got) { /* stats_tpl_add_voistats on a configured VOI */
+			*why = "a template's statistics are fixed: only on= and data=reset";
+			return -EOPNOTSUPP;
+		}
+		tpl_take(t, &rq);
+		return 0;
+	}
+	if ((rc = statproc_batch_add(b, &rq, why)) < 0)
+		return rc;
+	if (!rq.got_name) /* off is off for everything of the interface */
+		tpl_take(t, &rq);
+	return 0;
+}
+
+/* Every line checked; the refused ones listed. The count refused. */
+static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
+		      struct tpl_pending *t, const char *body, struct proc_reply *r)
+{
 	char line[LINE_MAX_LEN];
-	int lineno = 0, failed = 0;
+	int lineno = 0, refused = 0, rc;
+	const char *why;
 
 	while (*body) {
 		size_t n = strcspn(body, "\n");
 		lineno++;
 		if (n >= sizeof(line)) {
-			statproc_text_printf(&r->text, "line %d: longer than %d bytes\n", lineno,
-					     LINE_MAX_LEN - 1);
-			failed++;
+			rc = -EFBIG;
+			why = "a line is longer than 4095 bytes";
 		} else {
 			memcpy(line, body, n);
 			line[n] = '\0';
-			const char *why = NULL;
-			int rc = statproc_write(s->stat, g->nstats, line, now_ns, &why);
-			if (rc < 0) {
-				statproc_text_printf(&r->text, "line %d: %s\n", lineno,
-						     why ? why : "refused");
-				failed++;
-			} else if (s->sampled && !has_token(line, "name") &&
-				   strstr(line, "data=reset")) {
-				vstats_voi_reset(&s->voi);
-			}
+			rc = take_line(g, b, t, line, &why);
+		}
+		if (rc < 0) {
+			statproc_text_printf(&r->text, "line %d: %s: %s\n", lineno,
+					     proc_errname(rc), why ? why : "refused");
+			refused++;
 		}
 		body += n + (body[n] == '\n');
 	}
-	r->status = failed ? 400 : 200;
-	if (!failed)
-		statproc_text_printf(&r->text, "ok\n");
+	return refused;
 }
 
-void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
-		bool may_write, uint64_t now_ns, struct proc_reply *r)
+/* A POST to definition: all of it, or with any line refused none of it;
+ * the reply lists every refused line. */
+static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
+			      uint64_t now_ns, struct proc_reply *r)
 {
-	bool post = strcmp(method, "POST") == 0;
-	struct proc_source *s;
-	const char *what = NULL;
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	struct tpl_pending t = {!s->voi_stopped, false};
+	struct statproc_batch b;
+	int refused;
 
-	r->status = 200;
-	r->text = (struct statproc_text){.max = 64u << 20};
-	pthread_mutex_lock(&p->lock);
-	if (*path == '\0') {
-		if (post)
-			r->status = 405;
-		else
-			list(p, r);
-	} else if (!(s = find(p, path, &what))) {
-		r->status = 404;
-		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
-	} else if (post && !may_write) {
-		r->status = 403;
-		statproc_text_printf(&r->text,
-				     "changing statistics is not enabled for this client\n");
-	} else if (strcmp(what, "definition") == 0) {
+	if (statproc_batch_init(&b, s->stat, g->nstats) < 0) {
+		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+		return;
+	}
+	if ((refused = take_lines(g, &b, &t, body, r)) > 0) {
+		r->status = 400;
+		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
+				     refused == 1 ? "" : "s");
+	} else if (statproc_batch_commit(&b, now_ns) < 0) {
+		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+	} else {
+		s->voi_stopped = !t.on;
+		if (t.reset && s->sampled)
+			vstats_voi_reset(&s->voi);
+		statproc_text_printf(&r->text, "ok\n");
+	}
+	statproc_batch_free(&b);
+}
+
+/* ---- dispatch ---- */
+
+/* The query of path: none, format=text or format=json. */
+static int format_of(char *query, bool *json)
+{
+	*json = false;
+	if (!query || strcmp(query, "format=text") == 0)
+		return 0;
+	if (strcmp(query, "format=json") == 0) {
+		*json = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void source_verb(struct proc *p, struct proc_source *s, const char *what, bool post,
+			bool json, const char *body, uint64_t now_ns, struct proc_reply *r)
+{
+	if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
 			write_definitions(p, s, body ? body : "", now_ns, r);
 		else
 			definition(p, s, r);
 	} else if (strcmp(what, "data") == 0 && !post) {
-		data(p, s, now_ns, r);
+		if (json)
+			proc_tpl_json(p, s, r);
+		else
+			data(p, s, now_ns, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
-		template_data(p, s, r);
-		if (s->sampled)
+		if (json)
+			proc_tpl_json(p, s, r);
+		else
+			template_data(p, s, r);
+		if (s->sampled && r->status == 200)
 			vstats_voi_reset(&s->voi);
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
 		statproc_text_printf(&r->text, "%s\n",
 				     r->status == 405 ? "method not allowed" : "not found");
 	}
-	pthread_mutex_unlock(&p->lock);
+}
+
+static void forbid(struct proc_reply *r)
+{
+	r->status = 403;
+	statproc_text_printf(&r->text, "changing statistics is not enabled for this client\n");
+}
+
+/* templates[/<id or spec>] and sample_rates; false for another path (an
+ * interface path has two slashes, so a group may be named templates). */
+static bool tpl_verb(struct proc *p, const char *path, bool post, const char *body, bool may_write,
+		     struct proc_reply *r)
+{
+	bool rates = strcmp(path, "sample_rates") == 0;
+
+	if (rates && post && !may_write) {
+		forbid(r);
+	} else if (rates) {
+		if (post)
+			proc_rates_post(p, body ? body : "", r);
+		else
+			proc_rates_get(p, r);
+	} else if (strcmp(path, "templates") == 0 ||
+		   (strncmp(path, "templates/", 10) == 0 && !strchr(path + 10, '/'))) {
+		if (post) {
+			r->status = 405;
+			statproc_text_printf(&r->text, "method not allowed\n");
+		} else {
+			proc_tpl_get(p, path[9] ? path + 10 : "", r);
+		}
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static void route(struct proc *p, const char *method, char *path, const char *body, bool may_write,
+		  uint64_t now_ns, struct proc_reply *r)
+{
+	bool post = strcmp(method, "POST") == 0, json;
+	char *query = strchr(path, '?');
+	struct proc_source *s;
+	const char *what = NULL;
+
+	if (query)
+		*query++ = '\0';
+	if (format_of(query, &json) < 0) {
+		proc_fail(r, 400, -EINVAL, "the query may only be format=text or format=json");
+	} else if (*path == '\0') {
+		if (post)
+			r->status = 405;
+		else
+			list(p, r);
+	} else if (tpl_verb(p, path, post, body, may_write, r)) {
+		return;
+	} else if (!(s = find(p, path, &what))) {
+		r->status = 404;
+		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
+	} else if (post && !may_write) {
+		forbid(r);
+	} else {
+		source_verb(p, s, what, post, json, body, now_ns, r);
+	}
+}
+
+void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
+		bool may_write, uint64_t now_ns, struct proc_reply *r)
+{
+	char *copy = strdup(path);
+
+	r->status = 200;
+	r->text = (struct statproc_text){.max = 64u << 20};
+	if (!copy) {
+		r->text.failed = true;
+	} else {
+		pthread_mutex_lock(&p->lock);
+		route(p, method, copy, body, may_write, now_ns, r);
+		pthread_mutex_unlock(&p->lock);
+		free(copy);
+	}
 	if (r->text.failed) {
 		r->status = 500;
 		r->text.len = 0;

@@ -366,9 +366,22 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	}
 	bool may_write = httpguard_client_addr(rq->c, addr) &&
 			 proc_conf_may_write(collset_config(set)->processing, addr, rq->user);
+	if (b && memchr(b->data, '\0', b->len)) { /* would hide what follows it */
+		collset_put(set);
+		return reply_text(rq, MHD_HTTP_BAD_REQUEST, "EINVAL: the body holds a NUL byte\n");
+	}
 	if (b)
 		b->data[b->len] = '\0';
-	proc_iface(proc, method, path, b ? b->data : NULL, may_write, monoclock_ns(), &r);
+	/* The interface reads its one query argument from its path. */
+	const char *format = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, "format");
+	char *with_query = NULL;
+	if (format && asprintf(&with_query, "%s?format=%s", path, format) < 0) {
+		collset_put(set);
+		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	proc_iface(proc, method, with_query ? with_query : path, b ? b->data : NULL, may_write,
+		   monoclock_ns(), &r);
+	free(with_query);
 	collset_put(set);
 	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
 	statproc_text_free(&r.text);

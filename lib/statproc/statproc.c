@@ -70,10 +70,11 @@ size_t statproc_history_entry_size(const struct statproc_def *d)
 	return d->mode == STATPROC_MODE_RANGE ? sizeof(struct statproc_range) : sizeof(int64_t);
 }
 
-static void range_clear(struct statproc_range *r, const struct statproc_def *d)
+/* Empty: no sentinels, all zero as the seed prints it; the first X taken
+ * sets both ends (range_add), so a range changed since stays right. */
+static void range_clear(struct statproc_range *r)
 {
-	/* min above and max below any X taken: the first X sets both */
-	*r = (struct statproc_range){0, 0, d->range_max, d->range_min};
+	*r = (struct statproc_range){0, 0, 0, 0};
 }
 
 static void free_data(struct statproc_stat *s)
@@ -98,7 +99,7 @@ static void free_data(struct statproc_stat *s)
 }
 
 /* The data a definition needs, allocated before anything is replaced. */
-static int alloc_data(const struct statproc_def *d, void **mem, uint32_t *n)
+int statproc_data_alloc(const struct statproc_def *d, void **mem, uint32_t *n)
 {
 	size_t size = 0;
 
@@ -152,7 +153,7 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		s->data.total = 0;
 		break;
 	case STATPROC_RANGE:
-		range_clear(&s->data.range, &s->def);
+		range_clear(&s->data.range);
 		break;
 	case STATPROC_ARRAY:
 		memset(s->data.array.hits, 0, s->data.array.n * sizeof(uint64_t));
@@ -167,11 +168,20 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		break;
 	case STATPROC_HISTORY:
 		s->data.history.n = s->data.history.head = 0;
-		s->data.history.end_ns = now_ns;
+		s->data.history.start_ns = 0;
 		break;
 	}
 	s->hits_out_of_range = 0;
 	s->reset_ns = now_ns;
+}
+
+void statproc_data_install(struct statproc_stat *s, const struct statproc_def *def, void *mem,
+			   uint32_t n, uint64_t now_ns)
+{
+	free_data(s);
+	s->def = *def;
+	attach_data(s, mem, n);
+	statproc_reset(s, now_ns);
 }
 
 int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uint64_t now_ns)
@@ -181,12 +191,9 @@ int statproc_define(struct statproc_stat *s, const struct statproc_def *def, uin
 	uint32_t n;
 	int rc;
 
-	if ((rc = statproc_check(def, &why)) < 0 || (rc = alloc_data(def, &mem, &n)) < 0)
+	if ((rc = statproc_check(def, &why)) < 0 || (rc = statproc_data_alloc(def, &mem, &n)) < 0)
 		return rc;
-	free_data(s);
-	s->def = *def;
-	attach_data(s, mem, n);
-	statproc_reset(s, now_ns);
+	statproc_data_install(s, def, mem, n, now_ns);
 	return 0;
 }
 
@@ -226,6 +233,8 @@ static int64_t wrap_add(int64_t a, uint64_t b)
 
 static void range_add(struct statproc_range *r, int64_t x, uint64_t y)
 {
+	if (r->num == 0)
+		r->min = r->max = x;
 	r->num += y;
 	r->acc = wrap_add(r->acc, (uint64_t)x * y);
 	if (x < r->min)
@@ -307,7 +316,7 @@ static void history_push(struct statproc_stat *s)
 	if (s->data.history.n < max)
 		s->data.history.n++;
 	if (s->def.mode == STATPROC_MODE_RANGE)
-		range_clear(statproc_history_slot(s, s->data.history.head), &s->def);
+		range_clear(statproc_history_slot(s, s->data.history.head));
 	else
 		*(int64_t *)statproc_history_slot(s, s->data.history.head) = 0;
 }
@@ -322,19 +331,49 @@ const void *statproc_history_last(const struct statproc_stat *s)
 					      : s->data.history.head);
 }
 
+/* Periods are aligned to the clock, [k * period, (k + 1) * period), not
+ * to when the statistic was reset or its source found: every time falls
+ * in exactly one period, so samples taken at a steady rate fill each with
+ * the same count. */
+static uint64_t period_start(const struct statproc_stat *s, uint64_t t)
+{
+	return t - t % (s->def.period_us * 1000);
+}
+
 void statproc_history_advance(struct statproc_stat *s, uint64_t now_ns)
 {
-	uint64_t period = s->def.period_us * 1000, end = s->data.history.end_ns;
+	uint64_t period = s->def.period_us * 1000, start = period_start(s, now_ns);
 	uint64_t k;
 
-	if (s->data.history.n && now_ns <= end)
+	if (s->data.history.n == 0) {
+		history_push(s);
+		s->data.history.start_ns = start;
 		return;
-	k = now_ns <= end ? 1 : (now_ns - end + period - 1) / period;
-	if (s->data.history.n == 0 && k == 0)
-		k = 1;
+	}
+	if (start <= s->data.history.start_ns)
+		return;
+	k = (start - s->data.history.start_ns) / period;
 	for (uint64_t i = k > s->def.entries_max ? k - s->def.entries_max : 0; i < k; i++)
 		history_push(s);
-	s->data.history.end_ns = end + k * period;
+	s->data.history.start_ns = start;
+}
+
+/* The entry of the period holding t: the newest once the history is
+ * brought up to t, or an older one still kept, for a sample due before a
+ * read moved the history on; NULL when that period has left the ring. */
+static void *history_entry(struct statproc_stat *s, uint64_t t)
+{
+	uint64_t start = period_start(s, t), period = s->def.period_us * 1000;
+	uint32_t max = s->def.entries_max;
+
+	if (s->data.history.n == 0 || start >= s->data.history.start_ns) {
+		statproc_history_advance(s, t);
+		return statproc_history_slot(s, s->data.history.head);
+	}
+	uint64_t back = (s->data.history.start_ns - start) / period;
+	if (back >= s->data.history.n)
+		return NULL;
+	return statproc_history_slot(s, (uint32_t)((s->data.history.head + max - back) % max));
 }
 
 void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
@@ -365,14 +404,16 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 	case STATPROC_RAW:
 		raw_add(s, x, y, now_ns);
 		break;
-	case STATPROC_HISTORY:
-		statproc_history_advance(s, now_ns);
-		void *e = statproc_history_slot(s, s->data.history.head);
+	case STATPROC_HISTORY: {
+		void *e = history_entry(s, now_ns);
+		if (!e)
+			break;
 		if (d->mode == STATPROC_MODE_RANGE)
 			range_add(e, x, y);
 		else
 			*(int64_t *)e = value_add(*(int64_t *)e, d->mode, x, y);
 		break;
+	}
 	case STATPROC_ARRAY:
 		break;
 	}

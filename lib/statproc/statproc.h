@@ -84,9 +84,9 @@ struct statproc_stat {
 			uint64_t next_serial;
 		} raw;
 		struct {
-			void *e;	  /* ring of int64_t or statproc_range */
-			uint32_t n, head; /* head: the newest entry */
-			uint64_t end_ns;  /* end of the newest entry's period */
+			void *e;	   /* ring of int64_t or statproc_range */
+			uint32_t n, head;  /* head: the newest entry */
+			uint64_t start_ns; /* start of the newest entry's period */
 		} history;
 	} data;
 };
@@ -136,12 +136,64 @@ void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statp
  * statistic is on; NULL when there is none yet. */
 const void *statproc_history_last(const struct statproc_stat *s);
 
-/* Applies one line written to an interface's definition file to its n
- * statistics, with the seed's rules: read-only attributes and junk are
- * ignored; with name= it changes that statistic (a type change needs all
- * its type-specific attributes, and any redefinition discards the data);
- * without name= only on=, off and data=reset apply, to every statistic at
- * once. 0; -ENOENT for an unknown name; -EINVAL with *why. */
+/* ---- statproc_write.c: lines written to a definition file ---- */
+
+#define STATPROC_TOKEN_MAX 255 /* bytes of one blank-separated key=value */
+
+/* Which definition attributes a line names (statproc_request.got). */
+enum {
+	STATPROC_GOT_TYPE = 1u << 0,
+	STATPROC_GOT_MODE = 1u << 1,
+	STATPROC_GOT_SCALE = 1u << 2,
+	STATPROC_GOT_ENTRIES = 1u << 3,
+	STATPROC_GOT_MIN = 1u << 4,
+	STATPROC_GOT_MAX = 1u << 5,
+	STATPROC_GOT_BASE = 1u << 6,
+	STATPROC_GOT_PERIOD = 1u << 7,
+};
+
+/* One line, parsed: read-only attributes and junk are ignored, so a line
+ * read from the definition file may be written back. */
+struct statproc_request {
+	char name[STATPROC_NAME_MAX + 1];
+	bool got_name, name_too_long; /* the first name= counts */
+	int on;			      /* -1: no on=; else the last on='s 0 or 1 */
+	bool reset;		      /* data=reset */
+	unsigned got;		      /* STATPROC_GOT_* */
+	struct statproc_def def;      /* the values of the attributes in got */
+};
+
+/* 0; -EFBIG for a token longer than STATPROC_TOKEN_MAX, -EINVAL for a
+ * value a changeable attribute cannot take, with *why. */
+int statproc_parse(const char *line, struct statproc_request *r, const char **why);
+
+/* The lines of one write, applied to an interface's n statistics all or
+ * nothing (seed 001's rules): each line is checked against what the lines
+ * before it leave, and nothing changes before statproc_batch_commit. With
+ * name= a line changes that statistic: a type change needs all the new
+ * type's attributes, an attribute written with the value it has is no
+ * change, and only a change of type or of a type-specific attribute (for
+ * an array also of range_min or range_max, which bound its intervals)
+ * discards the data; a redefined statistic that was on stays on. Without
+ * name= only on=, on=0 and data=reset apply, to every statistic. */
+struct statproc_pending;
+struct statproc_batch {
+	struct statproc_stat *s;
+	size_t n;
+	struct statproc_pending *p; /* one per statistic */
+};
+
+int statproc_batch_init(struct statproc_batch *b, struct statproc_stat *s, size_t n);
+/* 0; -ENOENT for a name no statistic has, -EINVAL (*why) for a request
+ * refused; a refused request leaves the batch as it was. */
+int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *r,
+		       const char **why);
+/* Applies the batch at now: 0, or -ENOMEM with every statistic as it was. */
+int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns);
+void statproc_batch_free(struct statproc_batch *b);
+
+/* One line parsed and applied as a batch of its own: 0 or the error of
+ * statproc_parse, statproc_batch_add or statproc_batch_commit. */
 int statproc_write(struct statproc_stat *s, size_t n, const char *line, uint64_t now_ns,
 		   const char **why);
 

@@ -137,7 +137,8 @@ static void format_raw(const struct statproc_stat *s, struct statproc_text *t)
 	}
 }
 
-/* Oldest first, each entry stamped with the end of its period. */
+/* Oldest first, each entry stamped with the start of its period: the
+ * newest, still filling, is never stamped in the future. */
 static void format_history(const struct statproc_stat *s, struct statproc_text *t)
 {
 	uint32_t n = s->data.history.n, max = s->def.entries_max;
@@ -147,7 +148,7 @@ static void format_history(const struct statproc_stat *s, struct statproc_text *
 	for (uint32_t i = 0; i < n; i++) {
 		const void *e = statproc_history_slot(s, (first + i) % max);
 		statproc_text_printf(t, "%s ", s->name);
-		put_time(t, s->data.history.end_ns - period * (n - 1 - i));
+		put_time(t, s->data.history.start_ns - period * (n - 1 - i));
 		if (s->def.mode == STATPROC_MODE_RANGE)
 			put_range(t, e);
 		else

@@ -1,22 +1,27 @@
-/* A line written to an interface's definition file (seed 001, "Changing
+/* Lines written to an interface's definition file (seed 001, "Changing
  * attributes through the definition file"): attributes separated by
- * blanks, read-only ones and junk ignored, a whole line refused if a value
- * of a changeable attribute is not a number or not allowed. */
+ * blanks, read-only ones and junk ignored. The lines of one write are a
+ * batch, applied all or nothing: each is checked against what the lines
+ * before it leave, every allocation is made before anything changes, and
+ * only then is the batch applied. */
 #include "statproc.h"
+#include "statproc_priv.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TOKEN_MAX 256
+#define BLANKS " \t\r\n\v\f"
 
-/* What one line asked for; got_* say which attributes it named. */
-struct request {
-	char name[STATPROC_NAME_MAX + 1];
-	bool got_name, name_too_long, got_type, got_mode, got_scale, got_entries, got_min, got_max,
-	    got_base, got_period, on, off, reset;
-	struct statproc_def def;
+/* What a batch will do to one statistic. */
+struct statproc_pending {
+	struct statproc_def def; /* the definition the lines so far leave */
+	bool on;
+	bool discard;	       /* redefined: new data at commit */
+	bool reset;	       /* data=reset */
+	bool started, stopped; /* started= and stopped= become the commit's time */
+	void *mem;	       /* discard: the data the commit installs */
+	uint32_t nmem;
 };
 
 static bool parse_i64(const char *s, int64_t *out)
@@ -47,201 +52,325 @@ static int pick(const char *v, const char *const *names, size_t n)
 	return -1;
 }
 
-/* One "key=value" token. Returns false for a bad value of a key it knows. */
-static bool take_token(struct request *r, const char *key, const char *v, const char **why)
+/* type=, mode= and scale=: a word of a list. */
+static bool take_word(struct statproc_request *r, const char *key, const char *v, const char **why)
 {
 	static const char *const types[] = {"value", "range", "array", "list", "raw", "history"};
 	static const char *const modes[] = {"increments", "products", "range"};
 	static const char *const scales[] = {"lin", "log2"};
-	uint64_t u;
 	int k;
 
+	if (strcmp(key, "type") == 0) {
+		if ((k = pick(v, types, 6)) < 0)
+			*why = "type must be value, range, array, list, raw or history";
+		r->def.type = (enum statproc_type)k;
+		r->got |= STATPROC_GOT_TYPE;
+	} else if (strcmp(key, "mode") == 0) {
+		if ((k = pick(v, modes, 3)) < 0)
+			*why = "mode must be increments, products or range";
+		r->def.mode = (enum statproc_mode)k;
+		r->got |= STATPROC_GOT_MODE;
+	} else if (strcmp(key, "scale") == 0) {
+		if ((k = pick(v, scales, 2)) < 0)
+			*why = "scale must be lin or log2";
+		r->def.scale = (enum statproc_scale)k;
+		r->got |= STATPROC_GOT_SCALE;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* range_min=, range_max=, entries_max=, base_interval= and period=. */
+static bool take_number(struct statproc_request *r, const char *key, const char *v,
+			const char **why)
+{
+	uint64_t u = 0;
+
+	if (strcmp(key, "range_min") == 0) {
+		if (!parse_i64(v, &r->def.range_min))
+			*why = "range_min must be a number";
+		r->got |= STATPROC_GOT_MIN;
+	} else if (strcmp(key, "range_max") == 0) {
+		if (!parse_i64(v, &r->def.range_max))
+			*why = "range_max must be a number";
+		r->got |= STATPROC_GOT_MAX;
+	} else if (strcmp(key, "entries_max") == 0) {
+		if (!parse_u64(v, UINT32_MAX, &u))
+			*why = "entries_max must be a number";
+		r->def.entries_max = (uint32_t)u;
+		r->got |= STATPROC_GOT_ENTRIES;
+	} else if (strcmp(key, "base_interval") == 0) {
+		if (!parse_u64(v, UINT32_MAX, &u))
+			*why = "base_interval must be a number";
+		r->def.base_interval = (uint32_t)u;
+		r->got |= STATPROC_GOT_BASE;
+	} else if (strcmp(key, "period") == 0) {
+		if (!parse_u64(v, STATPROC_PERIOD_MAX, &r->def.period_us))
+			*why = "period must be a number of microseconds, at most a day";
+		r->got |= STATPROC_GOT_PERIOD;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* One "key=value" token; anything else is read-only or junk, ignored.
+ * False with *why for a bad value of a key it knows. */
+static bool take_token(struct statproc_request *r, const char *key, const char *v, const char **why)
+{
 	*why = NULL;
 	if (strcmp(key, "name") == 0) {
 		if (!r->got_name) { /* the first name= counts; a longer one names nothing */
-			r->got_name = true;
 			size_t len = strlen(v);
+			r->got_name = true;
 			r->name_too_long = len >= sizeof(r->name);
 			if (!r->name_too_long)
 				memcpy(r->name, v, len + 1);
 		}
 	} else if (strcmp(key, "on") == 0) {
-		if (strcmp(v, "1") == 0)
-			r->on = true;
-		else if (strcmp(v, "0") == 0)
-			r->off = true;
+		if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
+			r->on = v[0] - '0';
 		else
 			*why = "on must be 0 or 1";
 	} else if (strcmp(key, "data") == 0) {
 		r->reset |= strcmp(v, "reset") == 0; /* data=[age] copied back: read-only */
-	} else if (strcmp(key, "type") == 0) {
-		if ((k = pick(v, types, 6)) < 0)
-			*why = "type must be value, range, array, list, raw or history";
-		r->def.type = (enum statproc_type)k;
-		r->got_type = true;
-	} else if (strcmp(key, "mode") == 0) {
-		if ((k = pick(v, modes, 3)) < 0)
-			*why = "mode must be increments, products or range";
-		r->def.mode = (enum statproc_mode)k;
-		r->got_mode = true;
-	} else if (strcmp(key, "scale") == 0) {
-		if ((k = pick(v, scales, 2)) < 0)
-			*why = "scale must be lin or log2";
-		r->def.scale = (enum statproc_scale)k;
-		r->got_scale = true;
-	} else if (strcmp(key, "range_min") == 0) {
-		if (!(r->got_min = parse_i64(v, &r->def.range_min)))
-			*why = "range_min must be a number";
-	} else if (strcmp(key, "range_max") == 0) {
-		if (!(r->got_max = parse_i64(v, &r->def.range_max)))
-			*why = "range_max must be a number";
-	} else if (strcmp(key, "entries_max") == 0) {
-		if (!(r->got_entries = parse_u64(v, UINT32_MAX, &u)))
-			*why = "entries_max must be a number";
-		r->def.entries_max = (uint32_t)u;
-	} else if (strcmp(key, "base_interval") == 0) {
-		if (!(r->got_base = parse_u64(v, UINT32_MAX, &u)))
-			*why = "base_interval must be a number";
-		r->def.base_interval = (uint32_t)u;
-	} else if (strcmp(key, "period") == 0) {
-		if (!(r->got_period = parse_u64(v, STATPROC_PERIOD_MAX, &r->def.period_us)))
-			*why = "period must be a number of microseconds, at most a day";
+	} else if (!take_word(r, key, v, why)) {
+		take_number(r, key, v, why);
 	}
-	return *why == NULL; /* anything else: read-only or junk, ignored */
+	return *why == NULL;
 }
 
-static int parse_line(const char *line, struct request *r, const char **why)
+int statproc_parse(const char *line, struct statproc_request *r, const char **why)
 {
-	char tok[TOKEN_MAX];
+	char tok[STATPROC_TOKEN_MAX + 1];
 
 	memset(r, 0, sizeof(*r));
-	while (*line) {
-		size_t n = strcspn(line, " \t\r\n");
-		if (n > 0 && n < sizeof(tok)) {
-			memcpy(tok, line, n);
-			tok[n] = '\0';
-			char *eq = strchr(tok, '=');
-			if (eq) {
-				*eq = '\0';
-				if (!take_token(r, tok, eq + 1, why))
-					return -EINVAL;
-			}
+	r->on = -1;
+	*why = NULL;
+	for (line += strspn(line, BLANKS); *line; line += strspn(line, BLANKS)) {
+		size_t n = strcspn(line, BLANKS);
+		if (n > STATPROC_TOKEN_MAX) { /* dropping it would apply the rest of the line */
+			*why = "a word is longer than 255 bytes";
+			return -EFBIG;
 		}
+		memcpy(tok, line, n);
+		tok[n] = '\0';
 		line += n;
-		line += strspn(line, " \t\r\n");
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			continue; /* junk */
+		*eq = '\0';
+		if (!take_token(r, tok, eq + 1, why))
+			return -EINVAL;
 	}
 	return 0;
 }
 
 /* The type-specific attributes a new type needs (the old type's do not
  * apply to it), as the seed asks. */
-static bool complete_for_new_type(const struct request *r)
+static bool complete_for_new_type(const struct statproc_request *r)
 {
+	unsigned need = 0;
+
 	switch (r->def.type) {
 	case STATPROC_VALUE:
-		return r->got_mode;
+		need = STATPROC_GOT_MODE;
+		break;
 	case STATPROC_ARRAY:
-		return r->got_base && r->got_scale;
+		need = STATPROC_GOT_BASE | STATPROC_GOT_SCALE;
+		break;
 	case STATPROC_LIST:
 	case STATPROC_RAW:
-		return r->got_entries;
+		need = STATPROC_GOT_ENTRIES;
+		break;
 	case STATPROC_HISTORY:
-		return r->got_entries && r->got_period && r->got_mode;
+		need = STATPROC_GOT_ENTRIES | STATPROC_GOT_PERIOD | STATPROC_GOT_MODE;
+		break;
+	case STATPROC_RANGE:
+		break;
+	}
+	return (r->got & need) == need;
+}
+
+/* The definition the request makes of old, or -EINVAL with *why. */
+static int merge(const struct statproc_def *old, const struct statproc_request *r,
+		 struct statproc_def *d, const char **why)
+{
+	const struct statproc_def *v = &r->def;
+
+	if ((r->got & STATPROC_GOT_TYPE) && v->type != old->type && !complete_for_new_type(r)) {
+		*why = "a new type needs all its type-specific attributes";
+		return -EINVAL;
+	}
+	*d = *old;
+	d->type = r->got & STATPROC_GOT_TYPE ? v->type : d->type;
+	d->range_min = r->got & STATPROC_GOT_MIN ? v->range_min : d->range_min;
+	d->range_max = r->got & STATPROC_GOT_MAX ? v->range_max : d->range_max;
+	d->mode = r->got & STATPROC_GOT_MODE ? v->mode : d->mode;
+	d->entries_max = r->got & STATPROC_GOT_ENTRIES ? v->entries_max : d->entries_max;
+	d->base_interval = r->got & STATPROC_GOT_BASE ? v->base_interval : d->base_interval;
+	d->scale = r->got & STATPROC_GOT_SCALE ? v->scale : d->scale;
+	d->period_us = r->got & STATPROC_GOT_PERIOD ? v->period_us : d->period_us;
+	return statproc_check(d, why);
+}
+
+/* Whether data kept under a can stay under b: the same type with the same
+ * type-specific attributes (the seed discards data on a change of either).
+ * An array's intervals run from range_min to range_max, so for an array
+ * those bound what its counts mean too. */
+static bool data_fits(const struct statproc_def *a, const struct statproc_def *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case STATPROC_VALUE:
+		return a->mode == b->mode;
 	case STATPROC_RANGE:
 		return true;
+	case STATPROC_ARRAY:
+		return a->scale == b->scale && a->base_interval == b->base_interval &&
+		       a->range_min == b->range_min && a->range_max == b->range_max;
+	case STATPROC_LIST:
+	case STATPROC_RAW:
+		return a->entries_max == b->entries_max;
+	case STATPROC_HISTORY:
+		return a->entries_max == b->entries_max && a->mode == b->mode &&
+		       a->period_us == b->period_us;
 	}
 	return false;
 }
 
-/* The definition the request makes of s's, or -EINVAL with *why. */
-static int merge(const struct statproc_stat *s, const struct request *r, struct statproc_def *d,
-		 const char **why)
+/* on=1 starts a statistic that is off, on=0 stops one that is on; the
+ * value it already has is no change (started= and stopped= stay). */
+static void pend_on(struct statproc_pending *p, int on)
 {
-	bool new_type = r->got_type && r->def.type != s->def.type;
-
-	if (new_type && !complete_for_new_type(r)) {
-		*why = "a new type needs all its type-specific attributes";
-		return -EINVAL;
-	}
-	*d = s->def;
-	if (r->got_type)
-		d->type = r->def.type;
-	if (r->got_min)
-		d->range_min = r->def.range_min;
-	if (r->got_max)
-		d->range_max = r->def.range_max;
-	if (r->got_mode)
-		d->mode = r->def.mode;
-	if (r->got_entries)
-		d->entries_max = r->def.entries_max;
-	if (r->got_base)
-		d->base_interval = r->def.base_interval;
-	if (r->got_scale)
-		d->scale = r->def.scale;
-	if (r->got_period)
-		d->period_us = r->def.period_us;
-	return statproc_check(d, why);
+	if (on == 1 && !p->on)
+		p->on = p->started = true;
+	else if (on == 0 && p->on)
+		p->on = false, p->stopped = true;
 }
 
-/* As the seed's implementation: stopped, redefined (the data discarded),
- * and started again if it was on or the line says on=1. */
-static int redefine(struct statproc_stat *s, const struct request *r, uint64_t now_ns,
-		    const char **why)
+/* As the seed's implementation: a statistic whose data a redefinition
+ * discards is stopped, redefined, and started again if it was on. */
+static int pend_define(struct statproc_pending *p, const struct statproc_request *r,
+		       const char **why)
 {
 	struct statproc_def d;
-	bool was_on = s->on;
-	int rc = merge(s, r, &d, why);
+	int rc;
 
-	if (rc < 0)
-		return rc; /* refused: nothing changed */
-	statproc_stop(s, now_ns);
-	if ((rc = statproc_define(s, &d, now_ns)) < 0)
-		*why = "out of memory"; /* the old definition and data stay */
-	if (r->on || (was_on && !r->off))
-		statproc_start(s, now_ns);
-	return rc;
+	if ((rc = merge(&p->def, r, &d, why)) < 0)
+		return rc;
+	if (!data_fits(&p->def, &d)) {
+		p->discard = true;
+		if (p->on)
+			p->stopped = p->started = true;
+	}
+	p->def = d;
+	return 0;
+}
+
+int statproc_batch_init(struct statproc_batch *b, struct statproc_stat *s, size_t n)
+{
+	b->s = s;
+	b->n = n;
+	if (!(b->p = calloc(n ? n : 1, sizeof(*b->p))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		b->p[i].def = s[i].def;
+		b->p[i].on = s[i].on;
+	}
+	return 0;
+}
+
+int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *r, const char **why)
+{
+	size_t i = r->name_too_long ? b->n : 0;
+	int rc;
+
+	*why = NULL;
+	if (!r->got_name) {
+		if (r->got) { /* only on, off and data=reset apply to a whole interface */
+			*why = "changing a definition needs name=";
+			return -EINVAL;
+		}
+		for (i = 0; i < b->n; i++) {
+			pend_on(&b->p[i], r->on);
+			b->p[i].reset |= r->reset;
+		}
+		return 0;
+	}
+	while (i < b->n && strcmp(b->s[i].name, r->name) != 0)
+		i++;
+	if (i == b->n) {
+		*why = "no statistic of that name";
+		return -ENOENT;
+	}
+	if (r->got && (rc = pend_define(&b->p[i], r, why)) < 0)
+		return rc;
+	pend_on(&b->p[i], r->on);
+	b->p[i].reset |= r->reset;
+	return 0;
+}
+
+static void apply(struct statproc_stat *s, struct statproc_pending *p, uint64_t now_ns)
+{
+	if (p->discard) {
+		statproc_data_install(s, &p->def, p->mem, p->nmem, now_ns);
+		p->mem = NULL;
+	} else {
+		s->def = p->def; /* at most its range moved: the data stays */
+		if (p->reset)
+			statproc_reset(s, now_ns);
+	}
+	if (p->stopped)
+		s->stopped_ns = now_ns;
+	if (p->started)
+		s->started_ns = now_ns;
+	s->on = p->on;
+}
+
+int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct statproc_pending *p = &b->p[i];
+		if (p->discard && !p->mem && statproc_data_alloc(&p->def, &p->mem, &p->nmem) < 0) {
+			for (size_t k = 0; k < i; k++) {
+				free(b->p[k].mem);
+				b->p[k].mem = NULL;
+			}
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++)
+		apply(&b->s[i], &b->p[i], now_ns);
+	return 0;
+}
+
+void statproc_batch_free(struct statproc_batch *b)
+{
+	for (size_t i = 0; b->p && i < b->n; i++)
+		free(b->p[i].mem);
+	free(b->p);
+	b->p = NULL;
 }
 
 int statproc_write(struct statproc_stat *s, size_t n, const char *line, uint64_t now_ns,
 		   const char **why)
 {
-	struct request r;
+	struct statproc_request r;
+	struct statproc_batch b;
 	int rc;
 
-	*why = NULL;
-	if ((rc = parse_line(line, &r, why)) < 0)
+	if ((rc = statproc_parse(line, &r, why)) < 0)
 		return rc;
-	bool redefinition = r.got_type || r.got_mode || r.got_scale || r.got_entries || r.got_min ||
-			    r.got_max || r.got_base || r.got_period;
-	if (!r.got_name) {
-		if (redefinition) { /* only on/off/reset apply to a whole interface */
-			*why = "changing a definition needs name=";
-			return -EINVAL;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (r.on)
-				statproc_start(&s[i], now_ns);
-			if (r.off)
-				statproc_stop(&s[i], now_ns);
-			if (r.reset)
-				statproc_reset(&s[i], now_ns);
-		}
-		return 0;
+	if (statproc_batch_init(&b, s, n) < 0) {
+		*why = "out of memory";
+		return -ENOMEM;
 	}
-	size_t i = r.name_too_long ? n : 0;
-	while (i < n && strcmp(s[i].name, r.name) != 0)
-		i++;
-	if (i == n) {
-		*why = "no statistic of that name";
-		return -ENOENT;
-	}
-	if (redefinition)
-		return redefine(&s[i], &r, now_ns, why);
-	if (r.on)
-		statproc_start(&s[i], now_ns);
-	if (r.off)
-		statproc_stop(&s[i], now_ns);
-	if (r.reset)
-		statproc_reset(&s[i], now_ns);
-	return 0;
+	if ((rc = statproc_batch_add(&b, &r, why)) == 0 &&
+	    (rc = statproc_batch_commit(&b, now_ns)) < 0)
+		*why = "out of memory";
+	statproc_batch_free(&b);
+	return rc;
 }

@@ -36,7 +36,8 @@ struct tdigest {
 	size_t nbuf;
 	double merged_weight, buf_weight, sum;
 	double min, max;
-	bool reverse; /* the next merge runs from the top */
+	bool reverse;	 /* the next merge runs from the top */
+	uint64_t merges; /* since the reset: stats(3)'s compcnt */
 };
 
 struct tdigest *tdigest_new(double compression)
@@ -87,6 +88,7 @@ void tdigest_reset(struct tdigest *td)
 	td->min = INFINITY;
 	td->max = -INFINITY;
 	td->reverse = false;
+	td->merges = 0;
 }
 
 static int cmp_mean(const void *a, const void *b)
@@ -182,6 +184,7 @@ static void merge(struct tdigest *td)
 	if (down) /* written from the top, in ascending order: move it down */
 		memmove(td->c, td->c + cap - out, out * sizeof(*td->c));
 	td->nmerged = out;
+	td->merges++;
 	td->reverse = !td->reverse;
 	td->merged_weight = total;
 	td->buf_weight = 0;
@@ -222,6 +225,22 @@ size_t tdigest_centroids(struct tdigest *td)
 {
 	merge(td);
 	return td->nmerged;
+}
+
+void tdigest_centroid(const struct tdigest *td, size_t i, double *mean, double *weight)
+{
+	*mean = td->c[i].mean;
+	*weight = td->c[i].weight;
+}
+
+size_t tdigest_centroids_max(const struct tdigest *td)
+{
+	return td->max_merged;
+}
+
+uint64_t tdigest_merges(const struct tdigest *td)
+{
+	return td->merges;
 }
 
 static double between(double x1, double w1, double x2, double w2)

@@ -5,6 +5,7 @@
 #define TDIGEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define TDIGEST_COMPRESSION_MIN 10
 #define TDIGEST_COMPRESSION_MAX 10000
@@ -29,5 +30,11 @@ double tdigest_sum(const struct tdigest *td);
 size_t tdigest_bytes(const struct tdigest *td);
 /* Centroids after merging what is buffered (memory and tests). */
 size_t tdigest_centroids(struct tdigest *td);
+/* Centroid i < tdigest_centroids, by increasing mean (stats(3)'s ctds). */
+void tdigest_centroid(const struct tdigest *td, size_t i, double *mean, double *weight);
+/* The most centroids it keeps, and its merges since the reset (stats(3)'s
+ * maxctds and compcnt). */
+size_t tdigest_centroids_max(const struct tdigest *td);
+uint64_t tdigest_merges(const struct tdigest *td);
 
 #endif

@@ -11,14 +11,16 @@
 
 static struct vstats_value lowest(enum vstats_dtype d)
 {
-	return d == VSTATS_INT ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
-			       : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
+	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
+	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = 0}}
+				  : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
 }
 
-static struct vstats_value highest(enum vstats_dtype d)
+struct vstats_value vstats_highest(enum vstats_dtype d)
 {
-	return d == VSTATS_INT ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
-			       : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
+	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
+	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = UINT64_MAX}}
+				  : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
 }
 
 static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
@@ -31,7 +33,7 @@ static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
 		s->v = lowest(d);
 		break;
 	case VSTATS_MIN:
-		s->v = highest(d);
+		s->v = vstats_highest(d);
 		break;
 	case VSTATS_CRHIST:
 	case VSTATS_DRHIST:
@@ -137,13 +139,15 @@ static void sum_add(struct vstats_value *sum, struct vstats_value x)
 {
 	if (sum->dtype == VSTATS_INT) /* wraps, as stats(3)'s integer sums do */
 		sum->i = (int64_t)((uint64_t)sum->i + (uint64_t)x.i);
+	else if (sum->dtype == VSTATS_UINT)
+		sum->u += x.u;
 	else
 		sum->f += x.f;
 }
 
 static bool less(struct vstats_value a, struct vstats_value b)
 {
-	return a.dtype == VSTATS_INT ? a.i < b.i : a.f < b.f;
+	return a.dtype == VSTATS_INT ? a.i < b.i : a.dtype == VSTATS_UINT ? a.u < b.u : a.f < b.f;
 }
 
 static void stat_update(struct vstats_stat *s, struct vstats_value x)

@@ -25,14 +25,17 @@ enum vstats_stype {
 	VSTATS_TDGST,
 };
 
-/* A VOI's values: integers are summed, compared and bucketed exactly. */
-enum vstats_dtype { VSTATS_INT, VSTATS_FLOAT };
+/* A VOI's values: integers are summed, compared and bucketed exactly;
+ * VSTATS_UINT is stats(3)'s VSD_DTYPE_INT_U64, for counters (KVM's are
+ * u64) whose values pass 2^63. */
+enum vstats_dtype { VSTATS_INT, VSTATS_FLOAT, VSTATS_UINT };
 
 struct vstats_value {
 	enum vstats_dtype dtype;
 	union {
 		int64_t i;
 		double f;
+		uint64_t u;
 	};
 };
 
@@ -112,7 +115,8 @@ int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
 
 /* Every statistic back to empty (SUM 0, MAX the dtype's lowest, MIN its
- * highest, histograms and digest empty); the relative-update base stays. */
+ * highest, histograms and digest empty; updates 0, so MAX and MIN read
+ * as not yet taken); the relative-update base stays. */
 void vstats_voi_reset(struct vstats_voi *v);
 /* stats_blob_snapshot: a deep copy into dst (which must be unused or
  * freed), and with `reset` the source reset after. -ENOMEM. */
@@ -124,5 +128,66 @@ double vstats_value_f(struct vstats_value v);
  * given seed bytes (percentages summing to at most 100), or -1 for none;
  * the same seed always chooses the same. */
 int vstats_rollthedice(const uint32_t *pct, size_t n, const void *seed, size_t len);
+
+/* ---- vstats_blob.c: stats(3)'s templates and blobs as text ---- */
+
+#define VSTATS_TPL_NAME_MAX 128 /* bytes of a template's name in a spec */
+
+/* stats_tpl_update_hash: FreeBSD's hash32 (sys/hash.h) over the
+ * template's name, its VOI's name and its schema (data type, relative
+ * updates, each statistic with its settings), so one template hashes the
+ * same on every host and run, and any change to it changes the hash. */
+uint32_t vstats_tpl_hash(const char *tplname, const char *voiname, enum vstats_dtype dtype,
+			 bool relupdate, const struct vstats_spec *specs, uint32_t n);
+
+/* A template named in text, in any of stats(3)'s three forms:
+ * "name":hash (the normative one), "name" and :hash; the quotes are
+ * optional. An absent part is "" or 0, which stats_tpl_fetch_allocid
+ * reads as any. */
+struct vstats_tplspec {
+	char name[VSTATS_TPL_NAME_MAX + 1];
+	uint32_t hash;
+};
+
+/* Parses s[0..len): 0, or -EINVAL with *why. */
+int vstats_tplspec_parse(const char *s, size_t len, struct vstats_tplspec *out, const char **why);
+
+/* stats_tpl_sample_rates' input: spec=pct pairs separated by commas,
+ * blanks around each pair allowed, pct 0 to 100. The whole text must be
+ * pairs: 0 with *n of them; -EINVAL (*why) for anything else, -EFBIG
+ * past max pairs. */
+struct vstats_rate {
+	struct vstats_tplspec spec;
+	uint32_t pct;
+};
+
+int vstats_rates_parse(const char *s, struct vstats_rate *out, size_t max, size_t *n,
+		       const char **why);
+
+/* stats_blob_visit's flags (the same bits as SB_IT_*). */
+#define VSTATS_IT_FIRST_CB 0x0001u
+#define VSTATS_IT_LAST_CB 0x0002u
+#define VSTATS_IT_FIRST_VOI 0x0004u
+#define VSTATS_IT_LAST_VOI 0x0008u
+#define VSTATS_IT_FIRST_VOISTAT 0x0010u
+#define VSTATS_IT_LAST_VOISTAT 0x0020u
+
+/* What a visit shows of one statistic (stats(3)'s struct sb_visit). */
+struct vstats_visit {
+	uint32_t tplhash;
+	uint32_t flags; /* VSTATS_IT_* */
+	int16_t voi_id; /* the VOI's index in the blob */
+	const struct vstats_voi *voi;
+	const struct vstats_stat *stat;
+	bool valid; /* taken a value since its reset (stats(3)'s VS_VSDVALID) */
+};
+
+typedef int (*vstats_visit_cb)(const struct vstats_visit *v, void *ctx);
+
+/* stats_blob_visit over a blob of nvoi VOIs: cb for every statistic of
+ * every VOI, in order, with the flags marking the first and last of each;
+ * a non-zero return ends the visit and is returned. */
+int vstats_blob_visit(const struct vstats_voi *vois, size_t nvoi, uint32_t tplhash,
+		      vstats_visit_cb cb, void *ctx);
 
 #endif

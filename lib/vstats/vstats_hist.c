@@ -9,14 +9,16 @@
 
 double vstats_value_f(struct vstats_value v)
 {
-	return v.dtype == VSTATS_INT ? (double)v.i : v.f;
+	return v.dtype == VSTATS_INT ? (double)v.i : v.dtype == VSTATS_UINT ? (double)v.u : v.f;
 }
 
-/* Compares a and b exactly when both are integers. */
+/* Compares a and b exactly when both are integers of one type. */
 static int cmp_value(struct vstats_value a, struct vstats_value b)
 {
 	if (a.dtype == VSTATS_INT && b.dtype == VSTATS_INT)
 		return (a.i > b.i) - (a.i < b.i);
+	if (a.dtype == VSTATS_UINT && b.dtype == VSTATS_UINT)
+		return (a.u > b.u) - (a.u < b.u);
 	double x = vstats_value_f(a), y = vstats_value_f(b);
 	return (x > y) - (x < y);
 }
@@ -27,6 +29,8 @@ static struct vstats_value make(enum vstats_dtype dtype, double x)
 
 	if (dtype == VSTATS_INT)
 		v.i = (int64_t)x;
+	else if (dtype == VSTATS_UINT) /* bounds made from doubles: below 2^64 */
+		v.u = x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
 	else
 		v.f = x;
 	return v;
@@ -48,7 +52,7 @@ static double step_of(const struct vstats_hist_spec *s, uint32_t i, double lb)
 		while (pow(s->stepbase, exp) <= lb && exp < 1024)
 			exp++;
 		double step = pow(s->stepbase, exp) / s->nlinsteps;
-		return step < 1 && s->lb.dtype == VSTATS_INT ? 1 : step;
+		return step < 1 && s->lb.dtype != VSTATS_FLOAT ? 1 : step;
 	}
 	case VSTATS_USR:
 		break;
@@ -75,7 +79,7 @@ static int generated(enum vstats_dtype dtype, const struct vstats_hist_spec *s,
 	}
 	for (*n = 0; lb < ub; (*n)++) {
 		double step = step_of(s, *n, lb), next = lb + step;
-		if (dtype == VSTATS_INT)
+		if (dtype != VSTATS_FLOAT)
 			next = ceil(next);
 		if (!(step > 0) || !(next > lb) || !isfinite(next)) {
 			*why = "the steps must make buckets that move";
@@ -109,10 +113,7 @@ static int user(enum vstats_stype stype, enum vstats_dtype dtype, const struct v
 		if (stype == VSTATS_DVHIST)
 			b[i].ub = b[i].lb;
 		else if (stype == VSTATS_CRHIST)
-			b[i].ub = i + 1 < s->nusr ? s->usr[i + 1].lb
-				  : dtype == VSTATS_INT
-				      ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
-				      : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
+			b[i].ub = i + 1 < s->nusr ? s->usr[i + 1].lb : vstats_highest(dtype);
 		if (cmp_value(b[i].lb, b[i].ub) > 0 ||
 		    (stype == VSTATS_CRHIST && cmp_value(b[i].lb, b[i].ub) == 0)) {
 			*why = "each bucket's lb must be below its ub";

@@ -344,4 +344,51 @@ check "lock-out: 76 connections from 10 uids do not shut the exporter out" test 
 kill "$LAST_PID" "$HOGS"
 for u in $(seq 60000 60008) 61000; do pkill -U "$u" 2>/dev/null; done
 
+# ---- processing of DCI series (issue 29, item 17): a statistic and a template each ----
+# The C supplier's temperature_delta is -5 at every read and packets_received
+# grows by about one a millisecond: every sample of the first is exactly -5,
+# and both seed 001's products and the template's sum add up the same deltas.
+D=$(dir_with processing)
+start_c_supplier "$D"
+CFG=$(config "$D" \
+	"{match: {stat: packets_received}, type: counter}" \
+	"{match: {stat: 'temperature*'}, name: 'test_{stat}', type: gauge, unit: celsius}")
+cat >>"$CFG" <<EOF
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: temp
+      select: 'test_temperature_delta_celsius{supplier="test.unit0"}'
+      statistics: [{name: temp_range, type: range, range_min: -100, range_max: 100}]
+      template: {name: temp_voi, stats: [sum, max, min, {tdigest: {}}]}
+    - name: pkts
+      select: 'dci_test_supplier_packets_received_total{supplier="test.unit1"}'
+      x: delta
+      statistics: [{name: pkts_n, type: value, mode: products}, {name: pkts_range, type: range}]
+      template: {name: pkts_voi, stats: [sum, min]}
+EOF
+PORT=$(free_port)
+start_exporter "$CFG" "$PORT"
+SURL="http://127.0.0.1:$PORT/statistics"
+check "DCI processing: the temperature is sampled" until_samples "$SURL/temp/0/data" temp_range 5
+curl -s "$SURL/temp/0/data" >"$WORK/temp.txt"
+check "DCI processing: every sample is -5, in the statistic and the template alike" \
+	data_check "$WORK/temp.txt" "
+n, lo, avg, hi = f['temp_range']
+assert (lo, avg, hi) == ('-5', '-5.000', '-5'), f
+assert d['temp_voi_tdigest count'] == n and int(d['temp_voi_sum']) == -5 * int(n), d
+assert d['temp_voi_max'] == d['temp_voi_min'] == d['temp_voi_tdigest 0.5'] == '-5', d"
+check "DCI processing: the packet counter's deltas" until_samples "$SURL/pkts/0/data" pkts_range 5
+curl -s "$SURL/pkts/0/data" >"$WORK/pkts.txt"
+check "DCI processing: seed 001's products and the template's sum add the same deltas, each at least 1" \
+	data_check "$WORK/pkts.txt" "
+assert d['pkts_n'] == d['pkts_voi_sum'], d
+assert int(f['pkts_range'][1]) >= 1 and int(d['pkts_voi_min']) >= 1, f"
+curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/pm.txt"
+check "DCI processing: on /metrics too" sh -c "
+	grep -qx 'temp_range_min{supplier=\"test.unit0\",source_metric=\"test_temperature_delta_celsius\"} -5' '$WORK/pm.txt' &&
+	grep -q '^pkts_voi_sum_of_values_total{supplier=\"test.unit1\",' '$WORK/pm.txt' &&
+	promtool check metrics <'$WORK/pm.txt' >/dev/null"
+kill "$LAST_PID"
+
 summary

@@ -127,6 +127,34 @@ require_lone_kvm() {
 	exit 0
 }
 
+# example_processing WRITE_ALLOW: the head of a config sampling the example
+# collector every 100 ms, writes open to WRITE_ALLOW; groups follow.
+example_processing() {
+	printf 'global:\n  plugin_dir: %s/plugins\ncollectors:\n  example: {}\nprocessing:\n' "$B"
+	printf '  sample_interval: 100ms\n  write: true\n  write_allow: [%s]\n  groups:\n' "$1"
+}
+
+# until_samples URL RANGE N [SECONDS]: until the data file at URL shows the
+# range statistic RANGE holding N samples (within SECONDS, default 10).
+until_samples() {
+	for _ in $(seq $((${4:-10} * 10))); do
+		[ "$(curl -s "$1" | awk -v n="$2" '$1 == n { print $2 }')" -ge "$3" ] 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# data_check FILE PYTHON: PYTHON's asserts over a /statistics/ data file:
+# d maps a line's words but the last to the last ('x_tdigest count': '5'),
+# f a line's first word to the rest ('x_range': ['5', '1', '1.000', '1']).
+data_check() {
+	$PY -c "
+lines = [l.split() for l in open('$1')]
+d = {' '.join(w[:-1]): w[-1] for w in lines}
+f = {w[0]: w[1:] for w in lines}
+$2"
+}
+
 promtool_clean() { # promtool_clean FILE: no error and no lint complaint
 	local out
 	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }

@@ -11,16 +11,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
 processing_config() { # processing_config FILE WRITE_ALLOW
-	cat >"$1" <<EOF
-global:
-  plugin_dir: $B/plugins
-collectors:
-  example: {}
-processing:
-  sample_interval: 100ms
-  write: true
-  write_allow: [$2]
-  groups:
+	example_processing "$2" >"$1"
+	cat >>"$1" <<EOF
     - name: events
       select: 'example_events_total{device="vda"}'
       x: delta
@@ -79,8 +71,8 @@ check "data: array lines <=N and >N" sh -c "grep -qx 'ev_hist <=0 0' '$WORK/data
 check "data: raw ring of 3 timestamped pairs" test "$(grep -c '^ev_raw \[' "$WORK/data.txt")" = 3
 code=$(curl -s -o "$WORK/post.txt" -w '%{http_code}' --data-binary $'name=ev_range range_max=5 on=1\nname=ev_list type=raw' "$URL/statistics/events/0/definition")
 check "POST from an allowed client: 400 naming the refused line ($code)" \
-	sh -c "[ $code = 400 ] && grep -qx 'line 2: a new type needs all its type-specific attributes' '$WORK/post.txt'"
-check "the accepted line took effect" sh -c "curl -s '$URL/statistics/events/0/definition' | grep -q '^name=ev_range on=1 type=range range_min=0 range_max=5 '"
+	sh -c "[ $code = 400 ] && grep -qx 'line 2: EINVAL: a new type needs all its type-specific attributes' '$WORK/post.txt'"
+check "a POST is all or nothing: the good line did not apply" sh -c "curl -s '$URL/statistics/events/0/definition' | grep -q '^name=ev_range on=1 type=range range_min=0 range_max=100 '"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/statistics/events/0/snapshot")
 check "POST snapshot resets the template ($code)" sh -c "[ $code = 200 ] && curl -s '$URL/statistics/events/0/definition' | grep -q 'updates=[0-9]\$'"
 head -c 70000 /dev/zero | tr '\0' 'a' >"$WORK/big.txt"

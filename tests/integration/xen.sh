@@ -297,4 +297,43 @@ rc=$?
 [ $rc = 0 ] || tail -30 "$WORK/exporter.log"
 check "the exporter exits cleanly (no leak under ASan)" test $rc = 0
 
+# ---- processing of Xen series (issue 29, item 17): a statistic and a template each ----
+# The normal guest's packets grows by one per request, and between scrapes
+# only the sampler asks: taken by delta, every X is exactly 1.
+cp "$WORK/xen.yml" "$WORK/xenp.yml"
+cat >>"$WORK/xenp.yml" <<EOF
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: pkts
+      select: 'xen_pv_stat{domid="1",set="Tx",stat="packets"}'
+      x: delta
+      statistics: [{name: xpk_range, type: range}, {name: xpk_n, type: value}]
+      template: {name: xpk_voi, stats: [sum, max, min, {dvhist: {values: [1]}}]}
+EOF
+# The agent finds the guest's set a little after it starts, and the sampler
+# looks for new series every 30 s (docs/processing.md): the first samples
+# can take that long, hence the 45 s bound.
+guest 1 normal
+G1=$LAST_GUEST
+PORT=$(free_port)
+LD_PRELOAD="$FAKE" start_exporter "$WORK/xenp.yml" "$PORT"
+XP=$LAST_PID
+SURL="http://127.0.0.1:$PORT/statistics"
+check "Xen processing: the guest's packet count is sampled" \
+	until_samples "$SURL/pkts/0/data" xpk_range 5 45
+curl -s "$SURL/pkts/0/data" >"$WORK/xpk.txt"
+check "Xen processing: every delta is 1, counted alike by the statistics and the template" \
+	data_check "$WORK/xpk.txt" "
+n, lo, avg, hi = f['xpk_range']
+assert (lo, avg, hi) == ('1', '1.000', '1'), f
+assert d['xpk_n'] == d['xpk_voi_sum'] == d['xpk_voi_dvhist [1,1]'] == n, d
+assert d['xpk_voi_max'] == d['xpk_voi_min'] == '1' and d['xpk_voi_dvhist oob'] == '0', d"
+scrape >"$WORK/xpm.txt"
+check "Xen processing: on /metrics too" sh -c "
+	grep -q '^xpk_range_max{domid=\"1\",.*} 1$' '$WORK/xpm.txt' &&
+	grep -q '^xpk_voi_dvhist_bucket{domid=\"1\",.*le=\"1.0\"} [1-9]' '$WORK/xpm.txt' &&
+	promtool check metrics <'$WORK/xpm.txt' >/dev/null"
+kill -TERM "$G1" "$XP"
+
 summary

@@ -144,7 +144,7 @@ static void test_caps(void **state)
 	assert_int_equal(p->count.too_many_sources, 1);
 	/* sample_pct 0: no source is sampled by the template */
 	char *text = iface(p, "GET", "g/1/definition", NULL, false, S(1), &status);
-	assert_non_null(strstr(text, "# template=g sampled=0 relative=0 updates=0\n"));
+	assert_non_null(strstr(text, "# template=g state=on sampled=0 relative=0 updates=0\n"));
 	free(text);
 	text = metrics(p);
 	assert_null(strstr(text, "g_sum"));
@@ -173,14 +173,23 @@ static void test_interface_writes(void **state)
 			   "name=ex_r range_max=50\nname=ex_r type=list\nname=zz on=1\ndata=reset",
 			   true, S(2), &status);
 	assert_int_equal(status, 400);
-	assert_string_equal(text, "line 2: a new type needs all its type-specific attributes\n"
-				  "line 3: no statistic of that name\n");
+	assert_string_equal(text,
+			    "line 2: EINVAL: a new type needs all its type-specific attributes\n"
+			    "line 3: ENOENT: no statistic of that name\n"
+			    "nothing applied: 2 lines refused\n");
 	free(text);
+	/* all or nothing (issue 29, item 11): lines 1 and 4 did not apply */
 	text = iface(p, "GET", "ex/0/data", NULL, false, S(3), &status);
-	/* line 1 and line 4 applied: range_max 50, and everything reset, the
-	 * template's statistics too */
-	assert_string_equal(text, "ex_n 0\nex_r 0 0 0.000 0\nex_sum 0\n"
-				  "ex_max -9223372036854775808\n");
+	assert_string_equal(text, "ex_n 1\nex_r 1 1 1.000 1\nex_sum 1\nex_max 1\n");
+	free(text);
+	text = iface(p, "POST", "ex/0/definition", "name=ex_r range_max=50\ndata=reset", true, S(3),
+		     &status);
+	assert_int_equal(status, 200);
+	free(text);
+	/* range_max 50, and everything reset, the template's statistics too:
+	 * the maximum of nothing has no line (item 14) */
+	text = iface(p, "GET", "ex/0/data", NULL, false, S(3), &status);
+	assert_string_equal(text, "ex_n 0\nex_r 0 0 0.000 0\nex_sum 0\n");
 	free(text);
 	text = iface(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
 	assert_non_null(strstr(text, "name=ex_r on=1 type=range range_min=0 range_max=50 "));
@@ -456,6 +465,364 @@ static void test_type_changes_under_load(void **state)
 	done(r.p);
 }
 
+/* ---- issue 29: the /statistics/ interface (items 11 to 14, 16) ---- */
+
+/* A gauge "g" of 1, no labels. */
+static int gauge_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_family f = {.name = "g", .type = BS_GAUGE};
+	(void)ctx, (void)i, (void)wait_ns;
+
+	e->ops->family(e, &f);
+	bs_sample_f64(e, NULL, 0, 1);
+	return 0;
+}
+
+/* Item 13: seed 001 takes each value at the time its pass was due, so
+ * with passes at 4 Hz run up to 199 ms late, every 1 s period holds 4
+ * (with the time each ran, a late boundary pass lands in the next). */
+static void test_history_by_due_time(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics:\n        - {name: h, type: history, mode: "
+			      "increments, period: 1s, entries_max: 16}\n");
+	uint64_t t0 = S(100.1234);
+	int status;
+	(void)state;
+
+	p->in = (struct proc_input){.n = 1, .collect = gauge_collect};
+	for (uint64_t k = 0; k < 40; k++) {
+		uint64_t due = t0 + k * S(0.25), late = k * 7919 % 200 * 1000000;
+		proc_tick_at(p, due, due + late);
+	}
+	char *text = iface(p, "GET", "g/0/data", NULL, false, S(110), &status);
+	assert_string_equal(text, "h [100.000000] 4\nh [101.000000] 4\nh [102.000000] 4\n"
+				  "h [103.000000] 4\nh [104.000000] 4\nh [105.000000] 4\n"
+				  "h [106.000000] 4\nh [107.000000] 4\nh [108.000000] 4\n"
+				  "h [109.000000] 4\nh [110.000000] 0\n");
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
+/* Item 11: a POST is all or nothing, and its reply names every refused
+ * line with its error (the seed's errno names); item 9 through the
+ * interface: an overlong word refuses its line. */
+static void test_post_all_or_nothing(void **state)
+{
+	struct proc *p = make(delta_yaml);
+	struct bs_label web[] = {{"vm", "web1"}};
+	char body[1024], word[300];
+	int status;
+	(void)state;
+
+	proc_feed(p, "kvm_exits_total", web, 1, 1, S(0));
+	proc_feed(p, "kvm_exits_total", web, 1, 4, S(1)); /* X = 3 */
+	char *before = iface(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
+	memset(word, 'a', sizeof(word) - 1);
+	word[sizeof(word) - 1] = '\0';
+	snprintf(body, sizeof(body),
+		 "on=0\nname=%s data=reset\nname=ex_r type=list entries_max=4\n"
+		 "name=ex entries_max=4\nname=ex_n range_max=x\ndata=reset",
+		 word);
+	char *text = iface(p, "POST", "ex/0/definition", body, true, S(2), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "line 2: EFBIG: a word is longer than 255 bytes\n"
+				  "line 4: EOPNOTSUPP: a template's statistics are fixed: only "
+				  "on= and data=reset\n"
+				  "line 5: EINVAL: range_max must be a number\n"
+				  "nothing applied: 3 lines refused\n");
+	free(text);
+	text = iface(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
+	assert_string_equal(text, before); /* on=0 and the type change did not apply */
+	free(text);
+	free(before);
+	text = iface(p, "GET", "ex/0/data", NULL, false, S(2), &status);
+	assert_string_equal(text, "ex_n 1\nex_r 1 3 3.000 3\nex_sum 3\nex_max 3\n");
+	free(text);
+	/* each line is checked against what the lines before it leave */
+	text = iface(p, "POST", "ex/0/definition",
+		     "name=ex_r type=list entries_max=4\nname=ex_r entries_max=8 range_max=9\n",
+		     true, S(3), &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(text, "ok\n");
+	free(text);
+	text = iface(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
+	assert_non_null(strstr(text, "name=ex_r on=1 type=list range_min=0 range_max=9 "
+				     "entries_max=8 hits_missed=0"));
+	free(text);
+	done(p);
+}
+
+/* Item 12: off is off for everything of the interface, the template too;
+ * the template alone answers to its name. */
+static void test_off_stops_template(void **state)
+{
+	struct proc *p = make(delta_yaml);
+	struct bs_label web[] = {{"vm", "web1"}};
+	int status;
+	(void)state;
+
+	proc_feed(p, "kvm_exits_total", web, 1, 0, S(0));
+	proc_feed(p, "kvm_exits_total", web, 1, 2, S(1));
+	free(iface(p, "POST", "ex/0/definition", "on=0", true, S(2), &status));
+	assert_int_equal(status, 200);
+	proc_feed(p, "kvm_exits_total", web, 1, 5, S(3));
+	char *text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	assert_non_null(strstr(text, "# template=ex state=off sampled=1 relative=0 updates=1\n"));
+	free(text);
+	text = iface(p, "GET", "ex/0/data", NULL, false, S(4), &status);
+	assert_string_equal(text, "ex_n 1\nex_r 1 2 2.000 2\nex_sum 2\nex_max 2\n");
+	free(text);
+	/* on=1 starts it all again; name=<template> reaches it alone */
+	free(iface(p, "POST", "ex/0/definition", "on=1\nname=ex on=0 data=reset", true, S(5),
+		   &status));
+	assert_int_equal(status, 200);
+	proc_feed(p, "kvm_exits_total", web, 1, 9, S(6));
+	text = iface(p, "GET", "ex/0/data", NULL, false, S(7), &status);
+	assert_string_equal(text, "ex_n 2\nex_r 2 2 3.000 4\nex_sum 0\n");
+	free(text);
+	text = iface(p, "POST", "ex/0/definition", "name=ex type=value mode=increments", true, S(8),
+		     &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "line 1: EOPNOTSUPP: a template's statistics are fixed: only "
+				  "on= and data=reset\nnothing applied: 1 line refused\n");
+	free(text);
+	done(p);
+}
+
+/* Item 14: an empty digest has no quantile lines, its count and sum 0. */
+static void test_empty_digest_lines(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - {name: g, select: m, "
+			      "template: {stats: [min, {tdigest: {quantiles: [0.5]}}]}}\n");
+	int status;
+	(void)state;
+
+	proc_feed(p, "m", NULL, 0, 3, S(0));
+	char *text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	assert_string_equal(text, "g_min 3\ng_tdigest 0.5 3\ng_tdigest count 1\ng_tdigest sum 3\n");
+	free(text);
+	free(iface(p, "POST", "g/0/definition", "data=reset", true, S(1), &status));
+	text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	assert_string_equal(text, "g_tdigest count 0\ng_tdigest sum 0\n");
+	free(text);
+	done(p);
+}
+
+static const char *two_tpl_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: ex\n"
+    "      select: ex_total\n"
+    "      template: {name: ex_voi, sample_pct: 0, stats: [sum]}\n"
+    "    - name: io\n"
+    "      select: io_total\n"
+    "      x: delta\n"
+    "      template: {stats: [sum, max, {crhist: {scheme: usr, bounds: [0, 10]}}]}\n";
+
+/* Item 16: the template list with slot ids and hashes, found by id
+ * (stats_tpl_id2name) or spec (stats_tpl_fetch_allocid), with stats(3)'s
+ * error names. */
+static void test_template_list(void **state)
+{
+	struct proc *p = make(two_tpl_yaml);
+	char want[256], path[128];
+	int status;
+	(void)state;
+
+	uint32_t h0 = p->tpl[0].hash, h1 = p->tpl[1].hash;
+	assert_int_not_equal(h0, h1);
+	char *text = iface(p, "GET", "templates", NULL, false, 0, &status);
+	snprintf(want, sizeof(want), "0 \"ex_voi\":%u\n1 \"io\":%u\n", h0, h1);
+	assert_string_equal(text, want);
+	free(text);
+	snprintf(want, sizeof(want), "1 \"io\":%u\n", h1);
+	snprintf(path, sizeof(path), "templates/\"io\":%u", h1);
+	static const char *const ways[] = {"templates/1", "templates/io", "templates/\"io\"", NULL};
+	for (size_t i = 0; i < 4; i++) {
+		text = iface(p, "GET", ways[i] ? ways[i] : path, NULL, false, 0, &status);
+		assert_int_equal(status, 200);
+		assert_string_equal(text, want);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "templates/:%u", h1);
+	text = iface(p, "GET", path, NULL, false, 0, &status);
+	assert_string_equal(text, want);
+	free(text);
+	snprintf(path, sizeof(path), "templates/io:%u", h0); /* name and hash disagree */
+	text = iface(p, "GET", path, NULL, false, 0, &status);
+	assert_int_equal(status, 404);
+	assert_string_equal(text, "ESRCH: no template matches\n");
+	free(text);
+	text = iface(p, "GET", "templates/2", NULL, false, 0, &status);
+	assert_int_equal(status, 404);
+	assert_string_equal(text, "ENOENT: no template has that id\n");
+	free(text);
+	text = iface(p, "GET", "templates/io:x", NULL, false, 0, &status);
+	assert_int_equal(status, 400);
+	assert_true(strncmp(text, "EINVAL: ", 8) == 0);
+	free(text);
+	done(p);
+}
+
+/* Item 16: a template name used twice is stats_tpl_alloc's EEXIST. */
+static void test_template_name_twice(void **state)
+{
+	(void)state;
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: a, select: m, template: {name: t, stats: [sum]}}\n"
+			  "    - {name: b, select: n, template: {name: t, stats: [max]}}\n",
+			  "t.yml:4:38: EEXIST: template 't' is group 'a''s already");
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: a, select: m, template: {stats: [sum]}}\n"
+			  "    - {name: b, select: n, template: {name: a, stats: [max]}}\n",
+			  "EEXIST: template 'a' is group 'a''s already");
+	expect_conf_error("processing:\n  groups:\n    - {name: a, select: m, x: rate,\n"
+			  "       template: {dtype: u64, stats: [sum]}}\n",
+			  "x: rate makes the VOI a double");
+}
+
+/* Item 16: sample rates read and changed at run time as
+ * stats_tpl_sample_rates reads and writes them; a raised rate gives the
+ * sources VOIs, a lowered one takes them; a refused write changes none. */
+static void test_sample_rates(void **state)
+{
+	struct proc *p = make(two_tpl_yaml);
+	char want[256], body[128];
+	int status;
+	(void)state;
+
+	for (int i = 0; i < 8; i++) {
+		struct bs_label l[] = {
+		    {"vm", (const char *[]){"a", "b", "c", "d", "e", "f", "g", "h"}[i]}};
+		proc_feed(p, "ex_total", l, 1, 7, S(0));
+	}
+	uint32_t h0 = p->tpl[0].hash, h1 = p->tpl[1].hash;
+	char *text = iface(p, "GET", "sample_rates", NULL, false, 0, &status);
+	snprintf(want, sizeof(want), "\"ex_voi\":%u=0,\"io\":%u=100\n", h0, h1);
+	assert_string_equal(text, want);
+	free(text);
+	free(iface(p, "POST", "sample_rates", "ex_voi=100", false, S(1), &status));
+	assert_int_equal(status, 403);
+	/* refused as a whole: the first pair is good, the second names nothing */
+	text = iface(p, "POST", "sample_rates", "ex_voi=100, nosuch=5", true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "ESRCH: pair 2: no template matches\n");
+	free(text);
+	text = iface(p, "POST", "sample_rates", "ex_voi=101", true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "EINVAL: a sample rate is a whole percentage, 0 to 100\n");
+	free(text);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		assert_false(p->src[i]->sampled);
+	/* every spec form; the last pair for a template wins */
+	snprintf(body, sizeof(body), "\"ex_voi\":%u=10, :%u=100,\n", h0, h0);
+	text = iface(p, "POST", "sample_rates", body, true, S(1), &status);
+	assert_int_equal(status, 200);
+	free(text);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		assert_true(p->src[i]->sampled);
+	proc_feed(p, "ex_total", (struct bs_label[]){{"vm", "a"}}, 1, 9, S(2));
+	text = iface(p, "GET", "ex/0/data", NULL, false, S(2), &status);
+	assert_string_equal(text, "ex_voi_sum 9\n"); /* a VOI from the change on */
+	free(text);
+	free(iface(p, "POST", "sample_rates", "ex_voi=0", true, S(3), &status));
+	assert_int_equal(status, 200);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		assert_false(p->src[i]->sampled);
+	done(p);
+}
+
+/* Item 16: a source's blob in stats_blob_tostr's JSON shape
+ * (SB_STRFMT_JSON with SB_TOSTR_META), every statistic visited, one not
+ * yet updated null. */
+static void test_blob_json(void **state)
+{
+	struct proc *p = make(two_tpl_yaml);
+	char want[512];
+	int status;
+	(void)state;
+
+	proc_feed(p, "io_total", NULL, 0, 10, S(0));
+	char *text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(1), &status);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"io\",\"tplhash\":%u,\"vois\":{\"io\":{\"stats\":{\"SUM\":null,"
+		 "\"MAX\":null,\"HIST\":null}}}}\n",
+		 p->tpl[1].hash);
+	assert_string_equal(text, want);
+	free(text);
+	proc_feed(p, "io_total", NULL, 0, 13, S(1));
+	proc_feed(p, "io_total", NULL, 0, 25, S(2));
+	text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"io\",\"tplhash\":%u,\"vois\":{\"io\":{\"stats\":{"
+		 "\"SUM\":{\"errs\":0,\"val\":15},\"MAX\":{\"errs\":0,\"val\":12},"
+		 "\"HIST\":{\"errs\":0,\"nbkts\":2,\"oob\":0,\"bkts\":["
+		 "{\"lb\":0,\"ub\":10,\"cnt\":1},{\"lb\":10,\"ub\":9223372036854775807,"
+		 "\"cnt\":1}]}}}}}\n",
+		 p->tpl[1].hash);
+	assert_string_equal(text, want);
+	free(text);
+	/* snapshot?format=json: the same, then reset */
+	text = iface(p, "POST", "io/0/snapshot?format=json", NULL, true, S(3), &status);
+	assert_string_equal(text, want);
+	free(text);
+	text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
+	assert_non_null(strstr(text, "\"SUM\":null"));
+	free(text);
+	free(iface(p, "GET", "io/0/data?format=xml", NULL, false, S(3), &status));
+	assert_int_equal(status, 400);
+	text = iface(p, "GET", "ex/0/data?format=json", NULL, false, S(3), &status);
+	assert_int_equal(status, 404); /* no source of ex yet */
+	free(text);
+	done(p);
+}
+
+/* A KVM-like u64 counter past 2^63. */
+static uint64_t u64_value;
+
+static int u64_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_family f = {.name = "big_total", .type = BS_COUNTER};
+	(void)ctx, (void)i, (void)wait_ns;
+
+	e->ops->family(e, &f);
+	bs_sample_u64(e, NULL, 0, u64_value);
+	return 0;
+}
+
+/* Item 16: a u64 VOI takes a counter past 2^63 exactly: it neither wraps
+ * (negative as an s64) nor is clamped or refused. */
+static void test_u64_voi_end_to_end(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: big\n      select: big_total\n"
+			      "      template: {dtype: u64, stats: [sum, max, min]}\n"
+			      "    - name: bigd\n      select: big_total\n      x: delta\n"
+			      "      template: {dtype: u64, stats: [sum]}\n");
+	int status;
+	(void)state;
+
+	p->in = (struct proc_input){.n = 1, .collect = u64_collect};
+	u64_value = (1ull << 63) + 5;
+	proc_tick(p, S(1));
+	u64_value = UINT64_MAX - 2;
+	proc_tick(p, S(2));
+	char *text = iface(p, "GET", "big/0/data", NULL, false, S(3), &status);
+	assert_string_equal(text, "big_sum 9223372036854775810\nbig_max 18446744073709551613\n"
+				  "big_min 9223372036854775813\n");
+	free(text);
+	text = iface(p, "GET", "bigd/0/data", NULL, false, S(3), &status);
+	assert_string_equal(text, "bigd_sum 9223372036854775800\n"); /* the exact increase */
+	free(text);
+	text = metrics(p); /* /metrics too: a u64, not its bits read as a double */
+	assert_non_null(
+	    strstr(text, "\nbig_max{source_metric=\"big_total\"} 18446744073709551613\n"));
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +836,15 @@ int main(void)
 	    cmocka_unit_test(test_long_keys),
 	    cmocka_unit_test(test_sampler_races_reader),
 	    cmocka_unit_test(test_type_changes_under_load),
+	    cmocka_unit_test(test_history_by_due_time),
+	    cmocka_unit_test(test_post_all_or_nothing),
+	    cmocka_unit_test(test_off_stops_template),
+	    cmocka_unit_test(test_empty_digest_lines),
+	    cmocka_unit_test(test_template_list),
+	    cmocka_unit_test(test_template_name_twice),
+	    cmocka_unit_test(test_sample_rates),
+	    cmocka_unit_test(test_blob_json),
+	    cmocka_unit_test(test_u64_voi_end_to_end),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

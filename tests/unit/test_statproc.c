@@ -199,21 +199,21 @@ static void test_history(void **state)
 
 	assert_int_equal(statproc_init(&s, "h", "x/y", &d, 0), 0);
 	statproc_start(&s, 0);
-	statproc_add(&s, 7, 1, S(0.5)); /* period (0, 1] */
+	statproc_add(&s, 7, 1, S(0.5)); /* period [0, 1), stamped with its start */
 	statproc_add(&s, 7, 2, S(0.9));
-	statproc_add(&s, 7, 1, S(1.2)); /* period (1, 2] */
-	assert_string_equal(data_lines(&s, S(1.5)), "h [1.000000] 3\nh [2.000000] 1\n");
-	/* 3.5 s later: the periods ending 3, 4 and 5 pass, only 3 entries stay */
+	statproc_add(&s, 7, 1, S(1.2)); /* period [1, 2) */
+	assert_string_equal(data_lines(&s, S(1.5)), "h [0.000000] 3\nh [1.000000] 1\n");
+	/* 4 periods on: those of 2, 3 and 4 pass, only 3 entries stay */
 	statproc_add(&s, 7, 5, S(5.5));
 	assert_string_equal(data_lines(&s, S(5.6)),
-			    "h [4.000000] 0\nh [5.000000] 0\nh [6.000000] 5\n");
+			    "h [3.000000] 0\nh [4.000000] 0\nh [5.000000] 5\n");
 	/* reading brings it up to now: a quiet period is an entry of 0 */
 	assert_string_equal(data_lines(&s, S(6.1)),
-			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+			    "h [4.000000] 0\nh [5.000000] 5\nh [6.000000] 0\n");
 	/* stopped, it is not moved */
 	statproc_stop(&s, S(6.2));
 	assert_string_equal(data_lines(&s, S(60)),
-			    "h [5.000000] 0\nh [6.000000] 5\nh [7.000000] 0\n");
+			    "h [4.000000] 0\nh [5.000000] 5\nh [6.000000] 0\n");
 	assert_non_null(strstr(def_line(&s), "type=history range_min=0 range_max=100 "
 					     "entries_max=3 mode=increments period=1000000"));
 
@@ -224,7 +224,7 @@ static void test_history(void **state)
 	    statproc_write(&s, 1, "name=h mode=range period=500000 on=1", S(100), &why), 0);
 	statproc_add(&s, 4, 1, S(100.1));
 	statproc_add(&s, 8, 1, S(100.2));
-	assert_string_equal(data_lines(&s, S(100.3)), "h [100.500000] 2 4 6.000 8\n");
+	assert_string_equal(data_lines(&s, S(100.3)), "h [100.000000] 2 4 6.000 8\n");
 	statproc_add(&s, 1, 1, S(100 + 365 * 86400.0));
 	assert_string_equal(data_lines(&s, S(100 + 365 * 86400.0)),
 			    "h [31536099.000000] 0 0 0.000 0\nh [31536099.500000] 0 0 0.000 0\n"
@@ -268,16 +268,13 @@ static void test_write_rules(void **state)
 	assert_int_equal(s[0].def.entries_max, 256);
 	assert_true(s[0].on); /* it was on, it stays on */
 
-	/* a whole line copied back redefines (and so resets) with its values */
+	/* a whole line copied back changes nothing (test_write_back) */
 	statproc_add(&s[0], 3, 1, S(5));
 	char line[512];
 	snprintf(line, sizeof(line), "%s", def_line(&s[0]));
 	assert_int_equal(statproc_write(s, 2, line, S(6), &why), 0);
-	assert_string_equal(data_lines(&s[0], S(6)), "");
-	assert_string_equal(def_line(&s[0]) + strlen("name=foo on=1 type=list range_min=0 "
-						     "range_max=10 entries_max=256 "),
-			    "hits_missed=0 hits_out_of_range=0 data=[6.000000] "
-			    "started=[6.000000] stopped=[6.000000] units=a/b\n");
+	assert_string_equal(data_lines(&s[0], S(6)), "foo 0x3 1\n");
+	assert_string_equal(def_line(&s[0]), line);
 
 	/* refused lines change nothing */
 	assert_int_equal(statproc_write(s, 2, "name=nosuch on=1", S(7), &why), -ENOENT);
@@ -328,14 +325,229 @@ static void test_bounds(void **state)
 	assert_int_equal(statproc_check(&h, &why), -EINVAL);
 }
 
+/* ---- issue 29, items 9, 10, 13 and 14 ---- */
+
+/* Two statistics, on, with data: "v" a value of 2, "r" a range of 1. */
+static void two_with_data(struct statproc_stat s[2])
+{
+	struct statproc_def v = {.type = STATPROC_VALUE, .range_min = 0, .range_max = 10};
+	struct statproc_def r = {.type = STATPROC_RANGE, .range_min = 0, .range_max = 10};
+
+	assert_int_equal(statproc_init(&s[0], "v", "a/b", &v, 0), 0);
+	assert_int_equal(statproc_init(&s[1], "r", "a/b", &r, 0), 0);
+	statproc_start(&s[0], 0);
+	statproc_start(&s[1], 0);
+	statproc_add(&s[0], 5, 2, S(1));
+	statproc_add(&s[1], 5, 1, S(1));
+}
+
+/* Item 9: a word of 256 bytes or more refuses its line, which changes
+ * nothing; it is not dropped with the rest of the line applied. */
+static void test_long_token(void **state)
+{
+	struct statproc_stat s[2];
+	char line[600], name[301];
+	const char *why;
+	(void)state;
+
+	two_with_data(s);
+	memset(name, 'a', 300);
+	name[300] = '\0';
+	snprintf(line, sizeof(line), "name=%s data=reset", name);
+	assert_int_equal(statproc_write(s, 2, line, S(2), &why), -EFBIG);
+	assert_string_equal(why, "a word is longer than 255 bytes");
+	snprintf(line, sizeof(line), "name=%s on=0", name);
+	assert_int_equal(statproc_write(s, 2, line, S(2), &why), -EFBIG);
+	snprintf(line, sizeof(line), "on=0 %s", name); /* junk, but too long to judge */
+	assert_int_equal(statproc_write(s, 2, line, S(2), &why), -EFBIG);
+	assert_true(s[0].on && s[1].on);
+	assert_string_equal(data_lines(&s[0], S(2)), "v 2\n");
+	assert_string_equal(data_lines(&s[1], S(2)), "r 1 5 5.000 5\n");
+	/* 255 bytes is a word like any other: junk, ignored */
+	name[255] = '\0';
+	snprintf(line, sizeof(line), "%s on=0", name);
+	assert_int_equal(statproc_write(s, 2, line, S(3), &why), 0);
+	assert_false(s[0].on || s[1].on);
+	statproc_free(&s[0]);
+	statproc_free(&s[1]);
+}
+
+/* Writes back the statistic's own definition line: nothing changes. */
+static void write_back_keeps(struct statproc_stat *s, uint64_t now)
+{
+	char line[1024], before[8192];
+	const char *why;
+
+	snprintf(line, sizeof(line), "%s", def_line(s));
+	snprintf(before, sizeof(before), "%s", data_lines(s, now));
+	assert_int_equal(statproc_write(s, 1, line, now, &why), 0);
+	assert_string_equal(def_line(s), line);
+	assert_string_equal(data_lines(s, now), before);
+}
+
+/* Item 10: a line written back exactly as read, a range change alone and
+ * an attribute given the value it has discard nothing; a change of type
+ * or of a type-specific attribute discards, as the seed says. */
+static void test_write_back(void **state)
+{
+	static const struct statproc_def defs[] = {
+	    {.type = STATPROC_VALUE, .range_max = 100, .mode = STATPROC_PRODUCTS},
+	    {.type = STATPROC_RANGE, .range_max = 100},
+	    {.type = STATPROC_ARRAY, .range_max = 64, .base_interval = 2, .scale = STATPROC_LOG2},
+	    {.type = STATPROC_LIST, .range_max = 100, .entries_max = 8},
+	    {.type = STATPROC_RAW, .range_max = 100, .entries_max = 8},
+	    {.type = STATPROC_HISTORY,
+	     .range_max = 100,
+	     .entries_max = 8,
+	     .mode = STATPROC_MODE_RANGE,
+	     .period_us = 1000000},
+	};
+	struct statproc_stat s;
+	const char *why;
+	(void)state;
+
+	for (size_t k = 0; k < sizeof(defs) / sizeof(defs[0]); k++) {
+		assert_int_equal(statproc_init(&s, "x", "a/b", &defs[k], 0), 0);
+		statproc_start(&s, S(0.5));
+		statproc_add(&s, 3, 1, S(1));
+		statproc_add(&s, 7, 1, S(1.5));
+		write_back_keeps(&s, S(1.7));
+		if (defs[k].type != STATPROC_ARRAY) { /* its intervals end at range_max */
+			assert_int_equal(statproc_write(&s, 1, "name=x range_max=50", S(2), &why),
+					 0);
+			assert_int_equal(s.def.range_max, 50);
+			assert_int_equal(statproc_write(&s, 1, "name=x range_min=-5", S(2), &why),
+					 0);
+			assert_int_equal(s.reset_ns, 0); /* data= still the first start */
+		}
+		statproc_free(&s);
+	}
+
+	/* the value an attribute has is no change; another value is */
+	assert_int_equal(statproc_init(&s, "x", "a/b", &defs[3], 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 3, 1, S(1));
+	assert_int_equal(statproc_write(&s, 1, "name=x type=list entries_max=8 on=1", S(2), &why),
+			 0);
+	assert_string_equal(data_lines(&s, S(2)), "x 0x3 1\n");
+	assert_string_equal(def_line(&s) + strlen("name=x on=1 type=list range_min=0 "
+						  "range_max=100 entries_max=8 "),
+			    "hits_missed=0 hits_out_of_range=0 data=[0.000000] started=[0.000000] "
+			    "stopped=[0.000000] units=a/b\n");
+	assert_int_equal(statproc_write(&s, 1, "name=x entries_max=9", S(3), &why), 0);
+	assert_string_equal(data_lines(&s, S(3)), "");
+	assert_true(strstr(def_line(&s), "data=[3.000000] started=[3.000000] stopped=[3.000000]"));
+	statproc_add(&s, 4, 1, S(4));
+	assert_int_equal(statproc_write(&s, 1, "name=x type=value mode=increments", S(5), &why), 0);
+	assert_string_equal(data_lines(&s, S(5)), "x 0\n");
+	statproc_free(&s);
+
+	/* an array's range bounds its intervals: a change discards */
+	assert_int_equal(statproc_init(&s, "x", "a/b", &defs[2], 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 3, 1, S(1));
+	assert_int_equal(statproc_write(&s, 1, "name=x range_max=128", S(2), &why), 0);
+	assert_null(strstr(data_lines(&s, S(2)), " 1\n"));
+	statproc_free(&s);
+}
+
+/* Item 10 and 14: a range emptied by a reset holds no sentinel, so a
+ * range changed after it still takes its first X as both ends. */
+static void test_range_moved_empty(void **state)
+{
+	struct statproc_def d = {.type = STATPROC_RANGE, .range_min = 0, .range_max = 10};
+	struct statproc_stat s;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(statproc_init(&s, "r", "a/b", &d, 0), 0);
+	statproc_start(&s, 0);
+	statproc_add(&s, 4, 1, S(1));
+	assert_int_equal(statproc_write(&s, 1, "name=r data=reset", S(2), &why), 0);
+	assert_string_equal(data_lines(&s, S(2)), "r 0 0 0.000 0\n"); /* the seed's empty range */
+	assert_int_equal(statproc_write(&s, 1, "name=r range_max=1000", S(3), &why), 0);
+	statproc_add(&s, 500, 1, S(4));
+	statproc_add(&s, 600, 1, S(4));
+	assert_string_equal(data_lines(&s, S(5)), "r 2 500 550.000 600\n");
+	statproc_free(&s);
+}
+
+/* A history statistic "h", on from t0. */
+static void history_on(struct statproc_stat *s, enum statproc_mode mode, uint64_t period_us,
+		       uint32_t entries, uint64_t t0)
+{
+	struct statproc_def d = {.type = STATPROC_HISTORY,
+				 .range_max = 100,
+				 .entries_max = entries,
+				 .mode = mode,
+				 .period_us = period_us};
+
+	assert_int_equal(statproc_init(s, "h", "x/y", &d, t0), 0);
+	statproc_start(s, t0);
+}
+
+/* Item 13: periods start on multiples of the period, so samples due at a
+ * steady rate fill each alike, whenever the source was found: at 4 Hz a
+ * 5 s period holds 20, the first whole one included. */
+static void test_history_aligned(void **state)
+{
+	uint64_t t0 = S(10602.774754); /* found at run time, off any boundary */
+	struct statproc_stat s;
+	(void)state;
+
+	history_on(&s, STATPROC_INCREMENTS, 5000000, 16, t0);
+	for (uint64_t k = 0; k < 4 * 32; k++)
+		statproc_add(&s, 1, 1, t0 + k * 250000000u);
+	/* the partial first period [10600, 10605), then whole ones */
+	assert_string_equal(data_lines(&s, t0 + 4 * 32 * 250000000u - 1),
+			    "h [10600.000000] 9\nh [10605.000000] 20\nh [10610.000000] 20\n"
+			    "h [10615.000000] 20\nh [10620.000000] 20\nh [10625.000000] 20\n"
+			    "h [10630.000000] 19\n");
+	/* a sample due before a read moved the history on still lands in
+	 * the period it was due in */
+	assert_true(strstr(data_lines(&s, S(10635.1)), "h [10635.000000] 0\n"));
+	statproc_add(&s, 1, 1, S(10634.9));
+	assert_true(
+	    strstr(data_lines(&s, S(10635.2)), "h [10630.000000] 20\nh [10635.000000] 0\n"));
+	statproc_free(&s);
+}
+
+/* Item 14: no entry is stamped in the future: each carries the start of
+ * its period, the newest (still filling) too. */
+static void test_history_not_future(void **state)
+{
+	struct statproc_stat s;
+	(void)state;
+
+	history_on(&s, STATPROC_MODE_RANGE, 1000000, 4, S(7.25));
+	statproc_add(&s, 3, 1, S(7.5));
+	statproc_add(&s, 5, 1, S(8.25));
+	/* read at 8.5: the newest period began at 8 and ends at 9 */
+	assert_string_equal(data_lines(&s, S(8.5)),
+			    "h [7.000000] 1 3 3.000 3\nh [8.000000] 1 5 5.000 5\n");
+	/* after a reset: the seed's empty range, no sentinel */
+	statproc_reset(&s, S(9.1));
+	assert_string_equal(data_lines(&s, S(9.2)), "h [9.000000] 0 0 0.000 0\n");
+	statproc_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_value),     cmocka_unit_test(test_range),
-	    cmocka_unit_test(test_array_lin), cmocka_unit_test(test_array_log2),
-	    cmocka_unit_test(test_list),      cmocka_unit_test(test_raw),
-	    cmocka_unit_test(test_history),   cmocka_unit_test(test_write_rules),
+	    cmocka_unit_test(test_value),
+	    cmocka_unit_test(test_range),
+	    cmocka_unit_test(test_array_lin),
+	    cmocka_unit_test(test_array_log2),
+	    cmocka_unit_test(test_list),
+	    cmocka_unit_test(test_raw),
+	    cmocka_unit_test(test_history),
+	    cmocka_unit_test(test_write_rules),
 	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_long_token),
+	    cmocka_unit_test(test_write_back),
+	    cmocka_unit_test(test_range_moved_empty),
+	    cmocka_unit_test(test_history_aligned),
+	    cmocka_unit_test(test_history_not_future),
 	};
 	return cmocka_run_group_tests_name("statproc", tests, NULL, NULL);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The /statistics/ interface over HTTP against the running daemon (issue 29,
+# items 9 to 14 and 16): a POST all or nothing with every refused line named
+# by its stats(3) error, an overlong word, writing a definition back, on=0
+# stopping the template, history periods on clock boundaries and never
+# stamped ahead, stats(3)'s verbs (the template list, specs, sample rates,
+# the blob as JSON) and a u64 VOI holding 2^64-1 exactly.
+# Usage: tests/integration/statistics.sh BUILD_DIR
+set -u
+B=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+example_processing 127.0.0.1 >"$WORK/s.yml"
+cat >>"$WORK/s.yml" <<EOF
+    - name: events
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      statistics:
+        - {name: ev_n, type: value}
+        - {name: ev_r, type: range, range_min: 0, range_max: 100}
+        - {name: ev_h, type: history, mode: increments, period: 1s, entries_max: 8}
+      template:
+        name: ev_voi
+        stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0, 2, 4]}}, {tdigest: {}}]
+    - name: big
+      select: 'example_events_total{device="max"}'
+      template: {name: big_voi, dtype: u64, stats: [sum, max, min]}
+EOF
+P=$(free_port)
+start_exporter "$WORK/s.yml" "$P"
+URL="http://127.0.0.1:$P/statistics"
+
+get() { curl -s "$URL/$1"; }
+post() { # post PATH BODY_FILE: the status code; the reply in $WORK/reply
+	curl -s -o "$WORK/reply" -w '%{http_code}' --data-binary @"$2" "$URL/$1"
+}
+passes() { metric "$P" binstat_processing_passes_total; }
+until_passes() { # until_passes N: until the sampler made N more passes (10 s at most)
+	local want=$(($(passes) + $1))
+	for _ in $(seq 100); do [ "$(passes)" -ge "$want" ] && return 0; sleep 0.1; done
+	return 1
+}
+until_has() { # until_has PATH PATTERN: until GET PATH matches (10 s at most)
+	for _ in $(seq 100); do get "$1" | grep -q -- "$2" && return 0; sleep 0.1; done
+	return 1
+}
+updates() { get events/0/definition | sed -n 's/^# template=.* updates=\([0-9]*\)$/\1/p'; }
+ev_n() { get events/0/data | awk '$1 == "ev_n" { print $2 }'; }
+
+check "both interfaces appear" until_has "" '^big/0 '
+check "the template's VOI took values" until_has events/0/data '^ev_voi_max '
+
+# ---- stats(3)'s template list, specs and errors ----
+get templates >"$WORK/tpl.txt"
+H0=$(sed -n 's/^0 "ev_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+H1=$(sed -n 's/^1 "big_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+check "templates: each with its slot id and \"name\":hash" \
+	sh -c "[ -n '$H0' ] && [ -n '$H1' ] && [ \$(wc -l <'$WORK/tpl.txt') = 2 ]"
+check "templates/<id> (stats_tpl_id2name)" test "$(get templates/1)" = "1 \"big_voi\":$H1"
+check "templates/\"name\":hash (stats_tpl_fetch_allocid)" \
+	test "$(get "templates/%22big_voi%22:$H1")" = "1 \"big_voi\":$H1"
+check "templates/:hash" test "$(get "templates/:$H0")" = "0 \"ev_voi\":$H0"
+check "an unknown template: 404 ESRCH" \
+	sh -c "[ \$(curl -s -o '$WORK/r' -w '%{http_code}' '$URL/templates/nosuch') = 404 ] && grep -qx 'ESRCH: no template matches' '$WORK/r'"
+
+# ---- sample rates at run time (stats_tpl_sample_rates) ----
+check "sample_rates: \"name\":hash=pct" test "$(get sample_rates)" = "\"ev_voi\":$H0=100,\"big_voi\":$H1=100"
+printf 'ev_voi=0, nosuch=5' >"$WORK/b"
+code=$(post sample_rates "$WORK/b")
+check "a rate naming no template: 400 ESRCH, nothing changed ($code)" \
+	sh -c "[ $code = 400 ] && grep -qx 'ESRCH: pair 2: no template matches' '$WORK/reply' && [ '$(get sample_rates)' = '\"ev_voi\":$H0=100,\"big_voi\":$H1=100' ]"
+printf '"ev_voi":%s=0\n' "$H0" >"$WORK/b"
+code=$(post sample_rates "$WORK/b")
+check "rate 0: the source loses its VOI ($code)" \
+	sh -c "[ $code = 200 ] && [ \$(curl -s -o /dev/null -w '%{http_code}' '$URL/events/0/data?format=json') = 404 ]"
+printf 'ev_voi=100' >"$WORK/b"
+code=$(post sample_rates "$WORK/b")
+check "rate 100: a fresh VOI ($code)" until_has events/0/data '^ev_voi_max '
+
+# ---- the blob as stats_blob_tostr's JSON ----
+get 'events/0/data?format=json' >"$WORK/blob.json"
+check "data?format=json: stats(3)'s shape, every statistic there" $PY -c "
+import json
+b = json.load(open('$WORK/blob.json'))
+assert b['tplname'] == 'ev_voi' and b['tplhash'] == $H0, b
+s = b['vois']['events']['stats']
+assert list(s) == ['SUM', 'MAX', 'MIN', 'HIST', 'TDGST'], list(s)
+assert s['SUM']['errs'] == 0 and isinstance(s['SUM']['val'], int)
+h = s['HIST']
+assert h['nbkts'] == 3 and [k['lb'] for k in h['bkts']] == [0, 2, 4], h
+assert sum(k['cnt'] for k in h['bkts']) + h['oob'] == s['TDGST']['smplcnt'], b
+assert s['TDGST']['nctds'] == len(s['TDGST']['ctds']) > 0"
+
+# ---- a u64 VOI: 2^64-1, exactly ----
+check "u64 VOI: the series at 2^64-1 is its max and min, exactly" \
+	sh -c "until_has() { for _ in \$(seq 100); do curl -s '$URL/big/0/data' | grep -qx \"\$1\" && return 0; sleep 0.1; done; return 1; }; until_has 'big_voi_max 18446744073709551615' && until_has 'big_voi_min 18446744073709551615'"
+check "... and on /metrics" \
+	test "$(metric "$P" 'big_voi_max{device="max",source_metric="example_events_total"}')" = 18446744073709551615
+
+# ---- writing definitions: all or nothing, errors named ----
+printf 'name=%s on=0\n' "$(head -c 300 /dev/zero | tr '\0' n)" >"$WORK/b"
+code=$(post events/0/definition "$WORK/b")
+get events/0/definition >"$WORK/def_after.txt"
+check "a word of 300 bytes: 400 EFBIG naming its line, nothing applied ($code)" \
+	sh -c "[ $code = 400 ] && grep -qx 'line 1: EFBIG: a word is longer than 255 bytes' '$WORK/reply' && grep -q '^name=ev_n on=1 ' '$WORK/def_after.txt'"
+printf 'on=0\nname=ev_r range_max=50\nname=ev_r type=list\nname=nosuch on=1\n' >"$WORK/b"
+code=$(post events/0/definition "$WORK/b")
+printf '%s\n' 'line 3: EINVAL: a new type needs all its type-specific attributes' \
+	'line 4: ENOENT: no statistic of that name' 'nothing applied: 2 lines refused' >"$WORK/want"
+check "a POST with refused lines: 400 listing each, nothing applied ($code)" \
+	sh -c "[ $code = 400 ] && cmp '$WORK/want' '$WORK/reply'"
+check "... the good lines did not apply" \
+	sh -c "curl -s '$URL/events/0/definition' | grep -q '^name=ev_r on=1 type=range range_min=0 range_max=100 '"
+printf 'on=0\n\0name=ev_r range_max=50\n' >"$WORK/b"
+check "a body with a NUL byte: 400" test "$(post events/0/definition "$WORK/b")" = 400
+
+# written back as read: nothing discarded (data= stays, the data goes on)
+get events/0/definition | grep -v '^#' >"$WORK/def.txt"
+data_at() { get events/0/definition | sed -n 's/^name=ev_r .* data=\(\[[0-9.]*\]\).*/\1/p'; }
+before=$(data_at)
+code=$(post events/0/definition "$WORK/def.txt")
+check "the definition file written back: ok, data= unchanged ($code, $before)" \
+	sh -c "[ $code = 200 ] && [ '$(data_at)' = '$before' ]"
+
+# ---- on=0 stops everything, the template too ----
+printf 'on=0\n' >"$WORK/b"
+code=$(post events/0/definition "$WORK/b")
+u1=$(updates) n1=$(ev_n)
+until_passes 5
+check "on=0: the statistics and the template's VOI stop ($code; updates $u1 -> $(updates))" \
+	sh -c "[ $code = 200 ] && [ '$(updates)' = '$u1' ] && [ '$(ev_n)' = '$n1' ] && curl -s '$URL/events/0/definition' | grep -q '^# template=ev_voi state=off '"
+printf 'on=1\n' >"$WORK/b"
+post events/0/definition "$WORK/b" >/dev/null
+check "on=1: the template's VOI goes on" \
+	sh -c "for _ in \$(seq 100); do [ \"\$(curl -s '$URL/events/0/definition' | sed -n 's/.* updates=\([0-9]*\)$/\1/p')\" -gt '$u1' ] && exit 0; sleep 0.1; done; exit 1"
+
+# ---- history: periods on whole seconds, none stamped ahead ----
+until_passes 25
+get events/0/data >"$WORK/hist.txt"
+now=$($PY -c 'import time; print(time.monotonic())')
+check "history: whole-second periods, one after another, none ahead of now, none over 10 samples" $PY -c "
+lines = [l.split() for l in open('$WORK/hist.txt') if l.startswith('ev_h ')]
+stamps = [float(l[1].strip('[]')) for l in lines]
+assert len(stamps) >= 2, lines
+assert all(s == int(s) for s in stamps), stamps
+assert all(b - a == 1 for a, b in zip(stamps, stamps[1:])), stamps
+assert stamps[-1] <= $now, (stamps[-1], $now)
+assert all(int(l[2]) <= 10 for l in lines), lines"
+summary
