@@ -93,7 +93,7 @@ static void template_data(struct proc *p, struct proc_source *s, struct proc_rep
 				statproc_text_printf(
 				    &r->text, "%s%s %s%s,%s%s %" PRIu64 "\n", t->name, kind,
 				    st->stype == VSTATS_CRHIST ? "[" : "[", lb, ub,
-				    st->stype == VSTATS_CRHIST ? ")" : "]", st->hist.count[i]);
+				    st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
 			}
 			statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", t->name, kind,
 					     st->hist.oob);

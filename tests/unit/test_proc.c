@@ -227,6 +227,62 @@ static void test_configuration_errors(void **state)
 			  "'sample_interval' must be between 0.05 and 60");
 }
 
+/* A template with one statistic, at line 7 column 13 of t.yml. */
+static void expect_tpl_error(const char *stat, const char *want)
+{
+	char yaml[512];
+
+	snprintf(yaml, sizeof(yaml),
+		 "processing:\n  groups:\n    - name: g\n      select: m\n      template:\n"
+		 "        stats:\n          - %s\n",
+		 stat);
+	expect_conf_error(yaml, want);
+}
+
+/* Each combination FreeBSD's stats(3) refuses, or that would read past
+ * what it was given, is a configuration error at its place; what it
+ * takes loads. */
+static void test_stats3_edge_errors(void **state)
+{
+	char err[CONF_ERR_MAX];
+	(void)state;
+
+	expect_tpl_error("dvhist: {values: [1, 2], lbound_inf: true}",
+			 "t.yml:7:50: a dvhist takes neither lbound_inf nor ubound_inf");
+	expect_tpl_error("dvhist: {values: [1, 2], ubound_inf: true}",
+			 "t.yml:7:50: a dvhist takes neither");
+	expect_tpl_error("crhist: {scheme: usr, bounds: [1, 2], ubound_inf: true}",
+			 "t.yml:7:63: ubound_inf with a crhist's own bounds");
+	expect_tpl_error("drhist: {buckets: [[0, 0]]}",
+			 "t.yml:7:21: a drhist bucket [lb, ub) holds lb <= x < ub");
+	expect_tpl_error("drhist: {buckets: [[0, 5], [4, 9]]}",
+			 "t.yml:7:21: buckets must be in increasing order without overlap");
+	expect_tpl_error("drhist: {scheme: lin, buckets: [[0, 5]]}", "unknown key 'scheme'");
+	expect_tpl_error("crhist: {scheme: lin, lb: 0, ub: 10, stepinc: 2.5}",
+			 "t.yml:7:21: an integer VOI's steps are whole numbers");
+	expect_tpl_error("crhist: {scheme: lin, lb: 10, ub: 0, stepinc: 1}",
+			 "t.yml:7:21: lb must not be above ub");
+	expect_tpl_error("crhist: {scheme: linexp, lb: 0, ub: 10, stepbase: 1, nlinsteps: 2}",
+			 "t.yml:7:21: a linexp stepbase must be above 1");
+	expect_tpl_error("crhist: {scheme: exp, lb: 0, ub: 1000, stepbase: 2, stepexp: -1}",
+			 "t.yml:7:21: an integer VOI's steps are whole numbers");
+	expect_tpl_error("crhist: {scheme: lin, lb: 9100000000000000000, ub: "
+			 "9200000000000000000, stepinc: 100000000000000000}",
+			 "t.yml:7:21: the buckets pass the largest value");
+	/* taken: adjacent ranges, both flags on a drhist, stepbase 1 for exp */
+	struct config *c =
+	    config_load("t.yml",
+			"processing:\n  groups:\n    - name: g\n      select: m\n      template:\n"
+			"        stats:\n"
+			"          - drhist: {buckets: [[0, 1], [1, 5]], lbound_inf: true, "
+			"ubound_inf: true}\n"
+			"          - crhist: {scheme: exp, lb: 0, ub: 4, stepbase: 1, lbound_inf: true}\n",
+			"/p", err, sizeof(err));
+	if (!c)
+		fail_msg("%s", err);
+	config_free(c);
+}
+
 static void test_write_allow(void **state)
 {
 	unsigned char v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3};
@@ -439,6 +495,7 @@ int main(void)
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
+	    cmocka_unit_test(test_stats3_edge_errors),
 	    cmocka_unit_test(test_write_allow),
 	    cmocka_unit_test(test_keys_by_the_emitters_rules),
 	    cmocka_unit_test(test_sampler_races_reader),
