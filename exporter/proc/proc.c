@@ -454,6 +454,10 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 
 	if (!p)
 		return -ENOMEM;
+	if (!(p->scratch = malloc(sizeof(*p->scratch)))) {
+		free(p);
+		return -ENOMEM;
+	}
 	p->conf = conf;
 	p->epfd = -1;
 	/* max_sources caps what is kept; the array never needs more. */
@@ -489,6 +493,7 @@ void proc_free(struct proc *p)
 		source_free(p, p->src[i]);
 	growarr_free(&p->srcs);
 	free(p->index);
+	free(p->scratch);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -55,6 +55,15 @@ struct proc_slot {
 	struct proc_source *s; /* NULL: empty */
 };
 
+/* Room for one histogram's buckets while a scrape writes it (under the
+ * sources' lock): too large for a stack. */
+struct proc_scratch {
+	struct vstats_region region[VSTATS_REGIONS_MAX];
+	double le[VSTATS_REGIONS_MAX];
+	uint64_t count[VSTATS_REGIONS_MAX];
+	struct statproc_list_entry entry[STATPROC_LIST_MAX];
+};
+
 struct proc_counters {
 	uint64_t ticks, tick_ns_total; /* sampling passes, and their time */
 	uint64_t values;	       /* values fed */
@@ -75,6 +84,7 @@ struct proc {
 	uint64_t next_discovery_ns, next_expiry_ns;
 	int epfd;
 	struct worker sampler;
+	struct proc_scratch *scratch;
 };
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */
