@@ -1,7 +1,9 @@
 /* The sampler and the sources it feeds. Each pass runs the collectors
  * that produce selected series with a probe emitter, which formats
  * nothing: it only matches series against the groups' selectors and
- * feeds the values. The sources' lock is taken per value, never across a
+ * feeds the values: a counter's or gauge's value as one X (seed 001's
+ * (X, 1)), a histogram's buckets as (X, Y) pairs, X a bucket's value and
+ * Y its increase. The sources' lock is taken per value, never across a
  * collector's I/O; a collector busy with a scrape is skipped, not waited
  * for past the pass. */
 #include "proc.h"
@@ -48,6 +50,7 @@ static void source_free(struct proc *p, struct proc_source *s)
 	free(s->labels);
 	free(s->key);
 	free(s->name);
+	free(s->prev_count);
 	free(s);
 }
 
@@ -199,6 +202,28 @@ static int64_t to_i64(double x)
 	return (int64_t)llround(x);
 }
 
+/* One (X, Y) pair to the source's statistics and VOI: Y updates of X
+ * for the VOI, relative ones only for a single sampled value. */
+static void feed_pair(struct proc *p, struct proc_source *s, double x, uint64_t y, bool single,
+		      uint64_t now_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+
+	for (uint32_t i = 0; i < g->nstats; i++)
+		statproc_add(&s->stat[i], to_i64(x), y, now_ns);
+	if (s->sampled) {
+		struct vstats_value val = {.dtype = s->voi.dtype};
+		if (val.dtype == VSTATS_INT)
+			val.i = to_i64(x);
+		else
+			val.f = x;
+		if (g->tpl.relative && single)
+			vstats_update_rel(&s->voi, val);
+		else
+			vstats_update_n(&s->voi, val, y);
+	}
+}
+
 static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
@@ -207,21 +232,58 @@ static void feed_source(struct proc *p, struct proc_source *s, double v, uint64_
 	s->seen_ns = now_ns;
 	if (!x_of(g, s, v, now_ns, &x))
 		return;
-	for (uint32_t i = 0; i < g->nstats; i++)
-		statproc_add(&s->stat[i], to_i64(x), 1, now_ns);
-	if (s->sampled) {
-		struct vstats_value val = {.dtype = s->voi.dtype};
-		if (val.dtype == VSTATS_INT)
-			val.i = to_i64(x);
-		else
-			val.f = x;
-		if (g->tpl.relative)
-			vstats_update_rel(&s->voi, val);
-		else
-			vstats_update_abs(&s->voi, val);
+	feed_pair(p, s, x, 1, true, now_ns);
+	p->count.values++;
+}
+
+/* The source's bucket counts become the base: its first sample, or one
+ * whose bounds changed. False without memory. */
+static bool hist_base(struct proc_source *s, const struct bs_histogram *h, uint64_t bounds)
+{
+	if (s->prev_n != h->nbuckets) {
+		uint64_t *c = realloc(s->prev_count, h->nbuckets * sizeof(*c));
+		if (!c)
+			return false;
+		s->prev_count = c;
+		s->prev_n = (uint32_t)h->nbuckets;
+	}
+	memcpy(s->prev_count, h->count, h->nbuckets * sizeof(*h->count));
+	s->prev_bounds = bounds;
+	return true;
+}
+
+/* Each bucket's increase since the last sample (a count that went back
+ * was reset: Y is its new count), with the bucket's value as X. */
+static void feed_hist_source(struct proc *p, struct proc_source *s, const struct bs_histogram *h,
+			     uint64_t now_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	uint64_t bounds = hash_bytes(h->upper, h->nbuckets * sizeof(*h->upper), h->nbuckets);
+	bool had = s->prev_count && s->prev_n == h->nbuckets && s->prev_bounds == bounds;
+
+	s->seen_ns = now_ns;
+	if (!had) {
+		if (!hist_base(s, h, bounds))
+			p->count.too_many_sources++; /* no memory: counted as not kept */
+		return;
+	}
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		uint64_t c = h->count[i], y = c >= s->prev_count[i] ? c - s->prev_count[i] : c;
+		double le = isinf(h->upper[i]) ? (i > 0 ? h->upper[i - 1] : NAN) : h->upper[i];
+		s->prev_count[i] = c;
+		if (y && isfinite(le * g->x_scale))
+			feed_pair(p, s, le * g->x_scale, y, false, now_ns);
+		else if (y)
+			p->count.not_a_number++; /* a histogram of +Inf alone has no value */
 	}
 	p->count.values++;
 }
+
+/* What the probe sampled of a series: a value, or a histogram. */
+struct sampled {
+	double value;
+	const struct bs_histogram *h;
+};
 
 /* The groups whose selectors the metric name alone allows, as a mask. */
 static uint64_t name_candidates(const struct proc *p, const char *name)
@@ -237,7 +299,8 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 /* Feeds the series to each candidate group whose label matchers it meets;
  * the name matchers were applied once for its family. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
-			    const struct bs_label *labels, size_t n, double value, uint64_t now_ns)
+			    const struct bs_label *labels, size_t n, const struct sampled *v,
+			    uint64_t now_ns)
 {
 	char key[KEY_MAX];
 	bool matched = false;
@@ -257,8 +320,10 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			p->count.too_many_sources++;
 		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
-		if (s)
-			feed_source(p, s, value, now_ns);
+		if (s && v->h)
+			feed_hist_source(p, s, v->h, now_ns);
+		else if (s)
+			feed_source(p, s, v->value, now_ns);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -267,7 +332,41 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns)
 {
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, value, now_ns);
+	struct sampled v = {value, NULL};
+
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, now_ns);
+}
+
+/* The emitter's checks of a histogram, and the cap on what a source
+ * keeps of one. */
+static bool hist_valid(struct proc *p, const struct bs_histogram *h)
+{
+	bool ok =
+	    h && h->nbuckets > 0 && h->nbuckets <= PROC_HIST_BUCKETS_MAX && h->upper && h->count;
+
+	for (size_t i = 0; ok && i < h->nbuckets; i++)
+		ok = !isnan(h->upper[i]) && (i == 0 || h->upper[i] > h->upper[i - 1]);
+	if (!ok) {
+		pthread_mutex_lock(&p->lock);
+		p->count.invalid_histogram++;
+		pthread_mutex_unlock(&p->lock);
+	}
+	return ok;
+}
+
+static bool feed_histogram(struct proc *p, uint64_t mask, const char *name,
+			   const struct bs_label *labels, size_t n, const struct bs_histogram *h,
+			   uint64_t now_ns)
+{
+	struct sampled v = {0, h};
+
+	return mask && hist_valid(p, h) && feed_candidates(p, mask, name, labels, n, &v, now_ns);
+}
+
+bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+			 const struct bs_histogram *h, uint64_t now_ns)
+{
+	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -278,10 +377,12 @@ struct probe {
 	uint64_t now_ns;
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
 	uint64_t candidates;		 /* groups whose name matchers allow it */
+	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
 };
 
-/* A counter is exposed with _total: that is the name selectors use. */
+/* A counter is exposed with _total: that is the name selectors use; a
+ * histogram is selected by its family's name. */
 static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 {
 	struct probe *pr = (struct probe *)em;
@@ -293,42 +394,48 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
 		memcpy(pr->name + n, "_total", 7);
-	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN)
+	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN &&
+	    f->type != BS_HISTOGRAM)
 		return 0;
+	pr->histogram = f->type == BS_HISTOGRAM;
 	pr->candidates = name_candidates(pr->p, pr->name);
 	return 0;
 }
 
+/* Each kind of series only in its kind of family, as a scrape takes it. */
 static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t n,
 			struct bs_value v)
 {
 	struct probe *pr = (struct probe *)em;
-	double x;
+	struct sampled s = {0, NULL};
 
-	if (!pr->candidates)
+	if (!pr->candidates || pr->histogram)
 		return 0;
 	switch (v.kind) {
 	case BS_VAL_U64:
-		x = (double)v.u;
+		s.value = (double)v.u;
 		break;
 	case BS_VAL_I64:
-		x = (double)v.i;
+		s.value = (double)v.i;
 		break;
 	default:
-		x = v.f;
+		s.value = v.f;
 	}
-	if (!isfinite(x)) {
+	if (!isfinite(s.value)) {
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, x, pr->now_ns);
+	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->now_ns);
 	return 0;
 }
 
-static int probe_ignore_hist(struct bs_emitter *em, const struct bs_label *l, size_t n,
-			     const struct bs_histogram *h)
+static int probe_histogram(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			   const struct bs_histogram *h)
 {
-	(void)em, (void)l, (void)n, (void)h;
+	struct probe *pr = (struct probe *)em;
+
+	if (pr->candidates && pr->histogram)
+		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->now_ns);
 	return 0;
 }
 
@@ -362,7 +469,7 @@ static bool probe_expired(struct bs_emitter *em)
 static const struct bs_emitter_ops probe_ops = {
     .family = probe_family,
     .sample = probe_sample,
-    .histogram = probe_ignore_hist,
+    .histogram = probe_histogram,
     .summary = probe_ignore_summary,
     .stateset = probe_ignore_states,
     .drop = probe_drop,

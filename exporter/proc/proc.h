@@ -43,6 +43,11 @@ struct proc_source {
 	bool have_prev;
 	double prev;
 	uint64_t prev_ns;
+	/* A histogram source: its buckets' counts at the last sample, and a
+	 * hash of its bounds (other bounds start a new base). */
+	uint64_t *prev_count;
+	uint32_t prev_n;
+	uint64_t prev_bounds;
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	struct vstats_voi voi;
@@ -69,7 +74,11 @@ struct proc_counters {
 	uint64_t values;	       /* values fed */
 	uint64_t busy;		       /* a collector held by a scrape past the tick */
 	uint64_t too_many_sources, not_a_number, expired_sources;
+	uint64_t invalid_histogram; /* a source's own histogram, malformed or over the cap */
 };
+
+/* Buckets of a histogram source kept at most (KVM's have 32). */
+#define PROC_HIST_BUCKETS_MAX 256
 
 struct proc {
 	const struct proc_conf *conf;		     /* the configuration's, which outlives it */
@@ -99,6 +108,13 @@ void proc_tick(struct proc *p, uint64_t now_ns);
  * True when a group selected it. */
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns);
+/* Feeds one sample of a histogram series (seed 001's own (X, Y)): from
+ * the second on, each bucket's increase Y with its value X (its le; the
+ * open last bucket's, the last finite le), times x_scale. A histogram
+ * the emitter would refuse, or with more than PROC_HIST_BUCKETS_MAX
+ * buckets, is counted as invalid_histogram. */
+bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+			 const struct bs_histogram *h, uint64_t now_ns);
 
 /* The scrape's built-in source "processing": writes every statistic; its
  * state is the struct proc (collect and describe only, no init). */

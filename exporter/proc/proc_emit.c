@@ -428,6 +428,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->busy);
 	l.value = "source_expired";
 	bs_sample_u64(em, &l, 1, c->expired_sources);
+	l.value = "invalid_histogram";
+	bs_sample_u64(em, &l, 1, c->invalid_histogram);
 }
 
 static int proc_collect(void *state, struct bs_emitter *em)

@@ -317,12 +317,53 @@ static const char *streams_yaml =
     "      x: rate\n"
     "      template:\n"
     "        name: f_voi\n"
-    "        stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: 0.1}}]\n";
+    "        stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: 0.1}}]\n"
+    "    - name: k\n"
+    "      select: kvm_vcpu_halt_poll_success_seconds\n"
+    "      x_scale: 1e9\n"
+    "      statistics:\n"
+    "        - {name: k_log, type: array, scale: log2, range_min: 0, range_max: 1024}\n"
+    "        - {name: k_list, type: list, entries_max: 4}\n"
+    "        - {name: k_ns, type: value, mode: products, range_min: 0}\n"
+    "        - {name: k_range, type: range}\n"
+    "      template:\n"
+    "        name: k_voi\n"
+    "        stats:\n"
+    "          - sum\n"
+    "          - {crhist: {scheme: exp, lb: 0, ub: 256, stepbase: 4, stepexp: 0}}\n"
+    "          - {dvhist: {values: [0, 1, 3, 7]}}\n"
+    "          - {tdigest: {}}\n";
+
+/* A KVM log histogram (bucket i holds up to 2^i - 1 ns, the last is
+ * open), as the kvm collector writes one, with the counts of the tick. */
+struct kvm_hist {
+	uint64_t count[32];
+};
+
+static int kvm_hist_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct kvm_hist *k = ctx;
+	struct bs_label l[] = {{"vm", "k1"}};
+	double le[32], bad[2] = {2, 1};
+	(void)i, (void)wait_ns;
+
+	for (int b = 0; b < 31; b++)
+		le[b] = (double)((1ull << b) - 1) * 1e-9;
+	le[31] = INFINITY;
+	bs_family(e, "kvm_vcpu_halt_poll_success_seconds", BS_HISTOGRAM, "seconds", "polls");
+	struct bs_histogram h = {32, le, k->count, false, {0}};
+	e->ops->histogram(e, l, 1, &h);
+	bs_sample_u64(e, l, 1, 7); /* a histogram family's sample: a scrape refuses it */
+	struct bs_label other[] = {{"vm", "k2"}};
+	struct bs_histogram unordered = {2, bad, k->count, false, {0}};
+	e->ops->histogram(e, other, 1, &unordered);
+	return 0;
+}
 
 /* Hand-computed streams through every statistic and histogram kind: a
  * gauge's values (gaps, open ends, values out of range and out of band,
- * negative ones). Every family on /metrics must count exactly what it
- * was given. */
+ * negative ones) and a KVM histogram's bucket increases. Every family on
+ * /metrics must count exactly what it was given. */
 static void test_every_histogram_counts_every_value(void **state)
 {
 	static const double xs[] = {3, 12, 100, 7, 0, -3, 35, 36, 40, 41, 9, 5, 5, 10, 60, -20};
@@ -345,8 +386,22 @@ static void test_every_histogram_counts_every_value(void **state)
 	 * was reset: its value), a float VOI */
 	for (size_t i = 1; i < NX; i++)
 		rates[i - 1] = xs[i] >= xs[i - 1] ? xs[i] - xs[i - 1] : xs[i];
+	/* the KVM histogram: a base, then two ticks */
+	struct kvm_hist k = {.count = {[0] = 5, [3] = 2}};
+	p->in = (struct proc_input){.n = 1, .collect = kvm_hist_collect, .ctx = &k};
+	proc_tick(p, S(100));
+	k.count[0] = 7, k.count[5] = 4, k.count[31] = 1;
+	proc_tick(p, S(101));
+	k.count[3] = 1, k.count[5] = 10, k.count[10] = 3; /* 3 went back: reset, Y = 1 */
+	proc_tick(p, S(102));
+	p->in = (struct proc_input){0};
+	struct obs kv[] = {{0, 2}, {31, 4}, {1073741823, 1}, {7, 1}, {31, 6}, {1023, 3}};
+	double kv_sum = 2 * 0 + 31 * 4 + 1073741823 + 7 + 31 * 6 + 1023 * 3;
+	assert_int_equal(p->count.invalid_histogram, 3); /* k2's, at each of the 3 ticks */
+
 	char *text = metrics_dropping(p, &dropped);
 	const char *g = "source_metric=\"g\"";
+	const char *kl = "vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_seconds\"";
 	const char *hists[] = {"v_lin",	       "v_log",	       "v_list",       "v_voi_crhist",
 			       "v_voi_drhist", "v_voi_dvhist", "w_voi_crhist", "w_voi_drhist",
 			       "w_voi_dvhist", "e_voi_crhist"};
@@ -356,6 +411,10 @@ static void test_every_histogram_counts_every_value(void **state)
 	for (size_t i = 0; i + 1 < NX; i++)
 		rate_obs[i] = (struct obs){rates[i], 1};
 	check_hist(text, "f_voi_crhist", g, rate_obs, NX - 1);
+	check_hist(text, "k_log", kl, kv, 6);
+	check_hist(text, "k_list", kl, kv, 6);
+	check_hist(text, "k_voi_crhist", kl, kv, 6);
+	check_hist(text, "k_voi_dvhist", kl, kv, 6);
 	/* the issue's case: 12 and 100 are above the last bound (10, open) */
 	check_line(text, "v_voi_crhist_bucket{source_metric=\"g\",le=\"9.0\"} ", 8);
 	/* the scalars */
@@ -371,6 +430,22 @@ static void test_every_histogram_counts_every_value(void **state)
 	check_line(text, "v_voi_min{source_metric=\"g\"} ", -20);
 	check_line(text, "v_voi_tdigest_count{source_metric=\"g\"} ", NX);
 	check_line(text, "v_voi_tdigest_sum{source_metric=\"g\"} ", sum);
+	assert_non_null(strstr(text, "# TYPE k_ns_total counter\n"));
+	check_line(text,
+		   "k_ns_total{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_seconds\"} ",
+		   kv_sum);
+	check_line(text,
+		   "k_range_samples_total{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   17);
+	check_line(text,
+		   "k_voi_sum_of_values{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   kv_sum);
+	check_line(text,
+		   "k_voi_tdigest_count{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   17);
 	assert_int_equal(dropped, 0);
 	free(text);
 	done(p);
