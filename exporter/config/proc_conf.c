@@ -129,9 +129,11 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 		return conf_errorf(n, "a number expected");
 	out->dtype = d;
 	double v = strtod(n->scalar, &end);
-	if (end == n->scalar || *end || !isfinite(v) || (d == VSTATS_INT && v != floor(v)))
-		return conf_errorf(n, d == VSTATS_INT ? "a whole number expected"
-						      : "a number expected");
+	if (end == n->scalar || *end || !isfinite(v) ||
+	    (d == VSTATS_INT && (v != floor(v) || fabs(v) > 9.2e18)))
+		return conf_errorf(n, d == VSTATS_INT
+					  ? "a whole number from -9.2e18 to 9.2e18 expected"
+					  : "a number expected");
 	if (d == VSTATS_INT)
 		out->i = (int64_t)v;
 	else

@@ -333,8 +333,8 @@ static double below(struct vstats_value v)
 /* Whether some value lies in [from, to) (from_incl) or (from, to). */
 static bool holds_any(struct vstats_value from, bool from_incl, struct vstats_value to)
 {
-	if (from.dtype == VSTATS_INT)
-		return from_incl ? from.i < to.i : to.i - from.i >= 2;
+	if (from.dtype == VSTATS_INT) /* the difference in 64 bits unsigned: no overflow */
+		return from.i < to.i && (from_incl || (uint64_t)to.i - (uint64_t)from.i >= 2);
 	return from_incl ? from.f < to.f : nextafter(from.f, INFINITY) < to.f;
 }
 

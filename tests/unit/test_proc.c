@@ -760,14 +760,18 @@ static void test_stats3_edge_errors(void **state)
 	expect_tpl_error("crhist: {scheme: lin, lb: 9100000000000000000, ub: "
 			 "9200000000000000000, stepinc: 100000000000000000}",
 			 "t.yml:7:21: the buckets pass the largest value");
-	/* taken: adjacent ranges, both flags on a drhist, stepbase 1 for exp */
+	expect_tpl_error("dvhist: {values: [1, 10000000000000000000]}",
+			 "t.yml:7:34: a whole number from -9.2e18 to 9.2e18 expected");
+	/* taken: adjacent ranges, both flags on a drhist, stepbase 1 for exp,
+	 * values as far apart as an int64 allows */
 	struct config *c = config_load(
 	    "t.yml",
 	    "processing:\n  groups:\n    - name: g\n      select: m\n      template:\n"
 	    "        stats:\n"
 	    "          - drhist: {buckets: [[0, 1], [1, 5]], lbound_inf: true, "
 	    "ubound_inf: true}\n"
-	    "          - crhist: {scheme: exp, lb: 0, ub: 4, stepbase: 1, lbound_inf: true}\n",
+	    "          - crhist: {scheme: exp, lb: 0, ub: 4, stepbase: 1, lbound_inf: true}\n"
+	    "          - dvhist: {values: [-9000000000000000000, 9000000000000000000]}\n",
 	    "/p", err, sizeof(err));
 	if (!c)
 		fail_msg("%s", err);
