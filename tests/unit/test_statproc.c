@@ -101,21 +101,28 @@ static void test_range(void **state)
 	statproc_free(&s);
 }
 
+/* An array from range_min 0, on, fed each of xs once. */
+static void array_fed(struct statproc_stat *s, int64_t range_max, uint32_t base,
+		      enum statproc_scale scale, const int64_t *xs, size_t n)
+{
+	struct statproc_def d = {.type = STATPROC_ARRAY,
+				 .range_min = 0,
+				 .range_max = range_max,
+				 .base_interval = base,
+				 .scale = scale};
+
+	assert_int_equal(statproc_init(s, "a", "x/y", &d, 0), 0);
+	statproc_start(s, 0);
+	for (size_t i = 0; i < n; i++)
+		statproc_add(s, xs[i], 1, 0);
+}
+
 static void test_array_lin(void **state)
 {
 	struct statproc_stat s;
-	struct statproc_def d = {.type = STATPROC_ARRAY,
-				 .range_min = 0,
-				 .range_max = 10,
-				 .base_interval = 5,
-				 .scale = STATPROC_LIN};
 	(void)state;
 
-	assert_int_equal(statproc_init(&s, "a", "x/y", &d, 0), 0);
-	statproc_start(&s, 0);
-	int64_t xs[] = {-3, 0, 1, 5, 6, 10, 11};
-	for (size_t i = 0; i < 7; i++)
-		statproc_add(&s, xs[i], 1, 0);
+	array_fed(&s, 10, 5, STATPROC_LIN, (int64_t[]){-3, 0, 1, 5, 6, 10, 11}, 7);
 	assert_string_equal(data_lines(&s, 0), "a <=0 2\na <=5 2\na <=10 2\na >10 1\n");
 	assert_int_equal(s.hits_out_of_range, 2); /* -3 and 11, kept at the edges too */
 	assert_non_null(strstr(def_line(&s), "range_max=10 base_interval=5 scale=lin "
@@ -128,27 +135,15 @@ static void test_array_lin(void **state)
 static void test_array_ends_at_range_max(void **state)
 {
 	struct statproc_stat s;
-	struct statproc_def d = {.type = STATPROC_ARRAY,
-				 .range_min = 0,
-				 .range_max = 40,
-				 .base_interval = 7,
-				 .scale = STATPROC_LIN};
 	(void)state;
 
-	assert_int_equal(statproc_init(&s, "a", "x/y", &d, 0), 0);
-	statproc_start(&s, 0);
-	int64_t xs[] = {35, 36, 40, 41, 1000};
-	for (size_t i = 0; i < 5; i++)
-		statproc_add(&s, xs[i], 1, 0);
+	array_fed(&s, 40, 7, STATPROC_LIN, (int64_t[]){35, 36, 40, 41, 1000}, 5);
 	assert_string_equal(data_lines(&s, 0), "a <=0 0\na <=7 0\na <=14 0\na <=21 0\na <=28 0\n"
 					       "a <=35 1\na <=40 2\na >40 2\n");
 	assert_true(s.data.array.sum == 35 + 36 + 40 + 41 + 1000);
+	statproc_free(&s);
 	/* log2 likewise: 0 1 2 4 8, then 10 */
-	d.range_max = 10, d.base_interval = 1, d.scale = STATPROC_LOG2;
-	assert_int_equal(statproc_define(&s, &d, 0), 0);
-	statproc_add(&s, 9, 1, 0);
-	statproc_add(&s, 10, 1, 0);
-	statproc_add(&s, 11, 1, 0);
+	array_fed(&s, 10, 1, STATPROC_LOG2, (int64_t[]){9, 10, 11}, 3);
 	assert_string_equal(data_lines(&s, 0),
 			    "a <=0 0\na <=1 0\na <=2 0\na <=4 0\na <=8 0\na <=10 2\na >10 1\n");
 	statproc_free(&s);

@@ -316,6 +316,13 @@ static void expect_refused(enum vstats_stype t, enum vstats_dtype d,
 	assert_non_null(why);
 }
 
+static void expect_lin_refused(int64_t lb, int64_t ub, double stepinc)
+{
+	expect_refused(VSTATS_CRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_LIN, .lb = I(lb), .ub = I(ub), .stepinc = stepinc});
+}
+
 static void test_refused_specs(void **state)
 {
 	(void)state;
@@ -337,26 +344,15 @@ static void test_refused_specs(void **state)
 	    VSTATS_CRHIST, VSTATS_INT,
 	    &(struct vstats_hist_spec){
 		.scheme = VSTATS_USR, .usr = one, .nusr = 1, .flags = VSTATS_UBOUND_INF});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10000), .stepinc = 1});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10), .stepinc = 0});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10), .stepinc = 2.5});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_LIN, .lb = I(10), .ub = I(0), .stepinc = 1});
+	expect_lin_refused(0, 10000, 1);
+	expect_lin_refused(0, 10, 0);
+	expect_lin_refused(0, 10, 2.5);
+	expect_lin_refused(10, 0, 1);
 	expect_refused(
 	    VSTATS_CRHIST, VSTATS_INT,
 	    &(struct vstats_hist_spec){
 		.scheme = VSTATS_LINEXP, .lb = I(0), .ub = I(10), .stepbase = 1, .nlinsteps = 1});
-	expect_refused(
-	    VSTATS_CRHIST, VSTATS_INT,
-	    &(struct vstats_hist_spec){
-		.scheme = VSTATS_LIN, .lb = I(INT64_MAX - 10), .ub = I(INT64_MAX), .stepinc = 4});
+	expect_lin_refused(INT64_MAX - 10, INT64_MAX, 4);
 	expect_refused(VSTATS_CRHIST, VSTATS_INT,
 		       &(struct vstats_hist_spec){
 			   .scheme = VSTATS_LIN, .lb = F(0), .ub = F(10), .stepinc = 1});
