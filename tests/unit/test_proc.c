@@ -684,6 +684,46 @@ static void test_type_changes_on_metrics(void **state)
 	done(p);
 }
 
+/* Two sources of one statistic redefined apart: Prometheus takes one type
+ * per name, so the configured type keeps <name> while a source has it and
+ * the other source's series are counted as type_conflict; once both
+ * agree, theirs is served. */
+static void test_type_conflict(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics: [{name: s, type: value, range_min: 0, range_max: "
+			      "20}]\n");
+	struct bs_label a[] = {{"vm", "a"}}, b[] = {{"vm", "b"}};
+	const char *to_array = "name=s type=array base_interval=5 scale=lin";
+	struct capture c;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", a, 1, 3, S(0));
+	proc_feed(p, "g", b, 1, 4, S(0));
+	free(iface(p, "POST", "g/1/definition", to_array, true, S(1), &status));
+	assert_int_equal(status, 200);
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	const char *text = capture_end(&c);
+	assert_non_null(strstr(text, "# TYPE s_total counter\n"));
+	assert_non_null(strstr(text, "s_total{vm=\"a\",source_metric=\"g\"} 1\n"));
+	assert_null(strstr(text, "s_bucket"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 1);
+	capture_free(&c);
+	free(iface(p, "POST", "g/0/definition", to_array, true, S(2), &status));
+	proc_feed(p, "g", a, 1, 3, S(3));
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	text = capture_end(&c);
+	assert_non_null(strstr(text, "s_bucket{vm=\"a\",source_metric=\"g\",le=\"5.0\"} 1\n"));
+	assert_non_null(strstr(text, "s_bucket{vm=\"b\",source_metric=\"g\",le=\"+Inf\"} 0\n"));
+	assert_null(strstr(text, "s_total{"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 0);
+	capture_free(&c);
+	done(p);
+}
+
 static void expect_conf_error(const char *yaml, const char *want)
 {
 	char err[CONF_ERR_MAX];
@@ -989,6 +1029,7 @@ int main(void)
 	    cmocka_unit_test(test_every_histogram_counts_every_value),
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
+	    cmocka_unit_test(test_type_conflict),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
