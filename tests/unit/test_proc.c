@@ -451,6 +451,41 @@ static void test_every_histogram_counts_every_value(void **state)
 	done(p);
 }
 
+/* A collector's histogram is outside input: each one a scrape would
+ * refuse, or one over the cap, is counted and keeps nothing. */
+static void test_hostile_histograms(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - {name: h, select: hs, statistics: "
+			      "[{name: h_r, type: range}]}\n");
+	static double up[PROC_HIST_BUCKETS_MAX + 1];
+	static uint64_t count[PROC_HIST_BUCKETS_MAX + 1];
+	const struct bs_histogram bad[] = {
+	    {0, up, count, false, {0}},				/* no bucket */
+	    {2, NULL, count, false, {0}},			/* no bounds */
+	    {2, up, NULL, false, {0}},				/* no counts */
+	    {2, (double[]){1, NAN}, count, false, {0}},		/* a NaN bound */
+	    {3, (double[]){1, 3, 2}, count, false, {0}},	/* not increasing */
+	    {2, (double[]){1, 1}, count, false, {0}},		/* equal */
+	    {PROC_HIST_BUCKETS_MAX + 1, up, count, false, {0}}, /* over the cap */
+	};
+	(void)state;
+
+	for (size_t i = 0; i <= PROC_HIST_BUCKETS_MAX; i++)
+		up[i] = (double)i;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(proc_feed_histogram(p, "hs", NULL, 0, &bad[i], S(0)));
+	assert_int_equal(p->count.invalid_histogram, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(p->srcs.n, 0);
+	const struct bs_histogram only_inf = {1, (double[]){INFINITY}, (uint64_t[]){1}, false, {0}};
+	assert_true(proc_feed_histogram(p, "hs", NULL, 0, &only_inf, S(0)));
+	/* its count grows, but +Inf alone has no value to give X */
+	const struct bs_histogram more = {1, (double[]){INFINITY}, (uint64_t[]){3}, false, {0}};
+	assert_true(proc_feed_histogram(p, "hs", NULL, 0, &more, S(1)));
+	assert_int_equal(p->count.not_a_number, 1);
+	assert_int_equal(p->srcs.n, 1);
+	done(p);
+}
+
 /* An empty t-digest is a summary of nothing, not a fault: _count 0, no
  * quantile, no drop. */
 static void test_empty_tdigest(void **state)
@@ -1027,6 +1062,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_delta_and_reset),
 	    cmocka_unit_test(test_every_histogram_counts_every_value),
+	    cmocka_unit_test(test_hostile_histograms),
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),
