@@ -138,9 +138,11 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 		return 0;
 	}
 	double v = strtod(n->scalar, &end);
-	if (end == n->scalar || *end || !isfinite(v) || (d == VSTATS_INT && v != floor(v)))
-		return conf_errorf(n, d == VSTATS_INT ? "a whole number expected"
-						      : "a number expected");
+	if (end == n->scalar || *end || !isfinite(v) ||
+	    (d == VSTATS_INT && (v != floor(v) || fabs(v) > 9.2e18)))
+		return conf_errorf(n, d == VSTATS_INT
+					  ? "a whole number from -9.2e18 to 9.2e18 expected"
+					  : "a number expected");
 	if (d == VSTATS_INT)
 		out->i = (int64_t)v;
 	else
@@ -149,7 +151,7 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 }
 
 /* The user's buckets: `bounds` (CRHIST lower bounds), `buckets` (DRHIST
- * [lb, ub] pairs) or `values` (DVHIST). */
+ * [lb, ub) pairs) or `values` (DVHIST). */
 static int usr_buckets(const struct conf_node *n, const char *key, enum vstats_stype t,
 		       enum vstats_dtype d, struct vstats_bucket **out, uint32_t *nout)
 {
@@ -168,7 +170,8 @@ static int usr_buckets(const struct conf_node *n, const char *key, enum vstats_s
 		if (t == VSTATS_DRHIST) {
 			if (it->kind != BS_CONF_SEQ || it->n != 2) {
 				free(b);
-				return conf_errorf(it, "a bucket is [lb, ub]");
+				return conf_errorf(
+				    it, "a bucket is a pair [lb, ub] (it holds lb <= x < ub)");
 			}
 			rc = scalar_value(it->val[0], d, &b[i].lb);
 			rc = rc < 0 ? rc : scalar_value(it->val[1], d, &b[i].ub);
@@ -184,6 +187,29 @@ static int usr_buckets(const struct conf_node *n, const char *key, enum vstats_s
 	*out = b;
 	*nout = (uint32_t)list->n;
 	return 0;
+}
+
+/* FreeBSD's rules for the histogram, refused where they are broken: a
+ * flag the kind does not take at that flag, anything else at the
+ * histogram's settings. */
+static int hist_check(const struct conf_node *n, enum vstats_stype t, enum vstats_dtype d,
+		      const struct vstats_spec *spec)
+{
+	static const char *const keys[] = {"lbound_inf", "ubound_inf"};
+	const char *why = vstats_flags_refused(t, spec->hist.scheme, spec->hist.flags);
+	struct vstats_bucket *b;
+	uint32_t nb;
+	int rc;
+
+	for (int i = 0; why && i < 2; i++)
+		if (vstats_flags_refused(t, spec->hist.scheme, spec->hist.flags & (1u << i)))
+			return conf_errorf(conf_child(n, keys[i]), "%s", why);
+	if ((rc = vstats_hist_buckets(t, d, &spec->hist, &b, &nb, &why)) == -EINVAL)
+		return conf_errorf(n, "%s", why);
+	if (rc < 0)
+		return rc;
+	free(b);
+	return conf_check_unused(n);
 }
 
 static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats_dtype d,
@@ -221,7 +247,7 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 	    conf_get_bool(n, "ubound_inf", &hi_inf) == -EINVAL)
 		return -EINVAL;
 	h->flags = (lo_inf ? VSTATS_LBOUND_INF : 0) | (hi_inf ? VSTATS_UBOUND_INF : 0);
-	return conf_check_unused(n);
+	return hist_check(n, t, d, spec);
 }
 
 static int tdigest_spec(const struct conf_node *n, struct proc_template_conf *t,

@@ -1,7 +1,9 @@
 /* The sampler and the sources it feeds. Each pass runs the collectors
  * that produce selected series with a probe emitter, which formats
  * nothing: it only matches series against the groups' selectors and
- * feeds the values. The sources' lock is taken per value, never across a
+ * feeds the values: a counter's or gauge's value as one X (seed 001's
+ * (X, 1)), a histogram's buckets as (X, Y) pairs, X a bucket's value and
+ * Y its increase. The sources' lock is taken per value, never across a
  * collector's I/O; a collector busy with a scrape is skipped, not waited
  * for past the pass. */
 #include "proc.h"
@@ -47,6 +49,7 @@ static void source_free(struct proc *p, struct proc_source *s)
 	free(s->labels);
 	free(s->key);
 	free(s->name);
+	free(s->prev_count);
 	free(s);
 }
 
@@ -222,31 +225,91 @@ static bool voi_value(const struct proc_group_conf *g, struct bs_value v, uint64
 	return true;
 }
 
-/* X comes from the value read at now; seed 001 takes it at the time the
- * sample was due, so a history's periods count whole passes however late
- * each pass ran. */
+/* One (X, Y) pair to the source's statistics, taken at due_ns (so a
+ * history's periods count whole passes however late each ran), and Y
+ * updates of X to its VOI. A single sampled value (`read`, the one before
+ * it prev_u) may be a relative update, and a u64 VOI takes it exactly. */
+static void feed_pair(struct proc *p, struct proc_source *s, double x, uint64_t y,
+		      const struct bs_value *read, uint64_t prev_u, uint64_t due_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	struct bs_value v = read ? *read : (struct bs_value){.kind = BS_VAL_F64, .f = x};
+	struct vstats_value val;
+
+	for (uint32_t i = 0; i < g->nstats; i++)
+		statproc_add(&s->stat[i], to_i64(x), y, due_ns);
+	if (!s->sampled || s->voi_stopped || !voi_value(g, v, prev_u, x, &val))
+		return;
+	if (g->tpl.relative && read)
+		vstats_update_rel(&s->voi, val);
+	else
+		vstats_update_n(&s->voi, val, y);
+}
+
+/* X comes from the value read at now_ns. */
 static void feed_source(struct proc *p, struct proc_source *s, struct bs_value v, uint64_t due_ns,
 			uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
 	uint64_t prev_u = s->prev_u;
-	struct vstats_value val;
 	double x;
 
 	s->seen_ns = now_ns;
 	s->prev_u = v.kind == BS_VAL_U64 ? v.u : 0;
 	if (!x_of(g, s, value_f(v), now_ns, &x))
 		return;
-	for (uint32_t i = 0; i < g->nstats; i++)
-		statproc_add(&s->stat[i], to_i64(x), 1, due_ns);
-	if (s->sampled && !s->voi_stopped && voi_value(g, v, prev_u, x, &val)) {
-		if (g->tpl.relative)
-			vstats_update_rel(&s->voi, val);
-		else
-			vstats_update_abs(&s->voi, val);
+	feed_pair(p, s, x, 1, &v, prev_u, due_ns);
+	p->count.values++;
+}
+
+/* The source's bucket counts become the base: its first sample, or one
+ * whose bounds changed. False without memory. */
+static bool hist_base(struct proc_source *s, const struct bs_histogram *h, uint64_t bounds)
+{
+	if (s->prev_n != h->nbuckets) {
+		uint64_t *c = realloc(s->prev_count, h->nbuckets * sizeof(*c));
+		if (!c)
+			return false;
+		s->prev_count = c;
+		s->prev_n = (uint32_t)h->nbuckets;
+	}
+	memcpy(s->prev_count, h->count, h->nbuckets * sizeof(*h->count));
+	s->prev_bounds = bounds;
+	return true;
+}
+
+/* Each bucket's increase since the last sample (a count that went back
+ * was reset: Y is its new count), with the bucket's value as X. */
+static void feed_hist_source(struct proc *p, struct proc_source *s, const struct bs_histogram *h,
+			     uint64_t due_ns, uint64_t now_ns)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	uint64_t bounds = hash_bytes(h->upper, h->nbuckets * sizeof(*h->upper), h->nbuckets);
+	bool had = s->prev_count && s->prev_n == h->nbuckets && s->prev_bounds == bounds;
+
+	s->seen_ns = now_ns;
+	if (!had) {
+		if (!hist_base(s, h, bounds))
+			p->count.too_many_sources++; /* no memory: counted as not kept */
+		return;
+	}
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		uint64_t c = h->count[i], y = c >= s->prev_count[i] ? c - s->prev_count[i] : c;
+		double le = isinf(h->upper[i]) ? (i > 0 ? h->upper[i - 1] : NAN) : h->upper[i];
+		s->prev_count[i] = c;
+		if (y && isfinite(le * g->x_scale))
+			feed_pair(p, s, le * g->x_scale, y, NULL, 0, due_ns);
+		else if (y)
+			p->count.not_a_number++; /* a histogram of +Inf alone has no value */
 	}
 	p->count.values++;
 }
+
+/* What the probe sampled of a series: a value, or a histogram. */
+struct sampled {
+	struct bs_value value;
+	const struct bs_histogram *h; /* NULL: a value */
+};
 
 /* The groups whose selectors the metric name alone allows, as a mask. */
 static uint64_t name_candidates(const struct proc *p, const char *name)
@@ -262,7 +325,7 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 /* Feeds the series to each candidate group whose label matchers it meets;
  * the name matchers were applied once for its family. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
-			    const struct bs_label *labels, size_t n, struct bs_value value,
+			    const struct bs_label *labels, size_t n, const struct sampled *v,
 			    uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
@@ -288,8 +351,10 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			p->count.too_many_sources++;
 		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 			p->count.too_many_sources++; /* no memory: counted as not kept */
-		if (s)
-			feed_source(p, s, value, due_ns, now_ns);
+		if (s && v->h)
+			feed_hist_source(p, s, v->h, due_ns, now_ns);
+		else if (s)
+			feed_source(p, s, v->value, due_ns, now_ns);
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -298,9 +363,42 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns)
 {
-	struct bs_value v = {.kind = BS_VAL_F64, .f = value};
+	struct sampled v = {{.kind = BS_VAL_F64, .f = value}, NULL};
 
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, v, now_ns, now_ns);
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, now_ns, now_ns);
+}
+
+/* The emitter's checks of a histogram, and the cap on what a source
+ * keeps of one. */
+static bool hist_valid(struct proc *p, const struct bs_histogram *h)
+{
+	bool ok =
+	    h && h->nbuckets > 0 && h->nbuckets <= PROC_HIST_BUCKETS_MAX && h->upper && h->count;
+
+	for (size_t i = 0; ok && i < h->nbuckets; i++)
+		ok = !isnan(h->upper[i]) && (i == 0 || h->upper[i] > h->upper[i - 1]);
+	if (!ok) {
+		pthread_mutex_lock(&p->lock);
+		p->count.invalid_histogram++;
+		pthread_mutex_unlock(&p->lock);
+	}
+	return ok;
+}
+
+static bool feed_histogram(struct proc *p, uint64_t mask, const char *name,
+			   const struct bs_label *labels, size_t n, const struct bs_histogram *h,
+			   uint64_t due_ns, uint64_t now_ns)
+{
+	struct sampled v = {{.kind = BS_VAL_F64}, h};
+
+	return mask && hist_valid(p, h) &&
+	       feed_candidates(p, mask, name, labels, n, &v, due_ns, now_ns);
+}
+
+bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+			 const struct bs_histogram *h, uint64_t now_ns)
+{
+	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, now_ns, now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -311,10 +409,12 @@ struct probe {
 	uint64_t due_ns, now_ns;	 /* when the pass was due, when it runs */
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
 	uint64_t candidates;		 /* groups whose name matchers allow it */
+	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
 };
 
-/* A counter is exposed with _total: that is the name selectors use. */
+/* A counter is exposed with _total: that is the name selectors use; a
+ * histogram is selected by its family's name. */
 static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 {
 	struct probe *pr = (struct probe *)em;
@@ -326,32 +426,40 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
 		memcpy(pr->name + n, "_total", 7);
-	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN)
+	if (f->type != BS_COUNTER && f->type != BS_GAUGE && f->type != BS_UNKNOWN &&
+	    f->type != BS_HISTOGRAM)
 		return 0;
+	pr->histogram = f->type == BS_HISTOGRAM;
 	pr->candidates = name_candidates(pr->p, pr->name);
 	return 0;
 }
 
+/* Each kind of series only in its kind of family, as a scrape takes it. */
 static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t n,
 			struct bs_value v)
 {
 	struct probe *pr = (struct probe *)em;
+	struct sampled s = {v, NULL};
 
-	if (!pr->candidates)
+	if (!pr->candidates || pr->histogram)
 		return 0;
 	if (!isfinite(value_f(v))) {
 		pr->p->count.not_a_number++;
 		return 0;
 	}
 	pr->matched |=
-	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, v, pr->due_ns, pr->now_ns);
+	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->due_ns, pr->now_ns);
 	return 0;
 }
 
-static int probe_ignore_hist(struct bs_emitter *em, const struct bs_label *l, size_t n,
-			     const struct bs_histogram *h)
+static int probe_histogram(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			   const struct bs_histogram *h)
 {
-	(void)em, (void)l, (void)n, (void)h;
+	struct probe *pr = (struct probe *)em;
+
+	if (pr->candidates && pr->histogram)
+		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->due_ns,
+					      pr->now_ns);
 	return 0;
 }
 
@@ -385,7 +493,7 @@ static bool probe_expired(struct bs_emitter *em)
 static const struct bs_emitter_ops probe_ops = {
     .family = probe_family,
     .sample = probe_sample,
-    .histogram = probe_ignore_hist,
+    .histogram = probe_histogram,
     .summary = probe_ignore_summary,
     .stateset = probe_ignore_states,
     .drop = probe_drop,
@@ -485,6 +593,10 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 
 	if (!p)
 		return -ENOMEM;
+	if (!(p->scratch = malloc(sizeof(*p->scratch)))) {
+		free(p);
+		return -ENOMEM;
+	}
 	p->conf = conf;
 	p->epfd = -1;
 	/* max_sources caps what is kept; the array never needs more. */
@@ -521,6 +633,7 @@ void proc_free(struct proc *p)
 		source_free(p, p->src[i]);
 	growarr_free(&p->srcs);
 	free(p->index);
+	free(p->scratch);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

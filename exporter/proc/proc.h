@@ -44,6 +44,11 @@ struct proc_source {
 	bool have_prev;
 	double prev;
 	uint64_t prev_ns;
+	/* A histogram source: its buckets' counts at the last sample, and a
+	 * hash of its bounds (other bounds start a new base). */
+	uint64_t *prev_count;
+	uint32_t prev_n;
+	uint64_t prev_bounds;
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
@@ -58,11 +63,21 @@ struct proc_slot {
 	struct proc_source *s; /* NULL: empty */
 };
 
+/* Room for one histogram's buckets while a scrape writes it (under the
+ * sources' lock): too large for a stack. */
+struct proc_scratch {
+	struct vstats_region region[VSTATS_REGIONS_MAX];
+	double le[VSTATS_REGIONS_MAX];
+	uint64_t count[VSTATS_REGIONS_MAX];
+	struct statproc_list_entry entry[STATPROC_LIST_MAX];
+};
+
 struct proc_counters {
 	uint64_t ticks, tick_ns_total; /* sampling passes, and their time */
 	uint64_t values;	       /* values fed */
 	uint64_t busy;		       /* a collector held by a scrape past the tick */
 	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
+	uint64_t invalid_histogram; /* a source's own histogram, malformed or over the cap */
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its
@@ -71,6 +86,9 @@ struct proc_tpl {
 	uint32_t group;
 	uint32_t hash; /* vstats_tpl_hash */
 };
+
+/* Buckets of a histogram source kept at most (KVM's have 32). */
+#define PROC_HIST_BUCKETS_MAX 256
 
 struct proc {
 	const struct proc_conf *conf;		     /* the configuration's, which outlives it */
@@ -88,6 +106,7 @@ struct proc {
 	struct proc_tpl tpl[PROC_GROUPS_MAX]; /* the groups' templates, in order */
 	uint32_t ntpl;
 	uint32_t sample_pct[PROC_GROUPS_MAX]; /* per group: its template's rate in force */
+	struct proc_scratch *scratch;
 };
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */
@@ -105,6 +124,13 @@ void proc_tick(struct proc *p, uint64_t now_ns);
  * True when a group selected it. */
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns);
+/* Feeds one sample of a histogram series (seed 001's own (X, Y)): from
+ * the second on, each bucket's increase Y with its value X (its le; the
+ * open last bucket's, the last finite le), times x_scale. A histogram
+ * the emitter would refuse, or with more than PROC_HIST_BUCKETS_MAX
+ * buckets, is counted as invalid_histogram. */
+bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
+			 const struct bs_histogram *h, uint64_t now_ns);
 
 /* The scrape's built-in source "processing": writes every statistic; its
  * state is the struct proc (collect and describe only, no init). */

@@ -1,11 +1,14 @@
 /* The built-in collector "processing": every source's statistics as
- * Prometheus families, under the sources' lock (memory only, no I/O).
- * Seed 001: value a counter; range _samples, _min, _avg, _max; array and
- * list histograms; history its last complete period; raw only on the
+ * Prometheus families, under the sources' lock (memory only, no I/O),
+ * each as it is defined now. Seed 001: value a counter (a gauge where X
+ * can be negative); range _samples, _min, _avg, _max; array and list
+ * histograms; history its last complete period; raw only on the
  * /statistics/ interface. Seed 004: _sum, _max, _min, the CR/DR/DV
- * histograms, the t-digest a summary. Each statistic's out-of-range or
- * out-of-band count is a counter of its own. The source's labels are kept
- * and `source_metric` names the series sampled. */
+ * histograms, the t-digest a summary. Every histogram counts every value
+ * it was given: le=x all at most x, +Inf and _count all, _sum their sum.
+ * Each statistic's out-of-range or out-of-band count is a counter of its
+ * own. The source's labels are kept and `source_metric` names the series
+ * sampled. */
 #include "proc.h"
 
 #include <errno.h>
@@ -48,45 +51,140 @@ static bool family(struct bs_emitter *em, const char *a, const char *b, enum bs_
 	return bs_family(em, name, t, NULL, help) == 0;
 }
 
+/* A histogram's regions as the emitter takes them, with the sum of what
+ * it observed. */
+static void emit_regions(struct bs_emitter *em, struct proc_scratch *sc, size_t k, double sum,
+			 struct bs_label *l, size_t n)
+{
+	for (size_t i = 0; i < k; i++) {
+		sc->le[i] = sc->region[i].le;
+		sc->count[i] = sc->region[i].count;
+	}
+	struct bs_histogram h = {k, sc->le, sc->count, true, {.kind = BS_VAL_F64, .f = sum}};
+	em->ops->histogram(em, l, n, &h);
+}
+
 /* ---- seed 001 ---- */
+
+/* The families a seed 001 statistic writes, by its current definition:
+ * a value's total (a counter, or a gauge where X can be negative), an
+ * array's or a list's histogram, a range's four figures, a history's last
+ * complete period, a list's missed and everyone's out-of-range count. */
+enum fam {
+	FAM_COUNTER,
+	FAM_GAUGE,
+	FAM_HIST,
+	FAM_SAMPLES,
+	FAM_MIN,
+	FAM_AVG,
+	FAM_MAX,
+	FAM_LAST,
+	FAM_LAST_SAMPLES,
+	FAM_LAST_MIN,
+	FAM_LAST_AVG,
+	FAM_LAST_MAX,
+	FAM_MISSED,
+	FAM_OOR,
+	FAM_N
+};
+#define BIT(f) (1u << (f))
+/* The three that are named <name> alone: one of them per scrape. */
+#define FAM_NAMED (BIT(FAM_COUNTER) | BIT(FAM_GAUGE) | BIT(FAM_HIST))
+#define RANGE_HELP "Seed 001 range statistic: samples, minimum, average and maximum of X."
+#define LAST_HELP "Seed 001 history statistic: its last complete period."
+
+static const struct {
+	const char *suffix;
+	enum bs_metric_type type;
+	const char *help;
+} famdef[FAM_N] = {
+    [FAM_COUNTER] = {"", BS_COUNTER,
+		     "Seed 001 value statistic: total of Y, or of X*Y (mode products), since its "
+		     "reset."},
+    [FAM_GAUGE] = {"", BS_GAUGE,
+		   "Seed 001 value statistic: total of X*Y since its reset, X as low as "
+		   "range_min < 0."},
+    [FAM_HIST] = {"", BS_HISTOGRAM, "Seed 001 array or list statistic: Y by X."},
+    [FAM_SAMPLES] = {"_samples", BS_COUNTER, RANGE_HELP},
+    [FAM_MIN] = {"_min", BS_GAUGE, RANGE_HELP},
+    [FAM_AVG] = {"_avg", BS_GAUGE, RANGE_HELP},
+    [FAM_MAX] = {"_max", BS_GAUGE, RANGE_HELP},
+    [FAM_LAST] = {"_last_period", BS_GAUGE, LAST_HELP},
+    [FAM_LAST_SAMPLES] = {"_last_period_samples", BS_GAUGE, LAST_HELP},
+    [FAM_LAST_MIN] = {"_last_period_min", BS_GAUGE, LAST_HELP},
+    [FAM_LAST_AVG] = {"_last_period_avg", BS_GAUGE, LAST_HELP},
+    [FAM_LAST_MAX] = {"_last_period_max", BS_GAUGE, LAST_HELP},
+    [FAM_MISSED] = {"_missed", BS_COUNTER, "X values the list had no room for (entries_max)."},
+    [FAM_OOR] = {"_out_of_range", BS_COUNTER, "X values outside range_min..range_max."},
+};
+
+#define RANGE_FAMS(first) (BIT(first) | BIT(first + 1) | BIT(first + 2) | BIT(first + 3))
+
+/* A products total goes down with a negative X: a gauge where X can be
+ * one (x: value, range_min below 0); an increase (delta, rate) is not. */
+static bool value_is_gauge(const struct statproc_def *d, enum proc_x x)
+{
+	return d->mode == STATPROC_PRODUCTS && d->range_min < 0 && x == PROC_X_VALUE;
+}
+
+static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
+{
+	switch (d->type) {
+	case STATPROC_VALUE:
+		return BIT(value_is_gauge(d, x) ? FAM_GAUGE : FAM_COUNTER) | BIT(FAM_OOR);
+	case STATPROC_RANGE:
+		return RANGE_FAMS(FAM_SAMPLES) | BIT(FAM_OOR);
+	case STATPROC_ARRAY:
+		return BIT(FAM_HIST) | BIT(FAM_OOR);
+	case STATPROC_LIST:
+		return BIT(FAM_HIST) | BIT(FAM_MISSED) | BIT(FAM_OOR);
+	case STATPROC_HISTORY:
+		return (d->mode == STATPROC_MODE_RANGE ? RANGE_FAMS(FAM_LAST_SAMPLES)
+						       : BIT(FAM_LAST)) |
+		       BIT(FAM_OOR);
+	case STATPROC_RAW:
+		break;
+	}
+	return BIT(FAM_OOR);
+}
 
 struct stat_arg {
 	uint32_t k; /* the statistic's index in the group */
-	int field;  /* which figure of a range */
+	enum fam fam;
+	enum proc_x x;
+	struct proc_scratch *sc;
 };
 
-enum { F_SAMPLES, F_MIN, F_AVG, F_MAX, F_OOR, F_MISSED, F_TOTAL };
-
+/* field: 0 samples, 1 min, 2 avg, 3 max. */
 static void range_field(struct bs_emitter *em, const struct statproc_range *r, int field,
 			struct bs_label *l, size_t n)
 {
-	if (field == F_SAMPLES)
+	if (field == 0)
 		bs_sample_u64(em, l, n, r->num);
 	else if (r->num == 0)
 		return; /* no min, average or max of nothing */
-	else if (field == F_MIN)
+	else if (field == 1)
 		bs_sample_i64(em, l, n, r->min);
-	else if (field == F_MAX)
+	else if (field == 3)
 		bs_sample_i64(em, l, n, r->max);
 	else
 		bs_sample_f64(em, l, n, (double)r->acc / (double)r->num);
 }
 
-static void array_hist(struct bs_emitter *em, const struct statproc_stat *st, struct bs_label *l,
-		       size_t n)
+/* An array's intervals are its buckets: the first holds what is below
+ * range_min too, the last what is above range_max. */
+static void array_hist(struct bs_emitter *em, const struct statproc_stat *st,
+		       struct proc_scratch *sc, struct bs_label *l, size_t n)
 {
-	double upper[STATPROC_ARRAY_MAX];
 	uint32_t k = st->data.array.n;
 	int64_t b;
 
-	for (uint32_t i = 0; i + 1 < k; i++) {
-		b = st->def.range_min;
+	for (uint32_t i = 0; i < k; i++) {
 		statproc_array_bound(&st->def, i, &b); /* the bounds the data file prints */
-		upper[i] = (double)b;
+		sc->region[i] = (struct vstats_region){i + 1 < k ? (double)b : INFINITY,
+						       st->data.array.hits[i]};
 	}
-	upper[k - 1] = INFINITY;
-	struct bs_histogram h = {k, upper, st->data.array.hits, false, {0}};
-	em->ops->histogram(em, l, n, &h);
+	emit_regions(em, sc, k, st->data.array.sum, l, n);
 }
 
 static int cmp_entry_x(const void *a, const void *b)
@@ -96,116 +194,117 @@ static int cmp_entry_x(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void list_hist(struct bs_emitter *em, const struct statproc_stat *st, struct bs_label *l,
-		      size_t n)
+/* A bucket at each X kept; below each, when the list was full, the X it
+ * missed there; below the first, the X under range_min; above the last,
+ * the X it missed there and those over range_max. */
+static void list_hist(struct bs_emitter *em, const struct statproc_stat *st,
+		      struct proc_scratch *sc, struct bs_label *l, size_t n)
 {
-	struct statproc_list_entry e[STATPROC_LIST_MAX];
-	double upper[STATPROC_LIST_MAX + 1];
-	uint64_t count[STATPROC_LIST_MAX + 1];
+	const uint64_t *missed = st->data.list.missed_y; /* all 0 until the list was full */
+	struct statproc_list_entry *e = sc->entry;
 	uint32_t k = st->data.list.n;
+	uint64_t below = st->data.list.below_y + missed[0];
+	size_t r = 0;
 
 	memcpy(e, st->data.list.e, k * sizeof(*e));
 	qsort(e, k, sizeof(*e), cmp_entry_x);
+	if (below)
+		vstats_region_add(sc->region, &r, (double)((k ? e[0].x : st->def.range_min) - 1),
+				  below);
 	for (uint32_t i = 0; i < k; i++) {
-		upper[i] = (double)e[i].x;
-		count[i] = e[i].hits;
+		if (i > 0 && missed[i])
+			vstats_region_add(sc->region, &r, (double)(e[i].x - 1), missed[i]);
+		vstats_region_add(sc->region, &r, (double)e[i].x, e[i].hits);
 	}
-	upper[k] = INFINITY;
-	count[k] = 0;
-	struct bs_histogram h = {k + 1, upper, count, false, {0}};
-	em->ops->histogram(em, l, n, &h);
+	vstats_region_add(sc->region, &r, INFINITY, st->data.list.above_y + missed[k]);
+	emit_regions(em, sc, r, st->data.list.sum, l, n);
 }
 
+static void stat_figure(struct bs_emitter *em, const struct statproc_stat *st,
+			const struct stat_arg *a, struct bs_label *l, size_t n)
+{
+	const void *last = statproc_history_last(st);
+
+	switch (a->fam) {
+	case FAM_COUNTER:
+	case FAM_GAUGE:
+		bs_sample_i64(em, l, n, st->data.total);
+		break;
+	case FAM_HIST:
+		if (st->def.type == STATPROC_ARRAY)
+			array_hist(em, st, a->sc, l, n);
+		else
+			list_hist(em, st, a->sc, l, n);
+		break;
+	case FAM_SAMPLES:
+	case FAM_MIN:
+	case FAM_AVG:
+	case FAM_MAX:
+		range_field(em, &st->data.range, a->fam - FAM_SAMPLES, l, n);
+		break;
+	case FAM_LAST:
+		if (last)
+			bs_sample_i64(em, l, n, *(const int64_t *)last);
+		break;
+	case FAM_LAST_SAMPLES:
+	case FAM_LAST_MIN:
+	case FAM_LAST_AVG:
+	case FAM_LAST_MAX:
+		if (last)
+			range_field(em, last, a->fam - FAM_LAST_SAMPLES, l, n);
+		break;
+	case FAM_MISSED:
+		bs_sample_u64(em, l, n, st->data.list.hits_missed);
+		break;
+	case FAM_OOR:
+	case FAM_N:
+		bs_sample_u64(em, l, n, st->hits_out_of_range);
+		break;
+	}
+}
+
+/* A source's figure for the family, from its statistic as it is defined
+ * now; one whose <name> family is another type than the one served is
+ * counted, not written. */
 static void stat_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
 			size_t n, const void *arg)
 {
 	const struct stat_arg *a = arg;
 	const struct statproc_stat *st = &s->stat[a->k];
-	const void *last;
+	uint32_t mine = fams_of(&st->def, a->x);
 
-	switch (a->field) {
-	case F_OOR:
-		bs_sample_u64(em, l, n, st->hits_out_of_range);
-		return;
-	case F_MISSED:
-		bs_sample_u64(em, l, n, st->data.list.hits_missed);
-		return;
-	}
-	switch (st->def.type) {
-	case STATPROC_VALUE:
-		bs_sample_i64(em, l, n, st->data.total);
-		break;
-	case STATPROC_RANGE:
-		range_field(em, &st->data.range, a->field, l, n);
-		break;
-	case STATPROC_ARRAY:
-		array_hist(em, st, l, n);
-		break;
-	case STATPROC_LIST:
-		list_hist(em, st, l, n);
-		break;
-	case STATPROC_HISTORY:
-		if (!(last = statproc_history_last(st)))
-			break;
-		if (st->def.mode == STATPROC_MODE_RANGE)
-			range_field(em, last, a->field, l, n);
-		else
-			bs_sample_i64(em, l, n, *(const int64_t *)last);
-		break;
-	case STATPROC_RAW:
-		break;
-	}
+	if (mine & BIT(a->fam))
+		stat_figure(em, st, a, l, n);
+	else if ((mine & FAM_NAMED) && (BIT(a->fam) & FAM_NAMED))
+		bs_drop(em, "type_conflict", 1);
 }
 
+/* The families of statistic k of group g, declared from what its sources'
+ * definitions are now (a POST may have changed any of them). Prometheus
+ * takes one type per name: when sources disagree on <name>'s, the
+ * configured type keeps it while a source has it, else the first
+ * source's type does. */
 static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter *em)
 {
-	static const char *const range_suffix[] = {"_samples", "_min", "_avg", "_max"};
-	static const enum bs_metric_type range_type[] = {BS_COUNTER, BS_GAUGE, BS_GAUGE, BS_GAUGE};
-	const struct proc_stat_conf *c = &p->conf->group[g].stat[k];
-	const char *hist_suffix = c->def.type == STATPROC_HISTORY ? "_last_period" : "";
-	struct stat_arg a = {k, F_TOTAL};
-	bool range = c->def.type == STATPROC_RANGE ||
-		     (c->def.type == STATPROC_HISTORY && c->def.mode == STATPROC_MODE_RANGE);
+	const struct proc_group_conf *gc = &p->conf->group[g];
+	const struct proc_stat_conf *c = &gc->stat[k];
+	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, gc->x) & FAM_NAMED;
+	struct stat_arg a = {k, FAM_COUNTER, gc->x, p->scratch};
 
-	if (range) {
-		char suffix[64];
-		for (a.field = F_SAMPLES; a.field <= F_MAX; a.field++) {
-			snprintf(suffix, sizeof(suffix), "%s%s", hist_suffix,
-				 range_suffix[a.field]);
-			if (family(
-				em, c->name, suffix,
-				c->def.type == STATPROC_HISTORY ? BS_GAUGE : range_type[a.field],
-				"Seed 001 range statistic: samples, minimum, average and maximum "
-				"of X."))
-				each_source(p, g, em, stat_series, &a);
-		}
-	} else if (c->def.type == STATPROC_VALUE) {
-		if (family(em, c->name, "", BS_COUNTER,
-			   c->def.mode == STATPROC_PRODUCTS
-			       ? "Seed 001 value statistic: total of |X|*Y since its reset."
-			       : "Seed 001 value statistic: total of Y since its reset."))
-			each_source(p, g, em, stat_series, &a);
-	} else if (c->def.type == STATPROC_HISTORY) {
-		if (family(em, c->name, hist_suffix, BS_GAUGE,
-			   "Seed 001 history statistic: the total of its last complete period."))
-			each_source(p, g, em, stat_series, &a);
-	} else if (c->def.type == STATPROC_ARRAY || c->def.type == STATPROC_LIST) {
-		if (family(em, c->name, "", BS_HISTOGRAM,
-			   c->def.type == STATPROC_ARRAY
-			       ? "Seed 001 array statistic: Y per interval of X."
-			       : "Seed 001 list statistic: Y per value of X."))
-			each_source(p, g, em, stat_series, &a);
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		if (p->src[i]->group != g)
+			continue;
+		uint32_t m = fams_of(&p->src[i]->stat[k].def, gc->x);
+		need |= m;
+		named = named ? named : m & FAM_NAMED;
 	}
-	if (c->def.type == STATPROC_LIST) {
-		a.field = F_MISSED;
-		if (family(em, c->name, "_missed", BS_COUNTER,
-			   "X values the list had no room for (entries_max)."))
+	if (need & conf_named)
+		named = conf_named;
+	need = (need & ~FAM_NAMED) | named;
+	for (a.fam = 0; a.fam < FAM_N; a.fam++)
+		if ((need & BIT(a.fam)) && family(em, c->name, famdef[a.fam].suffix,
+						  famdef[a.fam].type, famdef[a.fam].help))
 			each_source(p, g, em, stat_series, &a);
-	}
-	a.field = F_OOR;
-	if (family(em, c->name, "_out_of_range", BS_COUNTER,
-		   "X values outside range_min..range_max."))
-		each_source(p, g, em, stat_series, &a);
 }
 
 /* ---- seed 004 ---- */
@@ -214,6 +313,7 @@ struct voi_arg {
 	uint32_t k; /* the statistic's index in the VOI */
 	bool oob;
 	const struct proc_template_conf *tpl;
+	struct proc_scratch *sc;
 };
 
 static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, struct vstats_value v)
@@ -226,33 +326,22 @@ static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, st
 		bs_sample_f64(em, l, n, v.f);
 }
 
-/* Bucket upper bounds as Prometheus' le (inclusive): a continuous range
- * [lb, ub) of integers ends at ub - 1, of floats just below ub. */
-static void vhist(struct bs_emitter *em, const struct vstats_stat *st, struct bs_label *l, size_t n)
+/* An empty digest is a summary of nothing: _count 0, and no quantile
+ * (the emitter, as OpenMetrics, takes no NaN). */
+static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, struct tdigest *td,
+			    struct bs_label *l, size_t n)
 {
-	const struct vstats_hist *h = &st->hist;
-	double upper[VSTATS_BUCKETS_MAX + 1];
-	uint64_t count[VSTATS_BUCKETS_MAX + 1];
+	double q[PROC_QUANTILES_MAX];
+	bool empty = tdigest_count(td) == 0;
 
-	for (uint32_t i = 0; i < h->n; i++) {
-		struct vstats_value ub = h->bkt[i].ub;
-		if (st->stype != VSTATS_CRHIST)
-			upper[i] = vstats_value_f(ub);
-		else if (ub.dtype == VSTATS_INT)
-			upper[i] = ub.i == INT64_MAX ? INFINITY : (double)(ub.i - 1);
-		else if (ub.dtype == VSTATS_UINT)
-			upper[i] = ub.u == UINT64_MAX ? INFINITY : (double)(ub.u - 1);
-		else
-			upper[i] = isinf(ub.f) ? INFINITY : nextafter(ub.f, -INFINITY);
-		count[i] = h->count[i];
-	}
-	uint32_t k = h->n;
-	if (k == 0 || !isinf(upper[k - 1])) {
-		upper[k] = INFINITY;
-		count[k++] = 0;
-	}
-	struct bs_histogram hist = {k, upper, count, false, {0}};
-	em->ops->histogram(em, l, n, &hist);
+	for (uint32_t i = 0; !empty && i < a->tpl->nquantile; i++)
+		q[i] = tdigest_quantile(td, a->tpl->quantile[i]);
+	struct bs_summary sum = {empty ? 0 : a->tpl->nquantile,
+				 a->tpl->quantile,
+				 q,
+				 (uint64_t)tdigest_count(td),
+				 {.kind = BS_VAL_F64, .f = tdigest_sum(td)}};
+	em->ops->summary(em, l, n, &sum);
 }
 
 static void voi_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
@@ -260,7 +349,6 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 {
 	const struct voi_arg *a = arg;
 	const struct vstats_stat *st;
-	double q[PROC_QUANTILES_MAX];
 
 	if (!s->sampled)
 		return;
@@ -281,20 +369,12 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 	case VSTATS_CRHIST:
 	case VSTATS_DRHIST:
 	case VSTATS_DVHIST:
-		vhist(em, st, l, n);
+		emit_regions(em, a->sc, vstats_hist_regions(&st->hist, st->stype, a->sc->region),
+			     st->hist.sum, l, n);
 		break;
-	case VSTATS_TDGST: {
-		struct tdigest *td = st->td;
-		for (uint32_t i = 0; i < a->tpl->nquantile; i++)
-			q[i] = tdigest_quantile(td, a->tpl->quantile[i]);
-		struct bs_summary sum = {a->tpl->nquantile,
-					 a->tpl->quantile,
-					 q,
-					 (uint64_t)tdigest_count(td),
-					 {.kind = BS_VAL_F64, .f = tdigest_sum(td)}};
-		em->ops->summary(em, l, n, &sum);
+	case VSTATS_TDGST:
+		tdigest_summary(em, a, st->td, l, n);
 		break;
-	}
 	}
 }
 
@@ -307,7 +387,7 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 
 	for (uint32_t k = 0; k < t->nspec; k++) {
 		enum vstats_stype st = t->spec[k].stype;
-		struct voi_arg a = {k, false, t};
+		struct voi_arg a = {k, false, t, p->scratch};
 		enum bs_metric_type type = st >= VSTATS_CRHIST && st <= VSTATS_DVHIST ? BS_HISTOGRAM
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
 					   : st == VSTATS_SUM && gc->x == PROC_X_DELTA ? BS_COUNTER
@@ -352,6 +432,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->expired_sources);
 	l.value = "key_too_long";
 	bs_sample_u64(em, &l, 1, c->key_too_long);
+	l.value = "invalid_histogram";
+	bs_sample_u64(em, &l, 1, c->invalid_histogram);
 }
 
 static int proc_collect(void *state, struct bs_emitter *em)

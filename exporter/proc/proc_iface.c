@@ -88,7 +88,7 @@ static void hist_lines(struct proc_reply *r, const char *name, const char *kind,
 		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);
 		say_bound(ub, sizeof(ub), st->hist.bkt[i].ub);
 		statproc_text_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
-				     st->stype == VSTATS_CRHIST ? ")" : "]", st->hist.count[i]);
+				     st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
 	}
 	statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
 }

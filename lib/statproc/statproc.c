@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out)
+/* Discriminator i as the steps make it: range_min plus i base intervals
+ * (lin) or 2^(i-1) of them (log2); false when it would pass any int64. */
+static bool raw_bound(const struct statproc_def *d, uint32_t i, int64_t *out)
 {
 	uint64_t step;
 
@@ -28,15 +30,24 @@ bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out
 	return true;
 }
 
-/* Intervals: one per discriminator up to range_max, and one above it. */
+bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out)
+{
+	if (raw_bound(d, i, out) && *out < d->range_max)
+		return true;
+	*out = d->range_max;
+	return false;
+}
+
+/* Intervals: one per discriminator below range_max, one ending at
+ * range_max, and one above it. */
 static uint32_t array_intervals(const struct statproc_def *d)
 {
 	uint32_t n = 0;
 	int64_t b;
 
-	while (n <= STATPROC_ARRAY_MAX && statproc_array_bound(d, n, &b) && b <= d->range_max)
+	while (n <= STATPROC_ARRAY_MAX && raw_bound(d, n, &b) && b < d->range_max)
 		n++;
-	return n + 1;
+	return n + 2;
 }
 
 int statproc_check(const struct statproc_def *d, const char **why)
@@ -110,8 +121,9 @@ int statproc_data_alloc(const struct statproc_def *d, void **mem, uint32_t *n)
 		*n = array_intervals(d);
 		size = *n * sizeof(uint64_t);
 		break;
-	case STATPROC_LIST:
-		size = d->entries_max * sizeof(struct statproc_list_entry);
+	case STATPROC_LIST: /* the entries, their X sorted, missed_y */
+		size = d->entries_max * (sizeof(struct statproc_list_entry) + sizeof(int64_t)) +
+		       (d->entries_max + 1) * sizeof(uint64_t);
 		break;
 	case STATPROC_RAW:
 		size = d->entries_max * sizeof(struct statproc_raw_entry);
@@ -134,6 +146,8 @@ static void attach_data(struct statproc_stat *s, void *mem, uint32_t n)
 		break;
 	case STATPROC_LIST:
 		s->data.list.e = mem;
+		s->data.list.sorted = (int64_t *)(s->data.list.e + s->def.entries_max);
+		s->data.list.missed_y = (uint64_t *)(s->data.list.sorted + s->def.entries_max);
 		break;
 	case STATPROC_RAW:
 		s->data.raw.e = mem;
@@ -157,10 +171,15 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		break;
 	case STATPROC_ARRAY:
 		memset(s->data.array.hits, 0, s->data.array.n * sizeof(uint64_t));
+		s->data.array.sum = 0;
 		break;
 	case STATPROC_LIST:
 		s->data.list.n = 0;
 		s->data.list.hits_missed = 0;
+		s->data.list.have_sorted = false;
+		memset(s->data.list.missed_y, 0, (s->def.entries_max + 1) * sizeof(uint64_t));
+		s->data.list.below_y = s->data.list.above_y = 0;
+		s->data.list.sum = 0;
 		break;
 	case STATPROC_RAW:
 		s->data.raw.n = s->data.raw.head = 0;
@@ -245,41 +264,80 @@ static void range_add(struct statproc_range *r, int64_t x, uint64_t y)
 
 static int64_t value_add(int64_t total, enum statproc_mode mode, int64_t x, uint64_t y)
 {
-	if (mode == STATPROC_PRODUCTS) /* the seed's total of X*Y, of |X| */
-		return wrap_add(total, (x < 0 ? -(uint64_t)x : (uint64_t)x) * y);
+	if (mode == STATPROC_PRODUCTS) /* the seed's total of X*Y, signed */
+		return wrap_add(total, (uint64_t)x * y);
 	return wrap_add(total, y);
 }
 
 /* Interval i holds (bound i-1, bound i]; the first everything up to bound
- * 0, the last everything above the last bound. Found arithmetically: the
- * number of base intervals X is above range_min, rounded up, is the index
- * (lin) or, as a power of two, one less than it (log2). */
+ * 0, the one before last up to range_max, the last everything above it.
+ * Found arithmetically: the number of base intervals X is above
+ * range_min, rounded up, is the index (lin) or, as a power of two, one
+ * less than it (log2). */
 static uint32_t array_index(const struct statproc_stat *s, int64_t x)
 {
 	const struct statproc_def *d = &s->def;
 	uint32_t last = s->data.array.n - 1, i;
 
+	if (x > d->range_max)
+		return last;
 	if (x <= d->range_min)
 		return 0;
 	uint64_t diff = (uint64_t)x - (uint64_t)d->range_min;
 	uint64_t steps = diff / d->base_interval + (diff % d->base_interval != 0);
 	if (d->scale == STATPROC_LIN)
-		return steps < last ? (uint32_t)steps : last;
+		return steps < last - 1 ? (uint32_t)steps : last - 1;
 	i = steps <= 1 ? 1 : 1 + (uint32_t)(64 - __builtin_clzll(steps - 1));
-	return i < last ? i : last;
+	return i < last - 1 ? i : last - 1;
 }
 
-/* Each X's entry, most hits first; ties keep the order of arrival. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A missed X: its Y counted by where it falls among the X kept, which do
+ * not change once the list is full (until a reset). */
+static void list_miss(struct statproc_stat *s, int64_t x, uint64_t y)
+{
+	int64_t *sorted = s->data.list.sorted;
+	uint32_t n = s->data.list.n, lo = 0, hi = n;
+
+	s->data.list.hits_missed++;
+	if (!s->data.list.have_sorted) {
+		for (uint32_t i = 0; i < n; i++)
+			sorted[i] = s->data.list.e[i].x;
+		qsort(sorted, n, sizeof(*sorted), cmp_i64);
+		s->data.list.have_sorted = true;
+	}
+	while (lo < hi) { /* lo: how many kept X are below x */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (sorted[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	s->data.list.missed_y[lo] += y;
+}
+
+/* Each X's entry, most hits first; ties keep the order of arrival. An X
+ * outside the range only counts for /metrics. */
 static void list_add(struct statproc_stat *s, int64_t x, uint64_t y)
 {
 	struct statproc_list_entry *e = s->data.list.e;
 	uint32_t i = 0, n = s->data.list.n;
 
+	s->data.list.sum += (double)x * (double)y;
+	if (x < s->def.range_min || x > s->def.range_max) {
+		*(x < s->def.range_min ? &s->data.list.below_y : &s->data.list.above_y) += y;
+		return;
+	}
 	while (i < n && e[i].x != x)
 		i++;
 	if (i == n) {
 		if (n == s->def.entries_max) {
-			s->data.list.hits_missed++;
+			list_miss(s, x, y);
 			return;
 		}
 		e[n] = (struct statproc_list_entry){x, 0};
@@ -387,6 +445,11 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 		s->hits_out_of_range++;
 	if (d->type == STATPROC_ARRAY) {
 		s->data.array.hits[array_index(s, x)] += y;
+		s->data.array.sum += (double)x * (double)y;
+		return;
+	}
+	if (d->type == STATPROC_LIST) {
+		list_add(s, x, y);
 		return;
 	}
 	if (!in_range)
@@ -397,9 +460,6 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 		break;
 	case STATPROC_RANGE:
 		range_add(&s->data.range, x, y);
-		break;
-	case STATPROC_LIST:
-		list_add(s, x, y);
 		break;
 	case STATPROC_RAW:
 		raw_add(s, x, y, now_ns);
@@ -415,6 +475,7 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 		break;
 	}
 	case STATPROC_ARRAY:
+	case STATPROC_LIST:
 		break;
 	}
 }

@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #define STATPROC_NAME_MAX 128
-#define STATPROC_LIST_MAX 4096		   /* entries_max of a list */
+#define STATPROC_LIST_MAX                                                                          \
+	2047				   /* entries_max of a list: with the gap below            \
+					      each X, 4096 Prometheus buckets */
 #define STATPROC_RING_MAX 65536		   /* entries_max of a history or raw ring */
 #define STATPROC_ARRAY_MAX 4096		   /* intervals of an array */
 #define STATPROC_PERIOD_MAX 86400000000ull /* µs: a day */
@@ -72,11 +74,23 @@ struct statproc_stat {
 		struct {
 			uint64_t *hits; /* one per interval */
 			uint32_t n;
+			double sum; /* of X * Y: Prometheus' _sum */
 		} array;
 		struct {
 			struct statproc_list_entry *e; /* most hits first */
 			uint32_t n;
-			uint64_t hits_missed;
+			uint64_t hits_missed; /* pairs, as the seed counts them */
+			/* What the seed does not keep but a Prometheus histogram
+			 * needs to count every X: once the list is full its X
+			 * no longer change, and a missed X's Y is counted by
+			 * where it falls among them (missed_y[i]: below
+			 * sorted[i], the last above them all); the Y of X
+			 * outside the range; the sum of every X * Y. */
+			int64_t *sorted;    /* n, in increasing order, once missed */
+			uint64_t *missed_y; /* entries_max + 1 */
+			bool have_sorted;
+			uint64_t below_y, above_y;
+			double sum;
 		} list;
 		struct {
 			struct statproc_raw_entry *e; /* ring of entries_max */
@@ -107,7 +121,7 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns);
 
 /* Reports (X, Y). Ignored while off; an X outside [range_min, range_max]
  * counts in hits_out_of_range (an array also keeps it in its first or last
- * interval). */
+ * interval). A value's products total X * Y, signed. */
 void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
 
 /* Text the formatters append to; `failed` once an append found no memory
@@ -122,8 +136,9 @@ void statproc_text_free(struct statproc_text *t);
 /* Appends formatted text (grows it, up to max). */
 void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* An array's discriminator i, the upper bound of its interval i; false
- * when it would pass any int64. */
+/* An array's discriminator i, the upper bound of its interval i: the
+ * intervals end at range_max, so the last is range_max itself. False when
+ * that is range_max's rather than the step's (the step passed it). */
 bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
 /* The statistic's definition line, in seed 001's syntax, with its newline. */
 void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t);

@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct vstats_value lowest(enum vstats_dtype d)
-{
-	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
-	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = 0}}
-				  : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
-}
-
-struct vstats_value vstats_highest(enum vstats_dtype d)
-{
-	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
-	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = UINT64_MAX}}
-				  : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
-}
-
 static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
 {
 	switch (s->stype) {
@@ -30,7 +16,7 @@ static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
 		s->v = (struct vstats_value){.dtype = d};
 		break;
 	case VSTATS_MAX: /* stats(3): MAX starts at the lowest, MIN at the highest */
-		s->v = lowest(d);
+		s->v = vstats_lowest(d);
 		break;
 	case VSTATS_MIN:
 		s->v = vstats_highest(d);
@@ -39,7 +25,9 @@ static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
 	case VSTATS_DRHIST:
 	case VSTATS_DVHIST:
 		memset(s->hist.count, 0, s->hist.n * sizeof(uint64_t));
+		memset(s->hist.between, 0, (s->hist.n + 1) * sizeof(uint64_t));
 		s->hist.oob = 0;
+		s->hist.sum = 0;
 		break;
 	case VSTATS_TDGST:
 		tdigest_reset(s->td);
@@ -54,6 +42,7 @@ static void stat_free(struct vstats_stat *s)
 	else if (s->stype >= VSTATS_CRHIST) {
 		free(s->hist.bkt);
 		free(s->hist.count);
+		free(s->hist.between);
 	}
 }
 
@@ -76,9 +65,10 @@ static int stat_init(struct vstats_stat *s, enum vstats_dtype d, const struct vs
 		    vstats_hist_buckets(spec->stype, d, &spec->hist, &s->hist.bkt, &s->hist.n, why);
 		if (rc < 0)
 			return rc;
-		s->hist.flags = spec->stype == VSTATS_CRHIST ? spec->hist.flags : 0;
-		if (!(s->hist.count = calloc(s->hist.n, sizeof(uint64_t)))) {
-			free(s->hist.bkt);
+		s->hist.count = calloc(s->hist.n, sizeof(uint64_t));
+		s->hist.between = calloc(s->hist.n + 1, sizeof(uint64_t));
+		if (!s->hist.count || !s->hist.between) {
+			stat_free(s);
 			return -ENOMEM;
 		}
 		break;
@@ -135,14 +125,15 @@ void vstats_voi_free(struct vstats_voi *v)
 	v->nstats = 0;
 }
 
-static void sum_add(struct vstats_value *sum, struct vstats_value x)
+/* sum += x * n; an integer sum wraps, as stats(3)'s do. */
+static void sum_add(struct vstats_value *sum, struct vstats_value x, uint64_t n)
 {
-	if (sum->dtype == VSTATS_INT) /* wraps, as stats(3)'s integer sums do */
-		sum->i = (int64_t)((uint64_t)sum->i + (uint64_t)x.i);
+	if (sum->dtype == VSTATS_INT)
+		sum->i = (int64_t)((uint64_t)sum->i + (uint64_t)x.i * n);
 	else if (sum->dtype == VSTATS_UINT)
-		sum->u += x.u;
+		sum->u += x.u * n;
 	else
-		sum->f += x.f;
+		sum->f += x.f * (double)n;
 }
 
 static bool less(struct vstats_value a, struct vstats_value b)
@@ -150,13 +141,29 @@ static bool less(struct vstats_value a, struct vstats_value b)
 	return a.dtype == VSTATS_INT ? a.i < b.i : a.dtype == VSTATS_UINT ? a.u < b.u : a.f < b.f;
 }
 
-static void stat_update(struct vstats_stat *s, struct vstats_value x)
+/* FreeBSD counts a value in no bucket as out of band; where it fell is
+ * kept too, and every value in the histogram's sum. */
+static void hist_update(struct vstats_hist *h, enum vstats_stype t, struct vstats_value x,
+			uint64_t n)
 {
-	int k;
+	uint32_t gap;
+	int k = vstats_hist_find(h, t, x, &gap);
 
+	if (k < 0) {
+		h->oob += n;
+		h->between[gap] += n;
+	} else {
+		h->count[k] += n;
+	}
+	h->sum += vstats_value_f(x) * (double)n;
+}
+
+/* n updates with x at once. */
+static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
+{
 	switch (s->stype) {
 	case VSTATS_SUM:
-		sum_add(&s->v, x);
+		sum_add(&s->v, x, n);
 		break;
 	case VSTATS_MAX:
 		if (less(s->v, x))
@@ -169,27 +176,31 @@ static void stat_update(struct vstats_stat *s, struct vstats_value x)
 	case VSTATS_CRHIST:
 	case VSTATS_DRHIST:
 	case VSTATS_DVHIST:
-		if ((k = vstats_hist_find(&s->hist, s->stype, x)) < 0)
-			s->hist.oob++;
-		else
-			s->hist.count[k]++;
+		hist_update(&s->hist, s->stype, x, n);
 		break;
 	case VSTATS_TDGST:
-		tdigest_add(s->td, vstats_value_f(x), 1);
+		tdigest_add(s->td, vstats_value_f(x), (double)n);
 		break;
 	}
 }
 
-int vstats_update_abs(struct vstats_voi *v, struct vstats_value x)
+int vstats_update_n(struct vstats_voi *v, struct vstats_value x, uint64_t n)
 {
 	if (x.dtype != v->dtype || (x.dtype == VSTATS_FLOAT && isnan(x.f)))
 		return -EINVAL;
+	if (n == 0)
+		return 0;
 	for (uint32_t i = 0; i < v->nstats; i++)
-		stat_update(&v->stat[i], x);
+		stat_update(&v->stat[i], x, n);
 	v->prev = x;
 	v->have_prev = true;
-	v->updates++;
+	v->updates += n;
 	return 0;
+}
+
+int vstats_update_abs(struct vstats_voi *v, struct vstats_value x)
+{
+	return vstats_update_n(v, x, 1);
 }
 
 /* The previous value plus dx; the first relative update adds to zero. */
@@ -199,7 +210,7 @@ int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx)
 
 	if (!v->relupdate || dx.dtype != v->dtype)
 		return -EINVAL;
-	sum_add(&x, dx);
+	sum_add(&x, dx, 1);
 	return vstats_update_abs(v, x);
 }
 
@@ -219,13 +230,14 @@ static int stat_copy(struct vstats_stat *d, const struct vstats_stat *s)
 		return 0;
 	d->hist.bkt = malloc(s->hist.n * sizeof(*s->hist.bkt));
 	d->hist.count = malloc(s->hist.n * sizeof(uint64_t));
-	if (!d->hist.bkt || !d->hist.count) {
-		free(d->hist.bkt);
-		free(d->hist.count);
+	d->hist.between = malloc((s->hist.n + 1) * sizeof(uint64_t));
+	if (!d->hist.bkt || !d->hist.count || !d->hist.between) {
+		stat_free(d);
 		return -ENOMEM;
 	}
 	memcpy(d->hist.bkt, s->hist.bkt, s->hist.n * sizeof(*s->hist.bkt));
 	memcpy(d->hist.count, s->hist.count, s->hist.n * sizeof(uint64_t));
+	memcpy(d->hist.between, s->hist.between, (s->hist.n + 1) * sizeof(uint64_t));
 	return 0;
 }
 

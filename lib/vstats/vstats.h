@@ -15,12 +15,17 @@
 #define VSTATS_BUCKETS_MAX 4096
 #define VSTATS_STATS_MAX 8 /* statistics of one VOI */
 
+/* The histograms follow FreeBSD's sys/kern/subr_stats.c (the man page
+ * leaves their edges out): a CRHIST bucket has a lower bound only and
+ * holds up to the next one's, the last is open above; a DRHIST bucket is
+ * lb <= x < ub; a DVHIST bucket one value. docs/processing.md lists every
+ * edge rule. */
 enum vstats_stype {
 	VSTATS_SUM,
 	VSTATS_MAX,
 	VSTATS_MIN,
-	VSTATS_CRHIST, /* continuous ranges [lb, ub) */
-	VSTATS_DRHIST, /* discrete ranges [lb, ub] */
+	VSTATS_CRHIST, /* continuous ranges: [lb, the next lb), the last open */
+	VSTATS_DRHIST, /* discrete ranges [lb, ub) */
 	VSTATS_DVHIST, /* discrete values */
 	VSTATS_TDGST,
 };
@@ -39,26 +44,31 @@ struct vstats_value {
 	};
 };
 
+/* CRHIST: ub is the next bucket's lb (the last's, the dtype's largest:
+ * it is open); DRHIST: lb <= x < ub; DVHIST: lb == ub, the value. */
 struct vstats_bucket {
-	struct vstats_value lb, ub; /* DVHIST: lb == ub, the value */
+	struct vstats_value lb, ub;
 };
 
 /* How a histogram's buckets are made; CRHIST has the four schemes of
  * STATS_VSS_CRHIST*_{LIN,EXP,LINEXP,USR}, DRHIST and DVHIST only USR. */
 enum vstats_scheme { VSTATS_LIN, VSTATS_EXP, VSTATS_LINEXP, VSTATS_USR };
 
-/* The VSD_HIST_LBOUND_INF and VSD_HIST_UBOUND_INF flags: the first (last)
- * CRHIST bucket also takes everything below (above) it. */
+/* The VSD_HIST_LBOUND_INF and VSD_HIST_UBOUND_INF flags, as FreeBSD
+ * makes them: LBOUND_INF adds a bucket below the first, from the dtype's
+ * lowest to lb; UBOUND_INF adds one after the last (CRHIST: at the next
+ * step; DRHIST: from the last ub to the dtype's largest, which it does not
+ * hold). Neither widens a bucket; on a DVHIST either is EINVAL. */
 #define VSTATS_LBOUND_INF 1u
 #define VSTATS_UBOUND_INF 2u
 
 struct vstats_hist_spec {
 	enum vstats_scheme scheme;
 	struct vstats_value lb, ub;	 /* LIN, EXP, LINEXP: the range cut into buckets */
-	double stepinc;			 /* LIN */
+	double stepinc;			 /* LIN: whole for an integer VOI, as FreeBSD's u64 */
 	double stepbase, stepexp;	 /* EXP: bucket i is stepbase^(stepexp + i) wide */
 	uint32_t nlinsteps;		 /* LINEXP: steps per power of stepbase */
-	const struct vstats_bucket *usr; /* USR: CR uses lb only (ub: the next lb) */
+	const struct vstats_bucket *usr; /* USR: CR and DV use lb only */
 	uint32_t nusr;
 	uint32_t flags; /* VSTATS_*BOUND_INF */
 };
@@ -70,13 +80,31 @@ struct vstats_spec {
 	double compression;	      /* TDGST */
 };
 
+/* The buckets, their counts and stats(3)'s out-of-band count; and what
+ * stats(3) does not keep but Prometheus needs for counts that stay
+ * cumulative: where each out-of-band value fell (between[0] below the
+ * first bucket, between[i] in the gap before bucket i, between[n] above
+ * the last), and the sum of every value observed. */
 struct vstats_hist {
 	struct vstats_bucket *bkt;
 	uint64_t *count;
 	uint32_t n;
-	uint32_t flags;
-	uint64_t oob; /* values in no bucket */
+	uint64_t oob;	   /* values in no bucket: the sum of between[] */
+	uint64_t *between; /* n + 1 */
+	double sum;	   /* a float, as Prometheus' _sum: it does not wrap */
 };
+
+/* A histogram as Prometheus serves it: every value in exactly one region,
+ * regions in increasing order (below the first bucket when a value fell
+ * there, each bucket, each gap that can hold a value, above the last); le
+ * is the largest value a region holds (INFINITY for the last). */
+struct vstats_region {
+	double le;
+	uint64_t count;
+};
+
+/* Prometheus buckets a histogram may be served as (a scrape's limit). */
+#define VSTATS_REGIONS_MAX 4096
 
 struct vstats_stat {
 	enum vstats_stype stype;
@@ -98,11 +126,27 @@ struct vstats_voi {
 	uint32_t nstats;
 };
 
-/* Builds the buckets a spec makes, checked: strictly increasing, at most
- * VSTATS_BUCKETS_MAX, steps that move. -EINVAL with *why. */
+/* Builds the buckets a spec makes with FreeBSD's rules, checked: strictly
+ * increasing, at most VSTATS_BUCKETS_MAX and VSTATS_REGIONS_MAX regions,
+ * steps that move. -EINVAL with *why, -ENOMEM. */
 int vstats_hist_buckets(enum vstats_stype stype, enum vstats_dtype dtype,
 			const struct vstats_hist_spec *spec, struct vstats_bucket **out,
 			uint32_t *n, const char **why);
+/* The flags stype takes with scheme: FreeBSD refuses both on a DVHIST
+ * (EINVAL), and with the user's buckets its UBOUND_INF reads a bucket past
+ * the ones given, so here a CRHIST refuses it there (its last bucket is
+ * open already). NULL, or why the flags are refused. */
+const char *vstats_flags_refused(enum vstats_stype stype, enum vstats_scheme scheme,
+				 uint32_t flags);
+
+/* h's regions into out (room for VSTATS_REGIONS_MAX); their number. Each
+ * le is exact where a double can hold it; regions whose le a double
+ * cannot tell apart are one. */
+size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
+			   struct vstats_region *out);
+/* Appends a region to out[0..*n) the same way (one whose le a double
+ * cannot tell from the last's joins it); the caller has the room. */
+void vstats_region_add(struct vstats_region *out, size_t *n, double le, uint64_t count);
 
 /* A VOI with the statistics of specs[0..n); -EINVAL with *why, -ENOMEM. */
 int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdate,
@@ -113,6 +157,9 @@ void vstats_voi_free(struct vstats_voi *v);
  * relupdate, or a value of the other dtype, is -EINVAL and changes nothing. */
 int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
+/* n absolute updates with x at once (a source's own histogram bucket of n
+ * values): what n calls of vstats_update_abs would make. */
+int vstats_update_n(struct vstats_voi *v, struct vstats_value x, uint64_t n);
 
 /* Every statistic back to empty (SUM 0, MAX the dtype's lowest, MIN its
  * highest, histograms and digest empty; updates 0, so MAX and MIN read

@@ -1,5 +1,7 @@
-/* stats(3)'s histogram buckets: made from a scheme (LIN, EXP, LINEXP, or
- * the user's), checked, and found for a value. */
+/* stats(3)'s histogram buckets, with the rules of FreeBSD's
+ * sys/kern/subr_stats.c (stats_vss_hist_hlpr, stats_v1_voi_update_hist):
+ * made from a scheme (LIN, EXP, LINEXP, or the user's), checked, found for
+ * a value; and served as Prometheus regions, whose counts stay cumulative. */
 #include "vstats.h"
 #include "vstats_priv.h"
 
@@ -12,180 +14,404 @@ double vstats_value_f(struct vstats_value v)
 	return v.dtype == VSTATS_INT ? (double)v.i : v.dtype == VSTATS_UINT ? (double)v.u : v.f;
 }
 
-/* Compares a and b exactly when both are integers of one type. */
+/* a and b are of one dtype: a VOI's values and buckets always are. */
 static int cmp_value(struct vstats_value a, struct vstats_value b)
 {
-	if (a.dtype == VSTATS_INT && b.dtype == VSTATS_INT)
+	if (a.dtype == VSTATS_INT)
 		return (a.i > b.i) - (a.i < b.i);
-	if (a.dtype == VSTATS_UINT && b.dtype == VSTATS_UINT)
+	if (a.dtype == VSTATS_UINT)
 		return (a.u > b.u) - (a.u < b.u);
-	double x = vstats_value_f(a), y = vstats_value_f(b);
-	return (x > y) - (x < y);
+	return (a.f > b.f) - (a.f < b.f);
 }
 
-static struct vstats_value make(enum vstats_dtype dtype, double x)
+struct vstats_value vstats_lowest(enum vstats_dtype d)
 {
-	struct vstats_value v = {.dtype = dtype};
-
-	if (dtype == VSTATS_INT)
-		v.i = (int64_t)x;
-	else if (dtype == VSTATS_UINT) /* bounds made from doubles: below 2^64 */
-		v.u = x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x;
-	else
-		v.f = x;
-	return v;
+	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
+	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = 0}}
+				  : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
 }
 
-/* The width of bucket i, which starts at lb, for the LIN, EXP and LINEXP
- * schemes (FreeBSD's stats_vss_hist_bkt_hlpr). */
-static double step_of(const struct vstats_hist_spec *s, uint32_t i, double lb)
+struct vstats_value vstats_highest(enum vstats_dtype d)
 {
+	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
+	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = UINT64_MAX}}
+				  : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
+}
+
+/* ---- making the buckets ---- */
+
+/* Where the buckets are being made: the spec, what is made so far, and
+ * the first refusal. */
+struct maker {
+	const struct vstats_hist_spec *s;
+	enum vstats_dtype d;
+	struct vstats_bucket *b;
+	uint32_t n;
+	const char *why;
+};
+
+static bool refuse(struct maker *m, const char *why)
+{
+	if (!m->why)
+		m->why = why;
+	return false;
+}
+
+static bool push(struct maker *m, struct vstats_value lb, struct vstats_value ub)
+{
+	if (m->n == VSTATS_BUCKETS_MAX)
+		return refuse(m, "a histogram may have at most 4096 buckets");
+	m->b[m->n++] = (struct vstats_bucket){lb, ub};
+	return true;
+}
+
+static bool whole(double x)
+{
+	return x == floor(x) && fabs(x) < 9.2e18;
+}
+
+/* base^exp in 64 bits, saturated at UINT64_MAX (FreeBSD's stats_pow_u64
+ * wraps; a saturated step is refused as passing the largest value). */
+static uint64_t pow_u64(uint64_t base, uint64_t exp)
+{
+	uint64_t r = 1;
+
+	while (exp--)
+		if (__builtin_mul_overflow(r, base, &r))
+			return UINT64_MAX;
+	return r;
+}
+
+/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI:
+ * LIN stepinc; EXP stepbase^(stepexp + i); LINEXP the first power of
+ * stepbase above lb divided by nlinsteps, at least 1. 0 is EINVAL. */
+static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb)
+{
+	uint64_t e = 1, base = (uint64_t)s->stepbase;
+
 	switch (s->scheme) {
 	case VSTATS_LIN:
-		return s->stepinc;
+		return (uint64_t)s->stepinc;
 	case VSTATS_EXP:
-		return pow(s->stepbase, s->stepexp + i);
-	case VSTATS_LINEXP: {
-		/* linear steps within each power of stepbase: the first
-		 * power above lb, cut in nlinsteps */
-		double exp = 1;
-		while (pow(s->stepbase, exp) <= lb && exp < 1024)
-			exp++;
-		double step = pow(s->stepbase, exp) / s->nlinsteps;
-		return step < 1 && s->lb.dtype != VSTATS_FLOAT ? 1 : step;
-	}
+		return pow_u64(base, (uint64_t)s->stepexp + i);
+	case VSTATS_LINEXP: /* stepbase is at least 2: the powers grow */
+		while (lb >= 0 && pow_u64(base, e) <= (uint64_t)lb)
+			e++;
+		return pow_u64(base, e) / s->nlinsteps ? pow_u64(base, e) / s->nlinsteps : 1;
 	case VSTATS_USR:
 		break;
 	}
 	return 0;
 }
 
-static int generated(enum vstats_dtype dtype, const struct vstats_hist_spec *s,
-		     struct vstats_bucket *b, uint32_t *n, const char **why)
+/* The same for a float VOI, whose steps may be fractions. */
+static double float_step(const struct vstats_hist_spec *s, uint32_t i, double lb)
 {
-	double lb = vstats_value_f(s->lb), ub = vstats_value_f(s->ub);
+	double e = 1;
 
-	if (!(lb < ub)) {
-		*why = "lb must be below ub";
-		return -EINVAL;
-	}
-	if ((s->scheme == VSTATS_EXP || s->scheme == VSTATS_LINEXP) && !(s->stepbase > 1)) {
-		*why = "stepbase must be above 1";
-		return -EINVAL;
-	}
-	if (s->scheme == VSTATS_LINEXP && s->nlinsteps == 0) {
-		*why = "nlinsteps must be at least 1";
-		return -EINVAL;
-	}
-	for (*n = 0; lb < ub; (*n)++) {
-		double step = step_of(s, *n, lb), next = lb + step;
-		if (dtype != VSTATS_FLOAT)
-			next = ceil(next);
-		if (!(step > 0) || !(next > lb) || !isfinite(next)) {
-			*why = "the steps must make buckets that move";
-			return -EINVAL;
-		}
-		if (*n == VSTATS_BUCKETS_MAX) {
-			*why = "a histogram may have at most 4096 buckets";
-			return -EINVAL;
-		}
-		b[*n] = (struct vstats_bucket){make(dtype, lb), make(dtype, fmin(next, ub))};
-		lb = next;
+	switch (s->scheme) {
+	case VSTATS_LIN:
+		return s->stepinc;
+	case VSTATS_EXP:
+		return pow(s->stepbase, s->stepexp + i);
+	case VSTATS_LINEXP:
+		while (pow(s->stepbase, e) <= lb && e < 2048)
+			e++;
+		return pow(s->stepbase, e) / s->nlinsteps;
+	case VSTATS_USR:
+		break;
 	}
 	return 0;
 }
 
-/* CRHIST USR buckets give their lower bounds; each ends where the next
- * starts, the last at +infinity (the dtype's largest). */
-static int user(enum vstats_stype stype, enum vstats_dtype dtype, const struct vstats_hist_spec *s,
-		struct vstats_bucket *b, uint32_t *n, const char **why)
+/* The upper bound of bucket i, which starts at lb; false when refused. A
+ * float LIN bound is lb + (i + 1) * stepinc, not a running sum, so no
+ * rounding accumulates. */
+static bool next_bound(struct maker *m, uint32_t i, struct vstats_value lb, struct vstats_value *ub)
 {
-	if (s->nusr == 0 || s->nusr > VSTATS_BUCKETS_MAX) {
-		*why = "a histogram needs 1 to 4096 buckets";
-		return -EINVAL;
+	*ub = lb;
+	if (m->d == VSTATS_UINT) { /* a u64 VOI's bounds, exact past 2^63 */
+		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u);
+		if (step == 0)
+			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
+		if (__builtin_add_overflow(lb.u, step, &ub->u))
+			return refuse(m, "the buckets pass the largest value");
+		return true;
 	}
+	if (m->d == VSTATS_INT) {
+		uint64_t step = int_step(m->s, i, lb.i);
+		if (step == 0)
+			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
+		if (step > INT64_MAX || __builtin_add_overflow(lb.i, (int64_t)step, &ub->i))
+			return refuse(m, "the buckets pass the largest value");
+		return true;
+	}
+	double step = float_step(m->s, i, lb.f);
+	ub->f = m->s->scheme == VSTATS_LIN ? m->s->lb.f + (i + 1) * m->s->stepinc : lb.f + step;
+	if (!(step > 0) || !(ub->f > lb.f) || !isfinite(ub->f))
+		return refuse(m, "the steps must make buckets that move");
+	return true;
+}
+
+static bool scheme_ok(struct maker *m)
+{
+	const struct vstats_hist_spec *s = m->s;
+
+	if (s->lb.dtype != m->d || s->ub.dtype != m->d)
+		return refuse(m, "lb and ub must be of the VOI's type");
+	if (cmp_value(s->lb, s->ub) > 0)
+		return refuse(m, "lb must not be above ub");
+	if (s->scheme == VSTATS_LINEXP && !(s->stepbase > 1))
+		return refuse(m, "a linexp stepbase must be above 1 (FreeBSD never ends)");
+	if (s->scheme == VSTATS_LINEXP && s->nlinsteps == 0)
+		return refuse(m, "nlinsteps must be at least 1");
+	if (s->scheme == VSTATS_EXP && !(s->stepbase > 0))
+		return refuse(m, "an exp stepbase must be above 0");
+	if (m->d != VSTATS_FLOAT &&
+	    ((s->scheme == VSTATS_LIN && !(whole(s->stepinc) && s->stepinc >= 0)) ||
+	     (s->scheme != VSTATS_LIN &&
+	      !(whole(s->stepbase) && whole(s->stepexp) && s->stepexp >= 0))))
+		return refuse(m, "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64)");
+	return true;
+}
+
+/* FreeBSD's loop: buckets from lb, each step wide, up to and including
+ * the first that reaches past ub; UBOUND_INF one more. A CRHIST keeps
+ * only the lower bounds: each bucket ends where the next begins. */
+static bool generated(struct maker *m)
+{
+	struct vstats_value lb = m->s->lb, ub;
+	uint32_t i = 0;
+
+	if (!scheme_ok(m))
+		return false;
+	do {
+		if (!next_bound(m, i++, lb, &ub) || !push(m, lb, ub))
+			return false;
+		lb = ub;
+	} while (cmp_value(ub, m->s->ub) <= 0);
+	if ((m->s->flags & VSTATS_UBOUND_INF) && (!next_bound(m, i, lb, &ub) || !push(m, lb, ub)))
+		return false;
+	return true;
+}
+
+/* The user's buckets, which FreeBSD takes unchecked (searched from the
+ * last, the first that holds a value wins); here they must be in
+ * increasing order without overlap, each DRHIST bucket holding a value. */
+static bool user(struct maker *m, enum vstats_stype t)
+{
+	const struct vstats_hist_spec *s = m->s;
+
+	if (s->nusr == 0 || s->nusr > VSTATS_BUCKETS_MAX)
+		return refuse(m, "a histogram needs 1 to 4096 buckets");
 	for (uint32_t i = 0; i < s->nusr; i++) {
-		b[i] = s->usr[i];
-		if (b[i].lb.dtype != dtype || b[i].ub.dtype != dtype) {
-			*why = "bucket bounds must be of the VOI's type";
-			return -EINVAL;
-		}
-		if (stype == VSTATS_DVHIST)
-			b[i].ub = b[i].lb;
-		else if (stype == VSTATS_CRHIST)
-			b[i].ub = i + 1 < s->nusr ? s->usr[i + 1].lb : vstats_highest(dtype);
-		if (cmp_value(b[i].lb, b[i].ub) > 0 ||
-		    (stype == VSTATS_CRHIST && cmp_value(b[i].lb, b[i].ub) == 0)) {
-			*why = "each bucket's lb must be below its ub";
-			return -EINVAL;
-		}
-		/* DR ranges and DV values may not overlap: strictly after the last */
-		if (i > 0 &&
-		    cmp_value(b[i].lb, stype == VSTATS_CRHIST ? b[i - 1].lb : b[i - 1].ub) <= 0) {
-			*why = "buckets must be in increasing order without overlap";
-			return -EINVAL;
-		}
+		struct vstats_bucket b = s->usr[i];
+		if (b.lb.dtype != m->d || (t == VSTATS_DRHIST && b.ub.dtype != m->d))
+			return refuse(m, "bucket bounds must be of the VOI's type");
+		if (t != VSTATS_DRHIST)
+			b.ub = b.lb;
+		if (t == VSTATS_DRHIST && cmp_value(b.lb, b.ub) >= 0)
+			return refuse(m, "a drhist bucket [lb, ub) holds lb <= x < ub: ub must be "
+					 "above lb");
+		if (m->n > 0 &&
+		    cmp_value(b.lb, t == VSTATS_DRHIST ? m->b[m->n - 1].ub : m->b[m->n - 1].lb) <
+			(t == VSTATS_DRHIST ? 0 : 1))
+			return refuse(m, "buckets must be in increasing order without overlap");
+		if (!push(m, b.lb, b.ub))
+			return false;
 	}
-	*n = s->nusr;
-	return 0;
+	if (t != VSTATS_DRHIST || !(s->flags & VSTATS_UBOUND_INF))
+		return true;
+	struct vstats_value end = m->b[m->n - 1].ub, top = vstats_highest(m->d);
+	if (cmp_value(end, top) >= 0)
+		return refuse(m, "ubound_inf after a bucket that ends at the largest value");
+	return push(m, end, top);
+}
+
+const char *vstats_flags_refused(enum vstats_stype stype, enum vstats_scheme scheme, uint32_t flags)
+{
+	if (stype == VSTATS_DVHIST && flags)
+		return "a dvhist takes neither lbound_inf nor ubound_inf (FreeBSD: EINVAL)";
+	if (stype == VSTATS_CRHIST && scheme == VSTATS_USR && (flags & VSTATS_UBOUND_INF))
+		return "ubound_inf with a crhist's own bounds: its last bucket is open already, "
+		       "and "
+		       "FreeBSD reads a bound past the ones given";
+	return NULL;
+}
+
+/* LBOUND_INF: a bucket from the lowest value to the first's lb, first. */
+static bool below_first(struct maker *m)
+{
+	struct vstats_value low = vstats_lowest(m->d);
+
+	if (!(m->s->flags & VSTATS_LBOUND_INF))
+		return true;
+	if (cmp_value(m->b[0].lb, low) <= 0)
+		return refuse(m, "lbound_inf below a bucket that starts at the lowest value");
+	if (m->n == VSTATS_BUCKETS_MAX)
+		return refuse(m, "a histogram may have at most 4096 buckets");
+	for (uint32_t i = m->n; i > 0; i--)
+		m->b[i] = m->b[i - 1];
+	m->b[0] = (struct vstats_bucket){low, m->b[1].lb};
+	m->n++;
+	return true;
+}
+
+/* A CRHIST bucket ends where the next begins; the last is open. */
+static void continuous_ends(struct maker *m)
+{
+	for (uint32_t i = 0; i + 1 < m->n; i++)
+		m->b[i].ub = m->b[i + 1].lb;
+	m->b[m->n - 1].ub = vstats_highest(m->d);
+}
+
+static bool make(enum vstats_stype stype, const struct vstats_hist_spec *spec, struct maker *m)
+{
+	const char *flags_why = vstats_flags_refused(stype, spec->scheme, spec->flags);
+
+	if (stype < VSTATS_CRHIST || stype > VSTATS_DVHIST)
+		return refuse(m, "not a histogram");
+	if (flags_why)
+		return refuse(m, flags_why);
+	if (spec->scheme != VSTATS_USR && stype != VSTATS_CRHIST)
+		return refuse(m, "discrete histograms take only the user's buckets");
+	if (!(spec->scheme == VSTATS_USR ? user(m, stype) : generated(m)) || !below_first(m))
+		return false;
+	if (stype == VSTATS_CRHIST)
+		continuous_ends(m);
+	struct vstats_hist probe = {.bkt = m->b, .n = m->n};
+	if (vstats_hist_regions(&probe, stype, NULL) > VSTATS_REGIONS_MAX)
+		return refuse(m, "with the gaps between them, the buckets make more than 4096 "
+				 "Prometheus buckets");
+	return true;
 }
 
 int vstats_hist_buckets(enum vstats_stype stype, enum vstats_dtype dtype,
 			const struct vstats_hist_spec *spec, struct vstats_bucket **out,
 			uint32_t *n, const char **why)
 {
-	struct vstats_bucket *b = calloc(VSTATS_BUCKETS_MAX, sizeof(*b));
-	int rc;
+	struct maker m = {spec, dtype, calloc(VSTATS_BUCKETS_MAX, sizeof(*m.b)), 0, NULL};
 
-	*why = NULL;
 	*out = NULL;
 	*n = 0;
-	if (!b)
+	if (!m.b)
 		return -ENOMEM;
-	if (spec->scheme != VSTATS_USR && stype != VSTATS_CRHIST) {
-		*why = "discrete histograms take only the user's buckets";
-		rc = -EINVAL;
-	} else if (spec->scheme == VSTATS_USR) {
-		rc = user(stype, dtype, spec, b, n, why);
-	} else if (spec->lb.dtype != dtype || spec->ub.dtype != dtype) {
-		*why = "lb and ub must be of the VOI's type";
-		rc = -EINVAL;
-	} else {
-		rc = generated(dtype, spec, b, n, why);
+	if (!make(stype, spec, &m)) {
+		*why = m.why;
+		free(m.b);
+		return -EINVAL;
 	}
-	if (rc < 0) {
-		free(b);
-		return rc;
-	}
+	*why = NULL;
 	/* Not a growth (no growarr): the buckets were made in room for the most
 	 * a spec allows, and this only gives back what was not used. */
-	struct vstats_bucket *fit = realloc(b, *n * sizeof(*b));
-	*out = fit ? fit : b;
+	struct vstats_bucket *fit = realloc(m.b, m.n * sizeof(*m.b));
+	*out = fit ? fit : m.b;
+	*n = m.n;
 	return 0;
 }
 
-/* Binary search: buckets are in increasing order without overlap. */
-int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struct vstats_value x)
+/* ---- finding a value's bucket ---- */
+
+int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struct vstats_value x,
+		     uint32_t *gap)
 {
 	uint32_t lo = 0, hi = h->n;
 
-	if (h->n == 0)
-		return -1;
-	if (stype == VSTATS_CRHIST) {
-		if (cmp_value(x, h->bkt[0].lb) < 0)
-			return h->flags & VSTATS_LBOUND_INF ? 0 : -1;
-		if (cmp_value(x, h->bkt[h->n - 1].ub) >= 0)
-			return h->flags & VSTATS_UBOUND_INF ? (int)h->n - 1 : -1;
-	}
-	while (lo < hi) { /* the first bucket whose ub is not below x */
+	while (lo < hi) { /* lo: how many buckets start at or below x */
 		uint32_t mid = lo + (hi - lo) / 2;
-		int c = cmp_value(h->bkt[mid].ub, x);
-		if (c < 0 || (c == 0 && stype == VSTATS_CRHIST))
+		if (cmp_value(h->bkt[mid].lb, x) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == h->n || cmp_value(x, h->bkt[lo].lb) < 0)
+	*gap = lo;
+	if (lo == 0)
 		return -1;
-	return (int)lo;
+	const struct vstats_bucket *b = &h->bkt[lo - 1];
+	if (stype == VSTATS_CRHIST || (stype == VSTATS_DRHIST && cmp_value(x, b->ub) < 0) ||
+	    (stype == VSTATS_DVHIST && cmp_value(x, b->lb) == 0))
+		return (int)(lo - 1);
+	return -1;
+}
+
+/* ---- the Prometheus regions ---- */
+
+/* The largest value below v, as a double. */
+static double below(struct vstats_value v)
+{
+	if (v.dtype == VSTATS_UINT)
+		return v.u ? (double)(v.u - 1) : -1.0;
+	return v.dtype == VSTATS_INT ? (double)(v.i - 1) : nextafter(v.f, -INFINITY);
+}
+
+/* Whether some value lies in [from, to) (from_incl) or (from, to). */
+static bool holds_any(struct vstats_value from, bool from_incl, struct vstats_value to)
+{
+	if (from.dtype == VSTATS_INT) /* the difference in 64 bits unsigned: no overflow */
+		return from.i < to.i && (from_incl || (uint64_t)to.i - (uint64_t)from.i >= 2);
+	if (from.dtype == VSTATS_UINT)
+		return from.u < to.u && (from_incl || to.u - from.u >= 2);
+	return from_incl ? from.f < to.f : nextafter(from.f, INFINITY) < to.f;
+}
+
+/* The regions written so far (out NULL: only counted). */
+struct regions {
+	struct vstats_region *out;
+	size_t n;
+	double last_le;
+};
+
+/* Appends a region; one whose le a double cannot tell from the last's
+ * joins it. */
+static void add_region(struct regions *r, double le, uint64_t count)
+{
+	if (r->n > 0 && !(le > r->last_le)) {
+		if (r->out)
+			r->out[r->n - 1].count += count;
+		return;
+	}
+	if (r->out)
+		r->out[r->n] = (struct vstats_region){le, count};
+	r->n++;
+	r->last_le = le;
+}
+
+void vstats_region_add(struct vstats_region *out, size_t *n, double le, uint64_t count)
+{
+	struct regions r = {out, *n, *n ? out[*n - 1].le : -INFINITY};
+
+	add_region(&r, le, count);
+	*n = r.n;
+}
+
+static uint64_t between_at(const struct vstats_hist *h, uint32_t i)
+{
+	return h->between ? h->between[i] : 0;
+}
+
+size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
+			   struct vstats_region *out)
+{
+	struct regions r = {out, 0, -INFINITY};
+
+	if (h->n == 0)
+		return 0;
+	/* Below the first bucket only when a value fell there: OpenMetrics
+	 * drops a histogram's _sum once a bound is negative (-1 below 0). */
+	struct vstats_value first = h->bkt[0].lb;
+	if (cmp_value(first, vstats_lowest(first.dtype)) > 0 && (!out || between_at(h, 0) > 0))
+		add_region(&r, below(first), between_at(h, 0));
+	for (uint32_t i = 0; i < h->n; i++) {
+		const struct vstats_bucket *b = &h->bkt[i];
+		if (i > 0 && stype != VSTATS_CRHIST &&
+		    holds_any(h->bkt[i - 1].ub, stype == VSTATS_DRHIST, b->lb))
+			add_region(&r, below(b->lb), between_at(h, i));
+		double le = stype == VSTATS_DVHIST		      ? vstats_value_f(b->lb)
+			    : stype == VSTATS_CRHIST && i + 1 == h->n ? INFINITY
+								      : below(b->ub);
+		add_region(&r, le, h->count ? h->count[i] : 0);
+	}
+	if (stype != VSTATS_CRHIST)
+		add_region(&r, INFINITY, between_at(h, h->n));
+	return r.n;
 }

@@ -4,10 +4,14 @@
 
 #include "vstats.h"
 
-/* The bucket of h holding x, or -1 when x is out of band. */
-int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struct vstats_value x);
+/* The bucket of h holding x, or -1 when x is out of band; *gap is where x
+ * fell among the buckets (the index of between[] it counts in when out
+ * of band). */
+int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struct vstats_value x,
+		     uint32_t *gap);
 
-/* The dtype's largest value (MIN's start, the last CRHIST bucket's end). */
+/* The dtype's lowest and highest values (-inf and +inf for floats). */
+struct vstats_value vstats_lowest(enum vstats_dtype d);
 struct vstats_value vstats_highest(enum vstats_dtype d);
 
 #endif

@@ -61,6 +61,45 @@ fams = {f.name: f for f in p(open('$WORK/m1.om').read())}
 assert fams['ev_voi_tdigest'].type == 'summary' and fams['ev_hist'].type == 'histogram', fams.keys()
 assert fams['ev_n'].type == 'counter'"
 
+check "every histogram counts every value: +Inf = _count, cumulative buckets, a _sum" $PY -c "
+import re, collections
+series = collections.defaultdict(dict)
+for line in open('$WORK/m1.txt'):
+    m = re.match(r'(ev_\w+?)_(bucket|count|sum)\{(.*?)(?:,le=\"([^\"]+)\")?\} (\S+)$', line)
+    if m:
+        fam, kind, labels, le, v = m.groups()
+        series[(fam, labels)][le if kind == 'bucket' else kind] = float(v)
+hists = [k for k in series if '+Inf' in series[k]]
+assert {f for f, _ in hists} >= {'ev_hist', 'ev_list', 'ev_voi_crhist', 'ev_voi_drhist', 'ev_voi_dvhist'}, hists
+for k in hists:
+    s = series[k]
+    les = sorted((float(le), v) for le, v in s.items() if le not in ('count', 'sum'))
+    assert all(a[1] <= b[1] for a, b in zip(les, les[1:])), (k, les)
+    assert s['+Inf'] == s['count'] and 'sum' in s, (k, s)
+"
+
+# /metrics and the data file agree: an array's buckets are its lines
+# (sampled between the two reads at times: tried until a pass falls
+# outside them, at most 20 times)
+array_agrees() {
+	curl -s "$URL/statistics/events/0/data" >"$WORK/agree.data"
+	curl -s "$URL/metrics" >"$WORK/agree.txt"
+	$PY - "$WORK/agree.data" "$WORK/agree.txt" <<'EOF'
+import re, sys
+cum, want = 0, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'ev_hist (<=|>)(-?\d+) (\d+)$', line)
+    if m:
+        cum += int(m.group(3))
+        want['+Inf' if m.group(1) == '>' else m.group(2) + '.0'] = cum
+got = {m.group(1): int(m.group(2)) for m in re.finditer(r'^ev_hist_bucket\{.*,le="([^"]+)"\} (\d+)$', open(sys.argv[2]).read(), re.M)}
+sys.exit(0 if want and got == want else 1)
+EOF
+}
+agreed=1
+for _ in $(seq 20); do array_agrees && { agreed=0; break; }; done
+check "the array's buckets on /metrics are its data file's lines" test "$agreed" = 0
+
 # the /statistics/ interface
 curl -s "$URL/statistics/" >"$WORK/list.txt"
 check "GET /statistics/ lists the interface" grep -qx 'events/0 example_events_total{device="vda"}' "$WORK/list.txt"
@@ -73,6 +112,11 @@ code=$(curl -s -o "$WORK/post.txt" -w '%{http_code}' --data-binary $'name=ev_ran
 check "POST from an allowed client: 400 naming the refused line ($code)" \
 	sh -c "[ $code = 400 ] && grep -qx 'line 2: EINVAL: a new type needs all its type-specific attributes' '$WORK/post.txt'"
 check "a POST is all or nothing: the good line did not apply" sh -c "curl -s '$URL/statistics/events/0/definition' | grep -q '^name=ev_range on=1 type=range range_min=0 range_max=100 '"
+code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary 'name=ev_range type=value mode=increments' "$URL/statistics/events/0/definition")
+curl -s "$URL/metrics" >"$WORK/m2.txt"
+check "a type changed by POST is that type on /metrics ($code)" \
+	sh -c "[ $code = 200 ] && grep -q '^# TYPE ev_range_total counter' '$WORK/m2.txt' && ! grep -q '^ev_range_min' '$WORK/m2.txt'"
+check "promtool accepts it" promtool_clean "$WORK/m2.txt"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/statistics/events/0/snapshot")
 check "POST snapshot resets the template ($code)" sh -c "[ $code = 200 ] && curl -s '$URL/statistics/events/0/definition' | grep -q 'updates=[0-9]\$'"
 head -c 70000 /dev/zero | tr '\0' 'a' >"$WORK/big.txt"
@@ -124,6 +168,11 @@ processing:
       select: 'kvm_vcpu_halt_exits_total{vm="pvm"}'
       statistics: [{name: io_range, type: range}]
       template: {stats: [max, {tdigest: {}}]}
+    - name: hist
+      select: 'kvm_vcpu_halt_wait_seconds{vm="pvm"}'
+      x_scale: 1e9
+      statistics: [{name: hw_range, type: range}, {name: hw_log, type: array, scale: log2, range_min: 0, range_max: 1048576}]
+      template: {name: hw_voi, stats: [{crhist: {scheme: exp, lb: 0, ub: 1048576, stepbase: 2, stepexp: 0}}]}
 EOF
 	PK=$(free_port)
 	start_exporter "$WORK/kvm.yml" "$PK"
@@ -135,6 +184,10 @@ EOF
 	check "KVM: the t-digest's median too" grep -q '^io_tdigest{.*quantile="0.5"} 1$' "$WORK/kvm.txt"
 	check "KVM: about 10 samples a second each" \
 		sh -c "grep '^io_range_samples_total' '$WORK/kvm.txt' | awk '{ if (\$2 < 8) exit 1 }'"
+	check "KVM: a vCPU's own halt-wait histogram is a source" \
+		sh -c "curl -s 'http://127.0.0.1:$PK/statistics/' | grep -qx 'hist/[01] kvm_vcpu_halt_wait_seconds{vm=\"pvm\",vcpu=\"0\"}'"
+	check "KVM: its statistics on /metrics (the fixture's vCPUs halt once: no increase)" \
+		sh -c "grep -q '^hw_range_samples_total{vm=\"pvm\",vcpu=\"0\",source_metric=\"kvm_vcpu_halt_wait_seconds\"} 0$' '$WORK/kvm.txt' && grep -q '^hw_log_count{vm=\"pvm\",vcpu=\"0\",' '$WORK/kvm.txt' && grep -q '^hw_voi_crhist_count{vm=\"pvm\",vcpu=\"1\",' '$WORK/kvm.txt'"
 else
 	skip "processing of KVM statistics" "/dev/kvm is missing, or other VMMs run"
 fi

@@ -5,6 +5,7 @@
  * reader, which must never see a statistic half updated. */
 #include "helpers.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -35,14 +36,26 @@ static void done(struct proc *p)
 	config_free(cfg);
 }
 
-static char *metrics(struct proc *p)
+/* A scrape of the processing, and the emitter's drops that are not the
+ * type conflicts a test may make on purpose. */
+static char *metrics_dropping(struct proc *p, uint64_t *invalid)
 {
 	struct capture c;
 	capture_begin(&c, EXPO_TEXT, 1 << 24);
 	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
 	char *text = strdup(capture_end(&c));
+	*invalid = 0;
+	for (size_t i = 0; i < c.em.ndrops; i++)
+		if (strcmp(c.em.drops[i].reason, "type_conflict") != 0)
+			*invalid += c.em.drops[i].n;
 	capture_free(&c);
 	return text;
+}
+
+static char *metrics(struct proc *p)
+{
+	uint64_t dropped;
+	return metrics_dropping(p, &dropped);
 }
 
 static char *iface(struct proc *p, const char *method, const char *path, const char *body,
@@ -203,6 +216,559 @@ static void test_interface_writes(void **state)
 	done(p);
 }
 
+/* ---- what /metrics serves, against the values fed ---- */
+
+/* An observation: X, Y times. */
+struct obs {
+	double x;
+	uint64_t y;
+};
+
+/* The value of the line that starts with prefix; false when none does. */
+static bool line_value(const char *text, const char *prefix, double *v)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *q = text; q; q = strchr(q, '\n'), q = q ? q + 1 : NULL)
+		if (strncmp(q, prefix, n) == 0) {
+			*v = strtod(q + n, NULL);
+			return true;
+		}
+	return false;
+}
+
+static double want_at_most(const struct obs *o, size_t n, double le)
+{
+	double c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += o[i].x <= le ? (double)o[i].y : 0;
+	return c;
+}
+
+/* Prometheus' histogram semantics for the series fam{labels}: every le
+ * counts the observations at most le, +Inf and _count all of them, _sum
+ * their sum. */
+static void check_hist(const char *text, const char *fam, const char *labels, const struct obs *o,
+		       size_t n)
+{
+	char pre[512], key[512];
+	double total = 0, sum = 0, v, inf = -1;
+	size_t buckets = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += (double)o[i].y, sum += o[i].x * (double)o[i].y;
+	snprintf(pre, sizeof(pre), "%s_bucket{%s,le=\"", fam, labels);
+	for (const char *q = strstr(text, pre); q; q = strstr(q + 1, pre)) {
+		char *end;
+		double le = strtod(q + strlen(pre), &end);
+		v = strtod(strstr(end, "} ") + 2, NULL);
+		if (v != want_at_most(o, n, le))
+			fail_msg("%s{%s} le=%.17g: %.17g, want %.17g", fam, labels, le, v,
+				 want_at_most(o, n, le));
+		inf = isinf(le) ? v : inf;
+		buckets++;
+	}
+	if (buckets == 0)
+		fail_msg("no %s{%s} in:\n%s", fam, labels, text);
+	if (inf != total)
+		fail_msg("%s{%s} +Inf %g, want %g", fam, labels, inf, total);
+	snprintf(key, sizeof(key), "%s_count{%s} ", fam, labels);
+	if (!line_value(text, key, &v) || v != total)
+		fail_msg("%s: %g, want %g", key, v, total);
+	snprintf(key, sizeof(key), "%s_sum{%s} ", fam, labels);
+	if (!line_value(text, key, &v) || fabs(v - sum) > 1e-9 * fmax(1, fabs(sum)))
+		fail_msg("%s: %.17g, want %.17g", key, v, sum);
+}
+
+static void check_line(const char *text, const char *prefix, double want)
+{
+	double v;
+	if (!line_value(text, prefix, &v) || fabs(v - want) > 1e-9 * fmax(1, fabs(want)))
+		fail_msg("'%s': %.17g, want %.17g in:\n%s", prefix, v, want, text);
+}
+
+static const char *streams_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: v\n"
+    "      select: g\n"
+    "      statistics:\n"
+    "        - {name: v_lin, type: array, range_min: 0, range_max: 40, base_interval: 7}\n"
+    "        - {name: v_log, type: array, scale: log2, range_min: 0, range_max: 64}\n"
+    "        - {name: v_list, type: list, entries_max: 3, range_min: 0, range_max: 50}\n"
+    "        - {name: v_n, type: value}\n"
+    "        - {name: v_prod, type: value, mode: products, range_min: -10, range_max: 1000}\n"
+    "        - {name: v_range, type: range, range_min: -10, range_max: 1000}\n"
+    "      template:\n"
+    "        name: v_voi\n"
+    "        stats:\n"
+    "          - sum\n"
+    "          - max\n"
+    "          - min\n"
+    "          - {crhist: {scheme: lin, lb: 0, ub: 10, stepinc: 5, ubound_inf: true}}\n"
+    "          - {drhist: {buckets: [[0, 1], [5, 10]]}}\n"
+    "          - {dvhist: {values: [3, 7, 12]}}\n"
+    "          - {tdigest: {quantiles: [0.5]}}\n"
+    "    - name: w\n"
+    "      select: g\n"
+    "      template:\n"
+    "        name: w_voi\n"
+    "        stats:\n"
+    "          - {crhist: {scheme: usr, bounds: [0, 10, 50], lbound_inf: true}}\n"
+    "          - {drhist: {buckets: [[-5, 0], [3, 4]], lbound_inf: true, ubound_inf: true}}\n"
+    "          - {dvhist: {values: [-3, 5]}}\n"
+    "    - name: e\n"
+    "      select: g\n"
+    "      template:\n"
+    "        name: e_voi\n"
+    "        stats: [{crhist: {scheme: exp, lb: 1, ub: 100, stepbase: 2, stepexp: 0}}]\n"
+    "    - name: f\n"
+    "      select: g\n"
+    "      x: rate\n"
+    "      template:\n"
+    "        name: f_voi\n"
+    "        stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: 0.1}}]\n"
+    "    - name: k\n"
+    "      select: kvm_vcpu_halt_poll_success_seconds\n"
+    "      x_scale: 1e9\n"
+    "      statistics:\n"
+    "        - {name: k_log, type: array, scale: log2, range_min: 0, range_max: 1024}\n"
+    "        - {name: k_list, type: list, entries_max: 4}\n"
+    "        - {name: k_ns, type: value, mode: products, range_min: 0}\n"
+    "        - {name: k_range, type: range}\n"
+    "      template:\n"
+    "        name: k_voi\n"
+    "        stats:\n"
+    "          - sum\n"
+    "          - {crhist: {scheme: exp, lb: 0, ub: 256, stepbase: 4, stepexp: 0}}\n"
+    "          - {dvhist: {values: [0, 1, 3, 7]}}\n"
+    "          - {tdigest: {}}\n";
+
+/* A KVM log histogram (bucket i holds up to 2^i - 1 ns, the last is
+ * open), as the kvm collector writes one, with the counts of the tick. */
+struct kvm_hist {
+	uint64_t count[32];
+};
+
+static int kvm_hist_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct kvm_hist *k = ctx;
+	struct bs_label l[] = {{"vm", "k1"}};
+	double le[32], bad[2] = {2, 1};
+	(void)i, (void)wait_ns;
+
+	for (int b = 0; b < 31; b++)
+		le[b] = (double)((1ull << b) - 1) * 1e-9;
+	le[31] = INFINITY;
+	bs_family(e, "kvm_vcpu_halt_poll_success_seconds", BS_HISTOGRAM, "seconds", "polls");
+	struct bs_histogram h = {32, le, k->count, false, {0}};
+	e->ops->histogram(e, l, 1, &h);
+	bs_sample_u64(e, l, 1, 7); /* a histogram family's sample: a scrape refuses it */
+	struct bs_label other[] = {{"vm", "k2"}};
+	struct bs_histogram unordered = {2, bad, k->count, false, {0}};
+	e->ops->histogram(e, other, 1, &unordered);
+	return 0;
+}
+
+/* Hand-computed streams through every statistic and histogram kind: a
+ * gauge's values (gaps, open ends, values out of range and out of band,
+ * negative ones) and a KVM histogram's bucket increases. Every family on
+ * /metrics must count exactly what it was given. */
+static void test_every_histogram_counts_every_value(void **state)
+{
+	static const double xs[] = {3, 12, 100, 7, 0, -3, 35, 36, 40, 41, 9, 5, 5, 10, 60, -20};
+	enum { NX = sizeof(xs) / sizeof(xs[0]) };
+	struct proc *p = make(streams_yaml);
+	struct obs all[NX];
+	size_t nin = 0;
+	double sum = 0, in_sum = 0, rates[NX];
+	uint64_t dropped;
+	(void)state;
+
+	for (size_t i = 0; i < NX; i++) {
+		proc_feed(p, "g", NULL, 0, xs[i], S(i));
+		all[i] = (struct obs){xs[i], 1};
+		sum += xs[i];
+		if (xs[i] >= -10 && xs[i] <= 1000)
+			nin++, in_sum += xs[i];
+	}
+	/* f's rate: each step's increase per second (a counter gone back
+	 * was reset: its value), a float VOI */
+	for (size_t i = 1; i < NX; i++)
+		rates[i - 1] = xs[i] >= xs[i - 1] ? xs[i] - xs[i - 1] : xs[i];
+	/* the KVM histogram: a base, then two ticks */
+	struct kvm_hist k = {.count = {[0] = 5, [3] = 2}};
+	p->in = (struct proc_input){.n = 1, .collect = kvm_hist_collect, .ctx = &k};
+	proc_tick(p, S(100));
+	k.count[0] = 7, k.count[5] = 4, k.count[31] = 1;
+	proc_tick(p, S(101));
+	k.count[3] = 1, k.count[5] = 10, k.count[10] = 3; /* 3 went back: reset, Y = 1 */
+	proc_tick(p, S(102));
+	p->in = (struct proc_input){0};
+	struct obs kv[] = {{0, 2}, {31, 4}, {1073741823, 1}, {7, 1}, {31, 6}, {1023, 3}};
+	double kv_sum = 2 * 0 + 31 * 4 + 1073741823 + 7 + 31 * 6 + 1023 * 3;
+	assert_int_equal(p->count.invalid_histogram, 3); /* k2's, at each of the 3 ticks */
+
+	char *text = metrics_dropping(p, &dropped);
+	const char *g = "source_metric=\"g\"";
+	const char *kl = "vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_seconds\"";
+	const char *hists[] = {"v_lin",	       "v_log",	       "v_list",       "v_voi_crhist",
+			       "v_voi_drhist", "v_voi_dvhist", "w_voi_crhist", "w_voi_drhist",
+			       "w_voi_dvhist", "e_voi_crhist"};
+	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
+		check_hist(text, hists[i], g, all, NX);
+	struct obs rate_obs[NX];
+	for (size_t i = 0; i + 1 < NX; i++)
+		rate_obs[i] = (struct obs){rates[i], 1};
+	check_hist(text, "f_voi_crhist", g, rate_obs, NX - 1);
+	check_hist(text, "k_log", kl, kv, 6);
+	check_hist(text, "k_list", kl, kv, 6);
+	check_hist(text, "k_voi_crhist", kl, kv, 6);
+	check_hist(text, "k_voi_dvhist", kl, kv, 6);
+	/* the issue's case: 12 and 100 are above the last bound (10, open) */
+	check_line(text, "v_voi_crhist_bucket{source_metric=\"g\",le=\"9.0\"} ", 8);
+	/* the scalars */
+	check_line(text, "v_n_total{source_metric=\"g\"} ", NX);
+	assert_non_null(strstr(text, "# TYPE v_prod gauge\n")); /* X can be negative */
+	check_line(text, "v_prod{source_metric=\"g\"} ", in_sum);
+	check_line(text, "v_range_samples_total{source_metric=\"g\"} ", (double)nin);
+	check_line(text, "v_range_min{source_metric=\"g\"} ", -3);
+	check_line(text, "v_range_avg{source_metric=\"g\"} ", in_sum / (double)nin);
+	check_line(text, "v_range_max{source_metric=\"g\"} ", 100);
+	check_line(text, "v_voi_sum_of_values{source_metric=\"g\"} ", sum);
+	check_line(text, "v_voi_max{source_metric=\"g\"} ", 100);
+	check_line(text, "v_voi_min{source_metric=\"g\"} ", -20);
+	check_line(text, "v_voi_tdigest_count{source_metric=\"g\"} ", NX);
+	check_line(text, "v_voi_tdigest_sum{source_metric=\"g\"} ", sum);
+	assert_non_null(strstr(text, "# TYPE k_ns_total counter\n"));
+	check_line(text,
+		   "k_ns_total{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_seconds\"} ",
+		   kv_sum);
+	check_line(text,
+		   "k_range_samples_total{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   17);
+	check_line(text,
+		   "k_voi_sum_of_values{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   kv_sum);
+	check_line(text,
+		   "k_voi_tdigest_count{vm=\"k1\",source_metric=\"kvm_vcpu_halt_poll_success_"
+		   "seconds\"} ",
+		   17);
+	assert_int_equal(dropped, 0);
+	free(text);
+	done(p);
+}
+
+/* A collector's histogram is outside input: each one a scrape would
+ * refuse, or one over the cap, is counted and keeps nothing. */
+static void test_hostile_histograms(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - {name: h, select: hs, statistics: "
+			      "[{name: h_r, type: range}]}\n");
+	static double up[PROC_HIST_BUCKETS_MAX + 1];
+	static uint64_t count[PROC_HIST_BUCKETS_MAX + 1];
+	const struct bs_histogram bad[] = {
+	    {0, up, count, false, {0}},				/* no bucket */
+	    {2, NULL, count, false, {0}},			/* no bounds */
+	    {2, up, NULL, false, {0}},				/* no counts */
+	    {2, (double[]){1, NAN}, count, false, {0}},		/* a NaN bound */
+	    {3, (double[]){1, 3, 2}, count, false, {0}},	/* not increasing */
+	    {2, (double[]){1, 1}, count, false, {0}},		/* equal */
+	    {PROC_HIST_BUCKETS_MAX + 1, up, count, false, {0}}, /* over the cap */
+	};
+	(void)state;
+
+	for (size_t i = 0; i <= PROC_HIST_BUCKETS_MAX; i++)
+		up[i] = (double)i;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(proc_feed_histogram(p, "hs", NULL, 0, &bad[i], S(0)));
+	assert_int_equal(p->count.invalid_histogram, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(p->srcs.n, 0);
+	const struct bs_histogram only_inf = {1, (double[]){INFINITY}, (uint64_t[]){1}, false, {0}};
+	assert_true(proc_feed_histogram(p, "hs", NULL, 0, &only_inf, S(0)));
+	/* its count grows, but +Inf alone has no value to give X */
+	const struct bs_histogram more = {1, (double[]){INFINITY}, (uint64_t[]){3}, false, {0}};
+	assert_true(proc_feed_histogram(p, "hs", NULL, 0, &more, S(1)));
+	assert_int_equal(p->count.not_a_number, 1);
+	assert_int_equal(p->srcs.n, 1);
+	done(p);
+}
+
+/* An empty t-digest is a summary of nothing, not a fault: _count 0, no
+ * quantile, no drop. */
+static void test_empty_tdigest(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - {name: d, select: c_total, x: delta,\n"
+			      "       template: {stats: [{tdigest: {}}]}}\n");
+	uint64_t dropped;
+	(void)state;
+
+	proc_feed(p, "c_total", NULL, 0, 10, S(0)); /* the base: no value yet */
+	char *text = metrics_dropping(p, &dropped);
+	assert_int_equal(dropped, 0);
+	check_line(text, "d_tdigest_count{source_metric=\"c_total\"} ", 0);
+	assert_null(strstr(text, "quantile="));
+	free(text);
+	done(p);
+}
+
+/* ---- a statistic redefined through POST, on /metrics ---- */
+
+/* Every seed 001 type (value and history in two modes), each line with
+ * all its type-specific attributes, and the families each serves: the
+ * TYPE lines of the text format, sorted. */
+static const struct {
+	const char *line, *types;
+} redefs[] = {
+    {"name=s type=value mode=increments", "s_out_of_range_total counter\ns_total counter\n"},
+    {"name=s type=value mode=products", "s gauge\ns_out_of_range_total counter\n"},
+    {"name=s type=range", "s_avg gauge\ns_max gauge\ns_min gauge\ns_out_of_range_total counter\n"
+			  "s_samples_total counter\n"},
+    {"name=s type=array base_interval=5 scale=lin", "s histogram\ns_out_of_range_total counter\n"},
+    {"name=s type=list entries_max=8",
+     "s histogram\ns_missed_total counter\ns_out_of_range_total counter\n"},
+    {"name=s type=raw entries_max=4", "s_out_of_range_total counter\n"},
+    {"name=s type=history entries_max=4 mode=range period=1000000",
+     "s_last_period_avg gauge\ns_last_period_max gauge\ns_last_period_min gauge\n"
+     "s_last_period_samples gauge\ns_out_of_range_total counter\n"},
+    {"name=s type=history entries_max=4 mode=increments period=1000000",
+     "s_last_period gauge\ns_out_of_range_total counter\n"},
+};
+enum { NREDEFS = sizeof(redefs) / sizeof(redefs[0]) };
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The TYPE lines of statistic s's families, sorted, as one string. */
+static void s_types(const char *text, char *out, size_t cap)
+{
+	char *lines[32];
+	size_t n = 0, len = 0;
+
+	for (const char *q = strstr(text, "# TYPE s"); q && n < 32; q = strstr(q + 1, "# TYPE s"))
+		if (q[8] == ' ' || q[8] == '_') {
+			size_t k = strcspn(q + 7, "\n");
+			lines[n] = strndup(q + 7, k);
+			n++;
+		}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		len += (size_t)snprintf(out + len, cap - len, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+}
+
+/* The cumulative count of the bucket le of s, or -1. */
+static double s_bucket(const char *text, const char *le)
+{
+	char key[96];
+	double v;
+	snprintf(key, sizeof(key), "s_bucket{source_metric=\"g\",le=\"%s\"} ", le);
+	return line_value(text, key, &v) ? v : -1;
+}
+
+/* s's range figures on /metrics (prefix: s or s_last_period) against a
+ * data line's "<total> <min> <avg> <max>". */
+static void check_range(const char *text, const char *prefix, bool counter, const char *figures)
+{
+	long long num, min, max;
+	double avg;
+	char key[96];
+
+	assert_int_equal(sscanf(figures, "%lld %lld %lf %lld", &num, &min, &avg, &max), 4);
+	snprintf(key, sizeof(key), "%s_samples%s{source_metric=\"g\"} ", prefix,
+		 counter ? "_total" : "");
+	check_line(text, key, (double)num);
+	snprintf(key, sizeof(key), "%s_min{source_metric=\"g\"} ", prefix);
+	check_line(text, key, (double)min);
+	snprintf(key, sizeof(key), "%s_max{source_metric=\"g\"} ", prefix);
+	check_line(text, key, (double)max);
+	snprintf(key, sizeof(key), "%s_avg{source_metric=\"g\"} ", prefix);
+	double v = -1;
+	line_value(text, key, &v);
+	if (fabs(v - avg) > 0.0005) /* the data file's average has three decimals */
+		fail_msg("%s: %g, the data file %g", key, v, avg);
+}
+
+/* An array's lines "<=b c" and ">b c" as cumulative buckets. */
+static void check_array(const char *text, const char *data)
+{
+	double cum = 0;
+	long long b;
+	unsigned long long c;
+
+	for (const char *q = data; (q = strstr(q, "s <=")); q++) {
+		assert_int_equal(sscanf(q, "s <=%lld %llu", &b, &c), 2);
+		char le[32];
+		snprintf(le, sizeof(le), "%lld.0", b);
+		cum += (double)c;
+		if (s_bucket(text, le) != cum)
+			fail_msg("le=%s: %g, the data file %g", le, s_bucket(text, le), cum);
+	}
+	assert_non_null(strstr(data, "s >"));
+	sscanf(strstr(data, "s >"), "s >%lld %llu", &b, &c);
+	assert_true(s_bucket(text, "+Inf") == cum + (double)c);
+}
+
+/* The cumulative count of s's bucket just below x (0 when none is). */
+static double s_bucket_below(const char *text, double x)
+{
+	const char *pre = "s_bucket{source_metric=\"g\",le=\"";
+	double best = -INFINITY, cum = 0;
+
+	for (const char *q = strstr(text, pre); q; q = strstr(q + 1, pre)) {
+		char *end;
+		double le = strtod(q + strlen(pre), &end);
+		if (le < x && le > best)
+			best = le, cum = strtod(strstr(end, "} ") + 2, NULL);
+	}
+	return cum;
+}
+
+/* A list's lines "0x<X> hits": each X a bucket holding its hits over the
+ * bucket below it; +Inf all, the X out of range included. */
+static void check_list(const char *text, const char *data, unsigned long long oor)
+{
+	double total = 0;
+	unsigned long long x, hits;
+
+	for (const char *q = data; (q = strstr(q, "s 0x")); q++) {
+		assert_int_equal(sscanf(q, "s 0x%llx %llu", &x, &hits), 2);
+		char le[32];
+		snprintf(le, sizeof(le), "%lld.0", (long long)x);
+		double under = s_bucket_below(text, (double)(long long)x);
+		if (s_bucket(text, le) - under != (double)hits)
+			fail_msg("le=%s: %g over %g, the data file %llu", le, s_bucket(text, le),
+				 under, hits);
+		total += (double)hits;
+	}
+	assert_true(s_bucket(text, "+Inf") == total + (double)oor);
+}
+
+/* What /metrics shows of s is what the data file shows, for its type. */
+static void check_against_data(const char *text, const char *data, const char *def, size_t t)
+{
+	unsigned long long oor;
+	char types[512];
+	const char *period[8];
+	size_t nperiod = 0;
+
+	s_types(text, types, sizeof(types));
+	if (strcmp(types, redefs[t].types) != 0)
+		fail_msg("after '%s' the families are\n%s\nnot\n%s", redefs[t].line, types,
+			 redefs[t].types);
+	assert_int_equal(sscanf(strstr(def, "hits_out_of_range="), "hits_out_of_range=%llu", &oor),
+			 1);
+	check_line(text, "s_out_of_range_total{source_metric=\"g\"} ", (double)oor);
+	for (const char *q = strstr(data, "s ["); q && nperiod < 8; q = strstr(q + 1, "\ns ["))
+		period[nperiod++] = strchr(q, ']') + 1; /* each history line's figures */
+	if (strstr(redefs[t].line, "type=value"))
+		check_line(text,
+			   t == 0 ? "s_total{source_metric=\"g\"} " : "s{source_metric=\"g\"} ",
+			   strtod(data + 2, NULL));
+	else if (strstr(redefs[t].line, "type=range"))
+		check_range(text, "s", true, data + 2);
+	else if (strstr(redefs[t].line, "type=array"))
+		check_array(text, data);
+	else if (strstr(redefs[t].line, "type=list"))
+		check_list(text, data, oor);
+	else if (strstr(redefs[t].line, "type=history")) {
+		/* the last complete period: the line before the newest */
+		assert_true(nperiod >= 2);
+		const char *prev = period[nperiod - 2];
+		if (strstr(redefs[t].line, "mode=range"))
+			check_range(text, "s_last_period", false, prev);
+		else
+			check_line(text, "s_last_period{source_metric=\"g\"} ", strtod(prev, NULL));
+	}
+}
+
+/* Each seed 001 type changed into each other through POST: /metrics
+ * declares the families of the type the statistic has now (not the one
+ * configured) and shows what the data file shows. */
+static void test_type_changes_on_metrics(void **state)
+{
+	static const double xs[] = {-7, 0, 3, 3, 12, 25, 7};
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics: [{name: s, type: value, range_min: -5, range_max: "
+			      "20}]\n");
+	uint64_t t = S(0), dropped;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", NULL, 0, 1, t); /* the source */
+	for (size_t from = 0; from < NREDEFS; from++)
+		for (size_t to = 0; to < NREDEFS; to++) {
+			if (to == from)
+				continue;
+			free(iface(p, "POST", "g/0/definition", redefs[from].line, true, t,
+				   &status));
+			assert_int_equal(status, 200);
+			proc_feed(p, "g", NULL, 0, 4, t + S(0.05));
+			free(iface(p, "POST", "g/0/definition", redefs[to].line, true, t + S(0.1),
+				   &status));
+			assert_int_equal(status, 200);
+			for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++)
+				proc_feed(p, "g", NULL, 0, xs[i], t + S(0.2 + 0.1 * (double)i));
+			char *data = iface(p, "GET", "g/0/data", NULL, false, t + S(1.5), &status);
+			char *def =
+			    iface(p, "GET", "g/0/definition", NULL, false, t + S(1.5), &status);
+			char *text = metrics_dropping(p, &dropped);
+			assert_int_equal(dropped, 0);
+			check_against_data(text, data, def, to);
+			free(text);
+			free(def);
+			free(data);
+			t += S(10);
+		}
+	done(p);
+}
+
+/* Two sources of one statistic redefined apart: Prometheus takes one type
+ * per name, so the configured type keeps <name> while a source has it and
+ * the other source's series are counted as type_conflict; once both
+ * agree, theirs is served. */
+static void test_type_conflict(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics: [{name: s, type: value, range_min: 0, range_max: "
+			      "20}]\n");
+	struct bs_label a[] = {{"vm", "a"}}, b[] = {{"vm", "b"}};
+	const char *to_array = "name=s type=array base_interval=5 scale=lin";
+	struct capture c;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", a, 1, 3, S(0));
+	proc_feed(p, "g", b, 1, 4, S(0));
+	free(iface(p, "POST", "g/1/definition", to_array, true, S(1), &status));
+	assert_int_equal(status, 200);
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	const char *text = capture_end(&c);
+	assert_non_null(strstr(text, "# TYPE s_total counter\n"));
+	assert_non_null(strstr(text, "s_total{vm=\"a\",source_metric=\"g\"} 1\n"));
+	assert_null(strstr(text, "s_bucket"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 1);
+	capture_free(&c);
+	free(iface(p, "POST", "g/0/definition", to_array, true, S(2), &status));
+	proc_feed(p, "g", a, 1, 3, S(3));
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	text = capture_end(&c);
+	assert_non_null(strstr(text, "s_bucket{vm=\"a\",source_metric=\"g\",le=\"5.0\"} 1\n"));
+	assert_non_null(strstr(text, "s_bucket{vm=\"b\",source_metric=\"g\",le=\"+Inf\"} 0\n"));
+	assert_null(strstr(text, "s_total{"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 0);
+	capture_free(&c);
+	done(p);
+}
+
 static void expect_conf_error(const char *yaml, const char *want)
 {
 	char err[CONF_ERR_MAX];
@@ -235,6 +801,66 @@ static void test_configuration_errors(void **state)
 	expect_conf_error("collectors:\n  processing: {}\n", "'processing' is the built-in");
 	expect_conf_error("processing:\n  sample_interval: 10ms\n  groups: []\n",
 			  "'sample_interval' must be between 0.05 and 60");
+}
+
+/* A template with one statistic, at line 7 column 13 of t.yml. */
+static void expect_tpl_error(const char *stat, const char *want)
+{
+	char yaml[512];
+
+	snprintf(yaml, sizeof(yaml),
+		 "processing:\n  groups:\n    - name: g\n      select: m\n      template:\n"
+		 "        stats:\n          - %s\n",
+		 stat);
+	expect_conf_error(yaml, want);
+}
+
+/* Each combination FreeBSD's stats(3) refuses, or that would read past
+ * what it was given, is a configuration error at its place; what it
+ * takes loads. */
+static void test_stats3_edge_errors(void **state)
+{
+	char err[CONF_ERR_MAX];
+	(void)state;
+
+	expect_tpl_error("dvhist: {values: [1, 2], lbound_inf: true}",
+			 "t.yml:7:50: a dvhist takes neither lbound_inf nor ubound_inf");
+	expect_tpl_error("dvhist: {values: [1, 2], ubound_inf: true}",
+			 "t.yml:7:50: a dvhist takes neither");
+	expect_tpl_error("crhist: {scheme: usr, bounds: [1, 2], ubound_inf: true}",
+			 "t.yml:7:63: ubound_inf with a crhist's own bounds");
+	expect_tpl_error("drhist: {buckets: [[0, 0]]}",
+			 "t.yml:7:21: a drhist bucket [lb, ub) holds lb <= x < ub");
+	expect_tpl_error("drhist: {buckets: [[0, 5], [4, 9]]}",
+			 "t.yml:7:21: buckets must be in increasing order without overlap");
+	expect_tpl_error("drhist: {scheme: lin, buckets: [[0, 5]]}", "unknown key 'scheme'");
+	expect_tpl_error("crhist: {scheme: lin, lb: 0, ub: 10, stepinc: 2.5}",
+			 "t.yml:7:21: an integer VOI's steps are whole numbers");
+	expect_tpl_error("crhist: {scheme: lin, lb: 10, ub: 0, stepinc: 1}",
+			 "t.yml:7:21: lb must not be above ub");
+	expect_tpl_error("crhist: {scheme: linexp, lb: 0, ub: 10, stepbase: 1, nlinsteps: 2}",
+			 "t.yml:7:21: a linexp stepbase must be above 1");
+	expect_tpl_error("crhist: {scheme: exp, lb: 0, ub: 1000, stepbase: 2, stepexp: -1}",
+			 "t.yml:7:21: an integer VOI's steps are whole numbers");
+	expect_tpl_error("crhist: {scheme: lin, lb: 9100000000000000000, ub: "
+			 "9200000000000000000, stepinc: 100000000000000000}",
+			 "t.yml:7:21: the buckets pass the largest value");
+	expect_tpl_error("dvhist: {values: [1, 10000000000000000000]}",
+			 "t.yml:7:34: a whole number from -9.2e18 to 9.2e18 expected");
+	/* taken: adjacent ranges, both flags on a drhist, stepbase 1 for exp,
+	 * values as far apart as an int64 allows */
+	struct config *c = config_load(
+	    "t.yml",
+	    "processing:\n  groups:\n    - name: g\n      select: m\n      template:\n"
+	    "        stats:\n"
+	    "          - drhist: {buckets: [[0, 1], [1, 5]], lbound_inf: true, "
+	    "ubound_inf: true}\n"
+	    "          - crhist: {scheme: exp, lb: 0, ub: 4, stepbase: 1, lbound_inf: true}\n"
+	    "          - dvhist: {values: [-9000000000000000000, 9000000000000000000]}\n",
+	    "/p", err, sizeof(err));
+	if (!c)
+		fail_msg("%s", err);
+	config_free(c);
 }
 
 static void test_write_allow(void **state)
@@ -827,10 +1453,16 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_delta_and_reset),
+	    cmocka_unit_test(test_every_histogram_counts_every_value),
+	    cmocka_unit_test(test_hostile_histograms),
+	    cmocka_unit_test(test_empty_tdigest),
+	    cmocka_unit_test(test_type_changes_on_metrics),
+	    cmocka_unit_test(test_type_conflict),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
+	    cmocka_unit_test(test_stats3_edge_errors),
 	    cmocka_unit_test(test_write_allow),
 	    cmocka_unit_test(test_keys_by_the_emitters_rules),
 	    cmocka_unit_test(test_long_keys),

@@ -58,13 +58,13 @@ static void test_value(void **state)
 			    "hits_out_of_range=2 data=[1.500000] started=[2.000000] "
 			    "stopped=[1.500000] units=bytes/requests\n");
 
-	/* mode=products: the total of |X| * Y; the redefinition discards the
-	 * data and keeps the statistic on */
+	/* mode=products: the seed's total of X * Y, signed (10 - 40); the
+	 * redefinition discards the data and keeps the statistic on */
 	assert_int_equal(statproc_write(&s, 1, "name=v mode=products range_min=-50", S(4), &why),
 			 0);
 	statproc_add(&s, 10, 1, S(4.1));
 	statproc_add(&s, -20, 2, S(4.2));
-	assert_string_equal(data_lines(&s, S(5)), "v 50\n");
+	assert_string_equal(data_lines(&s, S(5)), "v -30\n");
 	assert_non_null(strstr(def_line(&s), "on=1 type=value range_min=-50 range_max=100 "
 					     "mode=products hits_out_of_range=0 data=[4.000000] "
 					     "started=[4.000000] stopped=[4.000000]"));
@@ -101,25 +101,51 @@ static void test_range(void **state)
 	statproc_free(&s);
 }
 
+/* An array from range_min 0, on, fed each of xs once. */
+static void array_fed(struct statproc_stat *s, int64_t range_max, uint32_t base,
+		      enum statproc_scale scale, const int64_t *xs, size_t n)
+{
+	struct statproc_def d = {.type = STATPROC_ARRAY,
+				 .range_min = 0,
+				 .range_max = range_max,
+				 .base_interval = base,
+				 .scale = scale};
+
+	assert_int_equal(statproc_init(s, "a", "x/y", &d, 0), 0);
+	statproc_start(s, 0);
+	for (size_t i = 0; i < n; i++)
+		statproc_add(s, xs[i], 1, 0);
+}
+
 static void test_array_lin(void **state)
 {
 	struct statproc_stat s;
-	struct statproc_def d = {.type = STATPROC_ARRAY,
-				 .range_min = 0,
-				 .range_max = 10,
-				 .base_interval = 5,
-				 .scale = STATPROC_LIN};
 	(void)state;
 
-	assert_int_equal(statproc_init(&s, "a", "x/y", &d, 0), 0);
-	statproc_start(&s, 0);
-	int64_t xs[] = {-3, 0, 1, 5, 6, 10, 11};
-	for (size_t i = 0; i < 7; i++)
-		statproc_add(&s, xs[i], 1, 0);
+	array_fed(&s, 10, 5, STATPROC_LIN, (int64_t[]){-3, 0, 1, 5, 6, 10, 11}, 7);
 	assert_string_equal(data_lines(&s, 0), "a <=0 2\na <=5 2\na <=10 2\na >10 1\n");
 	assert_int_equal(s.hits_out_of_range, 2); /* -3 and 11, kept at the edges too */
 	assert_non_null(strstr(def_line(&s), "range_max=10 base_interval=5 scale=lin "
 					     "hits_out_of_range=2"));
+	statproc_free(&s);
+}
+
+/* The intervals end at range_max: with range_max 40 and steps of 7 the
+ * one after <=35 is <=40, and only what is above 40 is >40. */
+static void test_array_ends_at_range_max(void **state)
+{
+	struct statproc_stat s;
+	(void)state;
+
+	array_fed(&s, 40, 7, STATPROC_LIN, (int64_t[]){35, 36, 40, 41, 1000}, 5);
+	assert_string_equal(data_lines(&s, 0), "a <=0 0\na <=7 0\na <=14 0\na <=21 0\na <=28 0\n"
+					       "a <=35 1\na <=40 2\na >40 2\n");
+	assert_true(s.data.array.sum == 35 + 36 + 40 + 41 + 1000);
+	statproc_free(&s);
+	/* log2 likewise: 0 1 2 4 8, then 10 */
+	array_fed(&s, 10, 1, STATPROC_LOG2, (int64_t[]){9, 10, 11}, 3);
+	assert_string_equal(data_lines(&s, 0),
+			    "a <=0 0\na <=1 0\na <=2 0\na <=4 0\na <=8 0\na <=10 2\na >10 1\n");
 	statproc_free(&s);
 }
 
@@ -166,6 +192,25 @@ static void test_list(void **state)
 	assert_non_null(strstr(def_line(&s), "entries_max=2 hits_missed=1 hits_out_of_range=1"));
 	statproc_add(&s, 0x1000, 1, 0); /* a tie keeps the order of arrival */
 	assert_string_equal(data_lines(&s, 0), "sz 0x2000 2\nsz 0x1000 2\n");
+	/* for /metrics: the missed X by where they fall among the kept ones
+	 * (below 0x1000, between, above 0x2000), the Y outside the range, and
+	 * the sum of every X * Y */
+	statproc_add(&s, 0x800, 2, 0);
+	statproc_add(&s, 0x1800, 5, 0);
+	statproc_add(&s, -1, 3, 0);
+	assert_true(s.data.list.have_sorted);
+	assert_int_equal(s.data.list.sorted[0], 0x1000);
+	assert_int_equal(s.data.list.missed_y[0], 2);
+	assert_int_equal(s.data.list.missed_y[1], 5);
+	assert_int_equal(s.data.list.missed_y[2], 4);
+	assert_int_equal(s.data.list.below_y, 3);
+	assert_int_equal(s.data.list.above_y, 1);
+	assert_true(s.data.list.sum ==
+		    0x1000 * 2 + 0x2000 * 2 + 0x3000 * 4 + 0x20000 + 0x800 * 2 + 0x1800 * 5 - 3);
+	assert_int_equal(s.hits_out_of_range, 2);
+	statproc_reset(&s, 1);
+	assert_false(s.data.list.have_sorted);
+	assert_int_equal(s.data.list.missed_y[1] + s.data.list.below_y, 0);
 	statproc_free(&s);
 }
 
@@ -306,7 +351,7 @@ static void test_bounds(void **state)
 	d.base_interval = 0;
 	assert_int_equal(statproc_check(&d, &why), -EINVAL);
 	d.base_interval = 4096;
-	d.range_max = 4095; /* one discriminator, two intervals */
+	d.range_max = 4095; /* <=0, <=4095 (range_max) and >4095 */
 	assert_int_equal(statproc_check(&d, &why), 0);
 	d.range_max = INT64_MAX;
 	d.range_min = INT64_MIN;
@@ -537,6 +582,7 @@ int main(void)
 	    cmocka_unit_test(test_value),
 	    cmocka_unit_test(test_range),
 	    cmocka_unit_test(test_array_lin),
+	    cmocka_unit_test(test_array_ends_at_range_max),
 	    cmocka_unit_test(test_array_log2),
 	    cmocka_unit_test(test_list),
 	    cmocka_unit_test(test_raw),

@@ -98,31 +98,40 @@ static void expect_hist(enum vstats_stype t, enum vstats_dtype d, const struct v
 static void test_crhist_schemes(void **state)
 {
 	(void)state;
-	/* LIN: [0,25) [25,50) [50,75) [75,100) */
+	/* LIN, FreeBSD's loop: buckets from lb up to and including the first
+	 * that reaches past ub, lower bounds only, the last open above:
+	 * [0,25) [25,50) [50,75) [75,100) [100,...) */
 	struct vstats_hist_spec lin = {
 	    .scheme = VSTATS_LIN, .lb = I(0), .ub = I(100), .stepinc = 25};
-	struct vstats_value xs[] = {I(-1), I(0), I(24), I(25), I(99), I(100)};
-	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 6, (uint64_t[]){2, 1, 0, 1}, 4, 2);
-	lin.flags = VSTATS_LBOUND_INF | VSTATS_UBOUND_INF; /* the edges take the rest */
-	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 6, (uint64_t[]){3, 1, 0, 2}, 4, 0);
+	struct vstats_value xs[] = {I(-1), I(0), I(24), I(25), I(99), I(100), I(INT64_MAX)};
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 7, (uint64_t[]){2, 1, 0, 1, 2}, 5, 1);
 
-	/* EXP: widths 2^0, 2^1, ...: [0,1) [1,3) [3,7) [7,15) [15,31) [31,63) [63,100) */
+	/* EXP: widths 2^0, 2^1, ...: [0,1) [1,3) [3,7) [7,15) [15,31) [31,63) [63,...) */
 	struct vstats_hist_spec exp = {
 	    .scheme = VSTATS_EXP, .lb = I(0), .ub = I(100), .stepbase = 2, .stepexp = 0};
-	struct vstats_value ex[] = {I(0), I(1), I(2), I(3), I(6), I(7), I(62), I(63), I(99)};
+	struct vstats_value ex[] = {I(0), I(1), I(2), I(3), I(6), I(7), I(62), I(63), I(999)};
 	expect_hist(VSTATS_CRHIST, VSTATS_INT, &exp, ex, 9, (uint64_t[]){1, 2, 2, 1, 0, 1, 2}, 7,
 		    0);
+	/* stepbase 1 is FreeBSD's width 1: [0,1) [1,2) [2,3) [3,...) */
+	exp.stepbase = 1, exp.ub = I(3);
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &exp, ex, 4, (uint64_t[]){1, 1, 1, 1}, 4, 0);
 
-	/* LINEXP: 10 linear steps per power of 10: 10 of 1, 9 of 10, 9 of 100 */
+	/* LINEXP: 10 linear steps per power of 10: 10 of 1, 9 of 10, 9 of 100,
+	 * then [1000,...) */
 	struct vstats_hist_spec linexp = {
 	    .scheme = VSTATS_LINEXP, .lb = I(0), .ub = I(1000), .nlinsteps = 10, .stepbase = 10};
 	struct vstats_value lx[] = {I(9), I(10), I(19), I(20), I(999), I(1000)};
-	uint64_t lw[28] = {0};
+	uint64_t lw[29] = {0};
 	lw[9] = 1;  /* [9,10) */
 	lw[10] = 2; /* [10,20) */
 	lw[11] = 1; /* [20,30) */
 	lw[27] = 1; /* [900,1000) */
-	expect_hist(VSTATS_CRHIST, VSTATS_INT, &linexp, lx, 6, lw, 28, 1);
+	lw[28] = 1; /* [1000,...) */
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &linexp, lx, 6, lw, 29, 0);
+	/* an integer VOI divides as FreeBSD's u64 does: 10 / 3 = 3 */
+	linexp.nlinsteps = 3, linexp.ub = I(12);
+	struct vstats_value l3[] = {I(2), I(3), I(11), I(12), I(13)};
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &linexp, l3, 5, (uint64_t[]){1, 1, 0, 1, 2}, 5, 0);
 
 	/* USR: lower bounds only; the last bucket is open above */
 	struct vstats_bucket usr[] = {{F(0), F(0)}, {F(0.5), F(0)}, {F(1.5), F(0)}};
@@ -131,18 +140,170 @@ static void test_crhist_schemes(void **state)
 	expect_hist(VSTATS_CRHIST, VSTATS_FLOAT, &u, ux, 6, (uint64_t[]){2, 1, 2}, 3, 1);
 }
 
+/* lbound_inf adds a bucket below lb rather than widening the first;
+ * ubound_inf adds one more at the next step (FreeBSD's
+ * stats_vss_hist_hlpr); a crhist with lbound_inf has nothing out of band. */
+static void test_crhist_flags(void **state)
+{
+	struct vstats_hist_spec lin = {.scheme = VSTATS_LIN,
+				       .lb = I(0),
+				       .ub = I(10),
+				       .stepinc = 5,
+				       .flags = VSTATS_LBOUND_INF};
+	struct vstats_value xs[] = {I(INT64_MIN), I(-1), I(0), I(9), I(10), I(12), I(100)};
+	(void)state;
+
+	/* [MIN,0) [0,5) [5,10) [10,...) */
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 7, (uint64_t[]){2, 1, 1, 3}, 4, 0);
+	/* the case: 12 and 100 are not in [5,10): [0,5) [5,10) [10,15) [15,...) */
+	lin.flags = VSTATS_UBOUND_INF;
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &lin, xs, 7, (uint64_t[]){1, 1, 2, 1}, 4, 2);
+	/* the user's bounds take lbound_inf; ubound_inf there is refused */
+	struct vstats_bucket usr[] = {{I(0), I(0)}, {I(10), I(0)}};
+	struct vstats_hist_spec u = {
+	    .scheme = VSTATS_USR, .usr = usr, .nusr = 2, .flags = VSTATS_LBOUND_INF};
+	expect_hist(VSTATS_CRHIST, VSTATS_INT, &u, xs, 7, (uint64_t[]){2, 2, 3}, 3, 0);
+	assert_non_null(vstats_flags_refused(VSTATS_CRHIST, VSTATS_USR, VSTATS_UBOUND_INF));
+	assert_null(vstats_flags_refused(VSTATS_CRHIST, VSTATS_LIN, VSTATS_UBOUND_INF));
+}
+
+/* Float lin bounds are lb + i * stepinc, not a running sum: 0..1 by 0.1
+ * makes 11 buckets, the last at exactly 1, and no sliver below it. */
+static void test_float_lin_bounds(void **state)
+{
+	struct vstats_hist_spec lin = {
+	    .scheme = VSTATS_LIN, .lb = F(0), .ub = F(1), .stepinc = 0.1};
+	struct vstats_spec spec = {.stype = VSTATS_CRHIST, .hist = lin};
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_FLOAT, false, &spec, 1, &why), 0);
+	const struct vstats_hist *h = &v.stat[0].hist;
+	assert_int_equal(h->n, 11);
+	for (uint32_t i = 0; i < 11; i++)
+		assert_true(h->bkt[i].lb.f == i * 0.1);
+	assert_true(h->bkt[10].lb.f == 1.0);
+	vstats_voi_free(&v);
+}
+
 static void test_discrete_histograms(void **state)
 {
 	(void)state;
-	struct vstats_bucket dr[] = {{I(0), I(9)}, {I(20), I(29)}};
+	/* DRHIST: lb <= x < ub; gaps, below and above out of band */
+	struct vstats_bucket dr[] = {{I(0), I(10)}, {I(20), I(30)}};
 	struct vstats_hist_spec drs = {.scheme = VSTATS_USR, .usr = dr, .nusr = 2};
 	struct vstats_value dx[] = {I(0), I(9), I(10), I(19), I(20), I(29), I(30), I(-1)};
 	expect_hist(VSTATS_DRHIST, VSTATS_INT, &drs, dx, 8, (uint64_t[]){2, 2}, 2, 4);
+	/* lbound_inf adds [MIN, 0); ubound_inf [30, MAX), MAX itself staying
+	 * out (FreeBSD's x < ub) */
+	drs.flags = VSTATS_LBOUND_INF | VSTATS_UBOUND_INF;
+	struct vstats_value edge[] = {I(INT64_MIN), I(-1), I(15), I(30), I(INT64_MAX)};
+	expect_hist(VSTATS_DRHIST, VSTATS_INT, &drs, edge, 5, (uint64_t[]){2, 0, 0, 1}, 4, 2);
+	/* adjacent ranges are allowed, [lb, ub) meeting the next lb */
+	struct vstats_bucket adj[] = {{I(0), I(1)}, {I(1), I(10)}};
+	struct vstats_hist_spec adjs = {.scheme = VSTATS_USR, .usr = adj, .nusr = 2};
+	struct vstats_value ax[] = {I(0), I(1), I(9), I(10)};
+	expect_hist(VSTATS_DRHIST, VSTATS_INT, &adjs, ax, 4, (uint64_t[]){1, 2}, 2, 1);
 
 	struct vstats_bucket dv[] = {{I(1), I(0)}, {I(2), I(0)}, {I(4), I(0)}, {I(8), I(0)}};
 	struct vstats_hist_spec dvs = {.scheme = VSTATS_USR, .usr = dv, .nusr = 4};
 	struct vstats_value vx[] = {I(1), I(4), I(4), I(3), I(8), I(9)};
 	expect_hist(VSTATS_DVHIST, VSTATS_INT, &dvs, vx, 6, (uint64_t[]){1, 0, 2, 1}, 4, 2);
+	assert_non_null(vstats_flags_refused(VSTATS_DVHIST, VSTATS_USR, VSTATS_LBOUND_INF));
+	assert_non_null(vstats_flags_refused(VSTATS_DVHIST, VSTATS_USR, VSTATS_UBOUND_INF));
+	assert_null(vstats_flags_refused(VSTATS_DRHIST, VSTATS_USR, 3));
+}
+
+/* Feeds xs (each n times) and compares the Prometheus regions: le and
+ * count each, the sum, and that every value is counted once. */
+static void expect_regions(enum vstats_stype t, enum vstats_dtype d,
+			   const struct vstats_hist_spec *h, const struct vstats_value *xs,
+			   size_t nx, uint64_t n, const struct vstats_region *want, size_t nwant)
+{
+	struct vstats_spec spec = {.stype = t, .hist = *h};
+	static struct vstats_region got[VSTATS_REGIONS_MAX];
+	struct vstats_voi v;
+	const char *why;
+
+	assert_int_equal(vstats_voi_init(&v, d, false, &spec, 1, &why), 0);
+	for (size_t i = 0; i < nx; i++)
+		assert_int_equal(vstats_update_n(&v, xs[i], n), 0);
+	size_t k = vstats_hist_regions(&v.stat[0].hist, t, got);
+	for (size_t i = 0; i < k && i < nwant; i++)
+		if (got[i].le != want[i].le || got[i].count != want[i].count)
+			fail_msg("region %zu: le %.17g count %llu, want le %.17g count %llu", i,
+				 got[i].le, (unsigned long long)got[i].count, want[i].le,
+				 (unsigned long long)want[i].count);
+	assert_int_equal(k, nwant);
+	assert_int_equal(v.updates, nx * n);
+	vstats_voi_free(&v);
+}
+
+static void test_hist_regions(void **state)
+{
+	(void)state;
+	/* DRHIST with a gap: below, [0,1), the gap [1,5), [5,10), above */
+	struct vstats_bucket dr[] = {{I(0), I(1)}, {I(5), I(10)}};
+	struct vstats_hist_spec drs = {.scheme = VSTATS_USR, .usr = dr, .nusr = 2};
+	struct vstats_value dx[] = {I(-4), I(0), I(3), I(9), I(12), I(100)};
+	expect_regions(VSTATS_DRHIST, VSTATS_INT, &drs, dx, 6, 2,
+		       (struct vstats_region[]){{-1, 2}, {0, 2}, {4, 2}, {9, 2}, {INFINITY, 4}}, 5);
+	/* CRHIST: the open last bucket is +Inf, nothing above it */
+	struct vstats_hist_spec lin = {.scheme = VSTATS_LIN,
+				       .lb = I(0),
+				       .ub = I(10),
+				       .stepinc = 5,
+				       .flags = VSTATS_UBOUND_INF};
+	struct vstats_value cx[] = {I(3), I(12), I(12), I(100), I(-7)};
+	expect_regions(VSTATS_CRHIST, VSTATS_INT, &lin, cx, 5, 1,
+		       (struct vstats_region[]){{-1, 1}, {4, 1}, {9, 0}, {14, 2}, {INFINITY, 1}},
+		       5);
+	/* DVHIST: a gap between values that are not neighbours */
+	struct vstats_bucket dv[] = {{I(1), I(1)}, {I(2), I(2)}, {I(5), I(5)}};
+	struct vstats_hist_spec dvs = {.scheme = VSTATS_USR, .usr = dv, .nusr = 3};
+	struct vstats_value vx[] = {I(0), I(2), I(3), I(5), I(6)};
+	expect_regions(
+	    VSTATS_DVHIST, VSTATS_INT, &dvs, vx, 5, 1,
+	    (struct vstats_region[]){{0, 1}, {1, 0}, {2, 1}, {4, 1}, {5, 1}, {INFINITY, 1}}, 6);
+	/* a float continuous range [lb, ub) ends at the double just below ub */
+	struct vstats_bucket fu[] = {{F(0.5), F(0)}, {F(1), F(0)}};
+	struct vstats_hist_spec fus = {.scheme = VSTATS_USR, .usr = fu, .nusr = 2};
+	struct vstats_value fx[] = {F(0.25), F(0.5), F(1)};
+	expect_regions(
+	    VSTATS_CRHIST, VSTATS_FLOAT, &fus, fx, 3, 1,
+	    (struct vstats_region[]){{nextafter(0.5, 0), 1}, {nextafter(1, 0), 1}, {INFINITY, 1}},
+	    3);
+}
+
+/* n updates at once are n updates: the counts, the sum, MAX and MIN, the
+ * digest's weight. */
+static void test_weighted_updates(void **state)
+{
+	struct vstats_spec specs[] = {{.stype = VSTATS_SUM},
+				      {.stype = VSTATS_MAX},
+				      {.stype = VSTATS_DVHIST,
+				       .hist = {.scheme = VSTATS_USR,
+						.usr = (struct vstats_bucket[]){{I(3), I(3)}},
+						.nusr = 1}},
+				      {.stype = VSTATS_TDGST, .compression = 100}};
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, specs, 4, &why), 0);
+	assert_int_equal(vstats_update_n(&v, I(3), 1000), 0);
+	assert_int_equal(vstats_update_n(&v, I(-2), 5), 0);
+	assert_int_equal(vstats_update_n(&v, I(9), 0), 0); /* nothing */
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->v.i, 3000 - 10);
+	assert_int_equal(stat_of(&v, VSTATS_MAX)->v.i, 3);
+	const struct vstats_hist *h = &stat_of(&v, VSTATS_DVHIST)->hist;
+	assert_int_equal(h->count[0], 1000);
+	assert_int_equal(h->between[0], 5);
+	assert_true(h->sum == 2990);
+	assert_true(tdigest_count(stat_of(&v, VSTATS_TDGST)->td) == 1005);
+	assert_int_equal(v.updates, 1005);
+	vstats_voi_free(&v);
 }
 
 static void expect_refused(enum vstats_stype t, enum vstats_dtype d,
@@ -155,30 +316,62 @@ static void expect_refused(enum vstats_stype t, enum vstats_dtype d,
 	assert_non_null(why);
 }
 
+static void expect_lin_refused(int64_t lb, int64_t ub, double stepinc)
+{
+	expect_refused(VSTATS_CRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){
+			   .scheme = VSTATS_LIN, .lb = I(lb), .ub = I(ub), .stepinc = stepinc});
+}
+
 static void test_refused_specs(void **state)
 {
 	(void)state;
-	struct vstats_bucket overlap[] = {{I(0), I(10)}, {I(10), I(20)}};
+	struct vstats_bucket overlap[] = {{I(0), I(10)}, {I(9), I(20)}};
 	expect_refused(VSTATS_DRHIST, VSTATS_INT,
 		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = overlap, .nusr = 2});
+	struct vstats_bucket empty[] = {{I(5), I(5)}}; /* [5, 5) holds nothing */
+	expect_refused(VSTATS_DRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = empty, .nusr = 1});
 	struct vstats_bucket down[] = {{I(5), I(0)}, {I(1), I(0)}};
 	expect_refused(VSTATS_DVHIST, VSTATS_INT,
 		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = down, .nusr = 2});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10000), .stepinc = 1});
-	expect_refused(VSTATS_CRHIST, VSTATS_INT,
-		       &(struct vstats_hist_spec){
-			   .scheme = VSTATS_EXP, .lb = I(0), .ub = I(10), .stepbase = 1});
+	struct vstats_bucket one[] = {{I(5), I(5)}};
+	expect_refused(
+	    VSTATS_DVHIST, VSTATS_INT,
+	    &(struct vstats_hist_spec){
+		.scheme = VSTATS_USR, .usr = one, .nusr = 1, .flags = VSTATS_LBOUND_INF});
+	expect_refused(
+	    VSTATS_CRHIST, VSTATS_INT,
+	    &(struct vstats_hist_spec){
+		.scheme = VSTATS_USR, .usr = one, .nusr = 1, .flags = VSTATS_UBOUND_INF});
+	expect_lin_refused(0, 10000, 1);
+	expect_lin_refused(0, 10, 0);
+	expect_lin_refused(0, 10, 2.5);
+	expect_lin_refused(10, 0, 1);
+	expect_refused(
+	    VSTATS_CRHIST, VSTATS_INT,
+	    &(struct vstats_hist_spec){
+		.scheme = VSTATS_LINEXP, .lb = I(0), .ub = I(10), .stepbase = 1, .nlinsteps = 1});
+	expect_lin_refused(INT64_MAX - 10, INT64_MAX, 4);
 	expect_refused(VSTATS_CRHIST, VSTATS_INT,
 		       &(struct vstats_hist_spec){
 			   .scheme = VSTATS_LIN, .lb = F(0), .ub = F(10), .stepinc = 1});
 	expect_refused(VSTATS_DRHIST, VSTATS_INT,
 		       &(struct vstats_hist_spec){
 			   .scheme = VSTATS_LIN, .lb = I(0), .ub = I(10), .stepinc = 1});
-	struct vstats_spec two_sums[] = {{.stype = VSTATS_SUM}, {.stype = VSTATS_SUM}};
+	/* 2048 ranges with gaps make 4097 Prometheus buckets; 2047 fit */
+	static struct vstats_bucket gaps[2048];
+	for (int i = 0; i < 2048; i++)
+		gaps[i] = (struct vstats_bucket){I(10 * i), I(10 * i + 5)};
+	expect_refused(VSTATS_DRHIST, VSTATS_INT,
+		       &(struct vstats_hist_spec){.scheme = VSTATS_USR, .usr = gaps, .nusr = 2048});
+	struct vstats_spec fit = {.stype = VSTATS_DRHIST,
+				  .hist = {.scheme = VSTATS_USR, .usr = gaps, .nusr = 2047}};
 	struct vstats_voi v;
 	const char *why;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &fit, 1, &why), 0);
+	vstats_voi_free(&v);
+	struct vstats_spec two_sums[] = {{.stype = VSTATS_SUM}, {.stype = VSTATS_SUM}};
 	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, two_sums, 2, &why), -EINVAL);
 	struct vstats_spec td = {.stype = VSTATS_TDGST, .compression = 5};
 	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &td, 1, &why), -EINVAL);
@@ -256,6 +449,31 @@ static void test_tdigest_rank_error(void **state)
 	free(x);
 }
 
+/* What docs/processing.md says of a digest's memory: under 1 KiB made,
+ * growing with the centroids it keeps to at most 64 bytes per unit of
+ * compression and 1.2 KiB; about 5.3 KiB at compression 100 and 42.6 KiB
+ * at 1,000 once full. */
+static void test_tdigest_memory(void **state)
+{
+	static const double comp[] = {100, 1000};
+	static const size_t full[] = {5440, 43584};
+	unsigned seed = 7;
+	(void)state;
+
+	for (int c = 0; c < 2; c++) {
+		struct tdigest *td = tdigest_new(comp[c]);
+		assert_true(tdigest_bytes(td) < 1024);
+		size_t most = 0;
+		for (int i = 0; i < 300000; i++) {
+			tdigest_add(td, (rand_r(&seed) + 0.5) / ((double)RAND_MAX + 1), 1);
+			most = tdigest_bytes(td) > most ? tdigest_bytes(td) : most;
+		}
+		assert_true(most <= 64 * comp[c] + 1200);
+		assert_true(most > full[c] * 9 / 10 && most < full[c] * 11 / 10);
+		tdigest_free(td);
+	}
+}
+
 static void test_rollthedice(void **state)
 {
 	uint32_t pct[] = {30, 20};
@@ -280,9 +498,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sum_max_min),		cmocka_unit_test(test_crhist_schemes),
-	    cmocka_unit_test(test_discrete_histograms), cmocka_unit_test(test_refused_specs),
+	    cmocka_unit_test(test_crhist_flags),	cmocka_unit_test(test_float_lin_bounds),
+	    cmocka_unit_test(test_discrete_histograms), cmocka_unit_test(test_hist_regions),
+	    cmocka_unit_test(test_weighted_updates),	cmocka_unit_test(test_refused_specs),
 	    cmocka_unit_test(test_tdigest_exact_cases), cmocka_unit_test(test_tdigest_rank_error),
-	    cmocka_unit_test(test_rollthedice),
+	    cmocka_unit_test(test_tdigest_memory),	cmocka_unit_test(test_rollthedice),
 	};
 	return cmocka_run_group_tests_name("vstats", tests, NULL, NULL);
 }
