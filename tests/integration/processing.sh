@@ -155,7 +155,11 @@ if [ -w /dev/kvm ] && [ "$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c 'anon_ino
 	IO=7
 	"$B/tests/kvm_fixture" 1 2 $IO "$WORK/fx.ready" -name guest=pvm >>"$WORK/fixture.log" 2>&1 &
 	PIDS+=($!)
-	for _ in $(seq 200); do [ -s "$WORK/fx.ready" ] && break; sleep 0.05; done
+	# and a VM whose name holds invalid UTF-8 and a bidi control (U+202E)
+	"$B/tests/kvm_fixture" 1 1 $IO "$WORK/fx2.ready" -name "guest=$(printf 'ev\377\376\342\200\256il')" \
+		>>"$WORK/fixture.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 200); do [ -s "$WORK/fx.ready" ] && [ -s "$WORK/fx2.ready" ] && break; sleep 0.05; done
 	cat >"$WORK/kvm.yml" <<EOF
 global:
   plugin_dir: $B/plugins
@@ -173,6 +177,9 @@ processing:
       x_scale: 1e9
       statistics: [{name: hw_range, type: range}, {name: hw_log, type: array, scale: log2, range_min: 0, range_max: 1048576}]
       template: {name: hw_voi, stats: [{crhist: {scheme: exp, lb: 0, ub: 1048576, stepbase: 2, stepexp: 0}}]}
+    - name: any
+      select: 'kvm_vcpu_halt_exits_total'
+      statistics: [{name: any_n, type: value}]
 EOF
 	PK=$(free_port)
 	start_exporter "$WORK/kvm.yml" "$PK"
@@ -188,6 +195,9 @@ EOF
 		sh -c "curl -s 'http://127.0.0.1:$PK/statistics/' | grep -qx 'hist/[01] kvm_vcpu_halt_wait_seconds{vm=\"pvm\",vcpu=\"0\"}'"
 	check "KVM: its statistics on /metrics (the fixture's vCPUs halt once: no increase)" \
 		sh -c "grep -q '^hw_range_samples_total{vm=\"pvm\",vcpu=\"0\",source_metric=\"kvm_vcpu_halt_wait_seconds\"} 0$' '$WORK/kvm.txt' && grep -q '^hw_log_count{vm=\"pvm\",vcpu=\"0\",' '$WORK/kvm.txt' && grep -q '^hw_voi_crhist_count{vm=\"pvm\",vcpu=\"1\",' '$WORK/kvm.txt'"
+	curl -s "http://127.0.0.1:$PK/statistics/" >"$WORK/list.txt"
+	check "KVM: a hostile VM name is listed repaired: no raw U+202E, no invalid UTF-8, U+FFFD instead" \
+		sh -c "grep -q '^any/.*ev' '$WORK/list.txt' && ! LC_ALL=C grep -q \$(printf '\342\200\256') '$WORK/list.txt' && ! LC_ALL=C grep -q \$(printf '\377') '$WORK/list.txt' && LC_ALL=C grep -q \$(printf '\357\277\275') '$WORK/list.txt' && iconv -f UTF-8 -t UTF-8 '$WORK/list.txt' >/dev/null"
 else
 	skip "processing of KVM statistics" "/dev/kvm is missing, or other VMMs run"
 fi
