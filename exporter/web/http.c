@@ -770,9 +770,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		    MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-		    /* above what httpguard_admit lets through: never reached */
+		    /* twice what httpguard_admit lets through, closing ones included,
+		     * so never reached (0.9.75 hangs when it refuses one) */
 		    MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)(2 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
+		    (unsigned)(4 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
 		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,

@@ -157,11 +157,15 @@ bool httpguard_admit(struct httpguard *g, const struct sockaddr *sa)
 
 	mapped(sa, addr);
 	pthread_mutex_lock(&g->lock);
-	bool room = g->n < g->most;
-	for (struct tracked *t = g->list.next; room && t != &g->list; t = t->next)
+	for (struct tracked *t = g->list.next; t != &g->list; t = t->next)
 		same += !t->cut && memcmp(t->addr, addr, 16) == 0;
+	/* Every slot taken: one with least progress makes room, so a client
+	 * within its address's share is never turned away. Evicted ones close
+	 * at once; twice `most` bounds those still closing. */
+	bool ok = same < g->per_address &&
+		  (g->n < g->most || (g->n < 2 * g->most && evict_least_progress(g, NULL)));
 	pthread_mutex_unlock(&g->lock);
-	return room && same < g->per_address;
+	return ok;
 }
 
 bool httpguard_evict(struct httpguard *g)
