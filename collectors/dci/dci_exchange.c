@@ -28,8 +28,7 @@ static void fail(struct exchange *x, struct dci_sup *s, const char *reason)
 {
 	bs_drop(x->em, reason, 1);
 	dci_link_close(&s->link); /* its stream may be out of step: start afresh */
-	dci_layout_free(s->building);
-	s->building = NULL;
+	dci_sup_unbuild(x->set, s);
 	s->must_describe = true; /* the connection is lost: describe again */
 	if (s->state == DCI_BUSY)
 		x->busy--;
@@ -95,13 +94,10 @@ static int queue_reads(struct dci_sup *s)
 static int start_describe(struct exchange *x, struct dci_sup *s)
 {
 	uint32_t max = s->info.max_stat;
-	size_t others = x->set->stats_total - (s->layout ? s->layout->nstats : 0);
+	int rc = dci_sup_build(x->set, s, max, x->cfg->max_stats_total);
 
-	if (others + max + 1 > x->cfg->max_stats_total)
-		return -E2BIG;
-	dci_layout_free(s->building);
-	if (!(s->building = dci_layout_new(max, s->info.reset)))
-		return -ENOMEM;
+	if (rc < 0)
+		return rc;
 	s->gen++; /* reads already asked for describe the old layout */
 	return queue(s, SA_DESCRIBE, 0, max, DESCRIBE_BUFFER);
 }
@@ -157,7 +153,7 @@ static int adopt(struct exchange *x, struct dci_sup *s)
 	if (s->layout && memcmp(s->layout->reset, l->reset, 8) == 0 &&
 	    !dci_layout_same(s->layout, l))
 		bs_drop(x->em, "description_changed", 1); /* without a new reset: a fault */
-	s->building = NULL;
+	dci_sup_built(x->set, s);
 	dci_sup_forget(x->set, s);
 	s->layout = l;
 	s->values = values;
@@ -237,6 +233,8 @@ static const char *info_reason(int rc)
 		return "too_many_stats";
 	if (rc == -EFBIG)
 		return "too_large";
+	if (rc == -EDQUOT)
+		return "too_many_stats_total";
 	return reason_of(rc);
 }
 
