@@ -14,7 +14,9 @@
 
 #define DESCRIBE_BUFFER (64 * 1024)
 #define EVENTS_MAX 64
-#define WAIT_SLICE_MS 50 /* how often the scrape's deadline is looked at */
+/* How often the emitter is asked whether to stop (the scrape's deadline,
+ * or a scrape waiting while the processing's sampler collects). */
+#define WAIT_SLICE_MS 10
 
 struct exchange {
 	struct dci_set *set;
@@ -347,8 +349,14 @@ void dci_exchange(struct dci_set *set, const struct dci_config *cfg, struct bs_e
 	struct epoll_event ev[EVENTS_MAX];
 
 	drop_idle_events(&x);
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->n; i++) {
+		if (em->ops->expired(em)) { /* not asked at all: down, connection kept */
+			set->sup[i]->state = DCI_IDLE;
+			bs_drop(em, "timeout", 1);
+			continue;
+		}
 		start(&x, set->sup[i]);
+	}
 	while (x.busy > 0 && !em->ops->expired(em)) {
 		uint64_t now = monoclock_ns();
 		if (now >= deadline)
