@@ -167,9 +167,9 @@ out=$(cat "$WORK/out")
 check "all at once: 6 silent or slow suppliers cost one timeout (${ms} ms)" test "$ms" -lt $((TIMEOUT * 1000 + 500))
 check "all at once: 6 timeouts counted" test "$(dropped "$out" timeout)" = 6
 intact "all at once" "$WORK/out"
-before=$(ls "/proc/$LAST_PID/fd" | wc -l)
+before=$(settled_fds "$LAST_PID")
 for _ in 1 2 3; do scrape "$PORT" >/dev/null; done
-after=$(ls "/proc/$LAST_PID/fd" | wc -l)
+after=$(settled_fds "$LAST_PID")
 check "all at once: no fd leaks over 3 more scrapes ($before -> $after)" test "$after" -le "$before"
 kill "$LAST_PID"
 
