@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -547,6 +548,40 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	return 0;
 }
 
+/* The VMM owners trusted with VM names, by user name or number. A name
+ * that no user has here is left out, and said so. */
+static int read_trusted(struct kvm_collector *k, const struct bs_conf *conf)
+{
+	static const char *const defaults[] = {"root", "libvirt-qemu"};
+	const struct bs_conf *list = conf->ops->child(conf, "trusted_users");
+	size_t n = list ? list->ops->length(list) : 2, got = 0;
+	uid_t uids[KVM_TRUSTED_MAX];
+	char buf[4096], *end;
+
+	if (list && (list->ops->kind(list) != BS_CONF_SEQ || n > KVM_TRUSTED_MAX))
+		return list->ops->errorf(list, "must be a list of at most %d user names or uids",
+					 KVM_TRUSTED_MAX);
+	for (size_t i = 0; i < n; i++) {
+		const char *u = list ? list->ops->scalar(list->ops->item(list, i)) : defaults[i];
+		struct passwd pw, *found = NULL;
+		unsigned long v;
+		if (!u || !*u)
+			return list->ops->error(list, "trusted_users must be user names or uids");
+		if ((v = strtoul(u, &end, 10)) <= 0xFFFFFFFEul && !*end && *u != '-') {
+			uids[got++] = (uid_t)v;
+			continue;
+		}
+		if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) == 0 && found)
+			uids[got++] = found->pw_uid;
+		else
+			k->host->log(BS_LOG_INFO, "kvm",
+				     "trusted VMM owner not found here: skipped", "user", u,
+				     (char *)NULL);
+	}
+	kvm_vmset_trust(&k->set, uids, got);
+	return 0;
+}
+
 /* Sets *max_vms to handover.max_vms when there is a hand-over socket. */
 static int read_handover(struct kvm_collector *k, const struct bs_conf *conf, uint64_t *max_vms)
 {
@@ -608,7 +643,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 		return c->error(c->child(conf, "mode"), "mode must be per_vm or per_vcpu");
 	kvm_vmset_init(&k->set, max_vms, handover_vms, max_vcpus);
 	k->handover.proc = k->proc;
-	return 0;
+	return read_trusted(k, conf);
 }
 
 /* ---- the plugin ---- */

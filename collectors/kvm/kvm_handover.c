@@ -167,12 +167,10 @@ int kvm_handover_peer(int conn, const uint64_t *uids, size_t nuids, const uint64
 
 bool kvm_handover_may_name(const char *proc, const struct kvm_handover_peer *peer, pid_t pid)
 {
-	char v[128];
-	unsigned r, e, s;
+	uid_t u[3];
 
 	if (pid == peer->pid || peer->uid == 0)
 		return true;
-	return kvm_proc_status(proc, pid, "Uid", v, sizeof(v)) &&
-	       sscanf(v, "%u %u %u", &r, &e, &s) == 3 && r == peer->uid && e == peer->uid &&
-	       s == peer->uid;
+	return kvm_proc_uids(proc, pid, u) && u[0] == peer->uid && u[1] == peer->uid &&
+	       u[2] == peer->uid;
 }

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "kvm_procfd.h"
 #include "growarr.h"
 #include "monoclock.h"
 
@@ -150,6 +151,19 @@ static const char *refuse_fd(const struct kvm_handover_server *s, const struct k
 	return NULL;
 }
 
+/* Whose the VMM is, for its name (kvm_vmset_trust): its uids now, or the
+ * peer's own (as it connected) when the peer is the VMM and its /proc
+ * cannot be read. */
+static void owner_uids(const struct kvm_handover_server *s, const struct kvm_conn *c,
+		       struct kvm_handed_fd *f)
+{
+	f->ident.uid_known = kvm_proc_uids(s->proc, f->pid, f->ident.uid);
+	if (!f->ident.uid_known && f->pid == c->peer.pid) {
+		f->ident.uid[0] = f->ident.uid[1] = f->ident.uid[2] = c->peer.uid;
+		f->ident.uid_known = true;
+	}
+}
+
 void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 {
 	struct kvm_conn *c = &s->conns[conn];
@@ -174,6 +188,7 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 			continue;
 		}
 		struct kvm_handed_fd f = {pid, c->peer.pid, fd, m.vcpu, m.ident};
+		owner_uids(s, c, &f);
 		s->host.take(s->host.ctx, &f, 1);
 	}
 }
