@@ -39,7 +39,8 @@
 
 #define WATCH_MAX 65536
 #define PENDING_MAX 256
-#define FIRST_SCAN_WAIT_S 2 /* a scrape waits this long for the first walk */
+#define FIRST_SCAN_WAIT_S 2	     /* a scrape waits this long for the first walk */
+#define NO_FDS_LOG_NS 60000000000ull /* fds lost for want of fds: said this often at most */
 
 /* epoll tags besides VMM pids and the hand-over server's (kvm_handover_serve.h) */
 #define KVM_TAG_STOP UINT64_MAX
@@ -94,6 +95,7 @@ struct kvm_collector {
 	uint64_t handover_max_fds, handover_max_fds_per_peer;
 
 	struct droptab wdrops; /* found between scrapes, reported by the next collect */
+	uint64_t no_fds_unsaid, no_fds_said_ns; /* handover_no_fds since the last log line */
 };
 
 /* Counts a drop found outside a scrape; the caller holds k->lock. */
@@ -102,6 +104,26 @@ static void watcher_drop(void *ctx, const char *reason)
 	struct kvm_collector *k = ctx;
 
 	droptab_add(&k->wdrops, reason, 1);
+}
+
+/* An fd or a connection a peer handed over, lost for want of fds
+ * (RLIMIT_NOFILE): counted, and logged at once, then at most once a
+ * minute with how many since; the caller holds k->lock. */
+static void lost_for_fds(struct kvm_collector *k)
+{
+	uint64_t now = monoclock_ns();
+	char n[24];
+
+	watcher_drop(k, "handover_no_fds");
+	k->no_fds_unsaid++;
+	if (k->no_fds_said_ns && now - k->no_fds_said_ns < NO_FDS_LOG_NS)
+		return;
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)k->no_fds_unsaid);
+	k->host->log(BS_LOG_WARN, "kvm",
+		     "hand-over lost for want of fds: the exporter has none left (RLIMIT_NOFILE)",
+		     "count", n, (char *)NULL);
+	k->no_fds_unsaid = 0;
+	k->no_fds_said_ns = now;
 }
 
 /* ---- pidfds of the VMMs ---- */
@@ -161,8 +183,12 @@ static void take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *
 		return;
 	}
 	/* The VMM is watched like a discovered one: its exit closes the fd. */
-	if (pidfd_of(k, f->pid) < 0) {
+	int rc = pidfd_of(k, f->pid);
+	if (rc == -EMFILE || rc == -ENFILE)
+		lost_for_fds(k);
+	else if (rc < 0)
 		watcher_drop(k, "handover_bad_pid");
+	if (rc < 0) {
 		close(f->fd);
 		return;
 	}
@@ -188,7 +214,10 @@ static void handover_drop(void *ctx, const char *reason)
 	struct kvm_collector *k = ctx;
 
 	pthread_mutex_lock(&k->lock);
-	watcher_drop(k, reason);
+	if (strcmp(reason, "handover_no_fds") == 0)
+		lost_for_fds(k);
+	else
+		watcher_drop(k, reason);
 	pthread_mutex_unlock(&k->lock);
 }
 

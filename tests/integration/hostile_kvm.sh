@@ -288,4 +288,54 @@ check "squatting: a trusted VM named like a marked one takes that name ($(label_
 	echo '$(label_of "$WORK/sq.txt" "$U4")' | grep -qx 'web2/uid-65534/kvm-[0-9]*'"
 kill "$U1" "$U2" "$U3" "$U4" "$T2" "$T3" "$EXPS"
 
+# 13. No fd left (RLIMIT_NOFILE reached): the fds a peer hands over then
+# are lost, counted as handover_no_fds (not malformed) and logged once at
+# warn; a connection that comes meanwhile waits in the backlog while the
+# watcher rests rather than spin, and hand-over works once fds free.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+nulls() { ls -l "/proc/$1/fd" | grep -c ' /dev/null$'; }
+lowest_free_fd() { local i=0; while [ -e "/proc/$1/fd/$i" ]; do i=$((i + 1)); done; echo $i; }
+$PY "$PEER" starved "$SOCK" 50 "$WORK/go" >"$WORK/starved.out" &
+STV=$!
+PIDS+=("$STV")
+for _ in $(seq 100); do grep -q connected "$WORK/starved.out" && break; sleep 0.05; done
+scrape "$P" "$WORK/13a.txt"
+mal0=$(dropped "$WORK/13a.txt" handover_malformed)
+null0=$(nulls "$EXP")
+read -r soft hard < <(prlimit --pid "$EXP" --nofile --noheadings --output SOFT,HARD)
+warned0=$(grep -c 'hand-over lost for want of fds' "$WORK/exporter.log")
+prlimit --pid "$EXP" --nofile="$(lowest_free_fd "$EXP")":"$hard"
+cpu0=$(ticks "$EXP")
+touch "$WORK/go"
+for _ in $(seq 100); do grep -q sent "$WORK/starved.out" && break; sleep 0.05; done
+$PY "$PEER" hog "$SOCK" 1 0 30 >"$WORK/late.out" &
+LATE=$!
+PIDS+=("$LATE")
+for _ in $(seq 20); do [ $(($(ticks "$EXP") - cpu0)) -ge 50 ] && break; sleep 0.05; done
+cpu=$(($(ticks "$EXP") - cpu0))
+prlimit --pid "$EXP" --nofile="$soft":"$hard"
+for _ in $(seq 50); do
+	scrape "$P" "$WORK/13.txt"
+	[ "$(dropped "$WORK/13.txt" handover_no_fds)" -ge 51 ] && break
+	sleep 0.1
+done
+check "no fds: the 50 fds lost and the waiting connection counted as handover_no_fds ($(dropped "$WORK/13.txt" handover_no_fds))" \
+	test "$(dropped "$WORK/13.txt" handover_no_fds)" -ge 51
+check "no fds: none counted as malformed ($mal0 -> $(dropped "$WORK/13.txt" handover_malformed))" \
+	test "$(dropped "$WORK/13.txt" handover_malformed)" = "$mal0"
+check "no fds: the watcher rests rather than spin ($cpu ticks over a second)" test "$cpu" -lt 30
+check "no fds: one warn line for all of it" \
+	test "$(($(grep -c 'level=warn.*hand-over lost for want of fds' "$WORK/exporter.log") - warned0))" = 1
+check "no fds: none of the fds sent is kept (/dev/null held: $null0 -> $(nulls "$EXP"))" \
+	test "$(nulls "$EXP")" = "$null0"
+start_fixture 1 1 FIXTURE_HANDOVER="$SOCK"
+F13=$FX
+for _ in $(seq 50); do
+	scrape "$P" "$WORK/13b.txt"
+	grep -q "kvm_vm_info{.*pid=\"$F13\"" "$WORK/13b.txt" && break
+	sleep 0.1
+done
+check "no fds: once fds free, a VMM hands over again" grep -q "kvm_vm_info{.*pid=\"$F13\"" "$WORK/13b.txt"
+kill "$STV" "$LATE" "$F13"
+
 summary
