@@ -14,7 +14,9 @@
 
 #define DESCRIBE_BUFFER (64 * 1024)
 #define EVENTS_MAX 64
-#define WAIT_SLICE_MS 50 /* how often the scrape's deadline is looked at */
+/* How often the emitter is asked whether to stop (the scrape's deadline,
+ * or a scrape waiting while the processing's sampler collects). */
+#define WAIT_SLICE_MS 10
 
 struct exchange {
 	struct dci_set *set;
@@ -28,8 +30,7 @@ static void fail(struct exchange *x, struct dci_sup *s, const char *reason)
 {
 	bs_drop(x->em, reason, 1);
 	dci_link_close(&s->link); /* its stream may be out of step: start afresh */
-	dci_layout_free(s->building);
-	s->building = NULL;
+	dci_sup_unbuild(x->set, s);
 	s->must_describe = true; /* the connection is lost: describe again */
 	if (s->state == DCI_BUSY)
 		x->busy--;
@@ -95,13 +96,10 @@ static int queue_reads(struct dci_sup *s)
 static int start_describe(struct exchange *x, struct dci_sup *s)
 {
 	uint32_t max = s->info.max_stat;
-	size_t others = x->set->stats_total - (s->layout ? s->layout->nstats : 0);
+	int rc = dci_sup_build(x->set, s, max, x->cfg->max_stats_total);
 
-	if (others + max + 1 > x->cfg->max_stats_total)
-		return -E2BIG;
-	dci_layout_free(s->building);
-	if (!(s->building = dci_layout_new(max, s->info.reset)))
-		return -ENOMEM;
+	if (rc < 0)
+		return rc;
 	s->gen++; /* reads already asked for describe the old layout */
 	return queue(s, SA_DESCRIBE, 0, max, DESCRIBE_BUFFER);
 }
@@ -157,7 +155,7 @@ static int adopt(struct exchange *x, struct dci_sup *s)
 	if (s->layout && memcmp(s->layout->reset, l->reset, 8) == 0 &&
 	    !dci_layout_same(s->layout, l))
 		bs_drop(x->em, "description_changed", 1); /* without a new reset: a fault */
-	s->building = NULL;
+	dci_sup_built(x->set, s);
 	dci_sup_forget(x->set, s);
 	s->layout = l;
 	s->values = values;
@@ -237,6 +235,8 @@ static const char *info_reason(int rc)
 		return "too_many_stats";
 	if (rc == -EFBIG)
 		return "too_large";
+	if (rc == -EDQUOT)
+		return "too_many_stats_total";
 	return reason_of(rc);
 }
 
@@ -349,8 +349,14 @@ void dci_exchange(struct dci_set *set, const struct dci_config *cfg, struct bs_e
 	struct epoll_event ev[EVENTS_MAX];
 
 	drop_idle_events(&x);
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->n; i++) {
+		if (em->ops->expired(em)) { /* not asked at all: down, connection kept */
+			set->sup[i]->state = DCI_IDLE;
+			bs_drop(em, "timeout", 1);
+			continue;
+		}
 		start(&x, set->sup[i]);
+	}
 	while (x.busy > 0 && !em->ops->expired(em)) {
 		uint64_t now = monoclock_ns();
 		if (now >= deadline)

@@ -28,11 +28,41 @@ void dci_sup_forget(struct dci_set *set, struct dci_sup *s)
 	if (s->values)
 		dci_budget_give(&set->budget, s->layout->value_bytes ? s->layout->value_bytes : 1);
 	dci_layout_free(s->layout);
-	dci_layout_free(s->building);
+	dci_sup_unbuild(set, s);
 	free(s->values);
-	s->layout = s->building = NULL;
+	s->layout = NULL;
 	s->values = NULL;
 	s->statics_read = false;
+}
+
+int dci_sup_build(struct dci_set *set, struct dci_sup *s, uint32_t max_stat, size_t cap)
+{
+	size_t own = s->layout ? s->layout->nstats : 0, want = (size_t)max_stat + 1;
+
+	dci_sup_unbuild(set, s);
+	/* Its own layout goes when this one is adopted: only the rest counts. */
+	if (set->stats_total - own + set->stats_building + want > cap)
+		return -EDQUOT;
+	if (!(s->building = dci_layout_new(max_stat, s->info.reset)))
+		return -ENOMEM;
+	s->building_extra = want > own ? want - own : 0;
+	set->stats_building += s->building_extra;
+	return 0;
+}
+
+struct dci_layout *dci_sup_built(struct dci_set *set, struct dci_sup *s)
+{
+	struct dci_layout *l = s->building;
+
+	set->stats_building -= s->building_extra;
+	s->building_extra = 0;
+	s->building = NULL;
+	return l;
+}
+
+void dci_sup_unbuild(struct dci_set *set, struct dci_sup *s)
+{
+	dci_layout_free(dci_sup_built(set, s));
 }
 
 static void sup_free(struct dci_set *set, struct dci_sup *s)

@@ -43,7 +43,8 @@ struct dci_sup {
 	struct dci_layout *layout; /* the description in use; NULL until described */
 	uint8_t *values;	   /* layout->value_bytes */
 	struct dci_layout *building;
-	uint32_t gen; /* bumped when layout changes: older reads are ignored */
+	size_t building_extra; /* statistics it claims past what layout holds */
+	uint32_t gen;	       /* bumped when layout changes: older reads are ignored */
 	bool statics_read, must_describe, retried, want_out;
 	uint64_t describes;
 	uint64_t described_ns;
@@ -54,8 +55,9 @@ struct dci_set {
 	struct dci_sup **sup; /* sorted by name */
 	size_t n, cap;
 	int epfd;
-	uint64_t epoch;	    /* bumped whenever a layout or the set changes */
-	size_t stats_total; /* statistics described, all suppliers */
+	uint64_t epoch;	       /* bumped whenever a layout or the set changes */
+	size_t stats_total;    /* statistics described, all suppliers */
+	size_t stats_building; /* and claimed by descriptions being built */
 	struct dci_budget budget;
 };
 
@@ -67,5 +69,15 @@ void dci_set_free(struct dci_set *set);
 int dci_set_sync(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em);
 /* Forgets a supplier's description (its statistics leave the budget). */
 void dci_sup_forget(struct dci_set *set, struct dci_sup *s);
+/* Starts a new description of statistics 0..max_stat (s->building),
+ * claiming them at once: every description being built counts against
+ * `cap` with those adopted, so suppliers described in one exchange cannot
+ * pass it together. -EDQUOT past the cap (nothing allocated), -ENOMEM. */
+int dci_sup_build(struct dci_set *set, struct dci_sup *s, uint32_t max_stat, size_t cap);
+/* Drops the description being built, and its claim. */
+void dci_sup_unbuild(struct dci_set *set, struct dci_sup *s);
+/* Takes the finished description out of s->building (its claim becomes
+ * the caller's to add as adopted). */
+struct dci_layout *dci_sup_built(struct dci_set *set, struct dci_sup *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,8 @@
 
 #define WATCH_MAX 65536
 #define PENDING_MAX 256
-#define FIRST_SCAN_WAIT_S 2 /* a scrape waits this long for the first walk */
+#define FIRST_SCAN_WAIT_S 2	     /* a scrape waits this long for the first walk */
+#define NO_FDS_LOG_NS 60000000000ull /* fds lost for want of fds: said this often at most */
 
 /* epoll tags besides VMM pids and the hand-over server's (kvm_handover_serve.h) */
 #define KVM_TAG_STOP UINT64_MAX
@@ -93,6 +95,7 @@ struct kvm_collector {
 	uint64_t handover_max_fds, handover_max_fds_per_peer;
 
 	struct droptab wdrops; /* found between scrapes, reported by the next collect */
+	uint64_t no_fds_unsaid, no_fds_said_ns; /* handover_no_fds since the last log line */
 };
 
 /* Counts a drop found outside a scrape; the caller holds k->lock. */
@@ -101,6 +104,26 @@ static void watcher_drop(void *ctx, const char *reason)
 	struct kvm_collector *k = ctx;
 
 	droptab_add(&k->wdrops, reason, 1);
+}
+
+/* An fd or a connection a peer handed over, lost for want of fds
+ * (RLIMIT_NOFILE): counted, and logged at once, then at most once a
+ * minute with how many since; the caller holds k->lock. */
+static void lost_for_fds(struct kvm_collector *k)
+{
+	uint64_t now = monoclock_ns();
+	char n[24];
+
+	watcher_drop(k, "handover_no_fds");
+	k->no_fds_unsaid++;
+	if (k->no_fds_said_ns && now - k->no_fds_said_ns < NO_FDS_LOG_NS)
+		return;
+	snprintf(n, sizeof(n), "%llu", (unsigned long long)k->no_fds_unsaid);
+	k->host->log(BS_LOG_WARN, "kvm",
+		     "hand-over lost for want of fds: the exporter has none left (RLIMIT_NOFILE)",
+		     "count", n, (char *)NULL);
+	k->no_fds_unsaid = 0;
+	k->no_fds_said_ns = now;
 }
 
 /* ---- pidfds of the VMMs ---- */
@@ -160,8 +183,12 @@ static void take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *
 		return;
 	}
 	/* The VMM is watched like a discovered one: its exit closes the fd. */
-	if (pidfd_of(k, f->pid) < 0) {
+	int rc = pidfd_of(k, f->pid);
+	if (rc == -EMFILE || rc == -ENFILE)
+		lost_for_fds(k);
+	else if (rc < 0)
 		watcher_drop(k, "handover_bad_pid");
+	if (rc < 0) {
 		close(f->fd);
 		return;
 	}
@@ -187,7 +214,10 @@ static void handover_drop(void *ctx, const char *reason)
 	struct kvm_collector *k = ctx;
 
 	pthread_mutex_lock(&k->lock);
-	watcher_drop(k, reason);
+	if (strcmp(reason, "handover_no_fds") == 0)
+		lost_for_fds(k);
+	else
+		watcher_drop(k, reason);
 	pthread_mutex_unlock(&k->lock);
 }
 
@@ -547,6 +577,40 @@ static int read_ids(const struct bs_conf *node, const char *key, uint64_t *out, 
 	return 0;
 }
 
+/* The VMM owners trusted with VM names, by user name or number. A name
+ * that no user has here is left out, and said so. */
+static int read_trusted(struct kvm_collector *k, const struct bs_conf *conf)
+{
+	static const char *const defaults[] = {"root", "libvirt-qemu"};
+	const struct bs_conf *list = conf->ops->child(conf, "trusted_users");
+	size_t n = list ? list->ops->length(list) : 2, got = 0;
+	uid_t uids[KVM_TRUSTED_MAX];
+	char buf[4096], *end;
+
+	if (list && (list->ops->kind(list) != BS_CONF_SEQ || n > KVM_TRUSTED_MAX))
+		return list->ops->errorf(list, "must be a list of at most %d user names or uids",
+					 KVM_TRUSTED_MAX);
+	for (size_t i = 0; i < n; i++) {
+		const char *u = list ? list->ops->scalar(list->ops->item(list, i)) : defaults[i];
+		struct passwd pw, *found = NULL;
+		unsigned long v;
+		if (!u || !*u)
+			return list->ops->error(list, "trusted_users must be user names or uids");
+		if ((v = strtoul(u, &end, 10)) <= 0xFFFFFFFEul && !*end && *u != '-') {
+			uids[got++] = (uid_t)v;
+			continue;
+		}
+		if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) == 0 && found)
+			uids[got++] = found->pw_uid;
+		else
+			k->host->log(BS_LOG_INFO, "kvm",
+				     "trusted VMM owner not found here: skipped", "user", u,
+				     (char *)NULL);
+	}
+	kvm_vmset_trust(&k->set, uids, got);
+	return 0;
+}
+
 /* Sets *max_vms to handover.max_vms when there is a hand-over socket. */
 static int read_handover(struct kvm_collector *k, const struct bs_conf *conf, uint64_t *max_vms)
 {
@@ -608,7 +672,7 @@ static int read_config(struct kvm_collector *k, const struct bs_conf *conf)
 		return c->error(c->child(conf, "mode"), "mode must be per_vm or per_vcpu");
 	kvm_vmset_init(&k->set, max_vms, handover_vms, max_vcpus);
 	k->handover.proc = k->proc;
-	return 0;
+	return read_trusted(k, conf);
 }
 
 /* ---- the plugin ---- */

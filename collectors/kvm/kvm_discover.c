@@ -87,6 +87,7 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 	ssize_t n;
 
 	memset(id, 0, sizeof(*id));
+	id->uid_known = kvm_proc_uids(proc, pid, id->uid);
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc, (int)pid);
 	char *cmd = malloc(CMDLINE_MAX);
 	if (cmd && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {

@@ -81,11 +81,13 @@ int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m)
 	return 0;
 }
 
+#define RECV_FDS_MAX 4 /* room for fds in one message; one is taken */
+
 int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 {
 	char buf[KVM_HANDOVER_MSG_MAX];
 	union {
-		char space[CMSG_SPACE(4 * sizeof(int))];
+		char space[CMSG_SPACE(RECV_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = {buf, sizeof(buf)};
@@ -93,7 +95,7 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 			     .msg_iovlen = 1,
 			     .msg_control = ctl.space,
 			     .msg_controllen = sizeof(ctl.space)};
-	int nfds = 0, fds[4];
+	int nfds = 0, fds[RECV_FDS_MAX];
 
 	*fd = -1;
 	ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -105,11 +107,19 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k && nfds < 4; i++)
+		for (size_t i = 0; i < k && nfds < RECV_FDS_MAX; i++)
 			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 	}
 	if (n == 0 && nfds == 0 && !(msg.msg_flags & MSG_CTRUNC))
 		return -EPIPE; /* the end of the stream */
+	/* The kernel cuts the fds short before our room is full only when it
+	 * cannot install one (no fd left: EMFILE, ENFILE): lost, not malformed.
+	 * More fds than the room fills it. */
+	if ((msg.msg_flags & MSG_CTRUNC) && nfds < RECV_FDS_MAX) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return -EMFILE;
+	}
 	/* A truncated message or control block, or other than one fd: refused. */
 	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 1 ||
 	    kvm_handover_parse(buf, (size_t)n, m) < 0) {
@@ -167,12 +177,10 @@ int kvm_handover_peer(int conn, const uint64_t *uids, size_t nuids, const uint64
 
 bool kvm_handover_may_name(const char *proc, const struct kvm_handover_peer *peer, pid_t pid)
 {
-	char v[128];
-	unsigned r, e, s;
+	uid_t u[3];
 
 	if (pid == peer->pid || peer->uid == 0)
 		return true;
-	return kvm_proc_status(proc, pid, "Uid", v, sizeof(v)) &&
-	       sscanf(v, "%u %u %u", &r, &e, &s) == 3 && r == peer->uid && e == peer->uid &&
-	       s == peer->uid;
+	return kvm_proc_uids(proc, pid, u) && u[0] == peer->uid && u[1] == peer->uid &&
+	       u[2] == peer->uid;
 }

@@ -26,7 +26,8 @@ struct kvm_handover_msg {
 int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m);
 /* Receives one message: its fd in *fd (-1 if none came). Returns 1 for a
  * message, 0 when none is waiting, -EPIPE at end of stream, -EINVAL for a
- * malformed one. Whatever fds a refused message carried are closed. */
+ * malformed one, -EMFILE for one whose fds the kernel could not give us
+ * (no fd left). Whatever fds a refused message carried are closed. */
 int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd);
 
 struct kvm_handover_peer {

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "kvm_procfd.h"
 #include "growarr.h"
 #include "monoclock.h"
 
@@ -110,11 +111,26 @@ static int allowed_peer(const struct kvm_handover_server *s, int fd, struct kvm_
 				 peer);
 }
 
+/* Listens again, or rests: a connection the exporter has no fd for stays
+ * in the backlog, and the listener would wake the watcher at once, for
+ * ever (epoll is level-triggered). */
+static void listener_rest(struct kvm_handover_server *s, bool rest)
+{
+	struct epoll_event ev = {.events = rest ? 0 : EPOLLIN, .data.u64 = KVM_TAG_LISTEN};
+
+	s->listen_paused_until =
+	    rest ? monoclock_ns() + KVM_HANDOVER_NOFD_PAUSE_MS * 1000000ull : 0;
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->listenfd, &ev);
+}
+
 void kvm_handover_accept(struct kvm_handover_server *s)
 {
 	int fd;
 
-	while ((fd = accept4(s->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(s->listenfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0 ||
+	       errno == EINTR || errno == ECONNABORTED) {
+		if (fd < 0)
+			continue;
 		struct kvm_handover_peer peer;
 		const char *why = NULL;
 		if (allowed_peer(s, fd, &peer) < 0)
@@ -127,6 +143,10 @@ void kvm_handover_accept(struct kvm_handover_server *s)
 			drop(s, why);
 			close(fd);
 		}
+	}
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+		drop(s, errno == EMFILE || errno == ENFILE ? "handover_no_fds" : "out_of_memory");
+		listener_rest(s, true);
 	}
 }
 
@@ -150,6 +170,19 @@ static const char *refuse_fd(const struct kvm_handover_server *s, const struct k
 	return NULL;
 }
 
+/* Whose the VMM is, for its name (kvm_vmset_trust): its uids now, or the
+ * peer's own (as it connected) when the peer is the VMM and its /proc
+ * cannot be read. */
+static void owner_uids(const struct kvm_handover_server *s, const struct kvm_conn *c,
+		       struct kvm_handed_fd *f)
+{
+	f->ident.uid_known = kvm_proc_uids(s->proc, f->pid, f->ident.uid);
+	if (!f->ident.uid_known && f->pid == c->peer.pid) {
+		f->ident.uid[0] = f->ident.uid[1] = f->ident.uid[2] = c->peer.uid;
+		f->ident.uid_known = true;
+	}
+}
+
 void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 {
 	struct kvm_conn *c = &s->conns[conn];
@@ -163,7 +196,7 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 		}
 		c->last_ns = monoclock_ns();
 		if (rc < 0) {
-			drop(s, "handover_malformed");
+			drop(s, rc == -EMFILE ? "handover_no_fds" : "handover_malformed");
 			continue;
 		}
 		pid_t pid = m.pid ? m.pid : c->peer.pid;
@@ -174,6 +207,7 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 			continue;
 		}
 		struct kvm_handed_fd f = {pid, c->peer.pid, fd, m.vcpu, m.ident};
+		owner_uids(s, c, &f);
 		s->host.take(s->host.ctx, &f, 1);
 	}
 }
@@ -181,6 +215,11 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 int kvm_handover_idle(struct kvm_handover_server *s)
 {
 	uint64_t now = monoclock_ns(), next = UINT64_MAX;
+
+	if (s->listen_paused_until && s->listen_paused_until <= now)
+		listener_rest(s, false);
+	else if (s->listen_paused_until)
+		next = s->listen_paused_until;
 
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &s->conns[i];

@@ -15,7 +15,8 @@
 #define KVM_HANDOVER_CONNS_MAX 64
 #define KVM_HANDOVER_CONNS_PER_UID 8 /* one allowed uid cannot shut out the others */
 #define KVM_HANDOVER_IDS_MAX 64
-#define KVM_HANDOVER_FDS_MAX 1000000 /* handover.max_fds at most */
+#define KVM_HANDOVER_FDS_MAX 1000000   /* handover.max_fds at most */
+#define KVM_HANDOVER_NOFD_PAUSE_MS 100 /* accept rests this long when no fd is left */
 
 /* The server's tags in the watcher's epoll set, which the collector's own
  * (VMM pids, and UINT64_MAX, - 1 and - 3: kvm_collector.c) share. */
@@ -37,7 +38,8 @@ struct kvm_handover_host {
 	/* Takes the fds into the set, within its caps: each is the set's from
 	 * then on (refused, it is closed and the refusal counted). */
 	void (*take)(void *ctx, const struct kvm_handed_fd *fds, size_t n);
-	/* Counts a drop found outside a scrape. */
+	/* Counts a drop found outside a scrape; "handover_no_fds" (an fd or a
+	 * connection lost for want of fds) is also for the operator to hear of. */
 	void (*drop)(void *ctx, const char *reason);
 	/* Gives every handed-over fd the set holds to `give`, which owns it
 	 * from then on, and forgets it. */
@@ -67,6 +69,7 @@ struct kvm_handover_server {
 	struct kvm_handover_host host;
 	int epfd, wakefd; /* the watcher's: connections join the one, the other wakes it */
 	int listenfd;
+	uint64_t listen_paused_until; /* ns: accept found no fd left, the listener rests */
 	struct unixsock_id sockid;
 	struct kvm_conn conns[KVM_HANDOVER_CONNS_MAX];
 	/* Servers of one socket path, oldest first (a reload makes the next):
@@ -88,7 +91,8 @@ int kvm_handover_start(struct kvm_handover_server *s, const struct kvm_handover_
 void kvm_handover_accept(struct kvm_handover_server *s);
 /* In the watcher thread, on KVM_TAG_CONN | conn. */
 void kvm_handover_read(struct kvm_handover_server *s, size_t conn);
-/* Closes connections idle past their time; returns ms to the next such, or -1. */
+/* Closes connections idle past their time, and wakes a listener resting
+ * for want of fds when its time is up; returns ms to the next such, or -1. */
 int kvm_handover_idle(struct kvm_handover_server *s);
 /* Takes what the previous generation passed on (after a wake-up). */
 void kvm_handover_adopt(struct kvm_handover_server *s);

@@ -69,6 +69,18 @@ bool kvm_proc_status(const char *proc, pid_t pid, const char *key, char *val, si
 	return found;
 }
 
+bool kvm_proc_uids(const char *proc, pid_t pid, uid_t uid[3])
+{
+	char v[128];
+	unsigned r, e, s;
+
+	if (!kvm_proc_status(proc, pid, "Uid", v, sizeof(v)) ||
+	    sscanf(v, "%u %u %u", &r, &e, &s) != 3)
+		return false;
+	uid[0] = r, uid[1] = e, uid[2] = s;
+	return true;
+}
+
 /* An fdinfo file's inode and mount (its "ino:" and "mnt_id:" lines). */
 static void fdinfo_identity(FILE *f, unsigned long *ino, int *mnt)
 {

@@ -14,6 +14,8 @@ int kvm_proc_number(const char *name);
 /* The value of the `key:` line of /proc/PID/status (tabs and all) into
  * val; false when the process or the line is not there. */
 bool kvm_proc_status(const char *proc, pid_t pid, const char *key, char *val, size_t len);
+/* The process's real, effective and saved uids; false when not known. */
+bool kvm_proc_uids(const char *proc, pid_t pid, uid_t uid[3]);
 
 /* Called for each fd; returns false to stop. */
 typedef bool kvm_procfd_fn(void *ctx, int fd, const char *link);

@@ -51,37 +51,82 @@ bool *kvm_vmset_held_by_fd(const struct kvm_vmset *set, pid_t pid, int max_fd)
 	return held;
 }
 
-static bool label_taken(const struct kvm_vmset *set, const char *label)
+void kvm_vmset_trust(struct kvm_vmset *set, const uid_t *uids, size_t n)
+{
+	set->ntrusted = n < KVM_TRUSTED_MAX ? n : KVM_TRUSTED_MAX;
+	memcpy(set->trusted, uids, set->ntrusted * sizeof(*uids));
+}
+
+/* The held VM other than `self` whose label this is, or NULL. */
+static struct kvm_vm *label_holder(const struct kvm_vmset *set, const char *label,
+				   const struct kvm_vm *self)
 {
 	uint64_t h = kvm_id_hash(label);
 	for (size_t i = 0; i < set->vms.n; i++)
-		if (set->vm[i]->label_hash == h && strcmp(set->vm[i]->label, label) == 0)
-			return true;
-	return false;
+		if (set->vm[i] != self && set->vm[i]->label_hash == h &&
+		    strcmp(set->vm[i]->label, label) == 0)
+			return set->vm[i];
+	return NULL;
 }
 
-/* The vm label: the name, else the uuid, else the kernel's id; made unique
- * by the id, then an ordinal, when several VMs claim the same name (VMs one
- * thread created share the id too). A thread group says what it is: the
- * name, the thread's id, and an asterisk for all that thread's vCPUs. */
-static void vm_label(const struct kvm_vmset *set, struct kvm_vm *vm)
+/* What a VM's name carries when its VMM is not trusted with names: "" when
+ * every uid it runs with (real, effective, saved) is trusted, else
+ * "/uid-N", N the first that is not ("/uid-unknown" when they could not be
+ * read). No kernel id or ordinal is like it, so the names an untrusted
+ * VMM's VMs take are apart from the bare ones a trusted VMM may use. */
+static void owner_mark(const struct kvm_vmset *set, const struct kvm_identity *id, char *out,
+		       size_t len)
 {
-	const char *base = vm->ident.name[0]   ? vm->ident.name
-			   : vm->ident.uuid[0] ? vm->ident.uuid
-					       : NULL;
-	char first[KVM_LABEL_MAX];
+	out[0] = '\0';
+	for (int i = 0; id->uid_known && i < 3; i++) {
+		size_t t = 0;
+		while (t < set->ntrusted && set->trusted[t] != id->uid[i])
+			t++;
+		if (t == set->ntrusted) {
+			snprintf(out, len, "/uid-%u", (unsigned)id->uid[i]);
+			return;
+		}
+	}
+	if (!id->uid_known)
+		snprintf(out, len, "/uid-unknown");
+}
 
+/* The vm label: the name, else the uuid, else the kernel's id, marked with
+ * the VMM's uid when it is not trusted (owner_mark); made unique by the
+ * id, then an ordinal, when several VMs claim the same name (VMs one
+ * thread created share the id too). A thread group says what it is: the
+ * name, the thread's id, and an asterisk for all that thread's vCPUs. A
+ * trusted VM whose label an untrusted one holds (a trusted name that looks
+ * marked) takes it, and the other is named again. `vm` is in the set. */
+static void vm_label(struct kvm_vmset *set, struct kvm_vm *vm)
+{
+	const char *name = vm->ident.name[0]   ? vm->ident.name
+			   : vm->ident.uuid[0] ? vm->ident.uuid
+					       : "";
+	char mark[24], base[90 + sizeof(mark)], first[KVM_LABEL_MAX];
+	struct kvm_vm *holder;
+
+	owner_mark(set, &vm->ident, mark, sizeof(mark));
+	vm->trusted = !mark[0];
+	snprintf(base, sizeof(base), "%.90s%s", name, mark);
 	if (vm->thread_group)
-		snprintf(first, sizeof(first), "%.90s%s%.63s/*", base ? base : "", base ? "/" : "",
-			 vm->id);
-	else if (!base)
+		snprintf(first, sizeof(first), "%s%s%.40s/*", base, base[0] ? "/" : "", vm->id);
+	else if (!base[0])
 		snprintf(first, sizeof(first), "%s", vm->id);
-	else if (!label_taken(set, base))
+	else if (!(holder = label_holder(set, base, vm)) || (vm->trusted && !holder->trusted))
 		snprintf(first, sizeof(first), "%s", base);
 	else
-		snprintf(first, sizeof(first), "%.90s/%.63s", base, vm->id);
+		snprintf(first, sizeof(first), "%s/%.40s", base, vm->id);
 	memcpy(vm->label, first, sizeof(first));
-	for (unsigned n = 2; label_taken(set, vm->label); n++)
+	holder = vm->trusted ? label_holder(set, first, vm) : NULL;
+	if (holder && !holder->trusted) {
+		vm->label_hash = kvm_id_hash(vm->label);
+		holder->label[0] = '\0'; /* it sees first taken now */
+		holder->label_hash = kvm_id_hash(holder->label);
+		vm_label(set, holder);
+		return;
+	}
+	for (unsigned n = 2; label_holder(set, vm->label, vm); n++)
 		snprintf(vm->label, sizeof(vm->label), "%.140s#%u", first, n);
 	vm->label_hash = kvm_id_hash(vm->label);
 }
@@ -111,8 +156,8 @@ static struct kvm_vm *vm_new(struct kvm_vmset *set, pid_t pid, pid_t from, const
 	if (kvm_vmm_join(vmm, vm) < 0)
 		goto err_vm;
 	set->groups_made += thread_group;
-	vm_label(set, vm);
 	set->vm[set->vms.n++] = vm;
+	vm_label(set, vm);
 	return vm;
 err_vm:
 	set->nhandover_vms -= from != 0;

@@ -12,6 +12,7 @@
 #include "growarr.h"
 
 #define KVM_LABEL_MAX 160
+#define KVM_TRUSTED_MAX 64 /* trusted VMM owners */
 
 struct kvm_vcpu {
 	struct kvm_statsfd s;
@@ -60,6 +61,8 @@ struct kvm_identity {
 	char name[128]; /* -name guest=NAME or -name NAME */
 	char uuid[40];	/* -uuid */
 	char vmm[64];	/* the VMM binary's base name */
+	uid_t uid[3];	/* the VMM's real, effective and saved uids, */
+	bool uid_known; /* when they could be read */
 };
 
 /* What a VMM holds besides its stats fds, counted by discovery: how many
@@ -89,6 +92,7 @@ struct kvm_vm {
 	/* vCPUs whose VM cannot be known: one thread created several VMs of
 	 * this VMM, and KVM names their vCPUs alike (kvm-TID/vcpu-N). */
 	bool thread_group;
+	bool trusted;		   /* its VMM runs with trusted uids only */
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
 	uint64_t label_hash;
 	bool included; /* passes the vms filter: set by each scrape's read */
@@ -104,7 +108,9 @@ struct kvm_vmset {
 	size_t max_vms, max_vcpus;		 /* caps from the configuration */
 	size_t max_handover_vms; /* VMs handed over count apart: discovery keeps its room */
 	size_t nfds, nhandover_vms, nhandover_fds;
-	size_t groups_made; /* thread groups ever made: the collector logs each */
+	size_t groups_made;		/* thread groups ever made: the collector logs each */
+	uid_t trusted[KVM_TRUSTED_MAX]; /* VMM owners whose VMs may take bare names */
+	size_t ntrusted;
 	struct kvm_schemas schemas;
 };
 
@@ -112,6 +118,13 @@ struct kvm_vmset {
  * peers send (counted apart, so discovery keeps its room), vCPUs a VM. */
 void kvm_vmset_init(struct kvm_vmset *set, size_t max_vms, size_t max_handover_vms,
 		    size_t max_vcpus);
+/* The VMM owners trusted with names (at most KVM_TRUSTED_MAX; set before
+ * the first VM comes). A VM whose VMM runs with a uid not on the list
+ * (real, effective or saved), or whose uids are not known, never takes a
+ * bare name: its label is NAME/uid-N (N the first such uid, or
+ * "unknown"), and a trusted VM's name is never left to it, whichever
+ * started first. */
+void kvm_vmset_trust(struct kvm_vmset *set, const uid_t *uids, size_t n);
 /* A stats fd discovery copied (from 0, with the VMM's census) or hand-over
  * peer `from` sent (census NULL), of VMM `pid`: the set takes `fd` in every
  * case (closing it unless held). `vcpu_index` < 0 for a VM fd; it must

@@ -529,12 +529,17 @@ static void sample_collector(struct proc *p, size_t i, uint64_t due_ns, uint64_t
 	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
 
+	discovery |= p->undiscovered[i];
 	if (!discovery && !p->relevant[i])
 		return;
 	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == PROC_INPUT_BUSY) {
-		p->count.busy++; /* a scrape's collect runs on: sample it next time */
+		/* A scrape has it: sample it next time, and if this was its
+		 * discovery, look again then rather than in 30 s. */
+		p->count.busy++;
+		p->undiscovered[i] = discovery;
 		return;
 	}
+	p->undiscovered[i] = false;
 	if (discovery)
 		p->relevant[i] = pr.matched;
 	else

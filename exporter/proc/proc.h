@@ -99,7 +99,8 @@ struct proc {
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];
 	struct proc_counters count;
-	bool relevant[PROC_INPUT_MAX]; /* per collector: it produced a selected series */
+	bool relevant[PROC_INPUT_MAX];	   /* per collector: it produced a selected series */
+	bool undiscovered[PROC_INPUT_MAX]; /* busy at its discovery: tried again next pass */
 	uint64_t next_discovery_ns, next_expiry_ns;
 	int epfd;
 	struct worker sampler;

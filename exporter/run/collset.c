@@ -11,6 +11,7 @@
 #include "log.h"
 #include "monoclock.h"
 #include "plugin.h"
+#include "yieldem.h"
 
 static int instance_init(struct instance *in, const struct config *cfg,
 			 const struct config_collector *cc, const struct bs_host *host)
@@ -119,18 +120,34 @@ void *collset_builtin(struct collset *s, const char *name)
 	return NULL;
 }
 
+bool instance_lock_for_scrape(struct instance *in, uint64_t deadline_ns)
+{
+	struct timespec until = monoclock_timespec(deadline_ns);
+
+	__atomic_add_fetch(&in->scrapes_waiting, 1, __ATOMIC_ACQ_REL);
+	int rc = pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until);
+	__atomic_sub_fetch(&in->scrapes_waiting, 1, __ATOMIC_ACQ_REL);
+	return rc == 0;
+}
+
+/* The sampler goes after every scrape: it does not start while one waits,
+ * and its collect is told to stop (yieldem) as soon as one does. A pass
+ * given up so returns 1, as one that found the lock held. */
 int collset_sample(struct collset *s, size_t i, struct bs_emitter *e, uint64_t wait_ns)
 {
 	struct instance *in = &s->inst[i];
 	struct timespec until = monoclock_timespec(monoclock_ns() + wait_ns);
+	struct yieldem y;
 
 	if (i >= s->nplugins || !in->ops)
 		return -ENODEV;
-	if (pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0)
+	if (__atomic_load_n(&in->scrapes_waiting, __ATOMIC_ACQUIRE) > 0 ||
+	    pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0)
 		return 1;
-	int rc = in->ops->collect(in->state, e);
+	yieldem_init(&y, e, &in->scrapes_waiting);
+	int rc = in->ops->collect(in->state, &y.pub);
 	pthread_mutex_unlock(&in->collect_lock);
-	return rc;
+	return y.yielded ? 1 : rc;
 }
 
 const struct config *collset_config(const struct collset *s)

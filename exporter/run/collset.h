@@ -36,8 +36,10 @@ void *collset_builtin(struct collset *s, const char *name);
 
 /* Collects plugin i (of collset_count) into e for a sampler between
  * scrapes, if its collect lock frees within wait_ns: its collect's return,
- * or 1 when a scrape held the lock longer (apart from any code a collector
- * returns), -ENODEV for one that is not running or is built in. */
+ * or 1 (apart from any code a collector returns) when a scrape held the
+ * lock longer or waits for it (a scrape that comes during the collect
+ * makes it stop: e then gets nothing more, and it is 1 too), -ENODEV for
+ * one that is not running or is built in. */
 int collset_sample(struct collset *s, size_t i, struct bs_emitter *e, uint64_t wait_ns);
 
 const struct config *collset_config(const struct collset *s);

@@ -18,6 +18,7 @@ struct instance {
 	int init_rc;		      /* 0, or why it is not running */
 	char error[512];	      /* the reason, for logs */
 	pthread_mutex_t collect_lock; /* one collect at a time per state */
+	int scrapes_waiting;	      /* for collect_lock (atomic): the sampler yields */
 	struct collstats *stats;
 	/* The emitter's sets of series, lent to each collect under collect_lock,
 	 * so a large family's tables and arenas are not grown again every scrape. */
@@ -33,5 +34,12 @@ struct collset {
 	size_t nplugins; /* enabled collectors: inst[0 .. nplugins) */
 	size_t n;	 /* and the built-in sources after them */
 };
+
+/* Takes in->collect_lock for a scrape, waiting at most until deadline_ns
+ * (monotonic). While it waits, a sampler's collect holding the lock is
+ * told to stop (collset_sample), so a scrape waits for another scrape's
+ * collect at most, never for the processing. False when the deadline came
+ * first. */
+bool instance_lock_for_scrape(struct instance *in, uint64_t deadline_ns);
 
 #endif

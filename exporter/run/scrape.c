@@ -102,11 +102,10 @@ static void *job_main(void *arg)
 	struct scrape_job *job = arg;
 	struct scrape *sc = job->sc;
 	struct instance *in = job->inst;
-	struct timespec until = monoclock_timespec(sc->deadline_ns);
 
 	if (!in->ops) {
 		job->rc = in->init_rc ? in->init_rc : -ENODEV;
-	} else if (pthread_mutex_clocklock(&in->collect_lock, CLOCK_MONOTONIC, &until) != 0) {
+	} else if (!instance_lock_for_scrape(in, sc->deadline_ns)) {
 		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
 	} else {
 		emitter_adopt(&job->em, &in->series);

@@ -98,7 +98,9 @@ struct bs_emitter_ops {
 	/* Counts `n` items of outside input dropped for `reason` (a short
 	 * snake_case word from a fixed set the collector owns). */
 	void (*drop)(struct bs_emitter *em, const char *reason, uint64_t n);
-	/* True once the scrape's deadline has passed: a long collect should stop. */
+	/* True once the scrape's deadline has passed, or, in a collect the
+	 * processing's sampler runs, once a scrape waits for this collector:
+	 * a long collect should stop. */
 	bool (*expired)(struct bs_emitter *em);
 	/* ---- ABI 4, may be NULL ---- */
 	/* Labels that the series after this call share (a VM's, a statistics

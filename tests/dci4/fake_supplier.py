@@ -14,7 +14,8 @@ netdevlike (module dci4-netdev, its "bytes" named rx_bytes: a genuine one),
 big (170 strings of 4 KiB: 0.7 MB of values), reset (at its third SP_INFO
 its statistics change, "renamed" and "added" of values 500 and 501, with a
 new reset value), partial (300 integers of 4 and 8 bytes, stat i = 7 * i + 1,
-and never more than one record in a reply, however large the buffer).
+and never more than one record in a reply, however large the buffer), drip
+(every reply sent a byte at a time, one each 100 ms: an SP_INFO takes 9 s).
 LOGFILE gets one line per request:
 "op first last bufsize".
 """
@@ -148,6 +149,11 @@ def serve(c):
                 c.sendall(reply[: len(reply) // 2])
                 os.unlink(path)
                 os._exit(0)
+            if MODE == "drip":
+                for i in range(len(reply)):
+                    c.sendall(reply[i : i + 1])
+                    time.sleep(0.1)
+                continue
             c.sendall(reply)
     except (EOFError, OSError):
         pass

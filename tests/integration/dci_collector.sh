@@ -167,10 +167,64 @@ out=$(cat "$WORK/out")
 check "all at once: 6 silent or slow suppliers cost one timeout (${ms} ms)" test "$ms" -lt $((TIMEOUT * 1000 + 500))
 check "all at once: 6 timeouts counted" test "$(dropped "$out" timeout)" = 6
 intact "all at once" "$WORK/out"
-before=$(ls "/proc/$LAST_PID/fd" | wc -l)
+before=$(settled_fds "$LAST_PID")
 for _ in 1 2 3; do scrape "$PORT" >/dev/null; done
-after=$(ls "/proc/$LAST_PID/fd" | wc -l)
+after=$(settled_fds "$LAST_PID")
 check "all at once: no fd leaks over 3 more scrapes ($before -> $after)" test "$after" -le "$before"
+kill "$LAST_PID"
+
+# ---- a dripping supplier while the processing samples: no scrape waits ----
+# The sampler collects the DCI collector every 100 ms, and each of its
+# exchanges waits the whole timeout on a supplier that sends a byte every
+# 100 ms. Each scrape is made while the sampler's exchange runs (just
+# after the sampler asked the dripper): the sampler stops for the scrape,
+# which takes its own exchange's time and keeps every answering supplier.
+D=$(dir_with drip)
+start_c_supplier "$D"
+start_fake "$D" fake.normal normal
+start_fake "$D" fake.drip drip "$WORK/drip.log"
+cat >"$D.yml" <<EOF
+global:
+  scrape_timeout: 3s
+collectors:
+  kvm: {enabled: false}
+  dci:
+    supplier_dir: $D
+    timeout_seconds: $TIMEOUT
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: up
+      select: 'dci_supplier_up{supplier=~".+"}'
+      x: value
+      statistics:
+        - {name: up_n, type: value}
+EOF
+PORT=$(free_port)
+start_exporter "$D.yml" "$PORT"
+asked() { wc -l <"$WORK/drip.log"; }
+slow=0 lost=0 short=0 max=0 sampled=0
+for _ in $(seq 20); do
+	n=$(asked)
+	for _ in $(seq 100); do [ "$(asked)" -gt "$n" ] && break; sleep 0.05; done
+	[ "$(asked)" -gt "$n" ] && sampled=$((sampled + 1))
+	ms=$(scrape_ms "$PORT" "$WORK/drip.txt")
+	[ "$ms" -gt "$max" ] && max=$ms
+	[ "$ms" -lt $((TIMEOUT * 1000 + 700)) ] || slow=$((slow + 1))
+	grep -qxF 'binstat_scrape_collector_success{collector="dci"} 1' "$WORK/drip.txt" || lost=$((lost + 1))
+	[ "$(grep -c '^dci_supplier_up{supplier="\(test.unit[01]\|fake.normal\)"} 1$' "$WORK/drip.txt")" = 3 ] &&
+		[ "$(grep -c '^dci_test_supplier_[a-z0-9_]*{supplier="test.unit[01]"' "$WORK/drip.txt")" = 22 ] &&
+		grep -q '^dci_fake_bytes{supplier="fake.normal"} ' "$WORK/drip.txt" || short=$((short + 1))
+done
+check "drip and processing: each of 20 scrapes came while the sampler asked the dripper ($sampled)" test "$sampled" = 20
+check "drip and processing: no scrape waited for the sampler (slowest ${max} ms, timeout ${TIMEOUT} s; $slow over)" test "$slow" = 0
+check "drip and processing: the DCI collector in all 20 scrapes ($lost lost)" test "$lost" = 0
+check "drip and processing: every answering supplier's series in all 20 ($short short)" test "$short" = 0
+check "drip and processing: the dripper is down, counted as a timeout" sh -c "
+	grep -qxF 'dci_supplier_up{supplier=\"fake.drip\"} 0' '$WORK/drip.txt' &&
+	grep -q 'reason=\"timeout\"} [1-9]' '$WORK/drip.txt'"
+check "drip and processing: the sampler's passes given up for scrapes are counted" \
+	grep -qE '^binstat_processing_dropped_total\{reason="collector_busy"\} [1-9]' "$WORK/drip.txt"
 kill "$LAST_PID"
 
 # ---- dci4-netdev end to end: loopback traffic seen through the exporter ----

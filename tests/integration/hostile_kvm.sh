@@ -122,8 +122,8 @@ PIDS+=("$OWN2")
 for _ in $(seq 50); do grep -q ready "$WORK/own.out" "$WORK/own2.out" 2>/dev/null && [ "$(cat "$WORK/own.out" "$WORK/own2.out" | grep -c ready)" = 2 ] && break; sleep 0.1; done
 sleep 0.3
 scrape "$P" "$WORK/7.txt"
-check "own VM as uid 65534: served" grep -q 'kvm_vm_info{vm="own-65534"' "$WORK/7.txt"
-check "own VM as uid 4321 in supplementary group 4242: served" grep -q 'kvm_vm_info{vm="own-4321"' "$WORK/7.txt"
+check "own VM as uid 65534: served, its name marked (not a trusted owner)" grep -q 'kvm_vm_info{vm="own-65534/uid-65534",' "$WORK/7.txt"
+check "own VM as uid 4321 in supplementary group 4242: served, marked" grep -q 'kvm_vm_info{vm="own-4321/uid-4321",' "$WORK/7.txt"
 kill "$OWN" "$OWN2"
 
 # 8. One uid holds 70 idle connections: it gets 8; other uids still hand over;
@@ -208,5 +208,134 @@ if command -v strace >/dev/null; then
 else
 	skip "traced VMM" "strace is not installed"
 fi
+
+# 12. Name squatting: VMMs of an untrusted uid (65534, in group kvm) named
+# web1 like a trusted one (root's), started before, during and after the
+# trusted one's restart. Whatever the order, the bare name is the trusted
+# VM's, and the impostors' names carry their uid.
+KVMGID=$(stat -c %g /dev/kvm)
+mkdir -m 0777 "$WORK/sq"
+start_named() { # start_named NAME [COMMAND PREFIX...]: a VMM named NAME; sets FX
+	local ready="$WORK/sq/ready.$RANDOM"
+	"${@:2}" "$FIXTURE" 1 1 $IO "$ready" -name "guest=$1" >>"$WORK/fixture.log" 2>&1 &
+	FX=$!
+	PIDS+=("$FX")
+	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
+	return 1
+}
+NOBODY=(setpriv --reuid=65534 --regid=65534 --groups="$KVMGID")
+label_of() { # label_of FILE PID: the vm label of the VMM's VM
+	sed -n "s/^kvm_vm_info{vm=\"\([^\"]*\)\",.*,pid=\"$2\",.*/\1/p" "$1"
+}
+until_served() { # until_served PORT PID: scrapes (5 s at most) until the VMM's VM is served
+	for _ in $(seq 50); do
+		scrape "$1" "$WORK/sq.txt"
+		[ -n "$(label_of "$WORK/sq.txt" "$2")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 3s\ncollectors:\n  kvm:\n    rescan_interval_seconds: 3600\n' \
+	"$B/plugins" >"$WORK/sq.yml"
+PS=$(free_port)
+start_exporter "$WORK/sq.yml" "$PS"
+EXPS=$LAST_PID
+start_named web1 "${NOBODY[@]}"
+U1=$FX
+until_served "$PS" "$U1"
+check "squatting, before: the impostor's name is marked ($(label_of "$WORK/sq.txt" "$U1"))" \
+	test "$(label_of "$WORK/sq.txt" "$U1")" = web1/uid-65534
+start_named web1
+T1=$FX
+until_served "$PS" "$T1"
+check "squatting, before: the trusted VM started after it is web1 ($(label_of "$WORK/sq.txt" "$T1"))" \
+	test "$(label_of "$WORK/sq.txt" "$T1")" = web1
+kill "$T1"
+for _ in $(seq 50); do
+	scrape "$PS" "$WORK/sq.txt"
+	[ -z "$(label_of "$WORK/sq.txt" "$T1")" ] && break
+	sleep 0.1
+done
+start_named web1 "${NOBODY[@]}"
+U2=$FX
+until_served "$PS" "$U2"
+check "squatting, during the restart: no impostor takes the free name ($(label_of "$WORK/sq.txt" "$U1"), $(label_of "$WORK/sq.txt" "$U2"))" \
+	sh -c "! grep -q '^kvm_vm_info{vm=\"web1\",' '$WORK/sq.txt' &&
+		echo '$(label_of "$WORK/sq.txt" "$U2")' | grep -qx 'web1/uid-65534/kvm-[0-9]*'"
+start_named web1
+T2=$FX
+until_served "$PS" "$T2"
+check "squatting, restarted: the trusted VM is web1 again ($(label_of "$WORK/sq.txt" "$T2"))" \
+	test "$(label_of "$WORK/sq.txt" "$T2")" = web1
+start_named web1 "${NOBODY[@]}"
+U3=$FX
+until_served "$PS" "$U3"
+check "squatting, after: web1 is the trusted VMM's alone, the three impostors marked" sh -c "
+	[ \$(grep -c '^kvm_vm_info{vm=\"web1\",' '$WORK/sq.txt') = 1 ] &&
+	[ '$(label_of "$WORK/sq.txt" "$T2")' = web1 ] &&
+	echo '$(label_of "$WORK/sq.txt" "$U3")' | grep -qx 'web1/uid-65534/kvm-[0-9]*' &&
+	[ '$(label_of "$WORK/sq.txt" "$U1")' = web1/uid-65534 ]"
+# A trusted name that looks marked is the trusted VM's too: the impostor
+# that holds it (named web2, marked web2/uid-65534) is named again.
+start_named web2 "${NOBODY[@]}"
+U4=$FX
+until_served "$PS" "$U4"
+start_named web2/uid-65534
+T3=$FX
+until_served "$PS" "$T3"
+check "squatting: a trusted VM named like a marked one takes that name ($(label_of "$WORK/sq.txt" "$T3"), $(label_of "$WORK/sq.txt" "$U4"))" sh -c "
+	[ '$(label_of "$WORK/sq.txt" "$T3")' = web2/uid-65534 ] &&
+	echo '$(label_of "$WORK/sq.txt" "$U4")' | grep -qx 'web2/uid-65534/kvm-[0-9]*'"
+kill "$U1" "$U2" "$U3" "$U4" "$T2" "$T3" "$EXPS"
+
+# 13. No fd left (RLIMIT_NOFILE reached): the fds a peer hands over then
+# are lost, counted as handover_no_fds (not malformed) and logged once at
+# warn; a connection that comes meanwhile waits in the backlog while the
+# watcher rests rather than spin, and hand-over works once fds free.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+nulls() { ls -l "/proc/$1/fd" | grep -c ' /dev/null$'; }
+lowest_free_fd() { local i=0; while [ -e "/proc/$1/fd/$i" ]; do i=$((i + 1)); done; echo $i; }
+$PY "$PEER" starved "$SOCK" 50 "$WORK/go" >"$WORK/starved.out" &
+STV=$!
+PIDS+=("$STV")
+for _ in $(seq 100); do grep -q connected "$WORK/starved.out" && break; sleep 0.05; done
+scrape "$P" "$WORK/13a.txt"
+mal0=$(dropped "$WORK/13a.txt" handover_malformed)
+null0=$(nulls "$EXP")
+read -r soft hard < <(prlimit --pid "$EXP" --nofile --noheadings --output SOFT,HARD)
+warned0=$(grep -c 'hand-over lost for want of fds' "$WORK/exporter.log")
+prlimit --pid "$EXP" --nofile="$(lowest_free_fd "$EXP")":"$hard"
+cpu0=$(ticks "$EXP")
+touch "$WORK/go"
+for _ in $(seq 100); do grep -q sent "$WORK/starved.out" && break; sleep 0.05; done
+$PY "$PEER" hog "$SOCK" 1 0 30 >"$WORK/late.out" &
+LATE=$!
+PIDS+=("$LATE")
+for _ in $(seq 20); do [ $(($(ticks "$EXP") - cpu0)) -ge 50 ] && break; sleep 0.05; done
+cpu=$(($(ticks "$EXP") - cpu0))
+prlimit --pid "$EXP" --nofile="$soft":"$hard"
+for _ in $(seq 50); do
+	scrape "$P" "$WORK/13.txt"
+	[ "$(dropped "$WORK/13.txt" handover_no_fds)" -ge 51 ] && break
+	sleep 0.1
+done
+check "no fds: the 50 fds lost and the waiting connection counted as handover_no_fds ($(dropped "$WORK/13.txt" handover_no_fds))" \
+	test "$(dropped "$WORK/13.txt" handover_no_fds)" -ge 51
+check "no fds: none counted as malformed ($mal0 -> $(dropped "$WORK/13.txt" handover_malformed))" \
+	test "$(dropped "$WORK/13.txt" handover_malformed)" = "$mal0"
+check "no fds: the watcher rests rather than spin ($cpu ticks over a second)" test "$cpu" -lt 30
+check "no fds: one warn line for all of it" \
+	test "$(($(grep -c 'level=warn.*hand-over lost for want of fds' "$WORK/exporter.log") - warned0))" = 1
+check "no fds: none of the fds sent is kept (/dev/null held: $null0 -> $(nulls "$EXP"))" \
+	test "$(nulls "$EXP")" = "$null0"
+start_fixture 1 1 FIXTURE_HANDOVER="$SOCK"
+F13=$FX
+for _ in $(seq 50); do
+	scrape "$P" "$WORK/13b.txt"
+	grep -q "kvm_vm_info{.*pid=\"$F13\"" "$WORK/13b.txt" && break
+	sleep 0.1
+done
+check "no fds: once fds free, a VMM hands over again" grep -q "kvm_vm_info{.*pid=\"$F13\"" "$WORK/13b.txt"
+kill "$STV" "$LATE" "$F13"
 
 summary

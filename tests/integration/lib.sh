@@ -100,6 +100,18 @@ start_exporter() {
 	return 1
 }
 
+# settled_fds PID: how many fds the exporter holds once it holds no TCP
+# connection but its listeners: a scrape's connection is closed by the
+# exporter just after curl has its answer, so a count taken at once may
+# still see it. Waits 5 s at most; prints the count then.
+settled_fds() {
+	for _ in $(seq 100); do
+		ss -Htanp 2>/dev/null | grep "pid=$1," | grep -qv '^LISTEN' || break
+		sleep 0.05
+	done
+	ls "/proc/$1/fd" | wc -l
+}
+
 metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
 	curl -g -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'
 }

@@ -136,7 +136,8 @@ else
 	lv_start() { virsh_lv define "$LV/dom.xml" && virsh_lv start lv-web1; }
 	check "libvirt: a real libvirtd defines and starts the domain" lv_start
 	LVPID=$(cat "$LV/run/libvirt/qemu/run/lv-web1.pid" 2>/dev/null)
-	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    libvirt:\n      status_dir: %s\n      max_label_length: 20\n' \
+	# The session libvirtd runs QEMU as nobody, as the system one does as libvirt-qemu.
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    trusted_users: [root, 65534]\n    libvirt:\n      status_dir: %s\n      max_label_length: 20\n' \
 		"$B/plugins" "$LV/run/libvirt/qemu/run" >"$WORK/libvirt.yml"
 	PLV=$(free_port)
 	start_exporter "$WORK/libvirt.yml" "$PLV"

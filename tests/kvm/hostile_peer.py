@@ -9,6 +9,8 @@
                                        groups GIDS (a,b,...); stays until killed
   hostile_peer.py hog SOCK N UID SECS  N idle connections as UID, held SECS seconds
   hostile_peer.py mismatch SOCK        a VM's stats fd that claims to be vCPU 0
+  hostile_peer.py starved SOCK N GO    connects, says "connected", and once the file
+                                       GO exists sends N messages with an fd each
 
 Run as root: it makes its VMs on /dev/kvm first, then drops to UID, as a
 local user with access to /dev/kvm (the kvm group) would be.
@@ -102,6 +104,17 @@ def main(argv):
         _, vm, vcpu = make_vm()
         stats = fcntl.ioctl(vm, KVM_GET_STATS_FD, 0)
         send(connect(path), MAGIC + b"vcpu=0\n", stats)
+    elif cmd == "starved":
+        s = connect(path)
+        print("connected", flush=True)
+        for _ in range(3000):  # 30 s at most
+            if os.path.exists(argv[4]):
+                break
+            time.sleep(0.01)
+        null = os.open("/dev/null", os.O_RDONLY)
+        sent = sum(send(s, MAGIC + b"name=starved\n", null) for _ in range(int(argv[3])))
+        print("sent", sent, flush=True)
+        time.sleep(30)
     else:
         sys.exit("unknown command " + cmd)
 

@@ -1,6 +1,7 @@
 /* A collector for the tests and benchmarks: as many series as asked
- * (bench_series), a delay (sleep_seconds), a failure (fail) and invalid
- * items the emitter must repair or count (hostile). The model to copy is
+ * (bench_series), a delay (sleep_seconds), a failure (fail), invalid
+ * items the emitter must repair or count (hostile), and a first collect
+ * that waits until its emitter says expired (linger_seconds at most). The model to copy is
  * collectors/example; this carries the knobs it should not. */
 #include <binstat/collector.h>
 
@@ -15,6 +16,7 @@ struct synthetic {
 	uint64_t bench_series;
 	uint64_t bench_per_family;
 	double sleep_s;
+	double linger_s; /* the first collect: until expired, this long at most */
 	bool fail;
 	bool hostile;
 };
@@ -32,6 +34,7 @@ static int synthetic_init(const struct bs_host *host, const struct bs_conf *conf
 	    c->get_u64(conf, "bench_series_per_family", 1, 100000000, &s->bench_per_family) ==
 		-EINVAL ||
 	    c->get_duration(conf, "sleep_seconds", 0, 3600, &s->sleep_s) == -EINVAL ||
+	    c->get_duration(conf, "linger_seconds", 0, 3600, &s->linger_s) == -EINVAL ||
 	    c->get_bool(conf, "fail", &s->fail) == -EINVAL ||
 	    c->get_bool(conf, "hostile", &s->hostile) == -EINVAL) {
 		free(s);
@@ -78,6 +81,19 @@ static void emit_bench(struct synthetic *s, struct bs_emitter *em)
 	}
 }
 
+/* A slow source that stops when asked: polls expired every millisecond,
+ * then writes one more family (which an emitter that said expired may
+ * swallow). */
+static void linger(struct bs_emitter *em, double seconds)
+{
+	struct timespec ms = {0, 1000000};
+
+	for (double waited = 0; waited < seconds && !em->ops->expired(em); waited += 0.001)
+		nanosleep(&ms, NULL);
+	bs_family(em, "synthetic_lingered", BS_GAUGE, NULL, "Written after lingering.");
+	bs_sample_u64(em, NULL, 0, 1);
+}
+
 static int synthetic_collect(void *state, struct bs_emitter *em)
 {
 	struct synthetic *s = state;
@@ -91,6 +107,8 @@ static int synthetic_collect(void *state, struct bs_emitter *em)
 		return -EIO;
 	bs_family(em, "synthetic_scrapes_total", BS_COUNTER, NULL, "Collects so far.");
 	bs_sample_u64(em, NULL, 0, ++s->scrapes);
+	if (s->scrapes == 1 && s->linger_s > 0)
+		linger(em, s->linger_s);
 	if (s->hostile)
 		emit_hostile(em);
 	emit_bench(s, em);

@@ -1,13 +1,16 @@
 /* The DCI plugin's init, collect and shutdown under the mock host, with
  * synthetic supplier directories: none, an empty one, one that is a file,
  * sockets with bad names, a supplier that accepts and never answers, ones
- * that are gone, more than max_suppliers; and every option's errors. */
+ * that are gone, more than max_suppliers; real suppliers (lib/dci4) that
+ * together claim more than max_statistics_total; and every option's errors. */
 #include "mockhost.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "dci4_supplier.h"
 
 extern const struct bs_collector binstat_collector_dci;
 
@@ -227,6 +230,71 @@ static void test_max_suppliers(void **state)
 	mock_rmtree(dir);
 }
 
+/* Lines of the text that start with `prefix` and end with `suffix`. */
+static size_t lines_with(const char *text, const char *prefix, const char *suffix)
+{
+	size_t n = 0, plen = strlen(prefix), slen = strlen(suffix);
+
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		n += len >= plen + slen && strncmp(p, prefix, plen) == 0 &&
+		     strncmp(p + len - slen, suffix, slen) == 0;
+		p += len + (end != NULL);
+	}
+	return n;
+}
+
+/* max_statistics_total holds within one exchange: twelve suppliers of 256
+ * statistics, all described in the same scrape, against a cap of 1,000.
+ * Each description claims its statistics as it starts, so three are
+ * described and nine refused and counted, in that scrape and the next. */
+static void test_max_statistics_total_in_one_exchange(void **state)
+{
+	enum { NSUP = 12, NSTATS = 256, CAP = 1000 };
+	char dir[] = "/tmp/dciplugin.XXXXXX", yaml[160], names[NSTATS][16];
+	struct dci4_stat stats[NSTATS];
+	struct dci4_supplier *sup[NSUP];
+	struct mock m;
+	struct capture cap;
+	int err;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < NSTATS; i++) {
+		snprintf(names[i], sizeof(names[i]), "c_%03d", i);
+		stats[i] =
+		    (struct dci4_stat){ST_INTEGER64, SIF_UNSIGNED, 1, 8, SV_VOLATILE, names[i]};
+	}
+	for (int i = 0; i < NSUP; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "s.%02d", i);
+		struct dci4_supplier_conf c = {dir,  name, SPT_GENERAL_SUPPLIER, 100, "many",
+					       name, "d"};
+		assert_non_null(sup[i] = dci4_supplier_open(&c, stats, NSTATS, &err));
+		assert_int_equal(dci4_supplier_start(sup[i]), 0);
+	}
+	snprintf(yaml, sizeof(yaml), "supplier_dir: %s\nmax_statistics_total: %d\n", dir, CAP);
+	assert_int_equal(mock_init(&m, &binstat_collector_dci, yaml, 0), 0);
+	for (int scrape = 0; scrape < 2; scrape++) {
+		assert_int_equal(mock_collect(&m, &cap), 0);
+		size_t served = lines_with(cap.text, "dci_many_c_", "");
+		if (served > CAP)
+			fail_msg("scrape %d: %zu statistics served past a cap of %d", scrape,
+				 served, CAP);
+		assert_int_equal(served, (CAP / NSTATS) * NSTATS);
+		assert_int_equal(lines_with(cap.text, "dci_supplier_up{", " 1"), CAP / NSTATS);
+		assert_int_equal(capture_drops(&cap, "too_many_stats_total"), NSUP - CAP / NSTATS);
+		capture_free(&cap);
+	}
+	mock_expect_describe(&m, "%d suppliers in %s, %d answering; %d statistics described", NSUP,
+			     dir, CAP / NSTATS, (CAP / NSTATS) * NSTATS);
+	mock_shutdown(&m);
+	for (int i = 0; i < NSUP; i++)
+		dci4_supplier_close(sup[i]);
+	mock_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +304,7 @@ int main(void)
 	    cmocka_unit_test(test_unreadable_directory),
 	    cmocka_unit_test(test_broken_suppliers),
 	    cmocka_unit_test(test_max_suppliers),
+	    cmocka_unit_test(test_max_statistics_total_in_one_exchange),
 	};
 	return cmocka_run_group_tests_name("dci_plugin", tests, NULL, NULL);
 }

@@ -65,6 +65,11 @@ static void test_configuration_errors(void **state)
 	     "t.yml:3:7: a namespace is a mapping with a uri"},
 	    {"libvirt:\n  namespaces:\n    - uri: http://example.com/x\n      prefix: 1x\n",
 	     "t.yml:3:7: a namespace other than Nova's needs a prefix for its labels"},
+	    {"trusted_users: root\n",
+	     "t.yml:1:16: must be a list of at most 64 user names or uids"},
+	    {"trusted_users: [root, [a]]\n",
+	     "t.yml:1:16: trusted_users must be user names or uids"},
+	    {"trusted_users: [root, '']\n", "t.yml:1:16: trusted_users must be user names or uids"},
 	    /* unknown keys below the top */
 	    {"stats:\n  exlcude: [a]\n", "t.yml:2:3: unknown key 'exlcude'"},
 	    {"handover:\n  socket: /tmp/x.sock\n  allow_uids: [0]\n  idle_timeout: 1s\n",
@@ -99,7 +104,8 @@ static void test_check_only_touches_nothing(void **state)
 		 "  max_vms: 1\n  max_fds: 1000000\n  max_fds_per_peer: 1\n"
 		 "  idle_timeout_seconds: 100ms\n"
 		 "libvirt:\n  status_dir: ''\n  max_label_length: 1024\n"
-		 "  namespaces: [{uri: 'http://example.com/x', prefix: ex}]\n",
+		 "  namespaces: [{uri: 'http://example.com/x', prefix: ex}]\n"
+		 "trusted_users: [root, 0, 4294967294]\n",
 		 dir, sock);
 	int fds = mock_open_fds();
 	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, BS_HOST_CHECK_ONLY), 0);
@@ -110,6 +116,15 @@ static void test_check_only_touches_nothing(void **state)
 	/* and the defaults */
 	assert_int_equal(mock_init(&m, &binstat_collector_kvm, "", BS_HOST_CHECK_ONLY), 0);
 	assert_int_equal(mock_open_fds(), fds);
+	mock_shutdown(&m);
+	/* a trusted owner no user is here: left out, and said so */
+	assert_int_equal(mock_init(&m, &binstat_collector_kvm,
+				   "trusted_users: [binstat-no-such-user, root]\n",
+				   BS_HOST_CHECK_ONLY),
+			 0);
+	assert_int_equal(mock_open_fds(), fds);
+	assert_string_equal(mock_log, "info kvm trusted VMM owner not found here: skipped "
+				      "user=binstat-no-such-user\n");
 	mock_shutdown(&m);
 	rmdir(dir);
 }

@@ -1449,6 +1449,43 @@ static void test_u64_voi_end_to_end(void **state)
 	done(p);
 }
 
+/* One collector the sampler reaches through proc_input: busy the first
+ * time it is asked (a scrape has it), then writing c_total 7. */
+static int busy_once_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	int *calls = ctx;
+	(void)i, (void)wait_ns;
+
+	if (++*calls == 1)
+		return PROC_INPUT_BUSY;
+	bs_family(e, "c", BS_COUNTER, NULL, "c");
+	bs_sample_u64(e, NULL, 0, 7);
+	return 0;
+}
+
+/* A collector busy at its discovery pass is looked at again at the next
+ * pass, not 30 s later: its series are sampled from then on. */
+static void test_busy_at_discovery_looked_at_again(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n    - name: g\n      select: c_total\n"
+		 "      x: value\n      statistics:\n        - {name: n, type: value}\n");
+	int calls = 0;
+	(void)state;
+
+	p->in = (struct proc_input){.n = 1, .collect = busy_once_collect, .ctx = &calls};
+	proc_tick(p, S(1));
+	assert_int_equal(p->count.busy, 1);
+	assert_int_equal(p->count.values, 0);
+	proc_tick(p, S(1.25));
+	assert_int_equal(calls, 2);
+	assert_int_equal(p->count.values, 1);
+	proc_tick(p, S(1.5)); /* relevant now: sampled at every pass */
+	assert_int_equal(calls, 3);
+	assert_int_equal(p->count.values, 2);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1477,6 +1514,7 @@ int main(void)
 	    cmocka_unit_test(test_sample_rates),
 	    cmocka_unit_test(test_blob_json),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
+	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -285,6 +286,75 @@ static void test_oldest_abi_plugin_serves(void **state)
 	collset_put(set);
 }
 
+/* The processing's sampler as collset_sample serves it: an emitter that
+ * counts the families it is given and never expires. */
+struct sampler_em {
+	struct bs_emitter pub;
+	int families; /* atomic: the test thread watches it */
+	int rc;	      /* collset_sample's */
+	struct collset *set;
+};
+
+static int sampler_family(struct bs_emitter *em, const struct bs_family *f)
+{
+	(void)f;
+	__atomic_add_fetch(&((struct sampler_em *)em)->families, 1, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+static int sampler_sample(struct bs_emitter *em, const struct bs_label *l, size_t n,
+			  struct bs_value v)
+{
+	(void)em, (void)l, (void)n, (void)v;
+	return 0;
+}
+
+static bool sampler_expired(struct bs_emitter *em)
+{
+	(void)em;
+	return false;
+}
+
+static const struct bs_emitter_ops sampler_ops = {
+    .family = sampler_family, .sample = sampler_sample, .expired = sampler_expired};
+
+static void *sampler_main(void *arg)
+{
+	struct sampler_em *e = arg;
+	e->rc = collset_sample(e->set, 0, &e->pub, 1000000000u);
+	return NULL;
+}
+
+/* A scrape never waits for the sampler: the sampler's collect of a slow
+ * source (one that lingers 10 s, asking expired) stops the moment a scrape
+ * wants the collector; the scrape is on time and whole, and the sampler's
+ * pass is given up (1: busy) with nothing passed on after it stopped. */
+static void test_scrape_does_not_wait_for_sampler(void **state)
+{
+	(void)state;
+	struct collset *set = build_test("collectors:\n  synthetic:\n    linger_seconds: 10s\n");
+	struct sampler_em e = {.pub = {&sampler_ops}, .set = set};
+	pthread_t t;
+	double took;
+
+	assert_int_equal(pthread_create(&t, NULL, sampler_main, &e), 0);
+	/* The sampler's collect has written its first family: it lingers now. */
+	for (int i = 0; i < 5000 && !__atomic_load_n(&e.families, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	assert_int_equal(__atomic_load_n(&e.families, __ATOMIC_ACQUIRE), 1);
+	char *body = run(set, NULL, 0, EXPO_TEXT, false, 3, &took);
+	pthread_join(t, NULL);
+	if (took > 1.0)
+		fail_msg("the scrape waited %.2f s for the sampler", took);
+	assert_non_null(
+	    strstr(body, "binstat_scrape_collector_success{collector=\"synthetic\"} 1\n"));
+	assert_non_null(strstr(body, "\nsynthetic_scrapes_total 2\n"));
+	assert_int_equal(e.rc, 1); /* given up: busy, not the collector's own code */
+	assert_int_equal(e.families, 1); /* "synthetic_lingered" was not passed on */
+	free(body);
+	collset_put(set);
+}
+
 int main(void)
 {
 	log_setup(BS_LOG_ERROR + 1, false);
@@ -298,6 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_config_error_in_plugin_options),
 	    cmocka_unit_test(test_hostile_collector_counted),
 	    cmocka_unit_test(test_oldest_abi_plugin_serves),
+	    cmocka_unit_test(test_scrape_does_not_wait_for_sampler),
 	};
 	return cmocka_run_group_tests_name("scrape", tests, NULL, NULL);
 }
