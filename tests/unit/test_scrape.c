@@ -349,7 +349,7 @@ static void test_scrape_does_not_wait_for_sampler(void **state)
 	assert_non_null(
 	    strstr(body, "binstat_scrape_collector_success{collector=\"synthetic\"} 1\n"));
 	assert_non_null(strstr(body, "\nsynthetic_scrapes_total 2\n"));
-	assert_int_equal(e.rc, 1); /* given up: busy, not the collector's own code */
+	assert_int_equal(e.rc, 1);	 /* given up: busy, not the collector's own code */
 	assert_int_equal(e.families, 1); /* "synthetic_lingered" was not passed on */
 	free(body);
 	collset_put(set);
