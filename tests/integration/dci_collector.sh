@@ -203,21 +203,25 @@ EOF
 PORT=$(free_port)
 start_exporter "$D.yml" "$PORT"
 asked() { wc -l <"$WORK/drip.log"; }
-slow=0 lost=0 short=0 max=0 sampled=0
+times=() lost=0 short=0 sampled=0
 for _ in $(seq 20); do
 	n=$(asked)
 	for _ in $(seq 100); do [ "$(asked)" -gt "$n" ] && break; sleep 0.05; done
 	[ "$(asked)" -gt "$n" ] && sampled=$((sampled + 1))
 	ms=$(scrape_ms "$PORT" "$WORK/drip.txt")
-	[ "$ms" -gt "$max" ] && max=$ms
-	[ "$ms" -lt $((TIMEOUT * 1000 + 700)) ] || slow=$((slow + 1))
+	times+=("$ms")
 	grep -qxF 'binstat_scrape_collector_success{collector="dci"} 1' "$WORK/drip.txt" || lost=$((lost + 1))
 	[ "$(grep -c '^dci_supplier_up{supplier="\(test.unit[01]\|fake.normal\)"} 1$' "$WORK/drip.txt")" = 3 ] &&
 		[ "$(grep -c '^dci_test_supplier_[a-z0-9_]*{supplier="test.unit[01]"' "$WORK/drip.txt")" = 22 ] &&
 		grep -q '^dci_fake_bytes{supplier="fake.normal"} ' "$WORK/drip.txt" || short=$((short + 1))
 done
 check "drip and processing: each of 20 scrapes came while the sampler asked the dripper ($sampled)" test "$sampled" = 20
-check "drip and processing: no scrape waited for the sampler (slowest ${max} ms, timeout ${TIMEOUT} s; $slow over)" test "$slow" = 0
+# The 18th fastest: a loaded machine may hold a scrape or two up (one of
+# 20 took 4.8 s by curl at a load of 12 on 2 cores, the other 19 under
+# 1.7 s); waiting for the sampler holds up every one, by about the timeout.
+read -r p90 max < <(printf '%s\n' "${times[@]}" | sort -n | awk 'NR == 18 { p = $1 } END { print p, $1 }')
+check "drip and processing: no scrape waited for the sampler (18 of 20 within ${p90} ms, slowest ${max} ms; timeout ${TIMEOUT} s)" \
+	test "$p90" -lt $((TIMEOUT * 1000 + 700))
 check "drip and processing: the DCI collector in all 20 scrapes ($lost lost)" test "$lost" = 0
 check "drip and processing: every answering supplier's series in all 20 ($short short)" test "$short" = 0
 check "drip and processing: the dripper is down, counted as a timeout" sh -c "
