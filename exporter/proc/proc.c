@@ -42,15 +42,8 @@ static void source_free(struct proc *p, struct proc_source *s)
 	free(s->stat);
 	if (s->sampled)
 		vstats_voi_free(&s->voi);
-	for (size_t i = 0; i < s->nlabels; i++) {
-		free((char *)s->labels[i].name);
-		free((char *)s->labels[i].value);
-	}
-	free(s->labels);
-	free(s->key);
-	free(s->name);
 	free(s->prev_count);
-	free(s);
+	free(s); /* with its key, name and labels */
 }
 
 static void index_insert(struct proc *p, size_t i)
@@ -116,30 +109,53 @@ static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
 	return 0;
 }
 
+static char *copy_str(char **to, const char *str, size_t len)
+{
+	char *at = *to;
+
+	memcpy(at, str, len + 1);
+	*to += len + 1;
+	return at;
+}
+
+/* The source with copies of its key, name and labels in its own
+ * allocation. */
+static struct proc_source *source_alloc(const char *key, size_t len, const char *name,
+					const struct bs_label *labels, size_t n)
+{
+	size_t nl = strlen(name), size = sizeof(struct proc_source) + n * sizeof(struct bs_label);
+	struct proc_source *s;
+	char *at;
+
+	size += len + 1 + nl + 1;
+	for (size_t i = 0; i < n; i++)
+		size += strlen(labels[i].name) + 1 + strlen(labels[i].value) + 1;
+	if (!(s = calloc(1, size)))
+		return NULL;
+	s->labels = s->mem;
+	s->nlabels = n;
+	at = (char *)(s->mem + n);
+	s->key = copy_str(&at, key, len);
+	s->keylen = len;
+	s->name = copy_str(&at, name, nl);
+	for (size_t i = 0; i < n; i++) {
+		s->labels[i].name = copy_str(&at, labels[i].name, strlen(labels[i].name));
+		s->labels[i].value = copy_str(&at, labels[i].value, strlen(labels[i].value));
+	}
+	return s;
+}
+
 static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, size_t len,
 				      uint64_t h, const char *name, const struct bs_label *labels,
 				      size_t n, uint64_t now_ns)
 {
-	struct proc_source *s = calloc(1, sizeof(*s));
+	struct proc_source *s = source_alloc(key, len, name, labels, n);
 
 	if (!s)
 		return NULL;
 	s->group = group;
 	s->hash = h;
-	s->keylen = len;
 	s->seen_ns = now_ns;
-	if (!(s->key = strdup(key)) || !(s->name = strdup(name)) ||
-	    !(s->labels = calloc(n ? n : 1, sizeof(*s->labels))))
-		goto err_free;
-	for (; s->nlabels < n; s->nlabels++) {
-		struct bs_label *l = &s->labels[s->nlabels];
-		l->name = strdup(labels[s->nlabels].name);
-		l->value = strdup(labels[s->nlabels].value);
-		if (!l->name || !l->value) {
-			s->nlabels++;
-			goto err_free;
-		}
-	}
 	if (source_stats(p, s, now_ns) < 0)
 		goto err_free;
 	if (growarr_push(&p->srcs, &s) < 0)
@@ -322,11 +338,38 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 	return mask;
 }
 
+/* Whether s is the series name{labels} exactly as the collector gives it
+ * (so its key is s's key, and valid). */
+static bool source_is(const struct proc_source *s, const char *name, const struct bs_label *labels,
+		      size_t n)
+{
+	if (s->nlabels != n || strcmp(s->name, name) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!labels[i].name || !labels[i].value ||
+		    strcmp(s->labels[i].name, labels[i].name) != 0 ||
+		    strcmp(s->labels[i].value, labels[i].value) != 0)
+			return false;
+	return true;
+}
+
+/* The source of group g that followed *last in the last pass, if it is
+ * this series. */
+static struct proc_source *source_next(struct proc_source *const *last, uint32_t g,
+				       const char *name, const struct bs_label *labels, size_t n)
+{
+	struct proc_source *s = last && last[g] ? last[g]->next_fed : NULL;
+
+	return s && source_is(s, name, labels, n) ? s : NULL;
+}
+
 /* Feeds the series to each candidate group whose label matchers it meets;
- * the name matchers were applied once for its family. */
+ * the name matchers were applied once for its family. last (NULL: none)
+ * holds per group the source the collector's pass fed before: the series
+ * is looked for after it first, then by its key in the index. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    const struct bs_label *labels, size_t n, const struct sampled *v,
-			    uint64_t due_ns, uint64_t now_ns)
+			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
 	bool matched = false;
@@ -337,24 +380,35 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		if (!(mask >> g & 1) ||
 		    !selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
-		if (!len && (written = serieskey_write(key, sizeof(key), name, labels, n)) < 0) {
-			p->count.key_too_long +=
-			    written == -E2BIG; /* a refused label: a scrape counts it */
-			return false;
-		}
-		len = (size_t)written;
-		matched = true;
-		uint64_t h = source_hash(g, key, len);
 		pthread_mutex_lock(&p->lock);
-		struct proc_source *s = source_find(p, g, key, len, h);
-		if (!s && p->srcs.n >= p->conf->max_sources)
-			p->count.too_many_sources++;
-		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
-			p->count.too_many_sources++; /* no memory: counted as not kept */
+		struct proc_source *s = source_next(last, g, name, labels, n);
+		if (!s) { /* the key is built outside the lock */
+			pthread_mutex_unlock(&p->lock);
+			if (!len &&
+			    (written = serieskey_write(key, sizeof(key), name, labels, n)) < 0) {
+				p->count.key_too_long +=
+				    written == -E2BIG; /* a refused label: a scrape counts it */
+				return matched;
+			}
+			len = (size_t)written;
+			pthread_mutex_lock(&p->lock);
+			uint64_t h = source_hash(g, key, len);
+			s = source_find(p, g, key, len, h);
+			if (!s && p->srcs.n >= p->conf->max_sources)
+				p->count.too_many_sources++;
+			else if (!s &&
+				 !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
+				p->count.too_many_sources++; /* no memory: counted as not kept */
+			if (s && last && last[g])
+				last[g]->next_fed = s;
+		}
+		matched = true;
 		if (s && v->h)
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
 		else if (s)
 			feed_source(p, s, v->value, due_ns, now_ns);
+		if (s && last)
+			last[g] = s;
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -365,7 +419,8 @@ bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, 
 {
 	struct sampled v = {{.kind = BS_VAL_F64, .f = value}, NULL};
 
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, now_ns, now_ns);
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, NULL, now_ns,
+			       now_ns);
 }
 
 /* The emitter's checks of a histogram, and the cap on what a source
@@ -387,18 +442,19 @@ static bool hist_valid(struct proc *p, const struct bs_histogram *h)
 
 static bool feed_histogram(struct proc *p, uint64_t mask, const char *name,
 			   const struct bs_label *labels, size_t n, const struct bs_histogram *h,
-			   uint64_t due_ns, uint64_t now_ns)
+			   struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	struct sampled v = {{.kind = BS_VAL_F64}, h};
 
 	return mask && hist_valid(p, h) &&
-	       feed_candidates(p, mask, name, labels, n, &v, due_ns, now_ns);
+	       feed_candidates(p, mask, name, labels, n, &v, last, due_ns, now_ns);
 }
 
 bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 			 const struct bs_histogram *h, uint64_t now_ns)
 {
-	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, now_ns, now_ns);
+	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, NULL, now_ns,
+			      now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -411,6 +467,9 @@ struct probe {
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
+	/* Per group, the source this pass fed last: the next series is
+	 * looked for after it (its next_fed) first. */
+	struct proc_source *last[PROC_GROUPS_MAX];
 };
 
 /* A counter is exposed with _total: that is the name selectors use; a
@@ -447,8 +506,8 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |=
-	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->due_ns, pr->now_ns);
+	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->last,
+				       pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -458,8 +517,8 @@ static int probe_histogram(struct bs_emitter *em, const struct bs_label *l, size
 	struct probe *pr = (struct probe *)em;
 
 	if (pr->candidates && pr->histogram)
-		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->due_ns,
-					      pr->now_ns);
+		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->last,
+					      pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -502,14 +561,23 @@ static const struct bs_emitter_ops probe_ops = {
 
 /* ---- the sampler ---- */
 
+/* Sources not seen for the ttl are freed, and every next_fed that
+ * pointed at one forgotten. */
 static void expire_sources(struct proc *p, uint64_t now_ns)
 {
 	uint64_t ttl = (uint64_t)(p->conf->source_ttl_s * 1e9);
 	size_t kept = 0;
 
 	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		p->src[i]->expired = now_ns - p->src[i]->seen_ns > ttl;
 	for (size_t i = 0; i < p->srcs.n; i++) {
-		if (now_ns - p->src[i]->seen_ns > ttl) {
+		struct proc_source *s = p->src[i];
+		if (s->next_fed && s->next_fed->expired)
+			s->next_fed = NULL;
+	}
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		if (p->src[i]->expired) {
 			source_free(p, p->src[i]);
 			p->count.expired_sources++;
 		} else {
