@@ -118,8 +118,8 @@ static char *copy_str(char **to, const char *str, size_t len)
 	return at;
 }
 
-/* The source with copies of its key, name and labels in its own
- * allocation. */
+/* The source with copies of its name, labels and key in its own
+ * allocation, in the order a sample reads them. */
 static struct proc_source *source_alloc(const char *key, size_t len, const char *name,
 					const struct bs_label *labels, size_t n)
 {
@@ -135,13 +135,13 @@ static struct proc_source *source_alloc(const char *key, size_t len, const char 
 	s->labels = s->mem;
 	s->nlabels = n;
 	at = (char *)(s->mem + n);
-	s->key = copy_str(&at, key, len);
-	s->keylen = len;
 	s->name = copy_str(&at, name, nl);
 	for (size_t i = 0; i < n; i++) {
 		s->labels[i].name = copy_str(&at, labels[i].name, strlen(labels[i].name));
 		s->labels[i].value = copy_str(&at, labels[i].value, strlen(labels[i].value));
 	}
+	s->key = copy_str(&at, key, len); /* last: only a new source and the interface read it */
+	s->keylen = len;
 	return s;
 }
 
@@ -363,6 +363,42 @@ static struct proc_source *source_next(struct proc_source *const *last, uint32_t
 	return s && source_is(s, name, labels, n) ? s : NULL;
 }
 
+static void prefetch_range(const void *from, const void *to)
+{
+	for (const char *at = from; at < (const char *)to; at += 64)
+		__builtin_prefetch(at, 1);
+}
+
+/* Asks for the memory the pass will read next, while the collector
+ * writes the next series: the source expected two series after s (its
+ * head, the VOI's statistics its group uses, its name and labels) and,
+ * for the one expected next, whose head was asked for a series ago, its
+ * statistics and its VOI's data. Sources spread over the heap, and
+ * without this each feed waits for several cache misses in turn. The
+ * sources that follow s are of its group. */
+static void source_prefetch(const struct proc *p, const struct proc_source *s)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct proc_source *n1 = s->next_fed, *n2;
+
+	if (!n1)
+		return;
+	for (uint32_t i = 0; n1->stat && i < g->nstats; i++)
+		prefetch_range(&n1->stat[i].def, &n1->stat[i + 1]);
+	for (uint32_t i = 0; n1->sampled && i < n1->voi.nstats; i++) {
+		const struct vstats_stat *st = &n1->voi.stat[i];
+		if (st->stype == VSTATS_TDGST)
+			__builtin_prefetch(st->td, 1);
+		else if (st->stype == VSTATS_CRHIST || st->stype == VSTATS_DRHIST ||
+			 st->stype == VSTATS_DVHIST)
+			__builtin_prefetch(st->hist.bkt, 0), __builtin_prefetch(st->hist.count, 1);
+	}
+	if (!(n2 = n1->next_fed))
+		return;
+	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.nspec : 0]);
+	prefetch_range(&n2->voi.nstats, (const char *)n2->mem + 128);
+}
+
 /* Feeds the series to each candidate group whose label matchers it meets;
  * the name matchers were applied once for its family. last (NULL: none)
  * holds per group the source the collector's pass fed before: the series
@@ -407,8 +443,10 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
 		else if (s)
 			feed_source(p, s, v->value, due_ns, now_ns);
-		if (s && last)
+		if (s && last) {
 			last[g] = s;
+			source_prefetch(p, s);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -569,8 +607,17 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 	size_t kept = 0;
 
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < p->srcs.n; i++)
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		if (i + 16 < p->srcs.n) /* a miss each: ask for them ahead */
+			__builtin_prefetch(&p->src[i + 16]->seen_ns, 1);
 		p->src[i]->expired = now_ns - p->src[i]->seen_ns > ttl;
+		kept += !p->src[i]->expired;
+	}
+	if (kept == p->srcs.n) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	kept = 0;
 	for (size_t i = 0; i < p->srcs.n; i++) {
 		struct proc_source *s = p->src[i];
 		if (s->next_fed && s->next_fed->expired)

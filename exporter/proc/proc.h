@@ -34,12 +34,6 @@ struct proc_input {
 struct proc_source {
 	uint32_t group;
 	uint32_t id; /* the interface is <group>/<id> */
-	char *key;   /* name{labels}: the series, as the interface lists it */
-	size_t keylen;
-	char *name;		 /* its metric name, as the collector gave it */
-	struct bs_label *labels; /* copies as the collector gave them, for the families written */
-	size_t nlabels;
-	uint64_t hash;
 	uint64_t seen_ns;
 	/* The source of the same group fed after this one in the last pass
 	 * of its collector: a collector that writes its series in the same
@@ -47,6 +41,12 @@ struct proc_source {
 	 * without building its key or reading the index. NULL: none known. */
 	struct proc_source *next_fed;
 	bool expired; /* being freed: no next_fed may point here */
+	char *key;    /* name{labels}: the series, as the interface lists it */
+	size_t keylen;
+	char *name;		 /* its metric name, as the collector gave it */
+	struct bs_label *labels; /* copies as the collector gave them, for the families written */
+	size_t nlabels;
+	uint64_t hash;
 	bool have_prev;
 	double prev;
 	uint64_t prev_ns;
@@ -60,7 +60,7 @@ struct proc_source {
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
 	uint64_t prev_u;	    /* the last value of a u64 series, exact */
 	struct vstats_voi voi;
-	/* labels[nlabels], then the key, the name and the labels' strings:
+	/* labels[nlabels], then the name, the labels' strings and the key:
 	 * one allocation with the source, read together on each sample. */
 	struct bs_label mem[];
 };
