@@ -161,9 +161,14 @@ static struct proc_source *source_new(struct proc *p, uint32_t group, const char
 		goto err_free;
 	if (growarr_push(&p->srcs, &s) < 0)
 		goto err_free;
+	if (growarr_push(&p->grp[group].srcs, &s) < 0) {
+		p->srcs.n--;
+		goto err_free;
+	}
 	if (p->srcs.n * 2 > p->index_cap) {
 		if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
 			p->srcs.n--;
+			p->grp[group].srcs.n--;
 			goto err_free;
 		}
 	} else {
@@ -639,6 +644,14 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 		if (s->next_fed && s->next_fed->expired)
 			s->next_fed = NULL;
 	}
+	for (uint32_t g = 0; g < p->conf->ngroups; g++) { /* before any is freed */
+		struct proc_group_srcs *gs = &p->grp[g];
+		size_t n = 0;
+		for (size_t i = 0; i < gs->srcs.n; i++)
+			if (!gs->src[i]->expired)
+				gs->src[n++] = gs->src[i];
+		gs->srcs.n = n;
+	}
 	for (size_t i = 0; i < p->srcs.n; i++) {
 		if (p->src[i]->expired) {
 			source_free(p, p->src[i]);
@@ -732,6 +745,8 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	p->epfd = -1;
 	/* max_sources caps what is kept; the array never needs more. */
 	growarr_init(&p->srcs, sizeof(struct proc_source *), conf->max_sources);
+	for (uint32_t g = 0; g < PROC_GROUPS_MAX; g++)
+		growarr_init(&p->grp[g].srcs, sizeof(struct proc_source *), conf->max_sources);
 	worker_init(&p->sampler);
 	pthread_mutex_init(&p->lock, NULL);
 	proc_tpl_init(p);
@@ -763,6 +778,8 @@ void proc_free(struct proc *p)
 	for (size_t i = 0; i < p->srcs.n; i++)
 		source_free(p, p->src[i]);
 	growarr_free(&p->srcs);
+	for (uint32_t g = 0; g < PROC_GROUPS_MAX; g++)
+		growarr_free(&p->grp[g].srcs);
 	free(p->index);
 	free(p->scratch);
 	pthread_mutex_destroy(&p->lock);

@@ -104,6 +104,11 @@ struct proc {
 	struct proc_input in;			     /* the collectors sampled */
 	pthread_mutex_t lock;			     /* the sources and everything in them */
 	GROWARR_OF(struct proc_source *, src, srcs); /* in order of arrival */
+	/* Per group, its sources in order of arrival: a scrape writes each
+	 * family of a group from its own list, not from every source. */
+	struct proc_group_srcs {
+		GROWARR_OF(struct proc_source *, src, srcs);
+	} grp[PROC_GROUPS_MAX];
 	struct proc_slot *index; /* open addressing over src, by (group, key) hash */
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];
