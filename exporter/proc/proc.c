@@ -119,8 +119,7 @@ static char *copy_str(char **to, const char *str, size_t len)
 }
 
 /* The source with copies of its name, labels and key in its own
- * allocation, in the order a sample reads them: source_is walks the name
- * and the labels' strings as one. */
+ * allocation, in the order a sample reads them. */
 static struct proc_source *source_alloc(const char *key, size_t len, const char *name,
 					const struct bs_label *labels, size_t n)
 {
@@ -344,32 +343,17 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 	return mask;
 }
 
-/* Whether the string at *at is str; if so *at moves past its NUL. */
-static inline bool str_next_is(const char **at, const char *str)
-{
-	const char *a = *at;
-
-	while (*a == *str && *a)
-		a++, str++;
-	if (*a != *str)
-		return false;
-	*at = a + 1;
-	return true;
-}
-
 /* Whether s is the series name{labels} exactly as the collector gives it
- * (so its key is s's key, and valid). Its name and labels' strings lie one
- * after the other (source_alloc), and are compared in one walk. */
+ * (so its key is s's key, and valid). */
 static bool source_is(const struct proc_source *s, const char *name, const struct bs_label *labels,
 		      size_t n)
 {
-	const char *at = s->name;
-
-	if (s->nlabels != n || !str_next_is(&at, name))
+	if (s->nlabels != n || strcmp(s->name, name) != 0)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!labels[i].name || !labels[i].value || !str_next_is(&at, labels[i].name) ||
-		    !str_next_is(&at, labels[i].value))
+		if (!labels[i].name || !labels[i].value ||
+		    strcmp(s->labels[i].name, labels[i].name) != 0 ||
+		    strcmp(s->labels[i].value, labels[i].value) != 0)
 			return false;
 	return true;
 }
