@@ -42,15 +42,8 @@ static void source_free(struct proc *p, struct proc_source *s)
 	free(s->stat);
 	if (s->sampled)
 		vstats_voi_free(&s->voi);
-	for (size_t i = 0; i < s->nlabels; i++) {
-		free((char *)s->labels[i].name);
-		free((char *)s->labels[i].value);
-	}
-	free(s->labels);
-	free(s->key);
-	free(s->name);
 	free(s->prev_count);
-	free(s);
+	free(s); /* with its key, name and labels */
 }
 
 static void index_insert(struct proc *p, size_t i)
@@ -116,37 +109,65 @@ static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
 	return 0;
 }
 
+static char *copy_str(char **to, const char *str, size_t len)
+{
+	char *at = *to;
+
+	memcpy(at, str, len + 1);
+	*to += len + 1;
+	return at;
+}
+
+/* The source with copies of its name, labels and key in its own
+ * allocation, in the order a sample reads them. */
+static struct proc_source *source_alloc(const char *key, size_t len, const char *name,
+					const struct bs_label *labels, size_t n)
+{
+	size_t nl = strlen(name), size = sizeof(struct proc_source) + n * sizeof(struct bs_label);
+	struct proc_source *s;
+	char *at;
+
+	size += len + 1 + nl + 1;
+	for (size_t i = 0; i < n; i++)
+		size += strlen(labels[i].name) + 1 + strlen(labels[i].value) + 1;
+	if (!(s = calloc(1, size)))
+		return NULL;
+	s->labels = s->mem;
+	s->nlabels = n;
+	at = (char *)(s->mem + n);
+	s->name = copy_str(&at, name, nl);
+	for (size_t i = 0; i < n; i++) {
+		s->labels[i].name = copy_str(&at, labels[i].name, strlen(labels[i].name));
+		s->labels[i].value = copy_str(&at, labels[i].value, strlen(labels[i].value));
+	}
+	s->key = copy_str(&at, key, len); /* last: only a new source and the interface read it */
+	s->keylen = len;
+	return s;
+}
+
 static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, size_t len,
 				      uint64_t h, const char *name, const struct bs_label *labels,
 				      size_t n, uint64_t now_ns)
 {
-	struct proc_source *s = calloc(1, sizeof(*s));
+	struct proc_source *s = source_alloc(key, len, name, labels, n);
 
 	if (!s)
 		return NULL;
 	s->group = group;
 	s->hash = h;
-	s->keylen = len;
 	s->seen_ns = now_ns;
-	if (!(s->key = strdup(key)) || !(s->name = strdup(name)) ||
-	    !(s->labels = calloc(n ? n : 1, sizeof(*s->labels))))
-		goto err_free;
-	for (; s->nlabels < n; s->nlabels++) {
-		struct bs_label *l = &s->labels[s->nlabels];
-		l->name = strdup(labels[s->nlabels].name);
-		l->value = strdup(labels[s->nlabels].value);
-		if (!l->name || !l->value) {
-			s->nlabels++;
-			goto err_free;
-		}
-	}
 	if (source_stats(p, s, now_ns) < 0)
 		goto err_free;
 	if (growarr_push(&p->srcs, &s) < 0)
 		goto err_free;
+	if (growarr_push(&p->grp[group].srcs, &s) < 0) {
+		p->srcs.n--;
+		goto err_free;
+	}
 	if (p->srcs.n * 2 > p->index_cap) {
 		if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
 			p->srcs.n--;
+			p->grp[group].srcs.n--;
 			goto err_free;
 		}
 	} else {
@@ -322,11 +343,74 @@ static uint64_t name_candidates(const struct proc *p, const char *name)
 	return mask;
 }
 
+/* Whether s is the series name{labels} exactly as the collector gives it
+ * (so its key is s's key, and valid). */
+static bool source_is(const struct proc_source *s, const char *name, const struct bs_label *labels,
+		      size_t n)
+{
+	if (s->nlabels != n || strcmp(s->name, name) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!labels[i].name || !labels[i].value ||
+		    strcmp(s->labels[i].name, labels[i].name) != 0 ||
+		    strcmp(s->labels[i].value, labels[i].value) != 0)
+			return false;
+	return true;
+}
+
+/* The source of group g that followed *last in the last pass, if it is
+ * this series. */
+static struct proc_source *source_next(struct proc_source *const *last, uint32_t g,
+				       const char *name, const struct bs_label *labels, size_t n)
+{
+	struct proc_source *s = last && last[g] ? last[g]->next_fed : NULL;
+
+	return s && source_is(s, name, labels, n) ? s : NULL;
+}
+
+static void prefetch_range(const void *from, const void *to)
+{
+	for (const char *at = from; at < (const char *)to; at += 64)
+		__builtin_prefetch(at, 1);
+}
+
+/* Asks for the memory the pass will read next, while the collector
+ * writes the next series: the source expected two series after s (its
+ * head, the VOI's statistics its group uses, its name and labels) and,
+ * for the one expected next, whose head was asked for a series ago, its
+ * statistics and its VOI's data. Sources spread over the heap, and
+ * without this each feed waits for several cache misses in turn. The
+ * sources that follow s are of its group. */
+static void source_prefetch(const struct proc *p, const struct proc_source *s)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct proc_source *n1 = s->next_fed, *n2;
+
+	if (!n1)
+		return;
+	for (uint32_t i = 0; n1->stat && i < g->nstats; i++)
+		prefetch_range(&n1->stat[i].def, &n1->stat[i + 1]);
+	for (uint32_t i = 0; n1->sampled && i < n1->voi.nstats; i++) {
+		const struct vstats_stat *st = &n1->voi.stat[i];
+		if (st->stype == VSTATS_TDGST)
+			__builtin_prefetch(st->td, 1);
+		else if (st->stype == VSTATS_CRHIST || st->stype == VSTATS_DRHIST ||
+			 st->stype == VSTATS_DVHIST)
+			__builtin_prefetch(st->hist.bkt, 0), __builtin_prefetch(st->hist.count, 1);
+	}
+	if (!(n2 = n1->next_fed))
+		return;
+	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.nspec : 0]);
+	prefetch_range(&n2->voi.nstats, (const char *)n2->mem + 128);
+}
+
 /* Feeds the series to each candidate group whose label matchers it meets;
- * the name matchers were applied once for its family. */
+ * the name matchers were applied once for its family. last (NULL: none)
+ * holds per group the source the collector's pass fed before: the series
+ * is looked for after it first, then by its key in the index. */
 static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    const struct bs_label *labels, size_t n, const struct sampled *v,
-			    uint64_t due_ns, uint64_t now_ns)
+			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
 	bool matched = false;
@@ -337,24 +421,37 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		if (!(mask >> g & 1) ||
 		    !selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
-		if (!len && (written = serieskey_write(key, sizeof(key), name, labels, n)) < 0) {
-			p->count.key_too_long +=
-			    written == -E2BIG; /* a refused label: a scrape counts it */
-			return false;
-		}
-		len = (size_t)written;
-		matched = true;
-		uint64_t h = source_hash(g, key, len);
 		pthread_mutex_lock(&p->lock);
-		struct proc_source *s = source_find(p, g, key, len, h);
-		if (!s && p->srcs.n >= p->conf->max_sources)
-			p->count.too_many_sources++;
-		else if (!s && !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
-			p->count.too_many_sources++; /* no memory: counted as not kept */
+		struct proc_source *s = source_next(last, g, name, labels, n);
+		if (!s) { /* the key is built outside the lock */
+			pthread_mutex_unlock(&p->lock);
+			if (!len &&
+			    (written = serieskey_write(key, sizeof(key), name, labels, n)) < 0) {
+				p->count.key_too_long +=
+				    written == -E2BIG; /* a refused label: a scrape counts it */
+				return matched;
+			}
+			len = (size_t)written;
+			pthread_mutex_lock(&p->lock);
+			uint64_t h = source_hash(g, key, len);
+			s = source_find(p, g, key, len, h);
+			if (!s && p->srcs.n >= p->conf->max_sources)
+				p->count.too_many_sources++;
+			else if (!s &&
+				 !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
+				p->count.too_many_sources++; /* no memory: counted as not kept */
+			if (s && last && last[g])
+				last[g]->next_fed = s;
+		}
+		matched = true;
 		if (s && v->h)
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
 		else if (s)
 			feed_source(p, s, v->value, due_ns, now_ns);
+		if (s && last) {
+			last[g] = s;
+			source_prefetch(p, s);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return matched;
@@ -365,7 +462,8 @@ bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, 
 {
 	struct sampled v = {{.kind = BS_VAL_F64, .f = value}, NULL};
 
-	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, now_ns, now_ns);
+	return feed_candidates(p, name_candidates(p, name), name, labels, n, &v, NULL, now_ns,
+			       now_ns);
 }
 
 /* The emitter's checks of a histogram, and the cap on what a source
@@ -387,18 +485,19 @@ static bool hist_valid(struct proc *p, const struct bs_histogram *h)
 
 static bool feed_histogram(struct proc *p, uint64_t mask, const char *name,
 			   const struct bs_label *labels, size_t n, const struct bs_histogram *h,
-			   uint64_t due_ns, uint64_t now_ns)
+			   struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	struct sampled v = {{.kind = BS_VAL_F64}, h};
 
 	return mask && hist_valid(p, h) &&
-	       feed_candidates(p, mask, name, labels, n, &v, due_ns, now_ns);
+	       feed_candidates(p, mask, name, labels, n, &v, last, due_ns, now_ns);
 }
 
 bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 			 const struct bs_histogram *h, uint64_t now_ns)
 {
-	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, now_ns, now_ns);
+	return feed_histogram(p, name_candidates(p, name), name, labels, n, h, NULL, now_ns,
+			      now_ns);
 }
 
 /* ---- the probe emitter ---- */
@@ -411,6 +510,9 @@ struct probe {
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
+	/* Per group, the source this pass fed last: the next series is
+	 * looked for after it (its next_fed) first. */
+	struct proc_source *last[PROC_GROUPS_MAX];
 };
 
 /* A counter is exposed with _total: that is the name selectors use; a
@@ -447,8 +549,8 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 		pr->p->count.not_a_number++;
 		return 0;
 	}
-	pr->matched |=
-	    feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->due_ns, pr->now_ns);
+	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->last,
+				       pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -458,8 +560,8 @@ static int probe_histogram(struct bs_emitter *em, const struct bs_label *l, size
 	struct probe *pr = (struct probe *)em;
 
 	if (pr->candidates && pr->histogram)
-		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->due_ns,
-					      pr->now_ns);
+		pr->matched |= feed_histogram(pr->p, pr->candidates, pr->name, l, n, h, pr->last,
+					      pr->due_ns, pr->now_ns);
 	return 0;
 }
 
@@ -502,6 +604,8 @@ static const struct bs_emitter_ops probe_ops = {
 
 /* ---- the sampler ---- */
 
+/* Sources not seen for the ttl are freed, and every next_fed that
+ * pointed at one forgotten. */
 static void expire_sources(struct proc *p, uint64_t now_ns)
 {
 	uint64_t ttl = (uint64_t)(p->conf->source_ttl_s * 1e9);
@@ -509,7 +613,31 @@ static void expire_sources(struct proc *p, uint64_t now_ns)
 
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->srcs.n; i++) {
-		if (now_ns - p->src[i]->seen_ns > ttl) {
+		if (i + 16 < p->srcs.n) /* a miss each: ask for them ahead */
+			__builtin_prefetch(&p->src[i + 16]->seen_ns, 1);
+		p->src[i]->expired = now_ns - p->src[i]->seen_ns > ttl;
+		kept += !p->src[i]->expired;
+	}
+	if (kept == p->srcs.n) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	kept = 0;
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		struct proc_source *s = p->src[i];
+		if (s->next_fed && s->next_fed->expired)
+			s->next_fed = NULL;
+	}
+	for (uint32_t g = 0; g < p->conf->ngroups; g++) { /* before any is freed */
+		struct proc_group_srcs *gs = &p->grp[g];
+		size_t n = 0;
+		for (size_t i = 0; i < gs->srcs.n; i++)
+			if (!gs->src[i]->expired)
+				gs->src[n++] = gs->src[i];
+		gs->srcs.n = n;
+	}
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		if (p->src[i]->expired) {
 			source_free(p, p->src[i]);
 			p->count.expired_sources++;
 		} else {
@@ -606,6 +734,8 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	p->epfd = -1;
 	/* max_sources caps what is kept; the array never needs more. */
 	growarr_init(&p->srcs, sizeof(struct proc_source *), conf->max_sources);
+	for (uint32_t g = 0; g < PROC_GROUPS_MAX; g++)
+		growarr_init(&p->grp[g].srcs, sizeof(struct proc_source *), conf->max_sources);
 	worker_init(&p->sampler);
 	pthread_mutex_init(&p->lock, NULL);
 	proc_tpl_init(p);
@@ -637,6 +767,8 @@ void proc_free(struct proc *p)
 	for (size_t i = 0; i < p->srcs.n; i++)
 		source_free(p, p->src[i]);
 	growarr_free(&p->srcs);
+	for (uint32_t g = 0; g < PROC_GROUPS_MAX; g++)
+		growarr_free(&p->grp[g].srcs);
 	free(p->index);
 	free(p->scratch);
 	pthread_mutex_destroy(&p->lock);

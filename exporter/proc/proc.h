@@ -34,13 +34,19 @@ struct proc_input {
 struct proc_source {
 	uint32_t group;
 	uint32_t id; /* the interface is <group>/<id> */
-	char *key;   /* name{labels}: the series, as the interface lists it */
+	uint64_t seen_ns;
+	/* The source of the same group fed after this one in the last pass
+	 * of its collector: a collector that writes its series in the same
+	 * order each pass finds each one here, by comparing the labels,
+	 * without building its key or reading the index. NULL: none known. */
+	struct proc_source *next_fed;
+	bool expired; /* being freed: no next_fed may point here */
+	char *key;    /* name{labels}: the series, as the interface lists it */
 	size_t keylen;
-	char *name;		 /* its metric name */
-	struct bs_label *labels; /* copies, for the families written */
+	char *name;		 /* its metric name, as the collector gave it */
+	struct bs_label *labels; /* copies as the collector gave them, for the families written */
 	size_t nlabels;
 	uint64_t hash;
-	uint64_t seen_ns;
 	bool have_prev;
 	double prev;
 	uint64_t prev_ns;
@@ -54,6 +60,9 @@ struct proc_source {
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
 	uint64_t prev_u;	    /* the last value of a u64 series, exact */
 	struct vstats_voi voi;
+	/* labels[nlabels], then the name, the labels' strings and the key:
+	 * one allocation with the source, read together on each sample. */
+	struct bs_label mem[];
 };
 
 /* An index slot: the hash beside the source, so a probe that misses reads
@@ -95,6 +104,11 @@ struct proc {
 	struct proc_input in;			     /* the collectors sampled */
 	pthread_mutex_t lock;			     /* the sources and everything in them */
 	GROWARR_OF(struct proc_source *, src, srcs); /* in order of arrival */
+	/* Per group, its sources in order of arrival: a scrape writes each
+	 * family of a group from its own list, not from every source. */
+	struct proc_group_srcs {
+		GROWARR_OF(struct proc_source *, src, srcs);
+	} grp[PROC_GROUPS_MAX];
 	struct proc_slot *index; /* open addressing over src, by (group, key) hash */
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];

@@ -31,9 +31,11 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 {
 	struct bs_label l[LABELS_MAX];
 
-	for (size_t i = 0; i < p->srcs.n; i++) {
-		const struct proc_source *s = p->src[i];
-		if (s->group != g || s->nlabels + 1 > LABELS_MAX)
+	const struct proc_group_srcs *gs = &p->grp[g];
+
+	for (size_t i = 0; i < gs->srcs.n; i++) {
+		const struct proc_source *s = gs->src[i];
+		if (s->nlabels + 1 > LABELS_MAX)
 			continue;
 		memcpy(l, s->labels, s->nlabels * sizeof(*l));
 		l[s->nlabels] = (struct bs_label){"source_metric", s->name};
@@ -291,10 +293,8 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, gc->x) & FAM_NAMED;
 	struct stat_arg a = {k, FAM_COUNTER, gc->x, p->scratch};
 
-	for (size_t i = 0; i < p->srcs.n; i++) {
-		if (p->src[i]->group != g)
-			continue;
-		uint32_t m = fams_of(&p->src[i]->stat[k].def, gc->x);
+	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
+		uint32_t m = fams_of(&p->grp[g].src[i]->stat[k].def, gc->x);
 		need |= m;
 		named = named ? named : m & FAM_NAMED;
 	}

@@ -18,11 +18,10 @@
 static void list(struct proc *p, struct proc_reply *r)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++)
-		for (size_t i = 0; i < p->srcs.n; i++)
-			if (p->src[i]->group == g)
-				statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
-						     p->conf->group[g].name, p->src[i]->id,
-						     p->src[i]->key);
+		for (size_t i = 0; i < p->grp[g].srcs.n; i++)
+			statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
+					     p->conf->group[g].name, p->grp[g].src[i]->id,
+					     p->grp[g].src[i]->key);
 }
 
 static struct proc_source *find(struct proc *p, const char *path, const char **rest)
@@ -38,9 +37,9 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 		if (*end != '/')
 			return NULL;
 		*rest = end + 1;
-		for (size_t i = 0; i < p->srcs.n; i++)
-			if (p->src[i]->group == g && p->src[i]->id == id)
-				return p->src[i];
+		for (size_t i = 0; i < p->grp[g].srcs.n; i++)
+			if (p->grp[g].src[i]->id == id)
+				return p->grp[g].src[i];
 		return NULL;
 	}
 	return NULL;
