@@ -102,6 +102,15 @@ check "per-VM output passes promtool" sh -c "promtool check metrics <'$WORK/vm.t
 # their thread's group and said so, never summed into a VM they may not
 # belong to. VM i makes IO + i*STEP port exits on each of its 2 vCPUs.
 STEP=5
+# exits_match FILE SERIES_LABELS GOT WANT VCPUS: exactly, where io_exits
+# counts them; where port I/O is emulated (io_exits 0, exits less halts),
+# up to two more a vCPU for host interrupts that land while the guest runs,
+# as for the exits checked above.
+exits_match() {
+	[ "$3" = "$4" ] && return 0
+	[ "$(value "$1" "kvm_vcpu_io_exits_total$2")" = 0 ] && [ "$3" -gt "$4" ] &&
+		[ "$3" -le $(($4 + 2 * $5)) ]
+}
 # exits_of FILE SERIES_LABELS: the guest's port exits, as the kernel counts them here.
 exits_of() {
 	local io ex
@@ -125,7 +134,8 @@ check "one thread, 3 VMs: the 6 vCPUs are served as the thread's group ($group),
 	test -n "$group" -a "$(value "$WORK/multi.txt" kvm_collector_vcpus_of_unknown_vm)" = 6
 want=$((2 * (IO + IO + STEP + IO + 2 * STEP)))
 got=$(exits_of "$WORK/multi.txt" "{vm=\"$group\"}" 6)
-check "one thread, 3 VMs: the group's port exits are all of them ($got = $want)" test "$got" = "$want"
+check "one thread, 3 VMs: the group's port exits are all of them ($got = $want)" \
+	exits_match "$WORK/multi.txt" "{vm=\"$group\"}" "$got" "$want" 6
 check "one thread, 3 VMs: logged, naming the VMM and the group" \
 	grep -q "one thread created several VMs.*pid=$FM.*vm=$group" "$WORK/exporter.log"
 kill "$FM"
@@ -147,7 +157,8 @@ check "one thread, 3 VMs handed over by name: 3 VMs, 9 fds" \
 for i in 0 1 2; do
 	want=$((2 * (IO + i * STEP)))
 	got=$(exits_of "$WORK/homulti.txt" "{vm=\"handed-$i\"}" 2)
-	check "one thread, VM $i handed over by name: its own exits ($got = $want)" test "$got" = "$want"
+	check "one thread, VM $i handed over by name: its own exits ($got = $want)" \
+		exits_match "$WORK/homulti.txt" "{vm=\"handed-$i\"}" "$got" "$want" 2
 done
 kill "$FHM"
 
