@@ -42,20 +42,14 @@ static struct collset *current_get(void *ctx)
 	return s;
 }
 
+/* A collector's pairs stay pairs: fields of the line, in every format. */
 __attribute__((sentinel)) static void host_log(enum bs_log_level level, const char *collector,
 					       const char *msg, ...)
 {
-	/* Prefix the collector's own pairs with its name: one line, one write. */
-	char line[1024];
 	va_list ap;
-	size_t n = (size_t)snprintf(line, sizeof(line), "%s", msg);
 	va_start(ap, msg);
-	for (const char *k; (k = va_arg(ap, const char *)) && n < sizeof(line);) {
-		const char *v = va_arg(ap, const char *);
-		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", k, v ? v : "");
-	}
+	log_vcollector(level, collector, msg, ap);
 	va_end(ap);
-	log_msg(level, line, "collector", collector, (char *)NULL);
 }
 
 static const struct bs_host host = {
