@@ -225,6 +225,7 @@ testbins: all $(UNIT_BINS) $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci
 
 integration: testbins
 	tests/integration/run.sh $(B)
+	tests/integration/cli.sh $(B)
 	tests/integration/web.sh $(B)
 	tests/integration/systemd.sh $(B)
 	tests/integration/landing.sh $(B)

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ void cli_usage(const char *prog)
 	       "                                exporter-toolkit's web-config.yml format\n"
 	       "  --web.telemetry-path=PATH     where metrics are served (default /metrics)\n"
 	       "  --web.disable-exporter-metrics  leave out process_* and binstat_exporter_*\n"
-	       "  --web.max-requests=N          scrapes at once before 503 (default 40)\n"
+	       "  --web.max-requests=N          scrapes at once before 503; 0: no limit "
+	       "(default 40)\n"
 	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
 	       "  --web.read-header-timeout=S   seconds to send a whole request head (default 10)\n"
 	       "  --web.write-timeout=S         seconds to read a whole response (default 120)\n"
@@ -27,11 +29,14 @@ void cli_usage(const char *prog)
 	       "(default 16)\n"
 	       "  --collector.NAME              run collector NAME, whatever its enabled: says\n"
 	       "  --no-collector.NAME           do not run collector NAME\n"
+	       "  --collector.disable-defaults  run only the collectors --collector.NAME names\n"
 	       "  --log.level=LEVEL             debug, info, warn or error (default info)\n"
-	       "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
-	       "  --check-config                check the configuration and exit\n"
+	       "  --log.format=FORMAT           logfmt or json (default logfmt); lines go to\n"
+	       "                                the journal, each pair a field, when stderr is it\n"
+	       "  --check-config                check the configuration and the web config, "
+	       "and exit\n"
 	       "  --version                     print the version and exit\n"
-	       "  --help                        print this and exit\n",
+	       "  -h, --help, --help-long       print this and exit\n",
 	       prog);
 }
 
@@ -69,8 +74,10 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 			goto err_bad_value;
 		c->http.telemetry_path = v;
 	} else if (strcmp(flag, "web.max-requests") == 0) {
-		if (uint_arg(v, 1, 10000, &c->http.max_requests) < 0)
+		if (uint_arg(v, 0, 10000, &c->http.max_requests) < 0)
 			goto err_bad_value;
+		if (c->http.max_requests == 0) /* node_exporter's "0: no limit" */
+			c->http.max_requests = UINT_MAX;
 	} else if (strcmp(flag, "web.connection-timeout") == 0) {
 		if (uint_arg(v, 1, 3600, &c->http.connection_timeout) < 0)
 			goto err_bad_value;
@@ -84,15 +91,18 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 		if (uint_arg(v, 1, HTTP_CONNECTIONS_MAX, &c->http.max_per_address) < 0)
 			goto err_bad_value;
 	} else if (strcmp(flag, "log.level") == 0) {
-		if (log_parse_level(v, &c->log_level) < 0)
-			goto err_bad_value;
+		if (log_parse_level(v, &c->log_level) < 0) {
+			snprintf(err, errlen, "bad value '%s' for --%s: one of %s", v, flag,
+				 log_level_names());
+			return -1;
+		}
 	} else if (strcmp(flag, "log.format") == 0) {
-		if (strcmp(v, "json") != 0 && strcmp(v, "logfmt") != 0)
-			goto err_bad_value;
+		if (strcmp(v, "json") != 0 && strcmp(v, "logfmt") != 0) {
+			snprintf(err, errlen, "bad value '%s' for --%s: one of logfmt, json", v,
+				 flag);
+			return -1;
+		}
 		c->log_json = strcmp(v, "json") == 0;
-	} else {
-		snprintf(err, errlen, "unknown flag --%s (see --help)", flag);
-		return -1;
 	}
 	return 0;
 err_bad_value:
@@ -126,7 +136,30 @@ static int collector_flag(struct cli *c, const char *flag, char *err, size_t err
 
 static bool is_collector_flag(const char *flag)
 {
-	return strncmp(flag, "collector.", 10) == 0 || strncmp(flag, "no-collector.", 13) == 0;
+	return (strncmp(flag, "collector.", 10) == 0 || strncmp(flag, "no-collector.", 13) == 0) &&
+	       strcmp(flag, "collector.disable-defaults") != 0;
+}
+
+/* The flags that take a value; apply() sets each. */
+static bool is_value_flag(const char *flag)
+{
+	static const char *const names[] = {
+	    "config.file",
+	    "web.listen-address",
+	    "web.config.file",
+	    "web.telemetry-path",
+	    "web.max-requests",
+	    "web.connection-timeout",
+	    "web.read-header-timeout",
+	    "web.write-timeout",
+	    "web.max-connections-per-address",
+	    "log.level",
+	    "log.format",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(flag, names[i]) == 0)
+			return true;
+	return false;
 }
 
 static bool *switch_flag(struct cli *c, const char *flag)
@@ -139,9 +172,27 @@ static bool *switch_flag(struct cli *c, const char *flag)
 		return &c->systemd_socket;
 	if (strcmp(flag, "web.disable-exporter-metrics") == 0)
 		return &c->http.no_exporter_metrics;
-	if (strcmp(flag, "help") == 0 || strcmp(flag, "h") == 0)
+	if (strcmp(flag, "collector.disable-defaults") == 0)
+		return &c->disable_defaults;
+	/* kingpin's long help; here the one help there is. */
+	if (strcmp(flag, "help") == 0 || strcmp(flag, "help-long") == 0)
 		return &c->help;
 	return NULL;
+}
+
+bool cli_collector_on(const struct cli *c, const char *name, bool configured, const char **why)
+{
+	for (size_t i = 0; i < c->ncollector; i++)
+		if (strcmp(c->collector[i].name, name) == 0) {
+			*why = c->collector[i].enabled ? "--collector.NAME" : "--no-collector.NAME";
+			return c->collector[i].enabled;
+		}
+	if (c->disable_defaults) {
+		*why = "--collector.disable-defaults";
+		return false;
+	}
+	*why = "";
+	return configured;
 }
 
 int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
@@ -163,11 +214,20 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 			snprintf(err, errlen, "unexpected argument '%s'", a);
 			return -1;
 		}
-		a += a[1] == '-' ? 2 : 1;
+		/* As kingpin: one dash is a short flag, and -h the only one. */
+		if (a[1] != '-') {
+			if (strcmp(a, "-h") == 0) {
+				c->help = true;
+				continue;
+			}
+			snprintf(err, errlen, "unknown short flag '-%c', try --help", a[1]);
+			return -1;
+		}
+		a += 2;
 		const char *eq = strchr(a, '=');
 		size_t n = eq ? (size_t)(eq - a) : strlen(a);
 		if (n >= sizeof(flag)) {
-			snprintf(err, errlen, "unknown flag '%s'", argv[i]);
+			snprintf(err, errlen, "unknown long flag '%s', try --help", argv[i]);
 			return -1;
 		}
 		memcpy(flag, a, n);
@@ -182,6 +242,10 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 		if (sw && !eq) {
 			*sw = true;
 			continue;
+		}
+		if (!sw && !is_value_flag(flag)) {
+			snprintf(err, errlen, "unknown long flag '--%s', try --help", flag);
+			return -1;
 		}
 		const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
 		if (!v || sw) {
@@ -199,5 +263,20 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 	}
 	if (c->http.nlisten == 0 && !c->systemd_socket)
 		c->http.listen[c->http.nlisten++] = ":" CLI_DEFAULT_PORT;
+	return 0;
+}
+
+int cli_apply_collectors(const struct cli *c, struct config *cfg, char *err, size_t errlen)
+{
+	const char *why;
+
+	for (size_t i = 0; i < cfg->ncollectors; i++) {
+		struct config_collector *cc = &cfg->collector[i];
+		cc->enabled = cli_collector_on(c, cc->name, cc->enabled, &why);
+	}
+	for (size_t i = 0; i < c->ncollector; i++)
+		if (c->collector[i].enabled &&
+		    config_set_enabled(cfg, c->collector[i].name, true, err, errlen) < 0)
+			return -1;
 	return 0;
 }

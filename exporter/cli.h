@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "http.h"
 #include "log.h"
 
@@ -28,10 +29,24 @@ struct cli {
 	bool check_config;
 	bool version;
 	bool help;
+	/* --collector.disable-defaults: only --collector.NAME runs a collector. */
+	bool disable_defaults;
 };
 
 /* Returns 0, or -1 with a message in err. */
 int cli_parse(int argc, char **argv, struct cli *out, char *err, size_t errlen);
+/* The flags; the daemon lists the collectors after them. */
 void cli_usage(const char *prog);
+
+/* Whether collector `name` runs, given what its configuration says
+ * (`configured`: in the file and not `enabled: false`), and why, for
+ * --help: the last --collector.NAME or --no-collector.NAME wins, then
+ * --collector.disable-defaults turns everything else off. `why` is a
+ * static string; "" when the configuration decides. */
+bool cli_collector_on(const struct cli *c, const char *name, bool configured, const char **why);
+/* Sets each collector of cfg on or off by cli_collector_on, and adds the
+ * ones only --collector.NAME names (with their defaults). 0, or -1 with
+ * the reason in err. */
+int cli_apply_collectors(const struct cli *c, struct config *cfg, char *err, size_t errlen);
 
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "announce.h"
 #include "cli.h"
 #include "collset.h"
 #include "emitter.h"
@@ -42,20 +43,14 @@ static struct collset *current_get(void *ctx)
 	return s;
 }
 
+/* A collector's pairs stay pairs: fields of the line, in every format. */
 __attribute__((sentinel)) static void host_log(enum bs_log_level level, const char *collector,
 					       const char *msg, ...)
 {
-	/* Prefix the collector's own pairs with its name: one line, one write. */
-	char line[1024];
 	va_list ap;
-	size_t n = (size_t)snprintf(line, sizeof(line), "%s", msg);
 	va_start(ap, msg);
-	for (const char *k; (k = va_arg(ap, const char *)) && n < sizeof(line);) {
-		const char *v = va_arg(ap, const char *);
-		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s=%s", k, v ? v : "");
-	}
+	log_vcollector(level, collector, msg, ap);
 	va_end(ap);
-	log_msg(level, line, "collector", collector, (char *)NULL);
 }
 
 static const struct bs_host host = {
@@ -80,10 +75,8 @@ static struct collset *load(const struct cli *cli, const struct bs_host *h, char
 
 	if (!cfg)
 		return NULL;
-	for (size_t i = 0; i < cli->ncollector; i++)
-		if (config_set_enabled(cfg, cli->collector[i].name, cli->collector[i].enabled, err,
-				       errlen) < 0)
-			goto err_free;
+	if (cli_apply_collectors(cli, cfg, err, errlen) < 0)
+		goto err_free;
 	if (pipeline_build(cfg, h, &set, err, errlen) < 0)
 		return NULL;
 	return set;
@@ -115,10 +108,21 @@ static void reload(const struct cli *cli)
 static int check_config(const struct cli *cli)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(cli, &check_host, err, sizeof(err));
+	struct collset *set;
 	int failed = 0;
 
-	if (!set) {
+	/* The web config as a start reads it (certificates, keys, users),
+	 * with no socket opened: a unit's ExecStartPre must fail on what
+	 * would fail its ExecStart. */
+	if (cli->web_config_file) {
+		struct weblive *web = weblive_open(cli->web_config_file, err, sizeof(err));
+		if (!web) {
+			fprintf(stderr, "cannot load the web config: %s\n", err);
+			return 1;
+		}
+		weblive_close(web);
+	}
+	if (!(set = load(cli, &check_host, err, sizeof(err)))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -254,6 +258,7 @@ static int serve(struct cli *cli)
 		goto err_close_web;
 	}
 	log_info("binstat_exporter started", "version", BS_VERSION, "config", cli->config_file);
+	announce_start(cli, current);
 	if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
 		watchdog_usec = 0;
 	notify_status("READY=1");
@@ -296,6 +301,7 @@ int main(int argc, char **argv)
 	}
 	if (cli.help) {
 		cli_usage(argv[0]);
+		announce_help_collectors(&cli);
 		return 0;
 	}
 	if (cli.version) {

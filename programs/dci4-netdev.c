@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -272,21 +273,64 @@ static void rescan(void)
 	set_ipv4();
 }
 
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [-d DIR] [-i INTERVAL_MS]\n\n"
+		"Publishes every network interface as a DCI4 network driver statistic\n"
+		"supplier: one socket per interface in DIR, with the counters of\n"
+		"/sys/class/net/IF/statistics, its MAC and IPv4 addresses and link state.\n\n"
+		"  -d, --dir=DIR              the supplier directory (default "
+		"$DCI4_SUPPLIER_DIR, else " DCI4_DEFAULT_DIR ")\n"
+		"  -i, --interval=MS          how often interfaces are looked for, 10 to "
+		"3600000 (default 1000)\n"
+		"  -h, --help                 print this and exit\n\n"
+		"SIGTERM or SIGINT stops it and removes its sockets.\n",
+		prog);
+}
+
+/* A whole decimal number in [min, max], or -1. */
+static long number_arg(const char *s, long min, long max)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	return *s && !*end && !errno && v >= min && v <= max ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	    {"dir", required_argument, NULL, 'd'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
 	int interval_ms = 1000, opt;
 
 	dir = getenv("DCI4_SUPPLIER_DIR") ? getenv("DCI4_SUPPLIER_DIR") : DCI4_DEFAULT_DIR;
-	while ((opt = getopt(argc, argv, "d:i:h")) != -1) {
-		if (opt == 'd')
+	while ((opt = getopt_long(argc, argv, "d:i:h", longopts, NULL)) != -1) {
+		if (opt == 'd') {
 			dir = optarg;
-		else if (opt == 'i' && strtol(optarg, NULL, 10) >= 10 &&
-			 strtol(optarg, NULL, 10) <= 3600000)
-			interval_ms = (int)strtol(optarg, NULL, 10);
-		else {
-			fprintf(stderr, "usage: %s [-d DIR] [-i INTERVAL_MS]\n", argv[0]);
-			return opt == 'h' ? 0 : 2;
+		} else if (opt == 'i' && number_arg(optarg, 10, 3600000) >= 0) {
+			interval_ms = (int)number_arg(optarg, 10, 3600000);
+		} else if (opt == 'h') {
+			usage(stdout, argv[0]);
+			return 0;
+		} else {
+			if (opt == 'i')
+				fprintf(stderr, "%s: bad interval '%s': 10 to 3600000 ms\n",
+					argv[0], optarg);
+			fprintf(stderr,
+				"usage: %s [-d DIR] [-i INTERVAL_MS]; %s --help says more\n",
+				argv[0], argv[0]);
+			return 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", argv[0],
+			argv[optind]);
+		return 2;
 	}
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);

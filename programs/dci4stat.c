@@ -2,6 +2,7 @@
  * supplier in the supplier directory and prints each statistic the way its
  * presentation asks.   dci4stat [-d DIR] [SUPPLIER...] */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +96,27 @@ int main(int argc, char **argv)
 	size_t n;
 	int opt, failed = 0;
 
-	while ((opt = getopt(argc, argv, "d:h")) != -1) {
+	static const struct option longopts[] = {
+	    {"dir", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
 		if (opt == 'd') {
 			dir = optarg;
+		} else if (opt == 'h') {
+			printf("usage: %s [-d DIR] [SUPPLIER...]\n\n"
+			       "Shows the statistics of every DCI4 statistic supplier in DIR, or\n"
+			       "of the SUPPLIERs named, each as its presentation asks.\n\n"
+			       "  -d, --dir=DIR   the supplier directory (default "
+			       "$DCI4_SUPPLIER_DIR, else " DCI4_DEFAULT_DIR ")\n"
+			       "  -h, --help      print this and exit\n",
+			       argv[0]);
+			return 0;
 		} else {
-			fprintf(stderr, "usage: %s [-d DIR] [SUPPLIER...]\n", argv[0]);
-			return opt == 'h' ? 0 : 2;
+			fprintf(stderr, "usage: %s [-d DIR] [SUPPLIER...]; %s --help says more\n",
+				argv[0], argv[0]);
+			return 2;
 		}
 	}
 	int rc = dci4_dir_list(dir, DCI4STAT_LOOKED_MAX, &e, &n, &skipped);

@@ -236,8 +236,10 @@ enum bs_log_level { BS_LOG_DEBUG, BS_LOG_INFO, BS_LOG_WARN, BS_LOG_ERROR };
 /* What the host lends a collector for its lifetime. Grows only at the end. */
 struct bs_host {
 	uint32_t abi_version;
-	/* Structured log line: msg plus key/value pairs, NULL-terminated (the
-	 * compiler checks the NULL at every call). */
+	/* Structured log line: msg plus key/value string pairs, NULL-terminated
+	 * (the compiler checks the NULL at every call). Each pair is a field
+	 * of the line (logfmt, JSON, a journal entry's KEY=value): put
+	 * figures in pairs, not in msg, which names one kind of line. */
 	void (*log)(enum bs_log_level level, const char *collector, const char *msg,
 		    ...) BS_SENTINEL_PTR;
 	uint32_t flags; /* BS_HOST_* */

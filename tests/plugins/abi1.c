@@ -3,6 +3,7 @@
 #include <binstat/collector.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct abi1 {
@@ -13,7 +14,6 @@ static int abi1_init(const struct bs_host *h, const struct bs_conf *c, void **s)
 {
 	struct abi1 *a = calloc(1, sizeof(*a));
 
-	(void)h;
 	if (!a)
 		return -ENOMEM;
 	a->value = 1;
@@ -23,6 +23,10 @@ static int abi1_init(const struct bs_host *h, const struct bs_conf *c, void **s)
 		free(a);
 		return -EINVAL;
 	}
+	/* bs_host.log as ABI 1 had it: its pairs must arrive as fields. */
+	char v[24];
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)a->value);
+	h->log(BS_LOG_INFO, "abi1", "abi1 ready", "value", v, (char *)NULL);
 	*s = a;
 	return 0;
 }
