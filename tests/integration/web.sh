@@ -120,8 +120,46 @@ check "client certificate without an allowed SAN: refused" refused --cacert ca.c
 check "certificate not for client authentication: refused" refused --cacert ca.crt --cert serveronly.crt --key serveronly.key "$URL/metrics"
 check "plain HTTP to the TLS port: no HTTP answer" refused "http://127.0.0.1:$PORT/metrics"
 check "still serving after the refusals" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
-refusals=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"client_certificate\"}" {print $2}')
-check "refused client certificates are counted (got $refusals, want 3)" test "$refusals" = 3
+cert_refusals() { # cert_refusals PORT
+	curl -s "${C[@]}" -u alice:s3cret "https://127.0.0.1:$1/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"client_certificate\"}" {print $2}'
+}
+refusals=$(cert_refusals "$PORT")
+check "refused client certificates are counted, none sent included (got $refusals, want 5)" test "$refusals" = 5
+# Each refusal of openssl s_client: counted once, and logged at info with
+# Go's words for the reason (the handshake fails before s_client returns).
+# An exporter of their own, whose log has these five lines only: the log
+# writes at most five of a kind a second.
+PORTC=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/web.yml" \
+	--web.listen-address="127.0.0.1:$PORTC" >"$WORK/refusals.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORTC"
+one_refusal() { # one_refusal WHAT LOGGED_REASON S_CLIENT_ARGS...
+	local what=$1 reason=$2 before after lines0 lines1 line
+	shift 2
+	line="level=info msg=\"TLS handshake refused\" reason=client_certificate remote=127.0.0.1:[0-9]* err=\"$reason\"\$"
+	before=$(cert_refusals "$PORTC")
+	lines0=$(grep -c "$line" "$WORK/refusals.log")
+	openssl s_client -connect "127.0.0.1:$PORTC" -CAfile ca.crt "$@" </dev/null >/dev/null 2>&1
+	after=$(cert_refusals "$PORTC")
+	check "openssl s_client, $what: counted once in reason=client_certificate ($before, then $after)" \
+		test "$after" = "$((before + 1))"
+	for _ in $(seq 50); do
+		lines1=$(grep -c "$line" "$WORK/refusals.log")
+		[ "$lines1" -gt "$lines0" ] && break
+		sleep 0.05
+	done
+	check "openssl s_client, $what: logged at info, err=\"$reason\" ($lines0, then $lines1 lines)" \
+		test "$lines1" = "$((lines0 + 1))"
+}
+one_refusal "no client certificate, TLS 1.3" "client didn't provide a certificate" -tls1_3
+one_refusal "no client certificate, TLS 1.2" "client didn't provide a certificate" -tls1_2
+one_refusal "a client certificate of another CA" "certificate signed by unknown authority" -cert rogue.crt -key rogue.key
+one_refusal "a client certificate with a SAN not allowed" "could not find allowed SANs in client cert" -cert othersan.crt -key othersan.key
+one_refusal "a server-only certificate" "certificate specifies an incompatible key usage" -cert serveronly.crt -key serveronly.key
+openssl s_client -connect "127.0.0.1:$PORTC" -CAfile ca.crt -cert client.crt -key client.key </dev/null >/dev/null 2>&1
+check "openssl s_client with a good certificate: not counted (5), nothing more logged" sh -c \
+	"test '$(cert_refusals "$PORTC")' = 5 && test \$(grep -c 'TLS handshake refused' '$WORK/refusals.log') = 5"
 auths=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"basic_auth\"}" {print $2}')
 check "failed basic auth is counted (got $auths)" test "$auths" -ge 3
 
