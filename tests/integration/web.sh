@@ -312,7 +312,8 @@ for _ in $(seq 100); do grep -qs "listening" "$WORK/mixed.log" && break; sleep 0
 check "users' bcrypt costs 4 and 12: a warning says the time tells them apart" \
 	grep -q "bcrypt costs differ.*lowest=4 highest=12" "$WORK/mixed.log"
 
-# The toolkit's bad files are refused at start, with the reason.
+# The toolkit's bad files are refused at start, with the reason and the
+# place of the value at fault (a list's element), as file:line:col.
 bad() { # bad NAME YAML EXPECTED_MESSAGE
 	printf '%s\n' "$2" >"$T/bad.yml"
 	local out
@@ -321,19 +322,20 @@ bad() { # bad NAME YAML EXPECTED_MESSAGE
 	check "bad web config ($1): refused saying '$3'" grep -qF "$3" <<<"$out"
 }
 bad "unknown key" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  certfile: x' "unknown key 'certfile'"
-bad "invalid ClientAuth" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes' "invalid ClientAuth: Sometimes"
-bad "CA without a policy" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt' "client CA's have been configured without a Client Auth Policy"
-bad "verify without a CA" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert' "needs client_ca_file or client_ca"
-bad "key missing" $'tls_server_config:\n  cert_file: server.crt' "missing one of key or key_file"
+bad "invalid ClientAuth" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes' "bad.yml:4:21: invalid ClientAuth: Sometimes"
+bad "CA without a policy" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt' "bad.yml:4:19: client CA's have been configured without a Client Auth Policy"
+bad "verify without a CA" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert' "bad.yml:4:21: client_auth_type RequireAndVerifyClientCert needs client_ca_file or client_ca"
+bad "key missing" $'tls_server_config:\n  cert_file: server.crt' "bad.yml:1:1: missing one of key or key_file"
 bad "cert file missing" $'tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key' "failed to read cert_file"
 bad "key of another cert" $'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key' "failed to load the certificate"
-bad "invented cipher" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "unknown cipher suite TLS_RSA_WITH_RC4_128_SHA"
-bad "invented curve" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences: [CurveP999]' "unknown curve CurveP999"
-bad "unknown TLS version" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14' "unknown TLS version TLS14"
+bad "invented cipher" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "bad.yml:4:19: unknown cipher suite TLS_RSA_WITH_RC4_128_SHA"
+bad "invented curve" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences: [CurveP999]' "bad.yml:4:23: unknown curve CurveP999"
+bad "invented curve, second in a block list" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences:\n    - X25519\n    - CurveP999' "bad.yml:6:7: unknown curve CurveP999"
+bad "unknown TLS version" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14' "bad.yml:4:16: unknown TLS version TLS14"
 bad "extra header" $'http_server_config:\n  headers:\n    X-Evil: 1' 'HTTP header \"X-Evil\" can not be configured'
 bad "bad X-Frame-Options" $'http_server_config:\n  headers:\n    X-Frame-Options: allow' "invalid value for X-Frame-Options"
 bad "plain-text password" $'basic_auth_users:\n  alice: s3cret' "is not a bcrypt hash"
-bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "burst 0 refuses every request"
+bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "bad.yml:3:10: a rate limit with burst 0 refuses every request"
 bad "not YAML" $'tls_server_config: [' "bad.yml"
 
 summary
