@@ -64,9 +64,10 @@ static const struct conf_node *later(const struct conf_node *a, const struct con
 	return a->line > b->line || (a->line == b->line && a->col > b->col) ? a : b;
 }
 
-/* cert/cert_file and the like: inline PEM or a file, not both. */
+/* cert/cert_file and the like: inline PEM or a file, not both. *at: the
+ * value given, for the errors of what is made of the PEM later. */
 static int pem_pair(const struct conf_node *t, const char *inline_key, const char *file_key,
-		    const char *config_file, char **pem, char **path)
+		    const char *config_file, char **pem, char **path, const struct conf_node **at)
 {
 	const char *text = NULL, *file = NULL;
 
@@ -76,6 +77,7 @@ static int pem_pair(const struct conf_node *t, const char *inline_key, const cha
 	if (text && *text && file && *file) /* at the second of the two */
 		return conf_errorf(later(conf_child(t, inline_key), conf_child(t, file_key)),
 				   "give one of %s and %s, not both", inline_key, file_key);
+	*at = conf_child(t, file && *file ? file_key : inline_key);
 	if (file && *file) {
 		if (!(*path = join_dir(config_file, file)))
 			return conf_errorf(t, "out of memory");
@@ -191,10 +193,10 @@ static int load_tls(struct webconf *w, const struct conf_node *at, const struct 
 		return 0;
 	if (t->kind != BS_CONF_MAP)
 		return conf_errorf(t, "'tls_server_config' must be a mapping");
-	if (pem_pair(t, "cert", "cert_file", file, &w->cert_pem, &w->cert_file) < 0 ||
-	    pem_pair(t, "key", "key_file", file, &w->key_pem, &w->key_file) < 0 ||
-	    pem_pair(t, "client_ca", "client_ca_file", file, &w->client_ca_pem,
-		     &w->client_ca_file) < 0 ||
+	if (pem_pair(t, "cert", "cert_file", file, &w->cert_pem, &w->cert_file, &w->cert_at) < 0 ||
+	    pem_pair(t, "key", "key_file", file, &w->key_pem, &w->key_file, &w->key_at) < 0 ||
+	    pem_pair(t, "client_ca", "client_ca_file", file, &w->client_ca_pem, &w->client_ca_file,
+		     &w->client_ca_at) < 0 ||
 	    load_client_auth(w, t) < 0 ||
 	    str_list(t, "client_allowed_sans", w->sans, WEBCONF_SANS_MAX, &w->nsans) < 0 ||
 	    load_priority(w, t) < 0)

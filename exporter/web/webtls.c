@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conftree.h"
 #include "log.h"
 #include "selfstats.h"
 
@@ -171,16 +172,43 @@ static int verify_client(gnutls_session_t s)
 	return code;
 }
 
+/* "file:line:col: " of a value of the web config, as its other errors. */
+static size_t where(const struct webconf *w, const struct conf_node *at, char *err, size_t errlen)
+{
+	int n = at ? snprintf(err, errlen, "%s:%u:%u: ", w->doc->file, at->line, at->col) : 0;
+
+	return n > 0 && (size_t)n < errlen ? (size_t)n : 0;
+}
+
+/* Which of the two a failure to load them is about: a certificate that
+ * does not parse alone, else the key (unparsable, or not the
+ * certificate's). */
+static const struct conf_node *cert_or_key(const struct webconf *w, const gnutls_datum_t *cert)
+{
+	gnutls_x509_crt_t *list = NULL;
+	unsigned n = 0;
+
+	if (gnutls_x509_crt_list_import2(&list, &n, cert, GNUTLS_X509_FMT_PEM, 0) < 0)
+		return w->cert_at;
+	for (unsigned i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(list[i]);
+	gnutls_free(list);
+	return w->key_at;
+}
+
 static int load_credentials(struct webtls *t, const struct webconf *w, char *err, size_t errlen)
 {
 	gnutls_datum_t cert = {(unsigned char *)w->cert_pem, (unsigned)strlen(w->cert_pem)};
 	gnutls_datum_t key = {(unsigned char *)w->key_pem, (unsigned)strlen(w->key_pem)};
+	size_t at;
 	int rc;
 
 	if ((rc = gnutls_certificate_allocate_credentials(&t->cred)) < 0 ||
 	    (rc = gnutls_certificate_set_x509_key_mem2(t->cred, &cert, &key, GNUTLS_X509_FMT_PEM,
 						       NULL, 0)) < 0) {
-		snprintf(err, errlen, "failed to load the certificate (%s) and key (%s): %s",
+		at = where(w, cert_or_key(w, &cert), err, errlen);
+		snprintf(err + at, errlen - at,
+			 "failed to load the certificate (%s) and key (%s): %s",
 			 w->cert_file ? w->cert_file : "inline",
 			 w->key_file ? w->key_file : "inline", gnutls_strerror(rc));
 		return -1;
@@ -189,7 +217,8 @@ static int load_credentials(struct webtls *t, const struct webconf *w, char *err
 		return 0;
 	gnutls_datum_t ca = {(unsigned char *)w->client_ca_pem, (unsigned)strlen(w->client_ca_pem)};
 	if ((rc = gnutls_certificate_set_x509_trust_mem(t->cred, &ca, GNUTLS_X509_FMT_PEM)) <= 0) {
-		snprintf(err, errlen, "no usable certificate in the client CA (%s)%s%s",
+		at = where(w, w->client_ca_at, err, errlen);
+		snprintf(err + at, errlen - at, "no usable certificate in the client CA (%s)%s%s",
 			 w->client_ca_file ? w->client_ca_file : "inline", rc < 0 ? ": " : "",
 			 rc < 0 ? gnutls_strerror(rc) : "");
 		return -1;
