@@ -10,6 +10,35 @@
 
 #include "names.h"
 
+/* A duration as written, or the default's value. */
+static void describe(const struct conf_node *n, double dflt, char *out, size_t outlen)
+{
+	if (n)
+		snprintf(out, outlen, "%s", n->scalar);
+	else
+		snprintf(out, outlen, "%gs, the default", dflt);
+}
+
+/* An offset of scrape_timeout or more leaves a scrape given that timeout
+ * by Prometheus no time at all: its deadline would be cut to the 50 ms
+ * floor, every slow collector failing for no visible reason. The error
+ * points at the offset, or at the timeout when the offset is the default. */
+static int check_offset(const struct config *c, const struct conf_node *g)
+{
+	const struct conf_node *off = conf_child(g, "scrape_timeout_offset");
+	const struct conf_node *to = conf_child(g, "scrape_timeout");
+	char off_text[48], to_text[48];
+
+	if (c->timeout_offset < c->scrape_timeout)
+		return 0;
+	describe(off, c->timeout_offset, off_text, sizeof(off_text));
+	describe(to, c->scrape_timeout, to_text, sizeof(to_text));
+	return conf_errorf(off ? off : to,
+			   "'scrape_timeout_offset' (%s) must be less than 'scrape_timeout' "
+			   "(%s): a scrape would have no time left",
+			   off_text, to_text);
+}
+
 static int load_global(struct config *c, const struct conf_node *g)
 {
 	int rc;
@@ -29,6 +58,9 @@ static int load_global(struct config *c, const struct conf_node *g)
 	if (rc == -EINVAL)
 		return rc;
 	rc = conf_get_str(g, "plugin_dir", &c->plugin_dir);
+	if (rc == -EINVAL)
+		return rc;
+	rc = check_offset(c, g);
 	if (rc == -EINVAL)
 		return rc;
 	return conf_check_unused(g);

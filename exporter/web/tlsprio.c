@@ -76,6 +76,12 @@ static void add_part(struct buf *b, const char *part)
 	add(b, ":+%s", part);
 }
 
+static void set_fault(const struct tlsprio_request *rq, enum tlsprio_field field, size_t index)
+{
+	if (rq->fault)
+		*rq->fault = (struct tlsprio_fault){field, index};
+}
+
 static int version_index(const char *go, size_t dflt)
 {
 	if (!go)
@@ -148,6 +154,7 @@ static int add_suites(const struct tlsprio_request *rq, struct buf *b, bool tls1
 	for (size_t i = 0; i < rq->nsuites; i++) {
 		const struct suite *s = suite_named(rq->suites[i]);
 		if (!s) {
+			set_fault(rq, TLSPRIO_SUITES, i);
 			snprintf(err, errlen,
 				 "unknown cipher suite %s (want one of Go's "
 				 "tls.CipherSuites())",
@@ -186,6 +193,7 @@ static int add_curves(const struct tlsprio_request *rq, struct buf *b, char *err
 		       strcmp(curves[j].go, rq->curves[i]))
 			j++;
 		if (j == sizeof(curves) / sizeof(curves[0])) {
+			set_fault(rq, TLSPRIO_CURVES, i);
 			snprintf(err, errlen, "unknown curve %s (GnuTLS has CurvePxxx and X25519)",
 				 rq->curves[i]);
 			return -1;
@@ -201,12 +209,16 @@ int tlsprio_build(const struct tlsprio_request *rq, char *out, size_t outlen, ch
 	struct buf b = {out, 0, outlen, false};
 	int lo = version_index(rq->min_version, 2), hi = version_index(rq->max_version, 3);
 
+	set_fault(rq, TLSPRIO_ALL, 0);
 	if (lo < 0 || hi < 0) {
+		set_fault(rq, lo < 0 ? TLSPRIO_MIN_VERSION : TLSPRIO_MAX_VERSION, 0);
 		snprintf(err, errlen, "unknown TLS version %s (want TLS10, TLS11, TLS12 or TLS13)",
 			 lo < 0 ? rq->min_version : rq->max_version);
 		return -1;
 	}
 	if (lo > hi) {
+		/* At the one written: a default is not in the file. */
+		set_fault(rq, rq->min_version ? TLSPRIO_MIN_VERSION : TLSPRIO_MAX_VERSION, 0);
 		snprintf(err, errlen, "min_version %s is above max_version %s", versions[lo].go,
 			 versions[hi].go);
 		return -1;

@@ -57,17 +57,27 @@ static int read_pem(const struct conf_node *at, const char *what, const char *pa
 	return 0;
 }
 
-/* cert/cert_file and the like: inline PEM or a file, not both. */
+/* Of two values, the one written later in the file: where a reader of
+ * the file finds the conflict. */
+static const struct conf_node *later(const struct conf_node *a, const struct conf_node *b)
+{
+	return a->line > b->line || (a->line == b->line && a->col > b->col) ? a : b;
+}
+
+/* cert/cert_file and the like: inline PEM or a file, not both. *at: the
+ * value given, for the errors of what is made of the PEM later. */
 static int pem_pair(const struct conf_node *t, const char *inline_key, const char *file_key,
-		    const char *config_file, char **pem, char **path)
+		    const char *config_file, char **pem, char **path, const struct conf_node **at)
 {
 	const char *text = NULL, *file = NULL;
 
 	if (conf_get_str(t, inline_key, &text) == -EINVAL ||
 	    conf_get_str(t, file_key, &file) == -EINVAL)
 		return -EINVAL;
-	if (text && *text && file && *file)
-		return conf_errorf(t, "give one of %s and %s, not both", inline_key, file_key);
+	if (text && *text && file && *file) /* at the second of the two */
+		return conf_errorf(later(conf_child(t, inline_key), conf_child(t, file_key)),
+				   "give one of %s and %s, not both", inline_key, file_key);
+	*at = conf_child(t, file && *file ? file_key : inline_key);
 	if (file && *file) {
 		if (!(*path = join_dir(config_file, file)))
 			return conf_errorf(t, "out of memory");
@@ -116,22 +126,51 @@ static int load_client_auth(struct webconf *w, const struct conf_node *t)
 	if (name && *name)
 		return conf_errorf(conf_child(t, "client_auth_type"), "invalid ClientAuth: %s",
 				   name);
+	/* At client_auth_type if it says NoClientCert, else at the CA. */
+	const struct conf_node *policy = conf_child(t, "client_auth_type"), *at = t;
+	if (conf_child(t, "client_ca"))
+		at = conf_child(t, "client_ca");
+	if (conf_child(t, "client_ca_file") && conf_child(t, "client_ca_file")->scalar[0])
+		at = conf_child(t, "client_ca_file");
+	if (policy && policy->scalar[0])
+		at = policy;
 	if (w->client_ca_pem && w->client_auth == WEBCONF_NO_CLIENT_CERT)
-		return conf_errorf(t, "client CA's have been configured without a Client Auth "
-				      "Policy");
+		return conf_errorf(at, "client CA's have been configured without a Client Auth "
+				       "Policy");
 	/* Go would fall back to the system's roots, so that any public CA's
 	 * customer could pass: refused here. */
 	if (!w->client_ca_pem && (w->client_auth == WEBCONF_VERIFY_CLIENT_CERT_IF_GIVEN ||
 				  w->client_auth == WEBCONF_REQUIRE_AND_VERIFY_CLIENT_CERT))
-		return conf_errorf(t, "client_auth_type %s needs client_ca_file or client_ca",
+		return conf_errorf(policy, "client_auth_type %s needs client_ca_file or client_ca",
 				   client_auth_names[w->client_auth]);
 	return 0;
+}
+
+/* The value tlsprio_build could not honour: a version, or the element of
+ * a list; the mapping only for the settings together. */
+static const struct conf_node *fault_node(const struct conf_node *t, const struct tlsprio_fault *f)
+{
+	static const char *const keys[] = {
+	    [TLSPRIO_MIN_VERSION] = "min_version",
+	    [TLSPRIO_MAX_VERSION] = "max_version",
+	    [TLSPRIO_SUITES] = "cipher_suites",
+	    [TLSPRIO_CURVES] = "curve_preferences",
+	};
+	const struct conf_node *v = f->field == TLSPRIO_ALL ? NULL : conf_child(t, keys[f->field]);
+
+	if (!v)
+		return t;
+	if (v->kind == BS_CONF_SEQ && f->index < v->n)
+		return v->val[f->index];
+	return v;
 }
 
 static int load_priority(struct webconf *w, const struct conf_node *t)
 {
 	const char *suites[WEBCONF_LIST_MAX], *curves[WEBCONF_LIST_MAX];
-	struct tlsprio_request rq = {.suites = suites, .curves = curves, .server_order = true};
+	struct tlsprio_fault fault = {TLSPRIO_ALL, 0};
+	struct tlsprio_request rq = {
+	    .suites = suites, .curves = curves, .server_order = true, .fault = &fault};
 	char err[256];
 
 	if (conf_get_str(t, "min_version", &rq.min_version) == -EINVAL ||
@@ -142,20 +181,22 @@ static int load_priority(struct webconf *w, const struct conf_node *t)
 		return -EINVAL;
 	if (tlsprio_build(&rq, w->priority, sizeof(w->priority), w->extra_suites,
 			  sizeof(w->extra_suites), err, sizeof(err)) < 0)
-		return conf_errorf(t, "%s", err);
+		return conf_errorf(fault_node(t, &fault), "%s", err);
 	return 0;
 }
 
-static int load_tls(struct webconf *w, const struct conf_node *t, const char *file)
+/* `at`: the key tls_server_config, where what is missing is reported. */
+static int load_tls(struct webconf *w, const struct conf_node *at, const struct conf_node *t,
+		    const char *file)
 {
 	if (t->kind == BS_CONF_SCALAR && !t->scalar[0])
 		return 0;
 	if (t->kind != BS_CONF_MAP)
 		return conf_errorf(t, "'tls_server_config' must be a mapping");
-	if (pem_pair(t, "cert", "cert_file", file, &w->cert_pem, &w->cert_file) < 0 ||
-	    pem_pair(t, "key", "key_file", file, &w->key_pem, &w->key_file) < 0 ||
-	    pem_pair(t, "client_ca", "client_ca_file", file, &w->client_ca_pem,
-		     &w->client_ca_file) < 0 ||
+	if (pem_pair(t, "cert", "cert_file", file, &w->cert_pem, &w->cert_file, &w->cert_at) < 0 ||
+	    pem_pair(t, "key", "key_file", file, &w->key_pem, &w->key_file, &w->key_at) < 0 ||
+	    pem_pair(t, "client_ca", "client_ca_file", file, &w->client_ca_pem, &w->client_ca_file,
+		     &w->client_ca_at) < 0 ||
 	    load_client_auth(w, t) < 0 ||
 	    str_list(t, "client_allowed_sans", w->sans, WEBCONF_SANS_MAX, &w->nsans) < 0 ||
 	    load_priority(w, t) < 0)
@@ -163,9 +204,9 @@ static int load_tls(struct webconf *w, const struct conf_node *t, const char *fi
 	w->tls = w->cert_pem || w->key_pem || w->client_ca_pem ||
 		 w->client_auth != WEBCONF_NO_CLIENT_CERT;
 	if (w->tls && !w->cert_pem)
-		return conf_errorf(t, "missing one of cert or cert_file");
+		return conf_errorf(at, "missing one of cert or cert_file");
 	if (w->tls && !w->key_pem)
-		return conf_errorf(t, "missing one of key or key_file");
+		return conf_errorf(at, "missing one of key or key_file");
 	return conf_check_unused(t);
 }
 
@@ -295,12 +336,25 @@ static int load_rate(struct webconf *w, const struct conf_node *r)
 	if (conf_get_duration(r, "interval", 0, 86400, &w->rate_interval) == -EINVAL ||
 	    conf_get_u64(r, "burst", 0, 1000000, &burst) == -EINVAL)
 		return -EINVAL;
-	/* Go's limiter with a burst of 0 refuses everything; say so instead. */
+	/* Go's limiter with a burst of 0 refuses everything; say so instead,
+	 * at the burst (or at the interval, when the burst is left out). */
+	const struct conf_node *at = conf_child(r, "burst");
+	if (!at)
+		at = conf_child(r, "interval");
 	if (w->rate_interval > 0 && burst == 0)
-		return conf_errorf(r, "a rate limit with burst 0 refuses every request: give "
-				      "burst: 1 or more");
+		return conf_errorf(at, "a rate limit with burst 0 refuses every request: give "
+				       "burst: 1 or more");
 	w->rate_burst = (unsigned)burst;
 	return conf_check_unused(r);
+}
+
+/* The key itself, for what is missing under it. */
+static const struct conf_node *key_node(const struct conf_node *map, const char *key)
+{
+	for (size_t i = 0; i < map->n; i++)
+		if (strcmp(map->key[i], key) == 0)
+			return map->key_pos[i];
+	return map;
 }
 
 struct webconf *webconf_load(const char *file, char *err, size_t errlen)
@@ -320,7 +374,8 @@ struct webconf *webconf_load(const char *file, char *err, size_t errlen)
 		conf_errorf(root, "the web config must be a mapping");
 		goto err_copy_message;
 	}
-	if (((n = conf_child(root, "tls_server_config")) && load_tls(w, n, file) < 0) ||
+	if (((n = conf_child(root, "tls_server_config")) &&
+	     load_tls(w, key_node(root, "tls_server_config"), n, file) < 0) ||
 	    ((n = conf_child(root, "http_server_config")) && load_http(w, n) < 0) ||
 	    ((n = conf_child(root, "basic_auth_users")) && load_users(w, n) < 0) ||
 	    ((n = conf_child(root, "rate_limit")) && load_rate(w, n) < 0) ||

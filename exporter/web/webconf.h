@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct conf_node;
+
 #define WEBCONF_USERS_MAX 64
 #define WEBCONF_SANS_MAX 64
 #define WEBCONF_HEADERS_MAX 5
@@ -36,6 +38,9 @@ struct webconf {
 	/* PEM, inline or read from the files (which are owned here). */
 	char *cert_pem, *key_pem, *client_ca_pem;
 	char *cert_file, *key_file, *client_ca_file; /* relative to the file's folder */
+	/* Their values in the file (NULL: not given), where the errors of
+	 * loading them into GnuTLS point. */
+	const struct conf_node *cert_at, *key_at, *client_ca_at;
 	enum webconf_client_auth client_auth;
 	const char *sans[WEBCONF_SANS_MAX]; /* client_allowed_sans */
 	size_t nsans;

@@ -3,17 +3,22 @@
  * before the handshake starts, so a changed certificate, CA or policy
  * takes effect on the next connection, as with the toolkit's
  * GetConfigForClient. Client certificates are checked during the
- * handshake: a refused one never reaches a request. */
+ * handshake: a refused one never reaches a request. GnuTLS is only ever
+ * asked to request a certificate: told to require one, it fails a client
+ * that sends none before our callback runs, which could then neither
+ * count nor log it; so the callback refuses that client itself. */
 #include "webtls.h"
 
 #include <arpa/inet.h>
 #include <gnutls/x509.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conftree.h"
 #include "log.h"
 #include "selfstats.h"
 
@@ -21,9 +26,10 @@ struct webtls {
 	struct webtls *next; /* in `live` */
 	gnutls_certificate_credentials_t cred;
 	gnutls_priority_t prio;
-	gnutls_certificate_request_t request;
-	bool verify; /* against the client CA */
-	char **sans; /* client_allowed_sans, owned */
+	gnutls_certificate_request_t request; /* IGNORE or REQUEST, never REQUIRE */
+	bool require;			      /* a client without a certificate is refused */
+	bool verify;			      /* against the client CA */
+	char **sans;			      /* client_allowed_sans, owned */
 	size_t nsans;
 };
 
@@ -73,23 +79,67 @@ out_deinit:
 	return ok;
 }
 
-static const char *check_client(const struct webtls *t, gnutls_session_t s)
+/* Go's words for a failed verification (crypto/x509's errors), so that
+ * an operator coming from node_exporter reads the same reasons. */
+static const char *verify_reason(unsigned status)
+{
+	if (status & GNUTLS_CERT_SIGNER_NOT_FOUND)
+		return "certificate signed by unknown authority";
+	if (status & (GNUTLS_CERT_EXPIRED | GNUTLS_CERT_NOT_ACTIVATED))
+		return "certificate has expired or is not yet valid";
+	if (status & GNUTLS_CERT_PURPOSE_MISMATCH)
+		return "certificate specifies an incompatible key usage";
+	if (status & GNUTLS_CERT_REVOKED)
+		return "certificate has been revoked";
+	if (status & GNUTLS_CERT_SIGNATURE_FAILURE)
+		return "certificate signature is invalid";
+	if (status & GNUTLS_CERT_INSECURE_ALGORITHM)
+		return "certificate signed with an insecure algorithm";
+	return "certificate failed verification";
+}
+
+/* NULL: the client may go on. Otherwise why not, and in *code the error
+ * the handshake fails with. */
+static const char *check_client(const struct webtls *t, gnutls_session_t s, int *code)
 {
 	unsigned n = 0, status = 0;
 	const gnutls_datum_t *certs = gnutls_certificate_get_peers(s, &n);
 
-	if (!certs || !n)
-		return t->request == GNUTLS_CERT_REQUIRE ? "no client certificate" : NULL;
+	*code = GNUTLS_E_CERTIFICATE_ERROR;
+	if (!certs || !n) {
+		/* What GnuTLS itself fails the handshake with when it requires one. */
+		*code = gnutls_protocol_get_version(s) == GNUTLS_TLS1_3
+			    ? GNUTLS_E_CERTIFICATE_REQUIRED
+			    : GNUTLS_E_NO_CERTIFICATE_FOUND;
+		return t->require ? "client didn't provide a certificate" : NULL;
+	}
 	if (t->verify) {
 		gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
 						 .data = (void *)GNUTLS_KP_TLS_WWW_CLIENT};
-		if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status)
-			return "client certificate not signed by the client CA, expired or not "
-			       "for client authentication";
+		if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0)
+			return "certificate failed verification";
+		if (status)
+			return verify_reason(status);
 	}
 	if (t->nsans && !sans_match(t, &certs[0]))
-		return "no allowed subject alternative name in the client certificate";
+		return "could not find allowed SANs in client cert";
 	return NULL;
+}
+
+/* The client's address, as Go's "TLS handshake error from ADDR" gives it. */
+static void peer_name(gnutls_session_t s, char *out, size_t outlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN], port[8];
+	int fd = gnutls_transport_get_int(s);
+
+	snprintf(out, outlen, "?");
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0 ||
+	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return;
+	snprintf(out, outlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }
 
 static int verify_client(gnutls_session_t s)
@@ -97,6 +147,8 @@ static int verify_client(gnutls_session_t s)
 	gnutls_certificate_credentials_t cred = NULL;
 	struct webtls *found = NULL;
 	const char *why = "unknown TLS settings";
+	char remote[INET6_ADDRSTRLEN + 16];
+	int code = GNUTLS_E_CERTIFICATE_ERROR;
 
 	/* Only the lookup is locked: the connection holds its generation
 	 * until it closes, so `found` outlives this handshake, and the
@@ -108,24 +160,55 @@ static int verify_client(gnutls_session_t s)
 				found = t;
 	pthread_mutex_unlock(&live_lock);
 	if (found)
-		why = check_client(found, s);
+		why = check_client(found, s, &code);
 	if (!why)
 		return 0;
 	selfstats_http_refused(SELFSTATS_REFUSED_CLIENT_CERT);
-	log_debug("TLS handshake refused", "err", why);
-	return GNUTLS_E_CERTIFICATE_ERROR;
+	peer_name(s, remote, sizeof(remote));
+	/* At info, as Go's server logs it; the log holds back more than a
+	 * few a second, so a client retrying in a loop cannot fill a disk. */
+	log_info("TLS handshake refused", "reason", "client_certificate", "remote", remote, "err",
+		 why);
+	return code;
+}
+
+/* "file:line:col: " of a value of the web config, as its other errors. */
+static size_t where(const struct webconf *w, const struct conf_node *at, char *err, size_t errlen)
+{
+	int n = at ? snprintf(err, errlen, "%s:%u:%u: ", w->doc->file, at->line, at->col) : 0;
+
+	return n > 0 && (size_t)n < errlen ? (size_t)n : 0;
+}
+
+/* Which of the two a failure to load them is about: a certificate that
+ * does not parse alone, else the key (unparsable, or not the
+ * certificate's). */
+static const struct conf_node *cert_or_key(const struct webconf *w, const gnutls_datum_t *cert)
+{
+	gnutls_x509_crt_t *list = NULL;
+	unsigned n = 0;
+
+	if (gnutls_x509_crt_list_import2(&list, &n, cert, GNUTLS_X509_FMT_PEM, 0) < 0)
+		return w->cert_at;
+	for (unsigned i = 0; i < n; i++)
+		gnutls_x509_crt_deinit(list[i]);
+	gnutls_free(list);
+	return w->key_at;
 }
 
 static int load_credentials(struct webtls *t, const struct webconf *w, char *err, size_t errlen)
 {
 	gnutls_datum_t cert = {(unsigned char *)w->cert_pem, (unsigned)strlen(w->cert_pem)};
 	gnutls_datum_t key = {(unsigned char *)w->key_pem, (unsigned)strlen(w->key_pem)};
+	size_t at;
 	int rc;
 
 	if ((rc = gnutls_certificate_allocate_credentials(&t->cred)) < 0 ||
 	    (rc = gnutls_certificate_set_x509_key_mem2(t->cred, &cert, &key, GNUTLS_X509_FMT_PEM,
 						       NULL, 0)) < 0) {
-		snprintf(err, errlen, "failed to load the certificate (%s) and key (%s): %s",
+		at = where(w, cert_or_key(w, &cert), err, errlen);
+		snprintf(err + at, errlen - at,
+			 "failed to load the certificate (%s) and key (%s): %s",
 			 w->cert_file ? w->cert_file : "inline",
 			 w->key_file ? w->key_file : "inline", gnutls_strerror(rc));
 		return -1;
@@ -134,7 +217,8 @@ static int load_credentials(struct webtls *t, const struct webconf *w, char *err
 		return 0;
 	gnutls_datum_t ca = {(unsigned char *)w->client_ca_pem, (unsigned)strlen(w->client_ca_pem)};
 	if ((rc = gnutls_certificate_set_x509_trust_mem(t->cred, &ca, GNUTLS_X509_FMT_PEM)) <= 0) {
-		snprintf(err, errlen, "no usable certificate in the client CA (%s)%s%s",
+		at = where(w, w->client_ca_at, err, errlen);
+		snprintf(err + at, errlen - at, "no usable certificate in the client CA (%s)%s%s",
 			 w->client_ca_file ? w->client_ca_file : "inline", rc < 0 ? ": " : "",
 			 rc < 0 ? gnutls_strerror(rc) : "");
 		return -1;
@@ -163,11 +247,10 @@ struct webtls *webtls_new(const struct webconf *w, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			goto err_free;
 		}
-	t->request = w->client_auth == WEBCONF_NO_CLIENT_CERT ? GNUTLS_CERT_IGNORE
-		     : w->client_auth == WEBCONF_REQUIRE_ANY_CLIENT_CERT ||
-			     w->client_auth == WEBCONF_REQUIRE_AND_VERIFY_CLIENT_CERT
-			 ? GNUTLS_CERT_REQUIRE
-			 : GNUTLS_CERT_REQUEST;
+	t->request =
+	    w->client_auth == WEBCONF_NO_CLIENT_CERT ? GNUTLS_CERT_IGNORE : GNUTLS_CERT_REQUEST;
+	t->require = w->client_auth == WEBCONF_REQUIRE_ANY_CLIENT_CERT ||
+		     w->client_auth == WEBCONF_REQUIRE_AND_VERIFY_CLIENT_CERT;
 	t->verify = w->client_auth == WEBCONF_VERIFY_CLIENT_CERT_IF_GIVEN ||
 		    w->client_auth == WEBCONF_REQUIRE_AND_VERIFY_CLIENT_CERT;
 	pthread_mutex_lock(&live_lock);

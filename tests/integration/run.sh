@@ -182,6 +182,19 @@ kill -HUP "$RPID"; sleep 0.5
 check "bad reload: last_reload_successful is 0" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 0
 check "bad reload: old collectors keep working" test "$(metric "$P5" 'binstat_scrape_collector_success{collector="example"}')" = 1
 check "bad reload: the log says why, with line and column" grep -Eq 'reload failed.*reload.yml:[0-9]+:[0-9]+: ' "$WORK/exporter.log"
+# An offset that leaves a scrape no time: refused with the value's place,
+# by --check-config and by a reload, which keeps the running config.
+write_config "$WORK/offset.yml" ""
+sed -i 's/^  scrape_timeout_offset: 200ms$/  scrape_timeout_offset: 6s/' "$WORK/offset.yml"
+"$EXPORTER" --check-config --config.file="$WORK/offset.yml" >"$WORK/offset.out" 2>&1; rc=$?
+check "--check-config: scrape_timeout_offset 6s over scrape_timeout 5s fails (exit $rc)" test $rc = 1
+check "--check-config: ... naming the offset's file, line and column" \
+	grep -q "offset.yml:4:26: 'scrape_timeout_offset' (6s) must be less than 'scrape_timeout' (5s)" "$WORK/offset.out"
+cp "$WORK/offset.yml" "$WORK/reload.yml"
+kill -HUP "$RPID"
+for _ in $(seq 50); do grep -q "reload failed.*reload.yml:4:26: 'scrape_timeout_offset'" "$WORK/exporter.log" && break; sleep 0.1; done
+check "reload: an offset over the timeout is refused, with its place" grep -q "reload failed.*reload.yml:4:26: 'scrape_timeout_offset'" "$WORK/exporter.log"
+check "reload: ... and the old collectors keep working" test "$(metric "$P5" 'binstat_scrape_collector_success{collector="example"}')" = 1
 write_config "$WORK/reload.yml" "    hostile: true"
 kill -HUP "$RPID"; sleep 0.5
 check "good reload: last_reload_successful is 1" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 1

@@ -120,8 +120,46 @@ check "client certificate without an allowed SAN: refused" refused --cacert ca.c
 check "certificate not for client authentication: refused" refused --cacert ca.crt --cert serveronly.crt --key serveronly.key "$URL/metrics"
 check "plain HTTP to the TLS port: no HTTP answer" refused "http://127.0.0.1:$PORT/metrics"
 check "still serving after the refusals" test "$(code "${C[@]}" -u alice:s3cret "$URL/metrics")" = 200
-refusals=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"client_certificate\"}" {print $2}')
-check "refused client certificates are counted (got $refusals, want 3)" test "$refusals" = 3
+cert_refusals() { # cert_refusals PORT
+	curl -s "${C[@]}" -u alice:s3cret "https://127.0.0.1:$1/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"client_certificate\"}" {print $2}'
+}
+refusals=$(cert_refusals "$PORT")
+check "refused client certificates are counted, none sent included (got $refusals, want 5)" test "$refusals" = 5
+# Each refusal of openssl s_client: counted once, and logged at info with
+# Go's words for the reason (the handshake fails before s_client returns).
+# An exporter of their own, whose log has these five lines only: the log
+# writes at most five of a kind a second.
+PORTC=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/web.yml" \
+	--web.listen-address="127.0.0.1:$PORTC" >"$WORK/refusals.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORTC"
+one_refusal() { # one_refusal WHAT LOGGED_REASON S_CLIENT_ARGS...
+	local what=$1 reason=$2 before after lines0 lines1 line
+	shift 2
+	line="level=info msg=\"TLS handshake refused\" reason=client_certificate remote=127.0.0.1:[0-9]* err=\"$reason\"\$"
+	before=$(cert_refusals "$PORTC")
+	lines0=$(grep -c "$line" "$WORK/refusals.log")
+	openssl s_client -connect "127.0.0.1:$PORTC" -CAfile ca.crt "$@" </dev/null >/dev/null 2>&1
+	after=$(cert_refusals "$PORTC")
+	check "openssl s_client, $what: counted once in reason=client_certificate ($before, then $after)" \
+		test "$after" = "$((before + 1))"
+	for _ in $(seq 50); do
+		lines1=$(grep -c "$line" "$WORK/refusals.log")
+		[ "$lines1" -gt "$lines0" ] && break
+		sleep 0.05
+	done
+	check "openssl s_client, $what: logged at info, err=\"$reason\" ($lines0, then $lines1 lines)" \
+		test "$lines1" = "$((lines0 + 1))"
+}
+one_refusal "no client certificate, TLS 1.3" "client didn't provide a certificate" -tls1_3
+one_refusal "no client certificate, TLS 1.2" "client didn't provide a certificate" -tls1_2
+one_refusal "a client certificate of another CA" "certificate signed by unknown authority" -cert rogue.crt -key rogue.key
+one_refusal "a client certificate with a SAN not allowed" "could not find allowed SANs in client cert" -cert othersan.crt -key othersan.key
+one_refusal "a server-only certificate" "certificate specifies an incompatible key usage" -cert serveronly.crt -key serveronly.key
+openssl s_client -connect "127.0.0.1:$PORTC" -CAfile ca.crt -cert client.crt -key client.key </dev/null >/dev/null 2>&1
+check "openssl s_client with a good certificate: not counted (5), nothing more logged" sh -c \
+	"test '$(cert_refusals "$PORTC")' = 5 && test \$(grep -c 'TLS handshake refused' '$WORK/refusals.log') = 5"
 auths=$(curl -s "${C[@]}" -u alice:s3cret "$URL/metrics" | awk '$1 == "binstat_exporter_http_refused_total{reason=\"basic_auth\"}" {print $2}')
 check "failed basic auth is counted (got $auths)" test "$auths" -ge 3
 
@@ -274,7 +312,8 @@ for _ in $(seq 100); do grep -qs "listening" "$WORK/mixed.log" && break; sleep 0
 check "users' bcrypt costs 4 and 12: a warning says the time tells them apart" \
 	grep -q "bcrypt costs differ.*lowest=4 highest=12" "$WORK/mixed.log"
 
-# The toolkit's bad files are refused at start, with the reason.
+# The toolkit's bad files are refused at start, with the reason and the
+# place of the value at fault (a list's element), as file:line:col.
 bad() { # bad NAME YAML EXPECTED_MESSAGE
 	printf '%s\n' "$2" >"$T/bad.yml"
 	local out
@@ -283,19 +322,23 @@ bad() { # bad NAME YAML EXPECTED_MESSAGE
 	check "bad web config ($1): refused saying '$3'" grep -qF "$3" <<<"$out"
 }
 bad "unknown key" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  certfile: x' "unknown key 'certfile'"
-bad "invalid ClientAuth" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes' "invalid ClientAuth: Sometimes"
-bad "CA without a policy" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt' "client CA's have been configured without a Client Auth Policy"
-bad "verify without a CA" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert' "needs client_ca_file or client_ca"
-bad "key missing" $'tls_server_config:\n  cert_file: server.crt' "missing one of key or key_file"
+bad "invalid ClientAuth" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Sometimes' "bad.yml:4:21: invalid ClientAuth: Sometimes"
+bad "CA without a policy" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt' "bad.yml:4:19: client CA's have been configured without a Client Auth Policy"
+bad "verify without a CA" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert' "bad.yml:4:21: client_auth_type RequireAndVerifyClientCert needs client_ca_file or client_ca"
+bad "key missing" $'tls_server_config:\n  cert_file: server.crt' "bad.yml:1:1: missing one of key or key_file"
 bad "cert file missing" $'tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key' "failed to read cert_file"
-bad "key of another cert" $'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key' "failed to load the certificate"
-bad "invented cipher" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "unknown cipher suite TLS_RSA_WITH_RC4_128_SHA"
-bad "invented curve" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences: [CurveP999]' "unknown curve CurveP999"
-bad "unknown TLS version" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14' "unknown TLS version TLS14"
+bad "key of another cert" $'tls_server_config:\n  cert_file: server.crt\n  key_file: client.key' "bad.yml:3:13: failed to load the certificate"
+echo garbage >"$T/garbage.crt"
+bad "unparsable certificate" $'tls_server_config:\n  key_file: server.key\n  cert_file: garbage.crt' "bad.yml:3:14: failed to load the certificate ($T/garbage.crt)"
+bad "client CA without a certificate" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: server.key' "bad.yml:5:19: no usable certificate in the client CA"
+bad "invented cipher" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]' "bad.yml:4:19: unknown cipher suite TLS_RSA_WITH_RC4_128_SHA"
+bad "invented curve" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences: [CurveP999]' "bad.yml:4:23: unknown curve CurveP999"
+bad "invented curve, second in a block list" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  curve_preferences:\n    - X25519\n    - CurveP999' "bad.yml:6:7: unknown curve CurveP999"
+bad "unknown TLS version" $'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14' "bad.yml:4:16: unknown TLS version TLS14"
 bad "extra header" $'http_server_config:\n  headers:\n    X-Evil: 1' 'HTTP header \"X-Evil\" can not be configured'
 bad "bad X-Frame-Options" $'http_server_config:\n  headers:\n    X-Frame-Options: allow' "invalid value for X-Frame-Options"
 bad "plain-text password" $'basic_auth_users:\n  alice: s3cret' "is not a bcrypt hash"
-bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "burst 0 refuses every request"
+bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "bad.yml:3:10: a rate limit with burst 0 refuses every request"
 bad "not YAML" $'tls_server_config: [' "bad.yml"
 
 summary

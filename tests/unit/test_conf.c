@@ -43,6 +43,10 @@ static void test_defaults_and_values(void **state)
 	/* A collector's own keys are left for its plugin to claim. */
 	assert_int_equal(conf_check_unused(config_find(c, "example")->node), -EINVAL);
 	config_free(c);
+	c = load("global:\n  scrape_timeout: 1s\n  scrape_timeout_offset: 999ms\n");
+	assert_non_null(c); /* just below: allowed */
+	assert_true(c->timeout_offset == 0.999);
+	config_free(c);
 }
 
 /* What a collector sees through bs_conf_ops, ABI 2's additions included. */
@@ -77,6 +81,18 @@ static void test_errors_have_positions(void **state)
 	expect_error("global:\n  scrape_timeout: 2h\n",
 		     "t.yml:2:19: 'scrape_timeout' must be between");
 	expect_error("global:\n  max_response_bytes: 12XB\n", "t.yml:2:23:");
+	/* An offset that leaves no time: at the offset's value, or at the
+	 * timeout's when the offset is the default (500ms). */
+	expect_error("global:\n  scrape_timeout: 2s\n  plugin_dir: /p\n"
+		     "  scrape_timeout_offset: 3s\n",
+		     "t.yml:4:26: 'scrape_timeout_offset' (3s) must be less than "
+		     "'scrape_timeout' (2s): a scrape would have no time left");
+	expect_error("global:\n  scrape_timeout_offset: 10s\n",
+		     "t.yml:2:26: 'scrape_timeout_offset' (10s) must be less than "
+		     "'scrape_timeout' (10s, the default)");
+	expect_error("global:\n  scrape_timeout: 300ms\n",
+		     "t.yml:2:19: 'scrape_timeout_offset' (0.5s, the default) must be less "
+		     "than 'scrape_timeout' (300ms)");
 	expect_error("global:\n  plugin_dir: [a]\n",
 		     "t.yml:2:15: 'plugin_dir' must be a single value");
 	expect_error("global: 3\n", "'global' must be a mapping");

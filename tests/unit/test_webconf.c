@@ -187,6 +187,87 @@ static void test_auth(void **state)
 	webauth_free(a);
 }
 
+/* err is "DIR/web.yml:" then want, exactly. */
+static void expect_at(const char *yaml, const char *want)
+{
+	char err[512], full[768];
+	struct webconf *w = load_text(yaml, err, sizeof(err));
+
+	if (w)
+		fail_msg("accepted: %s", yaml);
+	snprintf(full, sizeof(full), "%s/web.yml:%s", dir, want);
+	assert_string_equal(err, full);
+}
+
+/* Every error points at the value at fault (a list's element), not at
+ * the mapping's first key; what is missing, at the section's key. */
+static void test_errors_point_at_values(void **state)
+{
+	/* Five lines; each case's fault is on line 6 or after. */
+#define TLS5 "tls_server_config:\n  cert: c\n  key: k\n  prefer_server_cipher_suites: true\n  # -\n"
+	(void)state;
+
+	expect_at(TLS5 "  min_version: TLS14\n",
+		  "6:16: unknown TLS version TLS14 (want TLS10, TLS11, TLS12 or TLS13)");
+	expect_at(TLS5 "  max_version: SSL3\n",
+		  "6:16: unknown TLS version SSL3 (want TLS10, TLS11, TLS12 or TLS13)");
+	expect_at(TLS5 "  max_version: TLS12\n  min_version: TLS13\n",
+		  "7:16: min_version TLS13 is above max_version TLS12");
+	/* min_version left at its default (TLS12): at the one written. */
+	expect_at(TLS5 "  max_version: TLS11\n",
+		  "6:16: min_version TLS12 is above max_version TLS11");
+	expect_at(TLS5 "  cipher_suites:\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n"
+		       "    - TLS_RSA_WITH_RC4_128_SHA\n",
+		  "8:7: unknown cipher suite TLS_RSA_WITH_RC4_128_SHA (want one of Go's "
+		  "tls.CipherSuites())");
+	expect_at(TLS5 "  cipher_suites: [TLS_AES_128_GCM_SHA256, TLS_BOGUS]\n",
+		  "6:43: unknown cipher suite TLS_BOGUS (want one of Go's tls.CipherSuites())");
+	expect_at(TLS5 "  curve_preferences: [X25519, CurveP999]\n",
+		  "6:31: unknown curve CurveP999 (GnuTLS has CurvePxxx and X25519)");
+	expect_at(TLS5 "  curve_preferences:\n    - CurveP256\n    - X25519MLKEM768\n",
+		  "8:7: unknown curve X25519MLKEM768 (GnuTLS has CurvePxxx and X25519)");
+	expect_at(TLS5 "  cipher_suites: TLS_AES_128_GCM_SHA256\n",
+		  "6:18: 'cipher_suites' must be a list");
+	expect_at(TLS5 "  curve_preferences: [[X25519]]\n",
+		  "6:23: entries of 'curve_preferences' must be strings");
+	expect_at("tls_server_config:\n  cert: c\n  key: k\n  prefer_server_cipher_suites: maybe\n",
+		  "4:32: 'prefer_server_cipher_suites' must be true or false, not 'maybe'");
+	expect_at(TLS5 "  cert_file: c.pem\n", "6:14: give one of cert and cert_file, not both");
+	expect_at(TLS5 "  client_ca: x\n",
+		  "6:14: client CA's have been configured without a Client Auth Policy");
+	expect_at(TLS5 "  client_auth_type: NoClientCert\n  client_ca: x\n",
+		  "6:21: client CA's have been configured without a Client Auth Policy");
+	expect_at(TLS5 "  client_auth_type: RequireAndVerifyClientCert\n",
+		  "6:21: client_auth_type RequireAndVerifyClientCert needs client_ca_file or "
+		  "client_ca");
+	expect_at(TLS5 "  client_auth_type: Sometimes\n", "6:21: invalid ClientAuth: Sometimes");
+	expect_at(TLS5 "  client_allowed_sans: a\n", "6:24: 'client_allowed_sans' must be a list");
+	expect_at(TLS5 "  certfile: x\n", "6:3: unknown key 'certfile'");
+	expect_at("\n\ntls_server_config:\n  cert: c\n", "3:1: missing one of key or key_file");
+	expect_at("tls_server_config:\n  key: k\n", "1:1: missing one of cert or cert_file");
+	expect_at("tls_server_config:\n  cert: c\n  key: k\n  cert_file: /nonexistent/c.pem\n"
+		  "  cert: d\n",
+		  "5:3: duplicate key 'cert'");
+	expect_at("rate_limit:\n  interval: 1s\n  burst: 0\n",
+		  "3:10: a rate limit with burst 0 refuses every request: give burst: 1 or more");
+	expect_at("rate_limit:\n  interval: 1s\n",
+		  "2:13: a rate limit with burst 0 refuses every request: give burst: 1 or more");
+	expect_at("rate_limit:\n  interval: 1s\n  burst: -1\n",
+		  "3:10: 'burst' must be a whole number, not '-1'");
+	expect_at("http_server_config:\n  http2: false\n  headers:\n    X-Frame-Options: allow\n",
+		  "4:22: invalid value for X-Frame-Options: \"allow\"");
+	expect_at("http_server_config:\n  headers:\n    X-Evil: 1\n",
+		  "3:5: HTTP header \"X-Evil\" can not be configured");
+	expect_at("http_server_config:\n  http2: sometimes\n",
+		  "2:10: 'http2' must be true or false, not 'sometimes'");
+	expect_at("basic_auth_users:\n  bob: "
+		  "'$2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG'\n"
+		  "  alice: s3cret\n",
+		  "3:10: the password of 'alice' is not a bcrypt hash ($2y$, $2b$ or $2a$; "
+		  "htpasswd -nBC 10 \"\" makes one)");
+#undef TLS5
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -211,6 +292,7 @@ int main(void)
 	    cmocka_unit_test(test_rate_limit),
 	    cmocka_unit_test(test_auth),
 	    cmocka_unit_test(test_decoy_at_the_users_cost),
+	    cmocka_unit_test(test_errors_point_at_values),
 	};
 	return cmocka_run_group_tests_name("webconf", tests, setup, teardown);
 }
