@@ -80,6 +80,21 @@ pid_t kvm_tgid_of(const char *proc, pid_t tid)
 		   : -1;
 }
 
+void kvm_exe_name(const char *link, char *out, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	const char *base = strrchr(link, '/');
+	size_t n;
+
+	base = base ? base + 1 : link;
+	n = strlen(base);
+	/* The kernel adds this to the link of a file unlinked since it was
+	 * run: an upgrade under a running VMM must not make it another one. */
+	if (n >= sizeof(deleted) && strcmp(base + n - (sizeof(deleted) - 1), deleted) == 0)
+		n -= sizeof(deleted) - 1;
+	snprintf(out, len, "%.*s", (int)n, base);
+}
+
 static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 {
 	char path[128], buf[PATH_MAX];
@@ -101,8 +116,7 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
 		buf[n] = '\0';
-		const char *base = strrchr(buf, '/');
-		snprintf(id->vmm, sizeof(id->vmm), "%.63s", base ? base + 1 : buf);
+		kvm_exe_name(buf, id->vmm, sizeof(id->vmm));
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/%d/comm", proc, (int)pid);

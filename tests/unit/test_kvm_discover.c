@@ -19,6 +19,29 @@ static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
 	kvm_cmdline_identity(buf, n, id);
 }
 
+static void test_exe_name(void **state)
+{
+	char out[64];
+	(void)state;
+
+	kvm_exe_name("/usr/bin/qemu-system-x86_64", out, sizeof(out));
+	assert_string_equal(out, "qemu-system-x86_64");
+	/* A package upgrade under the running VMM: the same VMM, one label. */
+	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", out, sizeof(out));
+	assert_string_equal(out, "qemu-system-x86_64");
+	kvm_exe_name("qemu (deleted)", out, sizeof(out));
+	assert_string_equal(out, "qemu");
+	kvm_exe_name("/opt/ (deleted)", out, sizeof(out)); /* a name of the suffix alone */
+	assert_string_equal(out, " (deleted)");
+	kvm_exe_name("/opt/vmm (deleted) (deleted)", out, sizeof(out)); /* only the kernel's one */
+	assert_string_equal(out, "vmm (deleted)");
+	kvm_exe_name("/opt/deleted", out, sizeof(out));
+	assert_string_equal(out, "deleted");
+	char small[4];
+	kvm_exe_name("/usr/bin/qemu (deleted)", small, sizeof(small)); /* cut to fit */
+	assert_string_equal(small, "qem");
+}
+
 static void test_cmdline(void **state)
 {
 	struct kvm_identity id;
@@ -155,9 +178,8 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),
-	    cmocka_unit_test(test_host_files),
-	    cmocka_unit_test(test_uevent),
+	    cmocka_unit_test(test_cmdline),	      cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
 	    cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
