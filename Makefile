@@ -231,6 +231,7 @@ integration: testbins
 	tests/integration/landing.sh $(B)
 	tests/integration/kvm.sh $(B)
 	tests/integration/hostile_kvm.sh $(B)
+	tests/integration/kvm_perm.sh $(B)
 	tests/integration/hostile_http.sh $(B)
 	tests/integration/qemu.sh $(B)
 	tests/integration/dci4.sh $(B)

@@ -21,6 +21,7 @@
 #include <binstat/collector.h>
 
 #include "kvm_attach.h"
+#include "kvm_denied.h"
 #include "kvm_discover.h"
 #include "kvm_emit.h"
 #include "kvm_handover_serve.h"
@@ -76,9 +77,12 @@ struct kvm_collector {
 	double rescan_s;
 	bool passive;
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
-	bool attach_eperm_logged, attach_traced_logged, eperm_logged;
-	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
-	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
+	bool attach_eperm_logged, attach_traced_logged;
+	struct kvm_denied denied; /* VMMs seen but not readable, each watched */
+	bool denied_logged;	  /* said since the count last was 0 */
+	const char *missing;	  /* what the exporter lacks to read them */
+	bool host_view;		  /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
+	bool hostview_due;	  /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;
 	bool libvirt_denied_logged;
 
@@ -162,9 +166,12 @@ static void unwatch(struct kvm_collector *k, pid_t pid)
 	}
 }
 
-/* Closes that watch unless a VM of `pid` is held; the caller holds k->lock. */
+/* Closes that watch unless a VM of `pid` is held, or it is a VMM we may
+ * not read (counted until it exits); the caller holds k->lock. */
 static void watch_release(struct kvm_collector *k, pid_t pid)
 {
+	if (kvm_denied_has(&k->denied, pid))
+		return;
 	for (size_t i = 0; i < k->set.vms.n; i++)
 		if (k->set.vm[i]->pid == pid)
 			return;
@@ -315,9 +322,42 @@ static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
 	kvm_meta_free(&m->meta);
 }
 
-static int scan_pid(void *ctx, pid_t pid)
+/* A VMM seen that we may not read: counted once (drop vmm_not_permitted)
+ * and watched, so the gauge loses it when it exits; said at warn when the
+ * count leaves 0. Or, unreadable false, one we now may read, or that is
+ * not a VMM any more. The caller holds k->lock. */
+static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 {
-	struct kvm_collector *k = ctx;
+	char p[16], n[24];
+
+	if (!unreadable) {
+		if (kvm_denied_remove(&k->denied, pid) && !k->denied.pids.n)
+			k->denied_logged = false;
+		return;
+	}
+	if (kvm_denied_has(&k->denied, pid))
+		return;
+	if (pidfd_of(k, pid) < 0 || kvm_denied_add(&k->denied, pid) < 0)
+		return; /* gone meanwhile, or past every cap: not counted twice */
+	watcher_drop(k, "vmm_not_permitted");
+	if (k->denied_logged)
+		return;
+	k->missing = kvm_denied_missing();
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(n, sizeof(n), "%zu", k->denied.pids.n);
+	k->host->log(BS_LOG_WARN, "kvm",
+		     "VMM processes hold VMs whose stats this exporter may not read: it needs "
+		     "CAP_SYS_PTRACE over them (in their user namespace, allowed by Yama's "
+		     "kernel.yama.ptrace_scope); the systemd unit grants it with "
+		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service)",
+		     "missing", k->missing, "pid", p, "vmms", n, (char *)NULL);
+	k->denied_logged = true;
+}
+
+/* One look at a process; named_by_kvm: a KVM create uevent named it, so it
+ * is a VMM even when it shows no other sign. */
+static void scan_pid_as(struct kvm_collector *k, pid_t pid, bool named_by_kvm)
+{
 	struct kvm_look look;
 
 	if (k->attach && pid != getpid())
@@ -336,20 +376,19 @@ static int scan_pid(void *ctx, pid_t pid)
 		kvm_hostview_assign(&k->set, k->proc, &threads);
 	if (look.cands.n)
 		meta_apply(k, pid, &meta);
-	watch_release(k, pid);
 	if (k->set.groups_made != groups)
 		log_thread_group(k, pid);
-	if (rc == -EPERM && !k->eperm_logged) {
-		k->host->log(BS_LOG_ERROR, "kvm",
-			     "cannot copy stats fds from VMM processes: pidfd_getfd needs "
-			     "CAP_SYS_PTRACE (or use the hand-over socket)",
-			     "pid", "", (char *)NULL);
-		k->eperm_logged = true;
-	}
+	/* EPERM from pidfd_getfd: its VM fds were listed, not copied. */
+	note_denied(k, pid, look.unreadable_vmm || rc == -EPERM || (named_by_kvm && look.denied));
+	watch_release(k, pid);
 	pthread_mutex_unlock(&k->lock);
 	kvm_threads_free(&threads);
 	kvm_look_free(&look);
-	return rc;
+}
+
+static void scan_pid(void *ctx, pid_t pid)
+{
+	scan_pid_as(ctx, pid, false);
 }
 
 static void full_scan(struct kvm_collector *k)
@@ -362,6 +401,7 @@ static void vmm_exited(struct kvm_collector *k, pid_t pid)
 {
 	pthread_mutex_lock(&k->lock);
 	kvm_vmset_remove_pid(&k->set, pid);
+	note_denied(k, pid, false);
 	unwatch(k, pid);
 	pthread_mutex_unlock(&k->lock);
 }
@@ -387,7 +427,7 @@ static void run_pending(struct kvm_collector *k)
 		}
 		pid_t tgid = kvm_tgid_of(k->proc, p->tid);
 		if (tgid > 0)
-			scan_pid(k, tgid);
+			scan_pid_as(k, tgid, true);
 		else if (k->next_rescan_ns > now + 1000000000u)
 			k->next_rescan_ns =
 			    now + 1000000000u; /* the thread is gone: look everywhere, soon */
@@ -726,6 +766,7 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	k->epfd = k->wakefd = k->ueventfd = -1;
 	worker_init(&k->watcher);
 	growarr_init(&k->watches, sizeof(struct kvm_watch), WATCH_MAX);
+	kvm_denied_init(&k->denied);
 	kvm_handover_init(&k->handover);
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_condattr_t ca; /* its waits have monotonic deadlines */
@@ -765,6 +806,11 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 		  "vCPUs served in their creating thread's group (vm=\"NAME/kvm-TID/*\"): one "
 		  "thread created several VMs and KVM names their vCPUs alike.");
 	bs_sample_u64(em, NULL, 0, unowned);
+	bs_family(em, "kvm_collector_vmms_not_permitted", BS_GAUGE, NULL,
+		  "VMM processes seen holding VMs whose stats fds the collector may not read: "
+		  "it lacks CAP_SYS_PTRACE over them (the log says what). Their VMs are not "
+		  "served.");
+	bs_sample_u64(em, NULL, 0, k->denied.pids.n);
 }
 
 /* The first walk may still run when the first scrape comes. */
@@ -809,6 +855,7 @@ static void kvm_shutdown(void *state)
 	for (size_t i = 0; i < k->watches.n; i++)
 		close(k->watch[i].pidfd);
 	growarr_free(&k->watches);
+	kvm_denied_free(&k->denied);
 	close_if_open(k->epfd);
 	close_if_open(k->wakefd);
 	close_if_open(k->ueventfd);
@@ -827,8 +874,14 @@ static void kvm_describe(void *state, char *buf, size_t len)
 		vcpus += k->set.vm[i]->vcpus.n;
 		handed += k->set.vm[i]->from != 0;
 	}
-	snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds", k->set.vms.n,
-		 handed, vcpus, k->set.nfds);
+	int n = snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds",
+			 k->set.vms.n, handed, vcpus, k->set.nfds);
+	/* After a newline: a warning the landing page shows apart, in red. */
+	if (k->denied.pids.n && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "\n%zu VMM process(es) not readable (missing %s): grant CAP_SYS_PTRACE, "
+			 "AmbientCapabilities=CAP_SYS_PTRACE in the unit",
+			 k->denied.pids.n, k->missing ? k->missing : "CAP_SYS_PTRACE");
 	pthread_mutex_unlock(&k->lock);
 }
 

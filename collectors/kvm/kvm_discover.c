@@ -4,6 +4,7 @@
  * from anywhere: copying those is the passive way in. */
 #include "kvm_discover.h"
 
+#include "kvm_denied.h"
 #include "kvm_procfd.h"
 
 #include <dirent.h>
@@ -80,6 +81,21 @@ pid_t kvm_tgid_of(const char *proc, pid_t tid)
 		   : -1;
 }
 
+void kvm_exe_name(const char *link, char *out, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	const char *base = strrchr(link, '/');
+	size_t n;
+
+	base = base ? base + 1 : link;
+	n = strlen(base);
+	/* The kernel adds this to the link of a file unlinked since it was
+	 * run: an upgrade under a running VMM must not make it another one. */
+	if (n >= sizeof(deleted) && strcmp(base + n - (sizeof(deleted) - 1), deleted) == 0)
+		n -= sizeof(deleted) - 1;
+	snprintf(out, len, "%.*s", (int)n, base);
+}
+
 static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 {
 	char path[128], buf[PATH_MAX];
@@ -101,8 +117,7 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
 		buf[n] = '\0';
-		const char *base = strrchr(buf, '/');
-		snprintf(id->vmm, sizeof(id->vmm), "%.63s", base ? base + 1 : buf);
+		kvm_exe_name(buf, id->vmm, sizeof(id->vmm));
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/%d/comm", proc, (int)pid);
@@ -157,7 +172,12 @@ static int index_cmp(const void *a, const void *b)
  * would count the VM twice. */
 static void list_stats_fds(const char *proc, pid_t pid, struct kvm_look *look)
 {
-	kvm_procfd_each(proc, pid, note_fd, look);
+	int rc = kvm_procfd_each(proc, pid, note_fd, look);
+
+	look->denied = rc == -EACCES || rc == -EPERM;
+	/* Counted as a VMM only on a sign (kvm_denied.c), or a VM fd seen
+	 * before the refusal: most processes we may not read hold no VM. */
+	look->unreadable_vmm = look->denied && (look->census.vms || kvm_vmm_visible(proc, pid));
 	if (!look->census.vms)
 		look->cands.n = 0;
 	if (look->census.vcpus.n) /* qsort takes no NULL, even for nothing */
@@ -225,19 +245,20 @@ out_free_held:
 	return added;
 }
 
-int kvm_discover_all(const char *proc, int (*scan)(void *ctx, pid_t pid), void *ctx)
+int kvm_discover_all(const char *proc, void (*scan)(void *ctx, pid_t pid), void *ctx)
 {
 	DIR *d = opendir(proc);
 	struct dirent *e;
-	int rc = 0;
 
 	if (!d)
 		return -errno;
-	while (rc != -EPERM && (e = readdir(d))) {
+	/* Every process, even once one refused us: each VMM we may not read
+	 * is counted (kvm_denied.h), not only the first. */
+	while ((e = readdir(d))) {
 		pid_t pid = kvm_proc_number(e->d_name);
 		if (pid > 0)
-			rc = scan(ctx, pid);
+			scan(ctx, pid);
 	}
 	closedir(d);
-	return rc == -EPERM ? rc : 0;
+	return 0;
 }

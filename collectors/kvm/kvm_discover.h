@@ -14,6 +14,9 @@ typedef int kvm_pidfd_fn(void *ctx, pid_t pid);
 
 /* Parses a NUL-separated command line for QEMU's -name and -uuid. */
 void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id);
+/* The vmm label from a /proc/PID/exe link: its base name, without the
+ * " (deleted)" the kernel adds once the binary was replaced or removed. */
+void kvm_exe_name(const char *link, char *out, size_t len);
 /* The process (thread group) a thread id belongs to, or -1. */
 pid_t kvm_tgid_of(const char *proc, pid_t tid);
 struct kvm_candidate {
@@ -28,6 +31,8 @@ struct kvm_look {
 	int max_fd;
 	struct kvm_identity ident;
 	struct kvm_census census; /* its vCPU fds at most KVM_FDS_PER_PROCESS_MAX too */
+	bool denied;		  /* its fds could not be listed: EACCES or EPERM */
+	bool unreadable_vmm;	  /* denied, and it shows it holds a VM (kvm_denied.h) */
 };
 
 /* Lists the stats fds `pid` holds and reads its identity: /proc reads of a
@@ -41,9 +46,9 @@ size_t kvm_discover_look(const char *proc, pid_t pid, struct kvm_look *look);
 int kvm_discover_take(struct kvm_vmset *set, const struct kvm_look *look, kvm_pidfd_fn *pidfd_of,
 		      kvm_drop_fn *drop, void *ctx);
 void kvm_look_free(struct kvm_look *look);
-/* Calls scan(ctx, pid) for every process under `proc` until it returns
- * -EPERM; the caller locks around each, so a full walk never holds a scrape
- * up for longer than one process takes. Returns 0 or that -EPERM. */
-int kvm_discover_all(const char *proc, int (*scan)(void *ctx, pid_t pid), void *ctx);
+/* Calls scan(ctx, pid) for every process under `proc`; the caller locks
+ * around each, so a full walk never holds a scrape up for longer than one
+ * process takes. Returns 0, or -errno when `proc` cannot be listed. */
+int kvm_discover_all(const char *proc, void (*scan)(void *ctx, pid_t pid), void *ctx);
 
 #endif

@@ -41,6 +41,10 @@ static int each_by_link(DIR *d, kvm_procfd_fn *each, void *ctx)
 	while ((e = readdir(d))) {
 		int fd = kvm_proc_number(e->d_name);
 		ssize_t len = fd < 0 ? -1 : readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		/* Listed but not readable: the links need the ptrace right the
+		 * listing did not (our uid, another user namespace's process). */
+		if (len < 0 && fd >= 0 && (errno == EACCES || errno == EPERM))
+			return -EACCES;
 		if (len <= 0)
 			continue;
 		link[len] = '\0';

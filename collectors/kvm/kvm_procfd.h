@@ -26,7 +26,8 @@ typedef bool kvm_procfd_fn(void *ctx, int fd, const char *link);
  * refused, the fds come from /proc/PID/fdinfo (a ptrace check only), each
  * anon-inode one copied with pidfd_getfd and named by our own /proc link.
  * Never copies anything else, so no close of ours can wait on a FUSE
- * server or a device. Returns 0 or -errno (-EPERM: no ptrace right). */
+ * server or a device. Returns 0 or -errno (-EACCES or -EPERM: no ptrace
+ * right over it, its links or its fds). */
 int kvm_procfd_each(const char *proc, pid_t pid, kvm_procfd_fn *each, void *ctx);
 
 #endif

@@ -24,6 +24,7 @@ struct scrape_job {
 	struct sink sink;
 	struct emitter em;
 	int rc;
+	const char *why; /* a failure the exporter names itself, else strerror(-rc) */
 	bool done;
 	double seconds;
 };
@@ -106,7 +107,8 @@ static void *job_main(void *arg)
 	if (!in->ops) {
 		job->rc = in->init_rc ? in->init_rc : -ENODEV;
 	} else if (!instance_lock_for_scrape(in, sc->deadline_ns)) {
-		job->rc = -ETIMEDOUT; /* the previous scrape's collect still runs */
+		job->rc = -ETIMEDOUT;
+		job->why = "deadline exceeded: its previous collect still runs";
 	} else {
 		emitter_adopt(&job->em, &in->series);
 		job->rc = in->ops->collect(in->state, &job->em.pub);
@@ -115,8 +117,10 @@ static void *job_main(void *arg)
 		pthread_mutex_unlock(&in->collect_lock);
 	}
 	/* A collector whose output hit the cap is failed, not cut short silently. */
-	if (emitter_join_forks(&job->em) < 0 && job->rc == 0)
+	if (emitter_join_forks(&job->em) < 0 && job->rc == 0) {
 		job->rc = -ENOBUFS;
+		job->why = "its output passed max_response_bytes";
+	}
 	selfstats_add_drops(in->stats, &job->em);
 
 	pthread_mutex_lock(&sc->lock);
@@ -250,6 +254,16 @@ static void emit_collector_status(struct scrape *sc, struct bs_emitter *em)
 	}
 }
 
+/* Why a job failed, or NULL: the landing page shows it, the log says it. */
+static const char *failure(const struct scrape_job *j)
+{
+	if (!j->done)
+		return "deadline exceeded";
+	if (j->rc == 0)
+		return NULL;
+	return j->why ? j->why : strerror(-j->rc);
+}
+
 /* Takes the output of every job that finished in time and succeeded; the
  * others are logged. Jobs still running keep their sinks. Under sc->lock. */
 static void collect_results(struct scrape *sc)
@@ -257,14 +271,14 @@ static void collect_results(struct scrape *sc)
 	for (size_t i = 0; i < sc->njobs; i++) {
 		struct scrape_job *j = &sc->job[i];
 		double s = j->done ? j->seconds : (monoclock_ns() - sc->start_ns) / 1e9;
-		selfstats_scraped(j->inst->stats, j->done && j->rc == 0, s);
-		if (j->done && j->rc == 0) {
+		const char *why = failure(j);
+		selfstats_scraped(j->inst->stats, why, s);
+		if (!why) {
 			sink_append(&sc->out, &j->sink);
 			continue;
 		}
 		if (!j->inst->ops)
 			continue; /* never started: logged once, at load */
-		const char *why = !j->done ? "deadline exceeded" : strerror(-j->rc);
 		log_warn("collector failed", "collector", j->inst->name, "err", why);
 	}
 }

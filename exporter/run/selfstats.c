@@ -72,14 +72,15 @@ void selfstats_reload_get(struct selfstats_reload_info *out)
 	pthread_mutex_unlock(&lock);
 }
 
-void selfstats_scraped(struct collstats *cs, bool ok, double seconds)
+void selfstats_scraped(struct collstats *cs, const char *why, double seconds)
 {
 	double now = now_unix();
 	if (!cs)
 		return;
 	pthread_mutex_lock(&lock);
 	cs->scraped = true;
-	cs->last_ok = ok;
+	cs->last_ok = !why;
+	snprintf(cs->why, sizeof(cs->why), "%s", why ? why : "");
 	cs->last_seconds = seconds;
 	cs->last_unix = now;
 	pthread_mutex_unlock(&lock);

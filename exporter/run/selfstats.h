@@ -11,7 +11,8 @@
 
 #define SELFSTATS_COLLECTORS_MAX 128
 
-#define SELFSTATS_FOUND_MAX 160
+#define SELFSTATS_FOUND_MAX 256
+#define SELFSTATS_WHY_MAX 128
 
 struct collstats {
 	char name[48 + 1];
@@ -21,6 +22,7 @@ struct collstats {
 	bool scraped, last_ok;
 	double last_seconds, last_unix;
 	char found[SELFSTATS_FOUND_MAX]; /* its describe line */
+	char why[SELFSTATS_WHY_MAX];	 /* why the last scrape failed ("" when it did not) */
 };
 
 /* The last reload, for the landing page. */
@@ -37,8 +39,9 @@ void selfstats_add_drops(struct collstats *cs, const struct emitter *em);
 /* A reload: err is why it failed (NULL when ok). */
 void selfstats_reload(bool ok, const char *err);
 void selfstats_reload_get(struct selfstats_reload_info *out);
-/* The outcome of one collector in one scrape. */
-void selfstats_scraped(struct collstats *cs, bool ok, double seconds);
+/* The outcome of one collector in one scrape: why is why it failed (NULL
+ * when it succeeded), copied. */
+void selfstats_scraped(struct collstats *cs, const char *why, double seconds);
 void selfstats_found(struct collstats *cs, const char *line);
 /* A copy of `name`'s, false if it has none. */
 bool selfstats_collector_get(const char *name, struct collstats *out);

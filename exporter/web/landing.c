@@ -122,6 +122,22 @@ static void drops(struct statproc_text *t, const struct collstats *cs)
 		statproc_text_printf(t, "none");
 }
 
+/* A describe line; what follows its first newline is a warning the
+ * collector wants seen (collector-abi.md), shown apart and in red. */
+static void found(struct statproc_text *t, char *line)
+{
+	char *warning = strchr(line, '\n');
+
+	if (warning)
+		*warning++ = '\0';
+	escaped(t, line[0] ? line : "-");
+	if (warning && *warning) {
+		statproc_text_printf(t, "<br><span class=\"bad\">warning: ");
+		escaped(t, warning);
+		statproc_text_printf(t, "</span>");
+	}
+}
+
 static void collector_row(struct statproc_text *t, const struct instance *inst)
 {
 	struct instance_info in;
@@ -148,11 +164,15 @@ static void collector_row(struct statproc_text *t, const struct instance *inst)
 		statproc_text_printf(t, "<td class=\"%s\">%s ", cs.last_ok ? "ok" : "bad",
 				     cs.last_ok ? "succeeded" : "failed");
 		when(t, cs.last_unix);
+		if (!cs.last_ok && cs.why[0]) {
+			statproc_text_printf(t, ": ");
+			escaped(t, cs.why);
+		}
 		if (cs.last_seconds < 1)
 			statproc_text_printf(t, "</td><td>%.1f ms</td><td>", cs.last_seconds * 1e3);
 		else
 			statproc_text_printf(t, "</td><td>%.2f s</td><td>", cs.last_seconds);
-		escaped(t, cs.found[0] ? cs.found : "-");
+		found(t, cs.found);
 		statproc_text_printf(t, "</td>");
 	}
 	statproc_text_printf(t, "<td>");

@@ -308,6 +308,21 @@ check "hand-over: a peer not on the allow-list is refused and counted" \
 	sh -c "grep -q '^kvm_collector_stats_fds 0' '$WORK/ho2.txt' && grep -q 'binstat_collector_dropped_total{collector=\"kvm\",reason=\"handover_refused\"} 1' '$WORK/ho2.txt'"
 kill "$F5"
 
+# A VMM whose binary was replaced under it (a package upgrade): its exe link
+# reads "... (deleted)", which is no part of the vmm label.
+cp "$FIXTURE" "$WORK/vmm-up"
+FIXTURE="$WORK/vmm-up" start_fixture 1 1 $IO -name guest=upgraded
+FU=$FX
+rm "$WORK/vmm-up" && cp "$FIXTURE" "$WORK/vmm-up"
+kvm_config "$WORK/up.yml" per_vm
+PU=$(free_port)
+start_exporter "$WORK/up.yml" "$PU"
+scrape "$PU" "$WORK/up.txt"
+check "replaced VMM binary: the link says (deleted)" sh -c "readlink /proc/$FU/exe | grep -q ' (deleted)\$'"
+check "replaced VMM binary: vmm label without ' (deleted)', one kvm_vm_info" sh -c \
+	"[ \$(grep -c '^kvm_vm_info{vm=\"upgraded\",' '$WORK/up.txt') = 1 ] && grep -q '^kvm_vm_info{vm=\"upgraded\",.*vmm=\"vmm-up\"' '$WORK/up.txt'"
+kill "$FU" "$LAST_PID"
+
 # Filters: only one stat, only some VMs.
 start_fixture 1 1 $IO -name guest=keep
 F3=$FX

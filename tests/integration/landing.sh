@@ -13,10 +13,13 @@ with_test_plugins "$WORK/p<i>x</i>"
 cat >"$WORK/cfg.yml" <<YAML
 global:
   plugin_dir: "$PLUGINS"
+  scrape_timeout: 1s
 collectors:
   example: {}
   synthetic:
     hostile: true
+  slow:
+    sleep_seconds: 3
   nosuch: {}
 YAML
 PORT=$(free_port)
@@ -26,6 +29,8 @@ curl -s -o /dev/null "$URL/metrics"
 curl -s "$URL/" -o "$WORK/page.html"
 check "the page is HTML with the version" grep -q '<p>Version 0' "$WORK/page.html"
 check "a path with markup in an error is escaped" grep -q 'p&lt;i&gt;x&lt;/i&gt;/nosuch.so' "$WORK/page.html"
+check "a collector past its deadline: failed, and why" \
+	grep -qE '<td class="bad">failed [^<]*\(.* s ago\): deadline exceeded</td>' "$WORK/page.html"
 check "HEAD / has no body" test "$(curl -s -I "$URL/" -o /dev/null -w '%{http_code} %{size_download}')" = "200 0"
 
 if ! command -v chromium >/dev/null; then
@@ -55,6 +60,7 @@ has() { grep -qF -- "$1" "$WORK/text.txt" || { echo "not in the page: $1"; cat "
 check "rendered: each collector by name" sh -c "$(declare -f has); WORK='$WORK'; has 'example' && has 'synthetic' && has 'nosuch'"
 check "rendered: the last scrape's success and duration" sh -c "$(declare -f has); WORK='$WORK'; has 'succeeded' && has ' ms'"
 check "rendered: what a collector found" sh -c "$(declare -f has); WORK='$WORK'; has '8 families, one of each metric type'"
+check "rendered: why a collector failed" sh -c "$(declare -f has); WORK='$WORK'; has 's ago): deadline exceeded'"
 check "rendered: drops by reason" sh -c "$(declare -f has); WORK='$WORK'; has 'synthetic_reason: 3'"
 check "rendered: a collector that does not run, and why" sh -c "$(declare -f has); WORK='$WORK'; has 'not running: cannot load plugin' && has 'p<i>x</i>/nosuch.so'"
 check "rendered: the configuration file and its last load" sh -c "$(declare -f has); WORK='$WORK'; has '$WORK/cfg.yml' && has 'Last load succeeded'"

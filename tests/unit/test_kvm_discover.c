@@ -2,6 +2,7 @@
  * the /proc lines of the host view. */
 #include "helpers.h"
 
+#include "kvm_denied.h"
 #include "kvm_discover.h"
 #include "kvm_handover.h"
 #include "kvm_hostview.h"
@@ -17,6 +18,54 @@ static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
 		n += l;
 	}
 	kvm_cmdline_identity(buf, n, id);
+}
+
+static void test_exe_name(void **state)
+{
+	char out[64];
+	(void)state;
+
+	kvm_exe_name("/usr/bin/qemu-system-x86_64", out, sizeof(out));
+	assert_string_equal(out, "qemu-system-x86_64");
+	/* A package upgrade under the running VMM: the same VMM, one label. */
+	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", out, sizeof(out));
+	assert_string_equal(out, "qemu-system-x86_64");
+	kvm_exe_name("qemu (deleted)", out, sizeof(out));
+	assert_string_equal(out, "qemu");
+	kvm_exe_name("/opt/ (deleted)", out, sizeof(out)); /* a name of the suffix alone */
+	assert_string_equal(out, " (deleted)");
+	kvm_exe_name("/opt/vmm (deleted) (deleted)", out, sizeof(out)); /* only the kernel's one */
+	assert_string_equal(out, "vmm (deleted)");
+	kvm_exe_name("/opt/deleted", out, sizeof(out));
+	assert_string_equal(out, "deleted");
+	char small[4];
+	kvm_exe_name("/usr/bin/qemu (deleted)", small, sizeof(small)); /* cut to fit */
+	assert_string_equal(small, "qem");
+}
+
+/* The thread stat lines an unprivileged reader sees of a root VMM. */
+static void test_task_is_kvm(void **state)
+{
+	(void)state;
+#define IS_KVM(line) kvm_task_stat_is_kvm(line, strlen(line))
+	/* KVM's worker, as read here from a fixture VMM (flags 0x404040). */
+	assert_true(IS_KVM("28577 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4210752 0 0"));
+	/* A user thread may take the name, not the kernel's flag. */
+	assert_false(IS_KVM("28578 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4194304 0 0"));
+	assert_false(IS_KVM("28573 (kvm_fixture) S 28549 28549 17426 0 -1 4194304 130 0"));
+	/* QEMU's vCPU threads: KVM's, not TCG's. */
+	assert_true(IS_KVM("4100 (CPU 0/KVM) S 1 4090 4090 0 -1 4194368 0 0"));
+	assert_true(IS_KVM("4101 (CPU 12/KVM) R 1 4090 4090 0 -1 4194368 0 0"));
+	assert_false(IS_KVM("4102 (CPU 0/TCG) S 1 4090 4090 0 -1 4194368 0 0"));
+	assert_false(IS_KVM("4103 (CPU 0/KVMX) S 1 4090 4090 0 -1 4194368 0 0"));
+	/* A comm with parentheses and spaces; cut or broken lines. */
+	assert_false(IS_KVM("9 (a) b) (c) S 1 1 1 0 -1 16384 0"));
+	assert_false(IS_KVM("28577 (kvm-nx-lpage-re) S 28549"));
+	assert_false(IS_KVM("28577 (kvm-nx-lpage-re"));
+	assert_false(IS_KVM("28577 kvm-nx-lpage-re) S 1 1 1 0 -1 16384"));
+	assert_false(IS_KVM(")("));
+	assert_false(IS_KVM(""));
+#undef IS_KVM
 }
 
 static void test_cmdline(void **state)
@@ -155,10 +204,9 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),
-	    cmocka_unit_test(test_host_files),
-	    cmocka_unit_test(test_uevent),
-	    cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_cmdline),	cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_task_is_kvm), cmocka_unit_test(test_host_files),
+	    cmocka_unit_test(test_uevent),	cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }

@@ -1,0 +1,171 @@
+/* VMM processes seen but not readable. Without CAP_SYS_PTRACE over a VMM
+ * every way to its stats fds is shut (/proc/PID/fd and fdinfo, pidfd_getfd,
+ * ptrace), and so is everything that would say it holds a VM (its fd links,
+ * maps, exe). What stays readable is each thread's stat line: KVM runs a
+ * worker of its own in the VMM's thread group, and QEMU names its vCPU
+ * threads after KVM. Those are the signs counted here, nothing guessed
+ * from a command's name. */
+#include "kvm_denied.h"
+
+#include "kvm_procfd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PF_USER_WORKER 0x00004000	  /* include/linux/sched.h */
+#define KVM_WORKER_COMM "kvm-nx-lpage-re" /* "kvm-nx-lpage-recovery" in TASK_COMM_LEN */
+#define TASKS_MAX 65536			  /* threads of one process looked at */
+
+void kvm_denied_init(struct kvm_denied *d)
+{
+	growarr_init(&d->pids, sizeof(pid_t), KVM_DENIED_MAX);
+}
+
+void kvm_denied_free(struct kvm_denied *d)
+{
+	growarr_free(&d->pids);
+}
+
+bool kvm_denied_has(const struct kvm_denied *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->pids.n; i++)
+		if (d->pid[i] == pid)
+			return true;
+	return false;
+}
+
+int kvm_denied_add(struct kvm_denied *d, pid_t pid)
+{
+	if (kvm_denied_has(d, pid))
+		return 0;
+	int rc = growarr_push(&d->pids, &pid);
+	return rc < 0 ? rc : 1;
+}
+
+bool kvm_denied_remove(struct kvm_denied *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->pids.n; i++)
+		if (d->pid[i] == pid) {
+			d->pid[i] = d->pid[--d->pids.n];
+			return true;
+		}
+	return false;
+}
+
+bool kvm_task_stat_is_kvm(const char *buf, size_t len)
+{
+	const char *open = memchr(buf, '(', len), *close = NULL;
+	char comm[32], rest[32];
+	unsigned long flags;
+	unsigned vcpu;
+
+	for (size_t i = len; i > 0 && !close; i--)
+		if (buf[i - 1] == ')')
+			close = buf + i - 1;
+	if (!open || !close || close <= open || (size_t)(close - open - 1) >= sizeof(comm))
+		return false;
+	snprintf(comm, sizeof(comm), "%.*s", (int)(close - open - 1), open + 1);
+	/* QEMU: "CPU %d/%s" with the accelerator's name (TCG's say TCG). */
+	if (sscanf(comm, "CPU %u/%31s", &vcpu, rest) == 2 && strcmp(rest, "KVM") == 0)
+		return true;
+	if (strcmp(comm, KVM_WORKER_COMM) != 0)
+		return false;
+	/* Fields after comm: state ppid pgrp session tty_nr tpgid flags. A
+	 * user thread may name itself so; only the kernel sets the flag. */
+	char line[256];
+	size_t n = len - (size_t)(close + 1 - buf);
+	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
+		 close + 1);
+	return sscanf(line, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & PF_USER_WORKER);
+}
+
+bool kvm_vmm_visible(const char *proc, pid_t pid)
+{
+	char path[96], buf[512];
+	struct dirent *e;
+	bool kvm = false;
+	size_t seen = 0;
+
+	snprintf(path, sizeof(path), "%s/%d/task", proc, (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	while (!kvm && seen++ < TASKS_MAX && (e = readdir(d))) {
+		int tid = kvm_proc_number(e->d_name);
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/task/%d/stat", proc, (int)pid, tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		kvm = n > 0 && kvm_task_stat_is_kvm(buf, (size_t)n);
+	}
+	closedir(d);
+	return kvm;
+}
+
+static bool has_cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct c[2] = {0};
+
+	if (syscall(SYS_capget, &h, c) < 0)
+		return false;
+	return c[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective & CAP_TO_MASK(CAP_SYS_PTRACE);
+}
+
+/* Whether we run in the initial user namespace: its uid_map is the whole
+ * range onto itself. A capability holds in its own namespace and those
+ * below, never over a VMM outside it. */
+static bool initial_user_ns(void)
+{
+	char buf[128];
+	unsigned long inside, outside, count;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool init = true;
+
+	if (!f)
+		return true;
+	if (fgets(buf, sizeof(buf), f) &&
+	    sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		init = inside == 0 && outside == 0 && count == 4294967295ul;
+	fclose(f);
+	return init;
+}
+
+static int ptrace_scope(void)
+{
+	char buf[16];
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC), scope = -1;
+
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		sscanf(buf, "%d", &scope);
+	}
+	return scope;
+}
+
+const char *kvm_denied_missing(void)
+{
+	if (!has_cap_sys_ptrace())
+		return "CAP_SYS_PTRACE";
+	if (ptrace_scope() == 3)
+		return "kernel.yama.ptrace_scope=3";
+	if (!initial_user_ns())
+		return "user_namespace";
+	return "ptrace_access";
+}

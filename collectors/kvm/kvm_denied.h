@@ -1,0 +1,43 @@
+/* The VMM processes the collector sees but may not read (no CAP_SYS_PTRACE
+ * over them, another user namespace, Yama's ptrace_scope), and what is
+ * missing: so that a host of unreadable VMs is counted, never a quiet 0. */
+#ifndef KVM_DENIED_H
+#define KVM_DENIED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "growarr.h"
+
+#define KVM_DENIED_MAX 65536 /* unreadable VMMs remembered (as many as watched) */
+
+struct kvm_denied {
+	GROWARR_OF(pid_t, pid, pids);
+};
+
+void kvm_denied_init(struct kvm_denied *d);
+void kvm_denied_free(struct kvm_denied *d);
+bool kvm_denied_has(const struct kvm_denied *d, pid_t pid);
+/* Returns 1 when pid is new, 0 when it was there, or -errno (full). */
+int kvm_denied_add(struct kvm_denied *d, pid_t pid);
+/* Returns whether it was there. */
+bool kvm_denied_remove(struct kvm_denied *d, pid_t pid);
+
+/* Whether a task's /proc stat line (comm and flags, readable by any user)
+ * is KVM's: KVM's own worker in the VMM's thread group (kvm-nx-lpage-recovery,
+ * its comm cut to "kvm-nx-lpage-re", flagged PF_USER_WORKER), or a thread
+ * QEMU named for a KVM vCPU ("CPU N/KVM"). */
+bool kvm_task_stat_is_kvm(const char *buf, size_t len);
+/* Whether any thread of `pid` is, read from /proc/PID/task/TID/stat. The
+ * sign of a VMM that needs no right over the process: /proc/PID/fd,
+ * fdinfo, maps and exe all need one. */
+bool kvm_vmm_visible(const char *proc, pid_t pid);
+
+/* What this process lacks to read other users' VMMs, for the log:
+ * "CAP_SYS_PTRACE", "kernel.yama.ptrace_scope=3", "user_namespace" (our
+ * capability holds in our own user namespace only) or "ptrace_access" (it
+ * has the capability, and something else, an LSM, refused). */
+const char *kvm_denied_missing(void);
+
+#endif
