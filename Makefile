@@ -378,6 +378,13 @@ install -d $(DESTDIR)$(SOLIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/$(1)
 		>$(DESTDIR)$(SOLIBDIR)/pkgconfig/lib$(1).pc
 endef
 
+# binstat-collector.pc: what an out-of-tree collector builds with
+# (`pkg-config --cflags binstat-collector`) and where its plugin goes
+# (`pkg-config --variable=plugindir binstat-collector`). Architecture-
+# independent, as the header is: under share/.
+COLLECTOR_ABI := $(shell awk '$$2 == "BS_COLLECTOR_ABI_VERSION" { print $$3 }' include/binstat/collector.h)
+COLLECTOR_PC = prefix=$(PREFIX)\nincludedir=$${prefix}/include\nplugindir=$(PLUGINDIR)\nabi_version=$(COLLECTOR_ABI)\n\nName: binstat-collector\nDescription: binstat_exporter collector plugin ABI (collector.h)\nVersion: $(VERSION)\nCflags: -I$${includedir}\n
+
 install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(SYSCONFDIR)/binstat_exporter
 	$(if $(EXTRAS),install -m 0644 $(EXTRAS) $(DESTDIR)$(LIBDIR)/binstat_exporter/)
@@ -387,6 +394,8 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0755 $(B)/dci4stat $(B)/dci4-netdev $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(PLUGINS) $(DESTDIR)$(PLUGINDIR)/
 	install -m 0644 include/binstat/collector.h -D $(DESTDIR)$(PREFIX)/include/binstat/collector.h
+	install -d $(DESTDIR)$(PREFIX)/share/pkgconfig
+	printf '$(COLLECTOR_PC)' >$(DESTDIR)$(PREFIX)/share/pkgconfig/binstat-collector.pc
 	test -e $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/binstat_exporter.yml || \
 		install -m 0644 config/binstat_exporter.yml $(DESTDIR)$(SYSCONFDIR)/binstat_exporter/
 	install -d $(DESTDIR)$(SHAREDIR)/dashboards $(DESTDIR)$(SHAREDIR)/monitoring/tests \
@@ -395,7 +404,8 @@ install: $(B)/install/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVST
 	install -m 0644 monitoring/*.yml monitoring/README.md $(DESTDIR)$(SHAREDIR)/monitoring/
 	install -m 0644 monitoring/tests/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/tests/
 	install -m 0644 monitoring/fleet/*.yml $(DESTDIR)$(SHAREDIR)/monitoring/fleet/
-	install -m 0644 config/examples/*.yml packaging/systemd/xen-as-root.conf $(DESTDIR)$(SHAREDIR)/examples/
+	install -m 0644 config/examples/*.yml config/web-config.yml packaging/systemd/xen-as-root.conf \
+		$(DESTDIR)$(SHAREDIR)/examples/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
