@@ -30,6 +30,7 @@ fleet_cleanup() {
 	for n in "${HOSTS[@]}" central; do ip netns del "$NS-$n" 2>/dev/null; done
 }
 trap fleet_cleanup EXIT
+trap 'exit 143' TERM INT # so that a timeout still removes the namespaces
 if ! ip netns add "$C" 2>"$WORK/netns.err"; then
 	skip "the fleet of two hosts" "no network namespaces here: $(cat "$WORK/netns.err")"
 	summary
