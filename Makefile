@@ -243,11 +243,12 @@ integration: testbins
 	tests/integration/tdigest.sh $(B)
 
 # What is shipped beside the code: the dashboards against live data, the
-# rules and the fleet set-up, the packages. Once, not again under the
-# sanitizers: these test files, not code.
+# rules, the fleet set-up (two hosts into one central server), the
+# packages. Once, not again under the sanitizers: these test files, not code.
 content: testbins
 	tests/integration/dashboards.sh $(B)
 	tests/integration/monitoring.sh $(B)
+	tests/integration/fleet.sh $(B)
 	tests/integration/deb.sh $(B)
 
 # Every test again with the daemon, plugins and tests built under

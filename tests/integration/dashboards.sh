@@ -3,13 +3,29 @@
 # dci4-netdev's suppliers and a Xen guest under the stand-in hypervisor, a
 # real Prometheus scraping it, and every query of every panel asked: each
 # must return at least one series, and each panel's unit must fit the unit
-# suffix of the metrics it draws.
+# suffix of the metrics it draws. First, with no KVM needed, the queries'
+# text (dashboard_queries.py): $job and $instance filters, the host kept in
+# every aggregation and legend, the recording rules read where one exists.
+# (tests/integration/fleet.sh asks the same queries of a central server fed
+# by two hosts.)
 # Usage: tests/integration/dashboards.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/lib.sh"
+
+# ---- the queries' text ----
+$PY "$HERE/dashboard_queries.py" "$ROOT/dashboards" "$ROOT/monitoring/rules.yml" >"$WORK/text.txt" 2>&1
+check "every dashboard has a \$job variable, and \$instance filtered on it" \
+	sh -c "! grep -q 'variable' '$WORK/text.txt'"
+check "every query filters on \$job and \$instance" sh -c "! grep -q 'is not filtered' '$WORK/text.txt'"
+check "every aggregation and legend of a panel drawn per host keeps the host" \
+	sh -c "! grep -q 'sums the hosts\\|does not name the host' '$WORK/text.txt'"
+check "the dashboards read the recording rules where one exists, and only rules that exist" \
+	sh -c "! grep -q 'computes rate\\|does not record' '$WORK/text.txt'"
+check "no other fault in the queries' text" test ! -s "$WORK/text.txt"
+sed 's/^/       /' "$WORK/text.txt"
 
 require_lone_kvm "dashboards against live data"
 
@@ -69,9 +85,14 @@ else
 fi
 check "the exporter serves the three collectors' sources" wait_for_metric "$PORT" '^kvm_collector_vms 2$'
 [ -n "$XEN" ] && check "the Xen guest's set is live" wait_for_metric "$PORT" '^xen_pv_stats_set_up{.*} 1$'
-start_prometheus "$PORT"
+# With the recording rules the dashboards read, evaluated every second.
+run_prometheus "  - job_name: binstat
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+rule_files: ['$ROOT/monitoring/rules.yml']"
 check "Prometheus stores the exporter's series" test -n "$(prom_wait "$PROM_PORT" 'kvm_collector_vms')"
-sleep 5 # a few scrapes for the rates
+check "the recording rules have rates (two scrapes at least)" \
+	test -n "$(prom_wait "$PROM_PORT" 'binstat:kvm_vm_exits:rate5m')"
 
 # ---- every query of every panel ----
 $PY - "$ROOT/dashboards" "$PROM_PORT" "$XEN" >"$WORK/panels.txt" <<'EOF'
@@ -82,6 +103,8 @@ def suffix(expr):
     names = set(re.findall(r"\b([a-z_:][a-z0-9_:]*)\s*[{\[]", expr)) - {"by", "without", "on", "ignoring"}
     kinds = set()
     for n in names:
+        if n.count(":") == 2:
+            n = n.split(":")[1]  # a recording rule, level:metric:operations
         base = re.sub(r"_(total|bucket|sum|count)$", "", n)
         for k in units:
             if base.endswith("_" + k):
