@@ -43,6 +43,7 @@ journal() { ct journalctl --no-pager -o short-precise "$@"; }
 stop_container() {
 	[ -n "$NSPAWN" ] || return 0
 	if [ -n "$CPID" ] && kill -0 "$CPID" 2>/dev/null; then
+		journal -b >"$WORK/journal-all.txt" 2>&1 # kept with KEEP_WORK=1
 		if [ "$FAILED" != 0 ]; then
 			echo "---- journal of $UNIT (last 150 lines)"
 			journal -u "$UNIT" -n 150 2>&1 | sed 's/^/    /'
@@ -85,13 +86,14 @@ KEY=$(printf '%s minbase %s\n' "$SUITE" "$PKGS" | sha256sum | cut -c1-12)
 ROOTFS="$CACHE/root-$KEY"
 if [ ! -d "$ROOTFS" ]; then
 	mkdir -p "$CACHE"
-	rm -rf "$CACHE"/root-*
+	find "$CACHE" -maxdepth 1 -name 'root-*' ! -name 'root-*.tmp.*' -exec rm -rf {} +
 	t0=$(date +%s)
-	mmdebstrap --variant=minbase --include="$PKGS" "$SUITE" "$ROOTFS.tmp" >"$WORK/mmdebstrap.log" 2>&1
+	# Built aside and renamed: a run beside this one never boots half a root.
+	mmdebstrap --variant=minbase --include="$PKGS" "$SUITE" "$ROOTFS.tmp.$$" >"$WORK/mmdebstrap.log" 2>&1
 	rc=$?
 	check "mmdebstrap builds the root ($PKGS; $(($(date +%s) - t0)) s, exit $rc)" test $rc = 0
-	[ $rc = 0 ] || { tail -30 "$WORK/mmdebstrap.log"; rm -rf "$ROOTFS.tmp"; summary; exit 1; }
-	mv "$ROOTFS.tmp" "$ROOTFS"
+	[ $rc = 0 ] || { tail -30 "$WORK/mmdebstrap.log"; rm -rf "$ROOTFS.tmp.$$"; summary; exit 1; }
+	mv -T "$ROOTFS.tmp.$$" "$ROOTFS" 2>/dev/null || rm -rf "$ROOTFS.tmp.$$"
 else
 	pass "the cached root $ROOTFS has the packages ($PKGS)"
 fi
