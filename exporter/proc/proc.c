@@ -732,6 +732,7 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	}
 	p->conf = conf;
 	p->epfd = -1;
+	p->clock_ns = monoclock_ns;
 	/* max_sources caps what is kept; the array never needs more. */
 	growarr_init(&p->srcs, sizeof(struct proc_source *), conf->max_sources);
 	for (uint32_t g = 0; g < PROC_GROUPS_MAX; g++)

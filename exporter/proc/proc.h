@@ -122,6 +122,9 @@ struct proc {
 	uint32_t ntpl;
 	uint32_t sample_pct[PROC_GROUPS_MAX]; /* per group: its template's rate in force */
 	struct proc_scratch *scratch;
+	/* The clock a scrape brings the histories up to: the one the
+	 * /statistics/ interface is given (monoclock_ns); tests set theirs. */
+	uint64_t (*clock_ns)(void);
 };
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */

@@ -123,10 +123,13 @@ static const struct {
 #define RANGE_FAMS(first) (BIT(first) | BIT(first + 1) | BIT(first + 2) | BIT(first + 3))
 
 /* A products total goes down with a negative X: a gauge where X can be
- * one (x: value, range_min below 0); an increase (delta, rate) is not. */
+ * one, whatever x is (a delta that went back is the new value, a
+ * histogram source's X its bucket's le, x_scale may be negative); the
+ * total takes only X in range, so range_min decides. */
 static bool value_is_gauge(const struct statproc_def *d, enum proc_x x)
 {
-	return d->mode == STATPROC_PRODUCTS && d->range_min < 0 && x == PROC_X_VALUE;
+	(void)x;
+	return d->mode == STATPROC_PRODUCTS && d->range_min < 0;
 }
 
 static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
@@ -173,20 +176,38 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 		bs_sample_f64(em, l, n, (double)r->acc / (double)r->num);
 }
 
+/* An integer bound a double can serve as le: le=b must count every X up
+ * to b and none above, and past 2^53 a double in [b, b + 1) is b itself
+ * or nothing. INT64_MAX serves as 2^63: no X is above it. */
+static bool exact_le(int64_t b, double *le)
+{
+	*le = (double)b;
+	return b == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b);
+}
+
 /* An array's intervals are its buckets: the first holds what is below
- * range_min too, the last what is above range_max. */
+ * range_min too, the last what is above range_max. An interval whose
+ * bound a double cannot hold joins the next one (the data file still
+ * tells them apart), so every le served counts exactly the X up to it. */
 static void array_hist(struct bs_emitter *em, const struct statproc_stat *st,
 		       struct proc_scratch *sc, struct bs_label *l, size_t n)
 {
 	uint32_t k = st->data.array.n;
+	uint64_t carry = 0;
+	size_t r = 0;
 	int64_t b;
+	double le;
 
-	for (uint32_t i = 0; i < k; i++) {
+	for (uint32_t i = 0; i + 1 < k; i++) {
 		statproc_array_bound(&st->def, i, &b); /* the bounds the data file prints */
-		sc->region[i] = (struct vstats_region){i + 1 < k ? (double)b : INFINITY,
-						       st->data.array.hits[i]};
+		carry += st->data.array.hits[i];
+		if (exact_le(b, &le)) {
+			vstats_region_add(sc->region, &r, le, carry);
+			carry = 0;
+		}
 	}
-	emit_regions(em, sc, k, st->data.array.sum, l, n);
+	vstats_region_add(sc->region, &r, INFINITY, carry + st->data.array.hits[k - 1]);
+	emit_regions(em, sc, r, st->data.array.sum, l, n);
 }
 
 static int cmp_entry_x(const void *a, const void *b)
@@ -378,6 +399,14 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 	}
 }
 
+/* The sum of values never goes down only where no value is below 0: a
+ * u64 VOI (it refuses a negative X) of increases. An s64 or double VOI
+ * takes whatever X is, a histogram source's negative le included. */
+static bool sum_is_counter(const struct proc_group_conf *gc, enum vstats_stype st)
+{
+	return st == VSTATS_SUM && gc->x == PROC_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
+}
+
 static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
@@ -390,8 +419,8 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 		struct voi_arg a = {k, false, t, p->scratch};
 		enum bs_metric_type type = st >= VSTATS_CRHIST && st <= VSTATS_DVHIST ? BS_HISTOGRAM
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
-					   : st == VSTATS_SUM && gc->x == PROC_X_DELTA ? BS_COUNTER
-										       : BS_GAUGE;
+					   : sum_is_counter(gc, st)		      ? BS_COUNTER
+										      : BS_GAUGE;
 		if (family(em, t->name, suffix[st], type,
 			   "Seed 004 (stats(3)) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
@@ -436,11 +465,22 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->invalid_histogram);
 }
 
+/* Every history brought up to now, as a read of its data file would: a
+ * scrape serves the last period that is complete now, even when no
+ * sample came since (all out of range, or a source not seen lately). */
+static void catch_up(struct proc *p, uint64_t now_ns)
+{
+	for (size_t i = 0; i < p->srcs.n; i++)
+		for (uint32_t k = 0; k < p->conf->group[p->src[i]->group].nstats; k++)
+			statproc_catch_up(&p->src[i]->stat[k], now_ns);
+}
+
 static int proc_collect(void *state, struct bs_emitter *em)
 {
 	struct proc *p = state;
 
 	pthread_mutex_lock(&p->lock);
+	catch_up(p, p->clock_ns());
 	emit_self(p, em);
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
 		for (uint32_t k = 0; k < p->conf->group[g].nstats; k++)

@@ -416,6 +416,12 @@ void statproc_history_advance(struct statproc_stat *s, uint64_t now_ns)
 	s->data.history.start_ns = start;
 }
 
+void statproc_catch_up(struct statproc_stat *s, uint64_t now_ns)
+{
+	if (s->def.type == STATPROC_HISTORY && s->on) /* stopped, it stays as it was */
+		statproc_history_advance(s, now_ns);
+}
+
 /* The entry of the period holding t: the newest once the history is
  * brought up to t, or an older one still kept, for a sample due before a
  * read moved the history on; NULL when that period has left the ring. */

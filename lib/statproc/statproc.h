@@ -146,6 +146,13 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
  * now (periods without data are entries of zero). */
 void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t);
 
+/* Brings a history that is on up to now, as a read of its data file
+ * does (statproc_format_data calls it): each period begun since is an
+ * entry, zero where it had no data. Any other statistic, and a stopped
+ * history, stays as it is. A scrape calls it too, so that what it serves
+ * and the data file agree at any moment. */
+void statproc_catch_up(struct statproc_stat *s, uint64_t now_ns);
+
 /* A history's last complete period (a range or an int64_t total, per its
  * mode): the entry before the newest, which is still filling while the
  * statistic is on; NULL when there is none yet. */

@@ -178,8 +178,7 @@ void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statp
 		format_raw(s, t);
 		break;
 	case STATPROC_HISTORY:
-		if (s->on) /* stopped, it stays as it was when stopped */
-			statproc_history_advance(s, now_ns);
+		statproc_catch_up(s, now_ns);
 		format_history(s, t);
 		break;
 	}

@@ -445,7 +445,7 @@ assert int(f['pkts_range'][1]) >= 1 and int(d['pkts_voi_min']) >= 1, f"
 curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/pm.txt"
 check "DCI processing: on /metrics too" sh -c "
 	grep -qx 'temp_range_min{supplier=\"test.unit0\",source_metric=\"test_temperature_delta_celsius\"} -5' '$WORK/pm.txt' &&
-	grep -q '^pkts_voi_sum_of_values_total{supplier=\"test.unit1\",' '$WORK/pm.txt' &&
+	grep -q '^pkts_voi_sum_of_values{supplier=\"test.unit1\",' '$WORK/pm.txt' &&
 	promtool check metrics <'$WORK/pm.txt' >/dev/null"
 kill "$LAST_PID"
 

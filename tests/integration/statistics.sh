@@ -3,7 +3,7 @@
 # items 9 to 14 and 16): a POST all or nothing with every refused line named
 # by its stats(3) error, an overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
-# stamped ahead, stats(3)'s verbs (the template list, specs, sample rates,
+# stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
 # the blob as JSON) and a u64 VOI holding 2^64-1 exactly.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
@@ -20,6 +20,7 @@ cat >>"$WORK/s.yml" <<EOF
         - {name: ev_n, type: value}
         - {name: ev_r, type: range, range_min: 0, range_max: 100}
         - {name: ev_h, type: history, mode: increments, period: 1s, entries_max: 8}
+        - {name: ev_p, type: history, mode: range, period: 1s, entries_max: 5}
       template:
         name: ev_voi
         stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0, 2, 4]}}, {tdigest: {}}]
@@ -147,4 +148,27 @@ assert all(s == int(s) for s in stamps), stamps
 assert all(b - a == 1 for a, b in zip(stamps, stamps[1:])), stamps
 assert stamps[-1] <= $now, (stamps[-1], $now)
 assert all(int(l[2]) <= 10 for l in lines), lines"
+
+# ---- a scrape moves a history on by the clock (review 29, finding 3) ----
+# Every new X out of range: within about two periods /metrics shows an
+# empty last period, with no read of the data file in between.
+LP='ev_p_last_period_samples{device="vda",source_metric="example_events_total"}'
+lp() { curl -s -g "http://127.0.0.1:$P/metrics?collect[]=processing" | awk -v m="$LP" '$1 == m { print $2 }'; }
+lp_above() { # lp_above N: until /metrics shows more than N (5 s at most)
+	for _ in $(seq 50); do [ "$(lp)" -gt "$1" ] 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+check "history: /metrics shows a last period with samples" lp_above 0
+printf 'name=ev_p range_min=1000 range_max=2000\n' >"$WORK/b"
+code=$(post events/0/definition "$WORK/b")
+t0=$(date +%s.%N)
+v=
+for _ in $(seq 40); do v=$(lp); [ "$v" = 0 ] && break; sleep 0.1; done
+t1=$(date +%s.%N)
+check "history: every X out of range: /metrics alone shows 0 samples within 40 polls ($code, $v after $($PY -c "print(round($t1 - $t0, 1))") s)" \
+	sh -c "[ $code = 200 ] && [ '$v' = 0 ]"
+get events/0/data >"$WORK/p.txt"
+check "... and the data file agrees: its last complete period is empty" $PY -c "
+lines = [l.split() for l in open('$WORK/p.txt') if l.startswith('ev_p ')]
+assert len(lines) >= 2 and lines[-2][2] == '0', lines"
 summary

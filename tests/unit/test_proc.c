@@ -17,6 +17,14 @@
 
 static struct config *cfg;
 
+/* The clock a scrape brings the histories up to: the tests' own time. */
+static uint64_t test_now;
+
+static uint64_t test_clock(void)
+{
+	return test_now;
+}
+
 static struct proc *make(const char *yaml)
 {
 	char err[CONF_ERR_MAX];
@@ -27,6 +35,8 @@ static struct proc *make(const char *yaml)
 		fail_msg("config: %s", err);
 	assert_non_null(cfg->processing);
 	assert_int_equal(proc_new(cfg->processing, &p), 0);
+	p->clock_ns = test_clock;
+	test_now = 0;
 	return p;
 }
 
@@ -102,8 +112,9 @@ static void test_delta_and_reset(void **state)
 	    strstr(text, "ex_n_total{vm=\"web1\",source_metric=\"kvm_exits_total\"} 3\n"));
 	assert_non_null(
 	    strstr(text, "ex_r_avg{vm=\"web1\",source_metric=\"kvm_exits_total\"} 5\n"));
-	assert_non_null(
-	    strstr(text, "# TYPE ex_sum_of_values_total counter\n")); /* a sum of deltas */
+	/* A sum of deltas, but an s64 VOI's values may be below 0 (a
+	 * histogram source's le, a gauge's reset): it may go down. */
+	assert_non_null(strstr(text, "# TYPE ex_sum_of_values gauge\n"));
 	assert_non_null(strstr(text, "binstat_processing_sources 1\n"));
 	assert_null(strstr(text, "db1"));
 	free(text);
@@ -718,6 +729,7 @@ static void test_type_changes_on_metrics(void **state)
 			char *data = iface(p, "GET", "g/0/data", NULL, false, t + S(1.5), &status);
 			char *def =
 			    iface(p, "GET", "g/0/definition", NULL, false, t + S(1.5), &status);
+			test_now = t + S(1.5);
 			char *text = metrics_dropping(p, &dropped);
 			assert_int_equal(dropped, 0);
 			check_against_data(text, data, def, to);
@@ -1570,6 +1582,186 @@ static void test_busy_at_discovery_looked_at_again(void **state)
 	done(p);
 }
 
+/* ---- issue 29 review: values (findings 2, 3 and 4) ---- */
+
+/* The le of every bucket of fam{labels}, in order; their number. */
+static size_t bucket_les(const char *text, const char *fam, const char *labels, double *le,
+			 size_t cap)
+{
+	char pre[256];
+	size_t n = 0;
+
+	snprintf(pre, sizeof(pre), "%s_bucket{%s,le=\"", fam, labels);
+	for (const char *q = strstr(text, pre); q && n < cap; q = strstr(q + 1, pre))
+		le[n++] = strtod(q + strlen(pre), NULL);
+	return n;
+}
+
+/* Finding 2: arrays whose bounds a double cannot tell apart are served,
+ * exactly. The default range (all of s64) in log2 steps: bound 0 is
+ * -2^63, bound i -2^63 + 2^(i-1), the last finite range_max = 2^63 - 1.
+ * Near -2^63 doubles are 1024 apart, so -2^63 + 2^k is a double only
+ * from k = 10 on: the 10 intervals below join the one ending at -2^63 +
+ * 1024; 2^63 - 1 is served as 2^63 (no X is above it). A lin array at
+ * 2^60 (doubles 256 apart) keeps only its bound 2^60: 2^60 + 5 and
+ * range_max 2^60 + 10 join +Inf. The data file still has every line. */
+static void test_array_bounds_beyond_doubles(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics:\n        - {name: a1, type: array, scale: log2}\n"
+			      "        - {name: s3, type: array, base_interval: 5, range_min: 0, "
+			      "range_max: 20}\n");
+	static const struct obs o1[] = {{-0x1p62, 1}, {-9.1e18, 1}, {-9e18, 1}, {0, 1}, {5e18, 1}};
+	static const struct obs o3[] = {
+	    {0x1p60 - 0x1p20, 1}, {0x1p60, 1}, {0x1p60 + 256, 1}, {0x1p60 + 512, 1}};
+	double le[128], want[128];
+	size_t n = 0;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", NULL, 0, 1, S(0)); /* the source */
+	free(iface(p, "POST", "g/0/definition",
+		   "name=s3 range_min=1152921504606846976 range_max=1152921504606846986", true,
+		   S(0), &status));
+	assert_int_equal(status, 200);
+	free(iface(p, "POST", "g/0/definition", "data=reset", true, S(0), &status));
+	for (size_t i = 0; i < 5; i++)
+		proc_feed(p, "g", NULL, 0, o1[i].x, S(1 + (double)i));
+	for (size_t i = 0; i < 4; i++)
+		proc_feed(p, "g", NULL, 0, o3[i].x, S(10 + (double)i));
+	char *data = iface(p, "GET", "g/0/data", NULL, false, S(20), &status);
+	size_t lines = 0;
+	for (const char *q = strstr(data, "a1 "); q; q = strstr(q + 1, "\na1 "))
+		lines++;
+	assert_int_equal(lines, 66); /* the seed's view is unchanged */
+	free(data);
+	uint64_t dropped;
+	char *text = metrics_dropping(p, &dropped);
+	assert_int_equal(dropped, 0);
+
+	/* Both arrays hold every X fed after the reset, o1 and o3. */
+	struct obs all[9];
+	memcpy(all, o1, sizeof(o1));
+	memcpy(all + 5, o3, sizeof(o3));
+	check_hist(text, "a1", "source_metric=\"g\"", all, 9);
+	want[n++] = -0x1p63;
+	for (int k = 10; k <= 62; k++)
+		want[n++] = -0x1p63 + ldexp(1, k);
+	want[n++] = 0x1p63;
+	want[n++] = INFINITY;
+	assert_int_equal(bucket_les(text, "a1", "source_metric=\"g\"", le, 128), n);
+	for (size_t i = 0; i < n; i++)
+		if (le[i] != want[i])
+			fail_msg("a1 bucket %zu: le %.17g, want %.17g", i, le[i], want[i]);
+
+	check_hist(text, "s3", "source_metric=\"g\"", all, 9);
+	assert_int_equal(bucket_les(text, "s3", "source_metric=\"g\"", le, 128), 2);
+	assert_true(le[0] == 0x1p60 && isinf(le[1]));
+	/* 4 of o1 (not 5e18) and 2 of o3 are at most 2^60 */
+	check_line(text, "s3_bucket{source_metric=\"g\",le=\"1.152921504606847e+18\"} ", 6);
+	free(text);
+	done(p);
+}
+
+/* Finding 3: a scrape moves a history on by the clock, as a read of the
+ * data file does: its last complete period is the one before now, with
+ * every new X out of range and with no sample at all, and /metrics and
+ * the data file agree at any moment. */
+static void test_history_moves_on_by_scrape(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: g\n"
+			      "      statistics:\n        - {name: s5, type: history, mode: range, "
+			      "period: 1s, entries_max: 5}\n");
+	static const char *const key = "s5_last_period_samples{source_metric=\"g\"} ";
+	int status;
+	(void)state;
+
+	for (int i = 0; i < 10; i++) /* 5 in period 100, 5 in period 101 */
+		proc_feed(p, "g", NULL, 0, 5 + 2 * i, S(100.05 + 0.2 * i));
+	test_now = S(102.1);
+	char *text = metrics(p);
+	check_line(text, key, 5);
+	check_line(text, "s5_last_period_min{source_metric=\"g\"} ", 15);
+	free(text);
+	free(iface(p, "POST", "g/0/definition", "name=s5 range_min=1000 range_max=2000", true,
+		   S(102.2), &status));
+	assert_int_equal(status, 200);
+	proc_feed(p, "g", NULL, 0, 7, S(102.5)); /* out of range */
+	proc_feed(p, "g", NULL, 0, 8, S(103.5));
+	test_now = S(103.6); /* period 102 is complete: nothing in range */
+	text = metrics(p);
+	check_line(text, key, 0);
+	assert_null(strstr(text, "s5_last_period_min{")); /* no minimum of nothing */
+	free(text);
+	/* a source that stopped (not expired: no pass ran) */
+	for (double t = 103.7; t < 112; t += 0.45) {
+		test_now = S(t);
+		text = metrics(p);
+		char *data = iface(p, "GET", "g/0/data", NULL, false, S(t), &status);
+		const char *last = strrchr(data, '\n'); /* the data file's end */
+		const char *prev = last;
+		for (int k = 0; k < 2; k++)
+			prev = (char *)memrchr(data, '\n', (size_t)(prev - data));
+		unsigned long long num;
+		assert_int_equal(sscanf(strchr(prev ? prev : data, ']') + 1, "%llu", &num), 1);
+		check_line(text, key, (double)num); /* the line before the newest */
+		free(data);
+		free(text);
+	}
+	test_now = S(120);
+	text = metrics(p);
+	check_line(text, key, 0);
+	free(text);
+	done(p);
+}
+
+/* Finding 4: a products total, and a template's sum of values, of a
+ * histogram source with a negative le go down: gauges, whatever x is. A
+ * products total whose range_min is 0 takes no negative X and stays a
+ * counter. Buckets -2, 0.5, 3, 7.9 and +Inf are X -2, 1, 3, 8 and 8 (an
+ * le rounded, +Inf the last finite one): 81, 81, 87, 90 (a count that
+ * went back is a reset: bucket 3 gives 1), then each step 5 more at -2. */
+static void test_sums_that_go_down_are_gauges(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n    - name: g\n      select: hv\n"
+			      "      x: delta\n      statistics:\n"
+			      "        - {name: hp, type: value, mode: products}\n"
+			      "        - {name: hq, type: value, mode: products, range_min: 0}\n"
+			      "      template: {name: ht, stats: [sum]}\n");
+	static const double up[] = {-2, 0.5, 3, 7.9, INFINITY};
+	static const uint64_t steps[][5] = {
+	    {0, 0, 0, 0, 0}, {1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}, {2, 2, 3, 4, 6}, {0, 0, 1, 0, 0}};
+	struct bs_label dev[] = {{"device", "a"}};
+	uint64_t c[5] = {0, 0, 1, 0, 0};
+	(void)state;
+
+	for (size_t i = 0; i < 5; i++) {
+		struct bs_histogram h = {5, up, steps[i], false, {0}};
+		assert_true(proc_feed_histogram(p, "hv", dev, 1, &h, S((double)i)));
+	}
+	char *text = metrics(p);
+	assert_non_null(strstr(text, "# TYPE hp gauge\n"));
+	assert_non_null(strstr(text, "# TYPE ht_sum_of_values gauge\n"));
+	assert_non_null(strstr(text, "# TYPE hq_total counter\n"));
+	check_line(text, "hp{device=\"a\",source_metric=\"hv\"} ", 90);
+	check_line(text, "ht_sum_of_values{device=\"a\",source_metric=\"hv\"} ", 90);
+	check_line(text, "hq_total{device=\"a\",source_metric=\"hv\"} ", 94);
+	free(text);
+	for (uint64_t k = 1; k <= 6; k++) {
+		c[0] = 5 * k;
+		struct bs_histogram h = {5, up, c, false, {0}};
+		assert_true(proc_feed_histogram(p, "hv", dev, 1, &h, S(5 + (double)k)));
+	}
+	text = metrics(p);
+	assert_null(strstr(text, "counter\n# HELP hp ")); /* still no counter */
+	assert_null(strstr(text, "hp_total"));
+	check_line(text, "hp{device=\"a\",source_metric=\"hv\"} ", 30);
+	check_line(text, "ht_sum_of_values{device=\"a\",source_metric=\"hv\"} ", 30);
+	check_line(text, "hq_total{device=\"a\",source_metric=\"hv\"} ", 94);
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1600,6 +1792,9 @@ int main(void)
 	    cmocka_unit_test(test_blob_json),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
+	    cmocka_unit_test(test_array_bounds_beyond_doubles),
+	    cmocka_unit_test(test_history_moves_on_by_scrape),
+	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }
