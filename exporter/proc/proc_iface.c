@@ -31,7 +31,8 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 		char *end;
 		if (strncmp(path, p->conf->group[g].name, n) != 0 || path[n] != '/')
 			continue;
-		if (path[n + 1] < '0' || path[n + 1] > '9')
+		if (path[n + 1] < '0' || path[n + 1] > '9' ||
+		    (path[n + 1] == '0' && path[n + 2] != '/')) /* strict: no leading 0 */
 			return NULL;
 		unsigned long id = strtoul(path + n + 1, &end, 10);
 		if (*end != '/')
@@ -325,6 +326,8 @@ static bool tpl_verb(struct proc *p, const char *path, bool post, const char *bo
 		if (post) {
 			r->status = 405;
 			statproc_text_printf(&r->text, "method not allowed\n");
+		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
+			proc_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
 			proc_tpl_get(p, path[9] ? path + 10 : "", r);
 		}

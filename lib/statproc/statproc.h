@@ -171,7 +171,7 @@ enum {
  * read from the definition file may be written back. */
 struct statproc_request {
 	char name[STATPROC_NAME_MAX + 1];
-	bool got_name, name_too_long; /* the first name= counts */
+	bool got_name, name_too_long; /* name= twice is EINVAL */
 	int on;			      /* -1: no on=; else the last on='s 0 or 1 */
 	bool reset;		      /* data=reset */
 	unsigned got;		      /* STATPROC_GOT_* */
@@ -179,7 +179,8 @@ struct statproc_request {
 };
 
 /* 0; -EFBIG for a token longer than STATPROC_TOKEN_MAX, -EINVAL for a
- * value a changeable attribute cannot take, with *why. */
+ * value a changeable attribute cannot take, or name= or a changeable
+ * attribute twice in the line, with *why. */
 int statproc_parse(const char *line, struct statproc_request *r, const char **why);
 
 /* The lines of one write, applied to an interface's n statistics all or

@@ -1261,6 +1261,24 @@ static void test_post_all_or_nothing(void **state)
 	assert_non_null(strstr(text, "name=ex_r on=1 type=list range_min=0 range_max=9 "
 				     "entries_max=8 hits_missed=0"));
 	free(text);
+	/* Review 29, 9: a key twice is refused, not read as its first one */
+	before = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	static const char *const twice[] = {"name=ex_r name=ex_n range_max=77",
+					    "name=ex_r range_max=7 range_max=8", "on=0 on=1",
+					    "name=ex_r type=range type=range"};
+	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		text = iface(p, "POST", "ex/0/definition", twice[i], true, S(4), &status);
+		assert_int_equal(status, 400);
+		assert_string_equal(text, "line 1: EINVAL: an attribute named twice in one line\n"
+					  "nothing applied: 1 line refused\n");
+		free(text);
+	}
+	text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	assert_string_equal(text, before);
+	free(text);
+	free(before);
+	free(iface(p, "GET", "ex/00/definition", NULL, false, S(4), &status)); /* strict ids */
+	assert_int_equal(status, 404);
 	done(p);
 }
 
@@ -1372,6 +1390,20 @@ static void test_template_list(void **state)
 	text = iface(p, "GET", "templates/io:x", NULL, false, 0, &status);
 	assert_int_equal(status, 400);
 	assert_true(strncmp(text, "EINVAL: ", 8) == 0);
+	free(text);
+	/* Review 29, 9: ids are strict decimals; an empty one (".../%00",
+	 * decoded by the server to a NUL) is no id, never slot 0. */
+	static const char *const not_ids[] = {"templates/00", "templates/01", "templates/",
+					      "templates/0x0"};
+	for (size_t i = 0; i < sizeof(not_ids) / sizeof(not_ids[0]); i++) {
+		text = iface(p, "GET", not_ids[i], NULL, false, 0, &status);
+		assert_int_equal(status, 400);
+		if (strncmp(text, "EINVAL: ", 8) != 0)
+			fail_msg("%s: %s", not_ids[i], text);
+		free(text);
+	}
+	text = iface(p, "GET", "templates/0", NULL, false, 0, &status);
+	assert_int_equal(status, 200);
 	free(text);
 	done(p);
 }
