@@ -123,17 +123,22 @@ static const struct {
 #define RANGE_FAMS(first) (BIT(first) | BIT(first + 1) | BIT(first + 2) | BIT(first + 3))
 
 /* A products total goes down with a negative X: a gauge where X can be
- * one (x: value, range_min below 0); an increase (delta, rate) is not. */
-static bool value_is_gauge(const struct statproc_def *d, enum proc_x x)
+ * one (x: value, range_min below 0); an increase (delta, rate) is not.
+ * The range_min is the configured one, which holds for every source: a
+ * family has one type for all of them, and a write that would let a
+ * counter go down is refused (proc_iface.c; review 29, finding 8). */
+static bool value_is_gauge(const struct statproc_def *d, const struct statproc_def *conf,
+			   enum proc_x x)
 {
-	return d->mode == STATPROC_PRODUCTS && d->range_min < 0 && x == PROC_X_VALUE;
+	return d->mode == STATPROC_PRODUCTS && conf->range_min < 0 && x == PROC_X_VALUE;
 }
 
-static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
+static uint32_t fams_of(const struct statproc_def *d, const struct statproc_def *conf,
+			enum proc_x x)
 {
 	switch (d->type) {
 	case STATPROC_VALUE:
-		return BIT(value_is_gauge(d, x) ? FAM_GAUGE : FAM_COUNTER) | BIT(FAM_OOR);
+		return BIT(value_is_gauge(d, conf, x) ? FAM_GAUGE : FAM_COUNTER) | BIT(FAM_OOR);
 	case STATPROC_RANGE:
 		return RANGE_FAMS(FAM_SAMPLES) | BIT(FAM_OOR);
 	case STATPROC_ARRAY:
@@ -151,7 +156,8 @@ static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
 }
 
 struct stat_arg {
-	uint32_t k; /* the statistic's index in the group */
+	uint32_t k;			 /* the statistic's index in the group */
+	const struct statproc_def *conf; /* its configured definition */
 	enum fam fam;
 	enum proc_x x;
 	struct proc_scratch *sc;
@@ -273,7 +279,7 @@ static void stat_series(struct bs_emitter *em, const struct proc_source *s, stru
 {
 	const struct stat_arg *a = arg;
 	const struct statproc_stat *st = &s->stat[a->k];
-	uint32_t mine = fams_of(&st->def, a->x);
+	uint32_t mine = fams_of(&st->def, a->conf, a->x);
 
 	if (mine & BIT(a->fam))
 		stat_figure(em, st, a, l, n);
@@ -290,11 +296,11 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 {
 	const struct proc_group_conf *gc = &p->conf->group[g];
 	const struct proc_stat_conf *c = &gc->stat[k];
-	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, gc->x) & FAM_NAMED;
-	struct stat_arg a = {k, FAM_COUNTER, gc->x, p->scratch};
+	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, &c->def, gc->x) & FAM_NAMED;
+	struct stat_arg a = {k, &c->def, FAM_COUNTER, gc->x, p->scratch};
 
 	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
-		uint32_t m = fams_of(&p->grp[g].src[i]->stat[k].def, gc->x);
+		uint32_t m = fams_of(&p->grp[g].src[i]->stat[k].def, &c->def, gc->x);
 		need |= m;
 		named = named ? named : m & FAM_NAMED;
 	}

@@ -230,6 +230,33 @@ static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
 	return refused;
 }
 
+/* What the batch as a whole would leave, checked before it applies: the
+ * count of refusals, each listed. A value's products total keeps the
+ * type its configuration gives it (one type per family, whatever a
+ * write does to one source's range_min): a counter is refused an X that
+ * could make it go down (review 29, finding 8). */
+static int check_batch(const struct proc_group_conf *g, const struct statproc_batch *b,
+		       struct proc_reply *r)
+{
+	int refused = 0;
+
+	for (uint32_t i = 0; i < g->nstats; i++) {
+		const struct statproc_def *d = statproc_batch_def(b, i);
+		if (d->type == STATPROC_VALUE && d->mode == STATPROC_PRODUCTS && d->range_min < 0 &&
+		    g->x == PROC_X_VALUE && g->stat[i].def.range_min >= 0) {
+			statproc_text_printf(&r->text,
+					     "%s: %s: range_min below 0 would let its total, a "
+					     "counter on /metrics as configured (range_min %" PRId64
+					     "), go down; configure range_min below 0 to make it "
+					     "a gauge\n",
+					     proc_errname(-EINVAL), g->stat[i].name,
+					     g->stat[i].def.range_min);
+			refused++;
+		}
+	}
+	return refused;
+}
+
 /* A POST to definition: all of it, or with any line refused none of it;
  * the reply lists every refused line. */
 static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
@@ -244,7 +271,8 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 		return;
 	}
-	if ((refused = take_lines(g, &b, &t, body, r)) > 0) {
+	if ((refused = take_lines(g, &b, &t, body, r)) > 0 ||
+	    (refused = check_batch(g, &b, r)) > 0) {
 		r->status = 400;
 		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
 				     refused == 1 ? "" : "s");

@@ -206,6 +206,9 @@ int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *
 		       const char **why);
 /* Applies the batch at now: 0, or -ENOMEM with every statistic as it was. */
 int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns);
+/* The definition statistic i has once the batch so far is applied (to
+ * check the batch as a whole before its commit). */
+const struct statproc_def *statproc_batch_def(const struct statproc_batch *b, size_t i);
 void statproc_batch_free(struct statproc_batch *b);
 
 /* One line parsed and applied as a batch of its own: 0 or the error of

@@ -366,6 +366,11 @@ int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns)
 	return 0;
 }
 
+const struct statproc_def *statproc_batch_def(const struct statproc_batch *b, size_t i)
+{
+	return &b->p[i].def;
+}
+
 void statproc_batch_free(struct statproc_batch *b)
 {
 	for (size_t i = 0; b->p && i < b->n; i++)

@@ -769,6 +769,52 @@ static void test_type_conflict(void **state)
 	done(p);
 }
 
+/* Review 29, finding 8: a range_min written on one source does not change
+ * the type of its value total (one type per family): a gauge as
+ * configured stays one, and a counter is refused a range_min that could
+ * make it go down. */
+static void test_range_min_keeps_type(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n    - name: g\n      select: g\n"
+		 "      statistics: [{name: s1, type: value, mode: products},\n"
+		 "                   {name: c, type: value, mode: products, range_min: 0}]\n");
+	struct bs_label a[] = {{"vm", "a"}}, b[] = {{"vm", "b"}};
+	struct capture c;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", a, 1, 3, S(0));
+	proc_feed(p, "g", b, 1, 4, S(0));
+	free(iface(p, "POST", "g/0/definition",
+		   "name=s1 type=array scale=lin base_interval=4 range_min=0 range_max=16", true,
+		   S(1), &status));
+	assert_int_equal(status, 200);
+	free(iface(p, "POST", "g/0/definition", "name=s1 type=value mode=products", true, S(1),
+		   &status));
+	assert_int_equal(status, 200);
+	proc_feed(p, "g", a, 1, 13, S(2)); /* within the array's range_max 16, kept */
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	const char *text = capture_end(&c);
+	assert_non_null(strstr(text, "# TYPE s1 gauge\n"));
+	assert_non_null(strstr(text, "s1{vm=\"a\",source_metric=\"g\"} 13\n"));
+	assert_non_null(strstr(text, "s1{vm=\"b\",source_metric=\"g\"} 4\n"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 0);
+	capture_free(&c);
+	char *before = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	char *reply =
+	    iface(p, "POST", "g/1/definition", "name=c range_min=-5", true, S(3), &status);
+	assert_int_equal(status, 400);
+	assert_non_null(strstr(reply, "EINVAL: c: range_min below 0 would let its total"));
+	free(reply);
+	reply = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	assert_string_equal(reply, before);
+	free(reply);
+	free(before);
+	done(p);
+}
+
 static void expect_conf_error(const char *yaml, const char *want)
 {
 	char err[CONF_ERR_MAX];
@@ -1611,6 +1657,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),
+	    cmocka_unit_test(test_range_min_keeps_type),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
