@@ -6,6 +6,7 @@
  * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
  * template verbs, `templates` and `sample_rates`, are in proc_tpl.c. */
 #include "proc.h"
+#include "proc_names.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -257,6 +258,71 @@ static int check_batch(const struct proc_group_conf *g, const struct statproc_ba
 	return refused;
 }
 
+/* The shapes of statistic k of group g among its sources, s's as the
+ * batch leaves it (b: NULL, s's as it is), and the configured one, which
+ * a new source takes. */
+static unsigned stat_shapes(const struct proc *p, uint32_t g, uint32_t k,
+			    const struct proc_source *s, const struct statproc_batch *b)
+{
+	unsigned shapes = PROC_SHAPE_OF(&p->conf->group[g].stat[k].def);
+
+	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
+		const struct proc_source *o = p->grp[g].src[i];
+		shapes |= PROC_SHAPE_OF(o == s && b ? statproc_batch_def(b, k) : &o->stat[k].def);
+	}
+	return shapes;
+}
+
+/* Whether the batch would make a family of s's group claim a name that
+ * another statistic or template serves (a scrape would serve only one
+ * of them): the count refused (1), each listed, -ENOMEM. Every name the
+ * others serve is taken first, then those of s's group as the batch
+ * leaves them (review 29, finding 1). */
+static int check_names(const struct proc *p, const struct proc_source *s,
+		       const struct statproc_batch *b, struct proc_reply *r)
+{
+	const struct proc_group_conf *gc = &p->conf->group[s->group];
+	struct proc_names names;
+	const char *clash = NULL;
+	uint32_t other = 0, k;
+	int rc = 0;
+
+	proc_names_init(&names);
+	for (uint32_t g = 0; rc != -ENOMEM && g < p->conf->ngroups; g++) {
+		const struct proc_group_conf *c = &p->conf->group[g];
+		for (k = 0; g != s->group && rc != -ENOMEM && k < c->nstats; k++)
+			rc = proc_names_stat(&names, c->stat[k].name,
+					     stat_shapes(p, g, k, NULL, NULL),
+					     PROC_NAMES_OWNER(g, k), &clash, &other);
+		if (c->has_template && rc != -ENOMEM) /* an old clash is not this write's */
+			rc = proc_names_template(&names, &c->tpl,
+						 PROC_NAMES_OWNER(g, PROC_NAMES_TEMPLATE), &clash,
+						 &other);
+	}
+	/* the statistics the batch leaves as they were, then those it changes */
+	rc = rc == -ENOMEM ? rc : 0;
+	for (int pass = 0; rc == 0 && pass < 2; pass++)
+		for (k = 0; rc == 0 && k < gc->nstats; k++) {
+			unsigned now = stat_shapes(p, s->group, k, NULL, NULL),
+				 then = stat_shapes(p, s->group, k, s, b);
+			if ((now != then) == pass)
+				rc = proc_names_stat(&names, gc->stat[k].name, then,
+						     PROC_NAMES_OWNER(s->group, k), &clash, &other);
+		}
+	if (rc == -EEXIST) {
+		const struct proc_group_conf *og = &p->conf->group[other >> 8];
+		bool tpl = (other & 0xff) == PROC_NAMES_TEMPLATE;
+		statproc_text_printf(&r->text,
+				     "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
+				     "a family name is one family's across the processing\n",
+				     proc_errname(rc), gc->stat[k - 1].name, clash,
+				     tpl ? "template" : "statistic",
+				     tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
+	}
+	proc_names_free(&names);
+	return rc == -EEXIST ? 1 : rc;
+}
+
 /* A POST to definition: all of it, or with any line refused none of it;
  * the reply lists every refused line. */
 static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
@@ -272,11 +338,11 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 		return;
 	}
 	if ((refused = take_lines(g, &b, &t, body, r)) > 0 ||
-	    (refused = check_batch(g, &b, r)) > 0) {
+	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0) {
 		r->status = 400;
 		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
 				     refused == 1 ? "" : "s");
-	} else if (statproc_batch_commit(&b, now_ns) < 0) {
+	} else if (refused < 0 || statproc_batch_commit(&b, now_ns) < 0) {
 		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 	} else {
 		s->voi_stopped = !t.on;

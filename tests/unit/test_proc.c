@@ -1471,6 +1471,82 @@ static void test_template_name_twice(void **state)
 			  "x: rate makes the VOI a double");
 }
 
+/* Review 29, finding 1: a family name is one statistic's or template's
+ * across the processing; a clash is refused at the later definition. */
+static void test_family_names_clash(void **state)
+{
+	(void)state;
+	/* two groups, one statistic name: refused, not merged */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: ga, select: fv, statistics: [{name: lat, type: value}]}\n"
+			  "    - {name: gb, select: fw, statistics: [{name: lat, type: value}]}\n",
+			  "t.yml:4:43: EEXIST: statistic 'lat' of group 'gb' serves 'lat', as "
+			  "statistic 'lat' of group 'ga' does");
+	/* a template's t_min and a statistic t_min (t_min_total) */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: t_min, type: value}],\n"
+			  "       template: {name: t, stats: [sum, max, min]}}\n",
+			  "t.yml:4:18: EEXIST: template 't' of group 'g' serves 't_min', as "
+			  "statistic 't_min' of group 'g' does");
+	/* a range's a_max and a value a_max */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: a, type: range},\n"
+			  "       {name: a_max, type: value}]}\n",
+			  "t.yml:4:8: EEXIST: statistic 'a_max' of group 'g' serves 'a_max'");
+	/* an array's a_count and a value a_count (a_count_total) */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: a, type: array,\n"
+			  "       range_min: 0, range_max: 9}, {name: a_count, type: value}]}\n",
+			  "serves 'a_count'");
+	/* what does not clash loads: a value a beside a value a_max */
+	char err[CONF_ERR_MAX];
+	struct config *c =
+	    config_load("t.yml",
+			"processing:\n  groups:\n"
+			"    - {name: g, select: fv, statistics: [{name: a, type: value},"
+			" {name: a_max, type: value}]}\n",
+			"/p", err, sizeof(err));
+	if (!c)
+		fail_msg("%s", err);
+	config_free(c);
+	/* and a write that would make a clash is EEXIST, all or nothing */
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - {name: g, select: fv, statistics: [{name: a, type: value},\n"
+			      "       {name: a_max, type: value}]}\n"
+			      "    - {name: h, select: fw, template: {name: t, stats: [sum]}}\n");
+	int status;
+	proc_feed(p, "fv", NULL, 0, 3, S(0));
+	char *before = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	char *text = iface(p, "POST", "g/0/definition", "name=a_max range_max=5\nname=a type=range",
+			   true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "EEXIST: a would serve 'a_max', which statistic 'a_max' of "
+				  "group 'g' serves: a family name is one family's across the "
+				  "processing\nnothing applied: 1 line refused\n");
+	free(text);
+	text = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	assert_string_equal(text, before);
+	free(text);
+	free(before);
+	text = iface(p, "POST", "g/0/definition",
+		     "name=a_max type=history mode=range period=1000000 "
+		     "entries_max=4",
+		     true, S(1), &status); /* its own names change: no clash */
+	assert_int_equal(status, 200);
+	free(text);
+	text = iface(p, "POST", "g/0/definition", "name=a_max type=value mode=increments", true,
+		     S(1), &status);
+	assert_int_equal(status, 200);
+	free(text);
+	text = iface(p, "POST", "g/0/definition",
+		     "name=a_max type=array scale=lin base_interval=1 "
+		     "range_min=0 range_max=4",
+		     true, S(1), &status);
+	assert_int_equal(status, 200); /* a_max's own names change: no clash */
+	free(text);
+	done(p);
+}
+
 /* Item 16: sample rates read and changed at run time as
  * stats_tpl_sample_rates reads and writes them; a raised rate gives the
  * sources VOIs, a lowered one takes them; a refused write changes none. */
@@ -1658,6 +1734,7 @@ int main(void)
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),
 	    cmocka_unit_test(test_range_min_keeps_type),
+	    cmocka_unit_test(test_family_names_clash),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
