@@ -129,6 +129,23 @@ int proc_names_family(struct proc_names *n, const char *family, enum bs_metric_t
 	return claim_family(n, base, "", type, owner, clash, other);
 }
 
+bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_metric_type type)
+{
+	char name[NAME_BUF];
+	size_t len = strlen(family);
+
+	if ((unsigned)type > BS_UNKNOWN || len >= NAMES_METRIC_MAX || !n->used)
+		return false;
+	if (type == BS_COUNTER && names_has_suffix(family, len, "_total"))
+		len -= 6;
+	for (size_t k = 0; k < 5 && suffixes[type][k]; k++) {
+		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, suffixes[type][k]);
+		if (proc_names_find(n, name, NULL))
+			return true;
+	}
+	return false;
+}
+
 /* The families of each seed 001 type (proc_emit.c writes them), the
  * out-of-range count of every one aside. */
 static const struct {

@@ -52,6 +52,8 @@ int proc_names_template(struct proc_names *n, const struct proc_template_conf *t
  * the same results. */
 int proc_names_family(struct proc_names *n, const char *family, enum bs_metric_type type,
 		      uint32_t owner, const char **clash, uint32_t *other);
+/* Whether any name the family claims (as proc_names_family) is in n. */
+bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_metric_type type);
 /* Whether name is claimed; its owner in *owner. */
 bool proc_names_find(const struct proc_names *n, const char *name, uint32_t *owner);
 

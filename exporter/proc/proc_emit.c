@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "names.h"
 
 #define LABELS_MAX 65
@@ -43,14 +44,33 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 	}
 }
 
-static bool family(struct bs_emitter *em, const char *a, const char *b, enum bs_metric_type t,
-		   const char *help)
+/* A family of the processing, unless a collector's claims one of its
+ * names: then the collector's is served, each scrape (never one then
+ * the other), the processing's counted as duplicate_family and logged
+ * once (review 29, finding 1). Under the lock. */
+static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
+		   enum bs_metric_type t, const char *help)
 {
 	char name[NAME_BUF];
+	const char *clash;
+	uint32_t other;
+	int rc = -EEXIST;
 
 	if ((size_t)snprintf(name, sizeof(name), "%s%s", a, b) >= sizeof(name))
 		return false;
-	return bs_family(em, name, t, NULL, help) == 0;
+	if (!proc_names_clashes(&p->lost, name, t) &&
+	    (rc = bs_family(em, name, t, NULL, help)) != -EEXIST)
+		return rc == 0;
+	if (rc != -EEXIST || proc_names_clashes(&p->lost, name, t))
+		bs_drop(em, "duplicate_family", 1); /* the emitter counted the first */
+	else
+		proc_names_family(&p->lost, name, t, 0, &clash, &other);
+	if (!proc_names_find(&p->warned, name, NULL) &&
+	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0)
+		log_warn("a collector's family takes a name of the processing's: the processing's "
+			 "is not served (rename the statistic or template)",
+			 "family", name);
+	return false;
 }
 
 /* A histogram's regions as the emitter takes them, with the sum of what
@@ -308,7 +328,7 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 		named = conf_named;
 	need = (need & ~FAM_NAMED) | named;
 	for (a.fam = 0; a.fam < FAM_N; a.fam++)
-		if ((need & BIT(a.fam)) && family(em, c->name, famdef[a.fam].suffix,
+		if ((need & BIT(a.fam)) && family(p, em, c->name, famdef[a.fam].suffix,
 						  famdef[a.fam].type, famdef[a.fam].help))
 			each_source(p, g, em, stat_series, &a);
 }
@@ -398,14 +418,14 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
 					   : st == VSTATS_SUM && gc->x == PROC_X_DELTA ? BS_COUNTER
 										       : BS_GAUGE;
-		if (family(em, t->name, suffix[st], type,
+		if (family(p, em, t->name, suffix[st], type,
 			   "Seed 004 (stats(3)) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
 		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST) {
 			char oob[32];
 			a.oob = true;
 			snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
-			if (family(em, t->name, oob, BS_COUNTER, "Values in no bucket."))
+			if (family(p, em, t->name, oob, BS_COUNTER, "Values in no bucket."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}

@@ -1687,6 +1687,72 @@ static void test_u64_voi_end_to_end(void **state)
 	done(p);
 }
 
+/* A collector writing a gauge fv{device="a"} 3. */
+static int fv_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_label l = {"device", "a"};
+	(void)ctx, (void)i, (void)wait_ns;
+	bs_family(e, "fv", BS_GAUGE, NULL, "a collector's");
+	bs_sample_u64(e, &l, 1, 3);
+	return 0;
+}
+
+/* The processing's families in a scrape beside a collector's family fv:
+ * text, and the duplicate_family drops. */
+static char *scrape_beside(struct proc *p, bool collector_first, uint64_t *dups)
+{
+	struct capture c;
+	struct bs_label l = {"device", "a"};
+
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	if (collector_first) {
+		bs_family(&c.em.pub, "fv", BS_GAUGE, NULL, "a collector's");
+		bs_sample_u64(&c.em.pub, &l, 1, 3);
+	}
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	char *text = strdup(capture_end(&c));
+	*dups = capture_drops(&c, "duplicate_family");
+	capture_free(&c);
+	return text;
+}
+
+/* Review 29, finding 1: a collector's family that takes a name of the
+ * processing's (not knowable at load) wins, every scrape from the first
+ * clash on, seen by a scrape or by the sampler: the processing's is
+ * counted, never served by turns. */
+static void test_collector_family_wins(void **state)
+{
+	const char *yaml =
+	    "processing:\n  groups:\n    - name: g\n      select: fv\n"
+	    "      statistics: [{name: fv, type: value}, {name: other, type: value}]\n";
+	struct proc *p = make(yaml);
+	uint64_t dups;
+	(void)state;
+
+	proc_feed(p, "fv", (struct bs_label[]){{"device", "a"}}, 1, 3, S(0));
+	char *text = scrape_beside(p, true, &dups); /* a scrape: the collector's first */
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
+	assert_non_null(strstr(text, "# TYPE other_total counter\n"));
+	free(text);
+	text = scrape_beside(p, false, &dups); /* the collector wrote none this time */
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
+	assert_non_null(strstr(text, "fv_out_of_range_total{")); /* a name of its own */
+	free(text);
+	done(p);
+
+	p = make(yaml); /* the sampler sees the collector's fv first */
+	p->in = (struct proc_input){.n = 1, .collect = fv_collect};
+	proc_tick(p, S(1));
+	text = scrape_beside(p, false, &dups);
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
 /* One collector the sampler reaches through proc_input: busy the first
  * time it is asked (a scrape has it), then writing c_total 7. */
 static int busy_once_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
@@ -1735,6 +1801,7 @@ int main(void)
 	    cmocka_unit_test(test_type_conflict),
 	    cmocka_unit_test(test_range_min_keeps_type),
 	    cmocka_unit_test(test_family_names_clash),
+	    cmocka_unit_test(test_collector_family_wins),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
