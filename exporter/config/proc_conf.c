@@ -416,8 +416,8 @@ static int families_unique(const struct proc_conf *pc, uint32_t i, const struct 
 		rc = proc_names_stat(names, g->stat[k].name, PROC_SHAPE_OF(&g->stat[k].def),
 				     PROC_NAMES_OWNER(i, k), &clash, &other);
 	if (rc == 0 && g->has_template)
-		rc = proc_names_template(names, &g->tpl, PROC_NAMES_OWNER(i, PROC_NAMES_TEMPLATE),
-					 &clash, &other);
+		rc = proc_names_template(names, g->tpl.name, g->tpl.spec, g->tpl.nspec,
+					 PROC_NAMES_OWNER(i, PROC_NAMES_TEMPLATE), &clash, &other);
 	else if (rc < 0)
 		k--;
 	if (rc != -EEXIST)

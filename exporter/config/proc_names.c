@@ -10,7 +10,6 @@
 
 #include "hash.h"
 #include "names.h"
-#include "proc_conf.h"
 
 #define NAME_BUF (NAMES_METRIC_MAX + 64)
 
@@ -180,8 +179,8 @@ int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uin
 	return shapes ? claim_family(n, name, "_out_of_range", BS_COUNTER, owner, clash, other) : 0;
 }
 
-int proc_names_template(struct proc_names *n, const struct proc_template_conf *t, uint32_t owner,
-			const char **clash, uint32_t *other)
+int proc_names_template(struct proc_names *n, const char *name, const struct vstats_spec *spec,
+			uint32_t nspec, uint32_t owner, const char **clash, uint32_t *other)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
 					     "_drhist",	       "_dvhist", "_tdigest"};
@@ -190,14 +189,14 @@ int proc_names_template(struct proc_names *n, const struct proc_template_conf *t
 	char oob[40];
 	int rc;
 
-	for (uint32_t k = 0; k < t->nspec; k++) {
-		enum vstats_stype st = t->spec[k].stype;
-		if ((rc = claim_family(n, t->name, suffix[st], type[st], owner, clash, other)) < 0)
+	for (uint32_t k = 0; k < nspec; k++) {
+		enum vstats_stype st = spec[k].stype;
+		if ((rc = claim_family(n, name, suffix[st], type[st], owner, clash, other)) < 0)
 			return rc;
 		if (st < VSTATS_CRHIST || st > VSTATS_DVHIST)
 			continue;
 		snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
-		if ((rc = claim_family(n, t->name, oob, BS_COUNTER, owner, clash, other)) < 0)
+		if ((rc = claim_family(n, name, oob, BS_COUNTER, owner, clash, other)) < 0)
 			return rc;
 	}
 	return 0;

@@ -12,8 +12,7 @@
 #include <binstat/collector.h>
 
 #include "statproc.h"
-
-struct proc_template_conf;
+#include "vstats.h"
 
 /* An owner: group g's statistic k, or (k = PROC_NAMES_TEMPLATE) its
  * template. */
@@ -44,9 +43,9 @@ void proc_names_free(struct proc_names *n);
  * one; -ENOMEM. */
 int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uint32_t owner,
 		    const char **clash, uint32_t *other);
-/* The same for a template's statistics. */
-int proc_names_template(struct proc_names *n, const struct proc_template_conf *t, uint32_t owner,
-			const char **clash, uint32_t *other);
+/* The same for the statistics of template `name`. */
+int proc_names_template(struct proc_names *n, const char *name, const struct vstats_spec *spec,
+			uint32_t nspec, uint32_t owner, const char **clash, uint32_t *other);
 /* Claims one family of that type for owner (a counter named with _total
  * as the emitter takes it);
  * the same results. */

@@ -747,7 +747,8 @@ static int names_build(struct proc *p)
 		for (uint32_t k = 0; rc != -ENOMEM && k < c->nstats; k++)
 			rc = proc_names_stat(&p->ours, c->stat[k].name, 0x7f, 0, &clash, &other);
 		if (c->has_template && rc != -ENOMEM)
-			rc = proc_names_template(&p->ours, &c->tpl, 0, &clash, &other);
+			rc = proc_names_template(&p->ours, c->tpl.name, c->tpl.spec, c->tpl.nspec,
+						 0, &clash, &other);
 	}
 	return rc == -ENOMEM ? rc : 0;
 }

@@ -295,7 +295,7 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 					     stat_shapes(p, g, k, NULL, NULL),
 					     PROC_NAMES_OWNER(g, k), &clash, &other);
 		if (c->has_template && rc != -ENOMEM) /* an old clash is not this write's */
-			rc = proc_names_template(&names, &c->tpl,
+			rc = proc_names_template(&names, c->tpl.name, c->tpl.spec, c->tpl.nspec,
 						 PROC_NAMES_OWNER(g, PROC_NAMES_TEMPLATE), &clash,
 						 &other);
 	}
