@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "proc_names.h"
 
 static int get_i64(const struct conf_node *n, const char *key, int64_t *out)
 {
@@ -384,6 +385,52 @@ static int template_unique(const struct proc_conf *pc, size_t i, const struct co
 	return 0;
 }
 
+/* What owns a name, for a message: "statistic 'a' of group 'g'". */
+static void owner_text(const struct proc_conf *pc, uint32_t owner, char *out, size_t size)
+{
+	const struct proc_group_conf *g = &pc->group[owner >> 8];
+	uint32_t k = owner & 0xff;
+
+	if (k == PROC_NAMES_TEMPLATE)
+		snprintf(out, size, "template '%s' of group '%s'", g->tpl.name, g->name);
+	else
+		snprintf(out, size, "statistic '%s' of group '%s'", g->stat[k].name, g->name);
+}
+
+/* Every name a family of group i claims, as configured, must be its
+ * own: two groups' statistics of one name, a statistic a_max beside a
+ * range a, a template's t_min beside a statistic t_min all clash, and a
+ * scrape would serve only one of them. Refused at the later one. */
+static int families_unique(const struct proc_conf *pc, uint32_t i, const struct conf_node *n,
+			   struct proc_names *names)
+{
+	const struct proc_group_conf *g = &pc->group[i];
+	const struct conf_node *stats = conf_child(n, "statistics");
+	char mine[200], theirs[200];
+	const char *clash = NULL;
+	uint32_t other = 0;
+	int rc = 0;
+	uint32_t k;
+
+	for (k = 0; rc == 0 && k < g->nstats; k++)
+		rc = proc_names_stat(names, g->stat[k].name, PROC_SHAPE_OF(&g->stat[k].def),
+				     PROC_NAMES_OWNER(i, k), &clash, &other);
+	if (rc == 0 && g->has_template)
+		rc = proc_names_template(names, g->tpl.name, g->tpl.spec, g->tpl.nspec,
+					 PROC_NAMES_OWNER(i, PROC_NAMES_TEMPLATE), &clash, &other);
+	else if (rc < 0)
+		k--;
+	if (rc != -EEXIST)
+		return rc;
+	owner_text(pc, PROC_NAMES_OWNER(i, k < g->nstats ? k : PROC_NAMES_TEMPLATE), mine,
+		   sizeof(mine));
+	owner_text(pc, other, theirs, sizeof(theirs));
+	return conf_errorf(k < g->nstats ? stats->val[k] : conf_child(n, "template"),
+			   "EEXIST: %s serves '%s', as %s does: a family name is one family's "
+			   "across the processing (rename one)",
+			   mine, clash, theirs);
+}
+
 static int load_group(const struct conf_node *n, struct proc_group_conf *g)
 {
 	static const char *const xs[] = {"value", "delta", "rate"};
@@ -487,10 +534,12 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 {
 	struct proc_conf *pc = calloc(1, sizeof(*pc));
 	const struct conf_node *groups, *allow, *users;
+	struct proc_names names;
 	int rc = -EINVAL;
 
 	if (!pc)
 		return -ENOMEM;
+	proc_names_init(&names);
 	pc->interval_s = 0.25;
 	pc->max_sources = 10000;
 	pc->source_ttl_s = 300;
@@ -527,14 +576,17 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 						 pc->group[i].name);
 				goto err_free;
 			}
-		if ((rc = template_unique(pc, i, groups->val[i])) < 0)
+		if ((rc = template_unique(pc, i, groups->val[i])) < 0 ||
+		    (rc = families_unique(pc, (uint32_t)i, groups->val[i], &names)) < 0)
 			goto err_free;
 	}
+	proc_names_free(&names);
 	if ((rc = conf_check_unused(n)) < 0)
 		goto err_free;
 	*out = pc;
 	return 0;
 err_free:
+	proc_names_free(&names);
 	proc_conf_free(pc);
 	return rc;
 }

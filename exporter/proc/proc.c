@@ -525,6 +525,8 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	pr->candidates = 0;
 	if (!serieskey_family_valid(f)) /* what a scrape refuses is not sampled */
 		return 0;
+	if (proc_names_clashes(&pr->p->ours, f->name, f->type))
+		proc_family_lost(pr->p, f->name, f->type);
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
 		memcpy(pr->name + n, "_total", 7);
@@ -720,6 +722,37 @@ static void *sampler_main(void *arg)
 	}
 }
 
+void proc_family_lost(struct proc *p, const char *family, enum bs_metric_type type)
+{
+	const char *clash;
+	uint32_t other;
+
+	pthread_mutex_lock(&p->lock);
+	if (!proc_names_clashes(&p->lost, family, type))
+		proc_names_family(&p->lost, family, type, 0, &clash,
+				  &other); /* ENOMEM: next time */
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Every name the processing's families could claim, whatever the writes
+ * make of its statistics' types. */
+static int names_build(struct proc *p)
+{
+	const char *clash;
+	uint32_t other;
+	int rc = 0;
+
+	for (uint32_t g = 0; rc != -ENOMEM && g < p->conf->ngroups; g++) {
+		const struct proc_group_conf *c = &p->conf->group[g];
+		for (uint32_t k = 0; rc != -ENOMEM && k < c->nstats; k++)
+			rc = proc_names_stat(&p->ours, c->stat[k].name, 0x7f, 0, &clash, &other);
+		if (c->has_template && rc != -ENOMEM)
+			rc = proc_names_template(&p->ours, c->tpl.name, c->tpl.spec, c->tpl.nspec,
+						 0, &clash, &other);
+	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
 int proc_new(const struct proc_conf *conf, struct proc **out)
 {
 	struct proc *p = calloc(1, sizeof(*p));
@@ -740,6 +773,13 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	worker_init(&p->sampler);
 	pthread_mutex_init(&p->lock, NULL);
 	proc_tpl_init(p);
+	proc_names_init(&p->ours);
+	proc_names_init(&p->lost);
+	proc_names_init(&p->warned);
+	if (names_build(p) < 0) {
+		proc_free(p);
+		return -ENOMEM;
+	}
 	*out = p;
 	return 0;
 }
@@ -772,6 +812,9 @@ void proc_free(struct proc *p)
 		growarr_free(&p->grp[g].srcs);
 	free(p->index);
 	free(p->scratch);
+	proc_names_free(&p->ours);
+	proc_names_free(&p->lost);
+	proc_names_free(&p->warned);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

@@ -13,6 +13,7 @@
 #include <binstat/collector.h>
 
 #include "proc_conf.h"
+#include "proc_names.h"
 #include "statproc.h"
 #include "vstats.h"
 #include "growarr.h"
@@ -125,6 +126,13 @@ struct proc {
 	/* The clock a scrape brings the histories up to: the one the
 	 * /statistics/ interface is given (monoclock_ns); tests set theirs. */
 	uint64_t (*clock_ns)(void);
+	/* Family names and a collector's (review 29, finding 1): every name
+	 * the processing's families could claim (read-only once built); the
+	 * names collectors were seen to claim among them, whose families of
+	 * the processing are not served from then on, so the collector's
+	 * wins each scrape; and those of the processing's families already
+	 * logged as lost (under lock). */
+	struct proc_names ours, lost, warned;
 };
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */
@@ -149,6 +157,12 @@ bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, 
  * buckets, is counted as invalid_histogram. */
 bool proc_feed_histogram(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 			 const struct bs_histogram *h, uint64_t now_ns);
+
+/* A collector's family f (seen by the sampler, or refused to the
+ * processing in a scrape): when it claims a name a family of the
+ * processing could claim, that family is no longer served. Takes the
+ * lock. */
+void proc_family_lost(struct proc *p, const char *family, enum bs_metric_type type);
 
 /* The scrape's built-in source "processing": writes every statistic; its
  * state is the struct proc (collect and describe only, no init). */

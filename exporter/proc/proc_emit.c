@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "names.h"
 
 #define LABELS_MAX 65
@@ -43,14 +44,33 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 	}
 }
 
-static bool family(struct bs_emitter *em, const char *a, const char *b, enum bs_metric_type t,
-		   const char *help)
+/* A family of the processing, unless a collector's claims one of its
+ * names: then the collector's is served, each scrape (never one then
+ * the other), the processing's counted as duplicate_family and logged
+ * once (review 29, finding 1). Under the lock. */
+static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
+		   enum bs_metric_type t, const char *help)
 {
 	char name[NAME_BUF];
+	const char *clash;
+	uint32_t other;
+	int rc = -EEXIST;
 
 	if ((size_t)snprintf(name, sizeof(name), "%s%s", a, b) >= sizeof(name))
 		return false;
-	return bs_family(em, name, t, NULL, help) == 0;
+	if (!proc_names_clashes(&p->lost, name, t) &&
+	    (rc = bs_family(em, name, t, NULL, help)) != -EEXIST)
+		return rc == 0;
+	if (rc != -EEXIST || proc_names_clashes(&p->lost, name, t))
+		bs_drop(em, "duplicate_family", 1); /* the emitter counted the first */
+	else
+		proc_names_family(&p->lost, name, t, 0, &clash, &other);
+	if (!proc_names_find(&p->warned, name, NULL) &&
+	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0)
+		log_warn("a collector's family takes a name of the processing's: the processing's "
+			 "is not served (rename the statistic or template)",
+			 "family", name);
+	return false;
 }
 
 /* A histogram's regions as the emitter takes them, with the sum of what
@@ -125,18 +145,22 @@ static const struct {
 /* A products total goes down with a negative X: a gauge where X can be
  * one, whatever x is (a delta that went back is the new value, a
  * histogram source's X its bucket's le, x_scale may be negative); the
- * total takes only X in range, so range_min decides. */
-static bool value_is_gauge(const struct statproc_def *d, enum proc_x x)
+ * total takes only X in range, so range_min decides: the configured one,
+ * which holds for every source, so a family has one type for all of them,
+ * and a write that would let a counter go down is refused (proc_iface.c). */
+static bool value_is_gauge(const struct statproc_def *d, const struct statproc_def *conf,
+			   enum proc_x x)
 {
 	(void)x;
-	return d->mode == STATPROC_PRODUCTS && d->range_min < 0;
+	return d->mode == STATPROC_PRODUCTS && conf->range_min < 0;
 }
 
-static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
+static uint32_t fams_of(const struct statproc_def *d, const struct statproc_def *conf,
+			enum proc_x x)
 {
 	switch (d->type) {
 	case STATPROC_VALUE:
-		return BIT(value_is_gauge(d, x) ? FAM_GAUGE : FAM_COUNTER) | BIT(FAM_OOR);
+		return BIT(value_is_gauge(d, conf, x) ? FAM_GAUGE : FAM_COUNTER) | BIT(FAM_OOR);
 	case STATPROC_RANGE:
 		return RANGE_FAMS(FAM_SAMPLES) | BIT(FAM_OOR);
 	case STATPROC_ARRAY:
@@ -154,7 +178,8 @@ static uint32_t fams_of(const struct statproc_def *d, enum proc_x x)
 }
 
 struct stat_arg {
-	uint32_t k; /* the statistic's index in the group */
+	uint32_t k;			 /* the statistic's index in the group */
+	const struct statproc_def *conf; /* its configured definition */
 	enum fam fam;
 	enum proc_x x;
 	struct proc_scratch *sc;
@@ -294,7 +319,7 @@ static void stat_series(struct bs_emitter *em, const struct proc_source *s, stru
 {
 	const struct stat_arg *a = arg;
 	const struct statproc_stat *st = &s->stat[a->k];
-	uint32_t mine = fams_of(&st->def, a->x);
+	uint32_t mine = fams_of(&st->def, a->conf, a->x);
 
 	if (mine & BIT(a->fam))
 		stat_figure(em, st, a, l, n);
@@ -311,11 +336,11 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 {
 	const struct proc_group_conf *gc = &p->conf->group[g];
 	const struct proc_stat_conf *c = &gc->stat[k];
-	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, gc->x) & FAM_NAMED;
-	struct stat_arg a = {k, FAM_COUNTER, gc->x, p->scratch};
+	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, &c->def, gc->x) & FAM_NAMED;
+	struct stat_arg a = {k, &c->def, FAM_COUNTER, gc->x, p->scratch};
 
 	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
-		uint32_t m = fams_of(&p->grp[g].src[i]->stat[k].def, gc->x);
+		uint32_t m = fams_of(&p->grp[g].src[i]->stat[k].def, &c->def, gc->x);
 		need |= m;
 		named = named ? named : m & FAM_NAMED;
 	}
@@ -323,7 +348,7 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 		named = conf_named;
 	need = (need & ~FAM_NAMED) | named;
 	for (a.fam = 0; a.fam < FAM_N; a.fam++)
-		if ((need & BIT(a.fam)) && family(em, c->name, famdef[a.fam].suffix,
+		if ((need & BIT(a.fam)) && family(p, em, c->name, famdef[a.fam].suffix,
 						  famdef[a.fam].type, famdef[a.fam].help))
 			each_source(p, g, em, stat_series, &a);
 }
@@ -421,14 +446,14 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
 					   : sum_is_counter(gc, st)		      ? BS_COUNTER
 										      : BS_GAUGE;
-		if (family(em, t->name, suffix[st], type,
+		if (family(p, em, t->name, suffix[st], type,
 			   "Seed 004 (stats(3)) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
 		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST) {
 			char oob[32];
 			a.oob = true;
 			snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
-			if (family(em, t->name, oob, BS_COUNTER, "Values in no bucket."))
+			if (family(p, em, t->name, oob, BS_COUNTER, "Values in no bucket."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}

@@ -6,6 +6,7 @@
  * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
  * template verbs, `templates` and `sample_rates`, are in proc_tpl.c. */
 #include "proc.h"
+#include "proc_names.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,7 +32,8 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 		char *end;
 		if (strncmp(path, p->conf->group[g].name, n) != 0 || path[n] != '/')
 			continue;
-		if (path[n + 1] < '0' || path[n + 1] > '9')
+		if (path[n + 1] < '0' || path[n + 1] > '9' ||
+		    (path[n + 1] == '0' && path[n + 2] != '/')) /* strict: no leading 0 */
 			return NULL;
 		unsigned long id = strtoul(path + n + 1, &end, 10);
 		if (*end != '/')
@@ -229,6 +231,98 @@ static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
 	return refused;
 }
 
+/* What the batch as a whole would leave, checked before it applies: the
+ * count of refusals, each listed. A value's products total keeps the
+ * type its configuration gives it (one type per family, whatever a
+ * write does to one source's range_min): a counter is refused an X that
+ * could make it go down (review 29, finding 8). */
+static int check_batch(const struct proc_group_conf *g, const struct statproc_batch *b,
+		       struct proc_reply *r)
+{
+	int refused = 0;
+
+	for (uint32_t i = 0; i < g->nstats; i++) {
+		const struct statproc_def *d = statproc_batch_def(b, i);
+		if (d->type == STATPROC_VALUE && d->mode == STATPROC_PRODUCTS && d->range_min < 0 &&
+		    g->stat[i].def.range_min >= 0) {
+			statproc_text_printf(&r->text,
+					     "%s: %s: range_min below 0 would let its total, a "
+					     "counter on /metrics as configured (range_min %" PRId64
+					     "), go down; configure range_min below 0 to make it "
+					     "a gauge\n",
+					     proc_errname(-EINVAL), g->stat[i].name,
+					     g->stat[i].def.range_min);
+			refused++;
+		}
+	}
+	return refused;
+}
+
+/* The shapes of statistic k of group g among its sources, s's as the
+ * batch leaves it (b: NULL, s's as it is), and the configured one, which
+ * a new source takes. */
+static unsigned stat_shapes(const struct proc *p, uint32_t g, uint32_t k,
+			    const struct proc_source *s, const struct statproc_batch *b)
+{
+	unsigned shapes = PROC_SHAPE_OF(&p->conf->group[g].stat[k].def);
+
+	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
+		const struct proc_source *o = p->grp[g].src[i];
+		shapes |= PROC_SHAPE_OF(o == s && b ? statproc_batch_def(b, k) : &o->stat[k].def);
+	}
+	return shapes;
+}
+
+/* Whether the batch would make a family of s's group claim a name that
+ * another statistic or template serves (a scrape would serve only one
+ * of them): the count refused (1), each listed, -ENOMEM. Every name the
+ * others serve is taken first, then those of s's group as the batch
+ * leaves them (review 29, finding 1). */
+static int check_names(const struct proc *p, const struct proc_source *s,
+		       const struct statproc_batch *b, struct proc_reply *r)
+{
+	const struct proc_group_conf *gc = &p->conf->group[s->group];
+	struct proc_names names;
+	const char *clash = NULL;
+	uint32_t other = 0, k;
+	int rc = 0;
+
+	proc_names_init(&names);
+	for (uint32_t g = 0; rc != -ENOMEM && g < p->conf->ngroups; g++) {
+		const struct proc_group_conf *c = &p->conf->group[g];
+		for (k = 0; g != s->group && rc != -ENOMEM && k < c->nstats; k++)
+			rc = proc_names_stat(&names, c->stat[k].name,
+					     stat_shapes(p, g, k, NULL, NULL),
+					     PROC_NAMES_OWNER(g, k), &clash, &other);
+		if (c->has_template && rc != -ENOMEM) /* an old clash is not this write's */
+			rc = proc_names_template(&names, c->tpl.name, c->tpl.spec, c->tpl.nspec,
+						 PROC_NAMES_OWNER(g, PROC_NAMES_TEMPLATE), &clash,
+						 &other);
+	}
+	/* the statistics the batch leaves as they were, then those it changes */
+	rc = rc == -ENOMEM ? rc : 0;
+	for (int pass = 0; rc == 0 && pass < 2; pass++)
+		for (k = 0; rc == 0 && k < gc->nstats; k++) {
+			unsigned now = stat_shapes(p, s->group, k, NULL, NULL),
+				 then = stat_shapes(p, s->group, k, s, b);
+			if ((now != then) == pass)
+				rc = proc_names_stat(&names, gc->stat[k].name, then,
+						     PROC_NAMES_OWNER(s->group, k), &clash, &other);
+		}
+	if (rc == -EEXIST) {
+		const struct proc_group_conf *og = &p->conf->group[other >> 8];
+		bool tpl = (other & 0xff) == PROC_NAMES_TEMPLATE;
+		statproc_text_printf(&r->text,
+				     "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
+				     "a family name is one family's across the processing\n",
+				     proc_errname(rc), gc->stat[k - 1].name, clash,
+				     tpl ? "template" : "statistic",
+				     tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
+	}
+	proc_names_free(&names);
+	return rc == -EEXIST ? 1 : rc;
+}
+
 /* A POST to definition: all of it, or with any line refused none of it;
  * the reply lists every refused line. */
 static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
@@ -243,11 +337,12 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 		return;
 	}
-	if ((refused = take_lines(g, &b, &t, body, r)) > 0) {
+	if ((refused = take_lines(g, &b, &t, body, r)) > 0 ||
+	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0) {
 		r->status = 400;
 		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
 				     refused == 1 ? "" : "s");
-	} else if (statproc_batch_commit(&b, now_ns) < 0) {
+	} else if (refused < 0 || statproc_batch_commit(&b, now_ns) < 0) {
 		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 	} else {
 		s->voi_stopped = !t.on;
@@ -325,6 +420,8 @@ static bool tpl_verb(struct proc *p, const char *path, bool post, const char *bo
 		if (post) {
 			r->status = 405;
 			statproc_text_printf(&r->text, "method not allowed\n");
+		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
+			proc_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
 			proc_tpl_get(p, path[9] ? path + 10 : "", r);
 		}

@@ -78,9 +78,11 @@ static int fetch_allocid(const struct proc *p, const struct vstats_tplspec *spec
 	return -ESRCH;
 }
 
+/* A slot id as written strictly: "0", or digits without a leading 0
+ * (so "00" is no id, and no spec either: names never start with one). */
 static bool all_digits(const char *s)
 {
-	if (!*s)
+	if (!*s || (s[0] == '0' && s[1]))
 		return false;
 	for (; *s; s++)
 		if (*s < '0' || *s > '9')
@@ -100,6 +102,10 @@ void proc_tpl_get(struct proc *p, const char *what, struct proc_reply *r)
 	if (!*what) {
 		for (uint32_t i = 0; i < p->ntpl; i++)
 			tpl_line(p, i, r);
+		return;
+	}
+	if (*what >= '0' && *what <= '9' && !all_digits(what)) {
+		proc_fail(r, 400, -EINVAL, "a slot id is a decimal number without leading zeros");
 		return;
 	}
 	if (all_digits(what)) {

@@ -178,7 +178,7 @@ enum {
  * read from the definition file may be written back. */
 struct statproc_request {
 	char name[STATPROC_NAME_MAX + 1];
-	bool got_name, name_too_long; /* the first name= counts */
+	bool got_name, name_too_long; /* name= twice is EINVAL */
 	int on;			      /* -1: no on=; else the last on='s 0 or 1 */
 	bool reset;		      /* data=reset */
 	unsigned got;		      /* STATPROC_GOT_* */
@@ -186,7 +186,8 @@ struct statproc_request {
 };
 
 /* 0; -EFBIG for a token longer than STATPROC_TOKEN_MAX, -EINVAL for a
- * value a changeable attribute cannot take, with *why. */
+ * value a changeable attribute cannot take, or name= or a changeable
+ * attribute twice in the line, with *why. */
 int statproc_parse(const char *line, struct statproc_request *r, const char **why);
 
 /* The lines of one write, applied to an interface's n statistics all or
@@ -212,6 +213,9 @@ int statproc_batch_add(struct statproc_batch *b, const struct statproc_request *
 		       const char **why);
 /* Applies the batch at now: 0, or -ENOMEM with every statistic as it was. */
 int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns);
+/* The definition statistic i has once the batch so far is applied (to
+ * check the batch as a whole before its commit). */
+const struct statproc_def *statproc_batch_def(const struct statproc_batch *b, size_t i);
 void statproc_batch_free(struct statproc_batch *b);
 
 /* One line parsed and applied as a batch of its own: 0 or the error of

@@ -115,19 +115,38 @@ static bool take_number(struct statproc_request *r, const char *key, const char 
 	return true;
 }
 
+/* Whether the line named a changeable attribute (or name=) already: a
+ * key twice is refused, as either value taken alone would change another
+ * statistic or attribute than the writer meant. */
+static bool seen_before(const struct statproc_request *r, const char *key)
+{
+	static const char *const keys[] = {"type",	    "mode",	 "scale",
+					   "entries_max",   "range_min", "range_max",
+					   "base_interval", "period"}; /* STATPROC_GOT_* order */
+
+	if (strcmp(key, "name") == 0)
+		return r->got_name;
+	if (strcmp(key, "on") == 0)
+		return r->on >= 0;
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return r->got & (1u << i);
+	return false;
+}
+
 /* One "key=value" token; anything else is read-only or junk, ignored.
- * False with *why for a bad value of a key it knows. */
+ * False with *why for a bad value of a key it knows, or a key twice. */
 static bool take_token(struct statproc_request *r, const char *key, const char *v, const char **why)
 {
 	*why = NULL;
-	if (strcmp(key, "name") == 0) {
-		if (!r->got_name) { /* the first name= counts; a longer one names nothing */
-			size_t len = strlen(v);
-			r->got_name = true;
-			r->name_too_long = len >= sizeof(r->name);
-			if (!r->name_too_long)
-				memcpy(r->name, v, len + 1);
-		}
+	if (seen_before(r, key)) {
+		*why = "an attribute named twice in one line";
+	} else if (strcmp(key, "name") == 0) {
+		size_t len = strlen(v); /* a name too long names nothing */
+		r->got_name = true;
+		r->name_too_long = len >= sizeof(r->name);
+		if (!r->name_too_long)
+			memcpy(r->name, v, len + 1);
 	} else if (strcmp(key, "on") == 0) {
 		if (strcmp(v, "1") == 0 || strcmp(v, "0") == 0)
 			r->on = v[0] - '0';
@@ -345,6 +364,11 @@ int statproc_batch_commit(struct statproc_batch *b, uint64_t now_ns)
 	for (size_t i = 0; i < b->n; i++)
 		apply(&b->s[i], &b->p[i], now_ns);
 	return 0;
+}
+
+const struct statproc_def *statproc_batch_def(const struct statproc_batch *b, size_t i)
+{
+	return &b->p[i].def;
 }
 
 void statproc_batch_free(struct statproc_batch *b)

@@ -781,6 +781,52 @@ static void test_type_conflict(void **state)
 	done(p);
 }
 
+/* Review 29, finding 8: a range_min written on one source does not change
+ * the type of its value total (one type per family): a gauge as
+ * configured stays one, and a counter is refused a range_min that could
+ * make it go down. */
+static void test_range_min_keeps_type(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n    - name: g\n      select: g\n"
+		 "      statistics: [{name: s1, type: value, mode: products},\n"
+		 "                   {name: c, type: value, mode: products, range_min: 0}]\n");
+	struct bs_label a[] = {{"vm", "a"}}, b[] = {{"vm", "b"}};
+	struct capture c;
+	int status;
+	(void)state;
+
+	proc_feed(p, "g", a, 1, 3, S(0));
+	proc_feed(p, "g", b, 1, 4, S(0));
+	free(iface(p, "POST", "g/0/definition",
+		   "name=s1 type=array scale=lin base_interval=4 range_min=0 range_max=16", true,
+		   S(1), &status));
+	assert_int_equal(status, 200);
+	free(iface(p, "POST", "g/0/definition", "name=s1 type=value mode=products", true, S(1),
+		   &status));
+	assert_int_equal(status, 200);
+	proc_feed(p, "g", a, 1, 13, S(2)); /* within the array's range_max 16, kept */
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	const char *text = capture_end(&c);
+	assert_non_null(strstr(text, "# TYPE s1 gauge\n"));
+	assert_non_null(strstr(text, "s1{vm=\"a\",source_metric=\"g\"} 13\n"));
+	assert_non_null(strstr(text, "s1{vm=\"b\",source_metric=\"g\"} 4\n"));
+	assert_int_equal(capture_drops(&c, "type_conflict"), 0);
+	capture_free(&c);
+	char *before = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	char *reply =
+	    iface(p, "POST", "g/1/definition", "name=c range_min=-5", true, S(3), &status);
+	assert_int_equal(status, 400);
+	assert_non_null(strstr(reply, "EINVAL: c: range_min below 0 would let its total"));
+	free(reply);
+	reply = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	assert_string_equal(reply, before);
+	free(reply);
+	free(before);
+	done(p);
+}
+
 static void expect_conf_error(const char *yaml, const char *want)
 {
 	char err[CONF_ERR_MAX];
@@ -1273,6 +1319,24 @@ static void test_post_all_or_nothing(void **state)
 	assert_non_null(strstr(text, "name=ex_r on=1 type=list range_min=0 range_max=9 "
 				     "entries_max=8 hits_missed=0"));
 	free(text);
+	/* Review 29, 9: a key twice is refused, not read as its first one */
+	before = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	static const char *const twice[] = {"name=ex_r name=ex_n range_max=77",
+					    "name=ex_r range_max=7 range_max=8", "on=0 on=1",
+					    "name=ex_r type=range type=range"};
+	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		text = iface(p, "POST", "ex/0/definition", twice[i], true, S(4), &status);
+		assert_int_equal(status, 400);
+		assert_string_equal(text, "line 1: EINVAL: an attribute named twice in one line\n"
+					  "nothing applied: 1 line refused\n");
+		free(text);
+	}
+	text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	assert_string_equal(text, before);
+	free(text);
+	free(before);
+	free(iface(p, "GET", "ex/00/definition", NULL, false, S(4), &status)); /* strict ids */
+	assert_int_equal(status, 404);
 	done(p);
 }
 
@@ -1385,6 +1449,20 @@ static void test_template_list(void **state)
 	assert_int_equal(status, 400);
 	assert_true(strncmp(text, "EINVAL: ", 8) == 0);
 	free(text);
+	/* Review 29, 9: ids are strict decimals; an empty one (".../%00",
+	 * decoded by the server to a NUL) is no id, never slot 0. */
+	static const char *const not_ids[] = {"templates/00", "templates/01", "templates/",
+					      "templates/0x0"};
+	for (size_t i = 0; i < sizeof(not_ids) / sizeof(not_ids[0]); i++) {
+		text = iface(p, "GET", not_ids[i], NULL, false, 0, &status);
+		assert_int_equal(status, 400);
+		if (strncmp(text, "EINVAL: ", 8) != 0)
+			fail_msg("%s: %s", not_ids[i], text);
+		free(text);
+	}
+	text = iface(p, "GET", "templates/0", NULL, false, 0, &status);
+	assert_int_equal(status, 200);
+	free(text);
 	done(p);
 }
 
@@ -1403,6 +1481,82 @@ static void test_template_name_twice(void **state)
 	expect_conf_error("processing:\n  groups:\n    - {name: a, select: m, x: rate,\n"
 			  "       template: {dtype: u64, stats: [sum]}}\n",
 			  "x: rate makes the VOI a double");
+}
+
+/* Review 29, finding 1: a family name is one statistic's or template's
+ * across the processing; a clash is refused at the later definition. */
+static void test_family_names_clash(void **state)
+{
+	(void)state;
+	/* two groups, one statistic name: refused, not merged */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: ga, select: fv, statistics: [{name: lat, type: value}]}\n"
+			  "    - {name: gb, select: fw, statistics: [{name: lat, type: value}]}\n",
+			  "t.yml:4:43: EEXIST: statistic 'lat' of group 'gb' serves 'lat', as "
+			  "statistic 'lat' of group 'ga' does");
+	/* a template's t_min and a statistic t_min (t_min_total) */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: t_min, type: value}],\n"
+			  "       template: {name: t, stats: [sum, max, min]}}\n",
+			  "t.yml:4:18: EEXIST: template 't' of group 'g' serves 't_min', as "
+			  "statistic 't_min' of group 'g' does");
+	/* a range's a_max and a value a_max */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: a, type: range},\n"
+			  "       {name: a_max, type: value}]}\n",
+			  "t.yml:4:8: EEXIST: statistic 'a_max' of group 'g' serves 'a_max'");
+	/* an array's a_count and a value a_count (a_count_total) */
+	expect_conf_error("processing:\n  groups:\n"
+			  "    - {name: g, select: fv, statistics: [{name: a, type: array,\n"
+			  "       range_min: 0, range_max: 9}, {name: a_count, type: value}]}\n",
+			  "serves 'a_count'");
+	/* what does not clash loads: a value a beside a value a_max */
+	char err[CONF_ERR_MAX];
+	struct config *c =
+	    config_load("t.yml",
+			"processing:\n  groups:\n"
+			"    - {name: g, select: fv, statistics: [{name: a, type: value},"
+			" {name: a_max, type: value}]}\n",
+			"/p", err, sizeof(err));
+	if (!c)
+		fail_msg("%s", err);
+	config_free(c);
+	/* and a write that would make a clash is EEXIST, all or nothing */
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - {name: g, select: fv, statistics: [{name: a, type: value},\n"
+			      "       {name: a_max, type: value}]}\n"
+			      "    - {name: h, select: fw, template: {name: t, stats: [sum]}}\n");
+	int status;
+	proc_feed(p, "fv", NULL, 0, 3, S(0));
+	char *before = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	char *text = iface(p, "POST", "g/0/definition", "name=a_max range_max=5\nname=a type=range",
+			   true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "EEXIST: a would serve 'a_max', which statistic 'a_max' of "
+				  "group 'g' serves: a family name is one family's across the "
+				  "processing\nnothing applied: 1 line refused\n");
+	free(text);
+	text = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	assert_string_equal(text, before);
+	free(text);
+	free(before);
+	text = iface(p, "POST", "g/0/definition",
+		     "name=a_max type=history mode=range period=1000000 "
+		     "entries_max=4",
+		     true, S(1), &status); /* its own names change: no clash */
+	assert_int_equal(status, 200);
+	free(text);
+	text = iface(p, "POST", "g/0/definition", "name=a_max type=value mode=increments", true,
+		     S(1), &status);
+	assert_int_equal(status, 200);
+	free(text);
+	text = iface(p, "POST", "g/0/definition",
+		     "name=a_max type=array scale=lin base_interval=1 "
+		     "range_min=0 range_max=4",
+		     true, S(1), &status);
+	assert_int_equal(status, 200); /* a_max's own names change: no clash */
+	free(text);
+	done(p);
 }
 
 /* Item 16: sample rates read and changed at run time as
@@ -1540,6 +1694,72 @@ static void test_u64_voi_end_to_end(void **state)
 	text = metrics(p); /* /metrics too: a u64, not its bits read as a double */
 	assert_non_null(
 	    strstr(text, "\nbig_max{source_metric=\"big_total\"} 18446744073709551613\n"));
+	free(text);
+	p->in = (struct proc_input){0};
+	done(p);
+}
+
+/* A collector writing a gauge fv{device="a"} 3. */
+static int fv_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct bs_label l = {"device", "a"};
+	(void)ctx, (void)i, (void)wait_ns;
+	bs_family(e, "fv", BS_GAUGE, NULL, "a collector's");
+	bs_sample_u64(e, &l, 1, 3);
+	return 0;
+}
+
+/* The processing's families in a scrape beside a collector's family fv:
+ * text, and the duplicate_family drops. */
+static char *scrape_beside(struct proc *p, bool collector_first, uint64_t *dups)
+{
+	struct capture c;
+	struct bs_label l = {"device", "a"};
+
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	if (collector_first) {
+		bs_family(&c.em.pub, "fv", BS_GAUGE, NULL, "a collector's");
+		bs_sample_u64(&c.em.pub, &l, 1, 3);
+	}
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	char *text = strdup(capture_end(&c));
+	*dups = capture_drops(&c, "duplicate_family");
+	capture_free(&c);
+	return text;
+}
+
+/* Review 29, finding 1: a collector's family that takes a name of the
+ * processing's (not knowable at load) wins, every scrape from the first
+ * clash on, seen by a scrape or by the sampler: the processing's is
+ * counted, never served by turns. */
+static void test_collector_family_wins(void **state)
+{
+	const char *yaml =
+	    "processing:\n  groups:\n    - name: g\n      select: fv\n"
+	    "      statistics: [{name: fv, type: value}, {name: other, type: value}]\n";
+	struct proc *p = make(yaml);
+	uint64_t dups;
+	(void)state;
+
+	proc_feed(p, "fv", (struct bs_label[]){{"device", "a"}}, 1, 3, S(0));
+	char *text = scrape_beside(p, true, &dups); /* a scrape: the collector's first */
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
+	assert_non_null(strstr(text, "# TYPE other_total counter\n"));
+	free(text);
+	text = scrape_beside(p, false, &dups); /* the collector wrote none this time */
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
+	assert_non_null(strstr(text, "fv_out_of_range_total{")); /* a name of its own */
+	free(text);
+	done(p);
+
+	p = make(yaml); /* the sampler sees the collector's fv first */
+	p->in = (struct proc_input){.n = 1, .collect = fv_collect};
+	proc_tick(p, S(1));
+	text = scrape_beside(p, false, &dups);
+	assert_int_equal(dups, 1);
+	assert_null(strstr(text, "fv_total"));
 	free(text);
 	p->in = (struct proc_input){0};
 	done(p);
@@ -1771,6 +1991,9 @@ int main(void)
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),
+	    cmocka_unit_test(test_range_min_keeps_type),
+	    cmocka_unit_test(test_family_names_clash),
+	    cmocka_unit_test(test_collector_family_wins),
 	    cmocka_unit_test(test_rate_and_value),
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),

@@ -1,0 +1,203 @@
+/* The names the processing's families claim, as the emitter's family
+ * registry (exporter/model/famreg.c) claims them in a scrape, kept with
+ * their owner so that a clash is found before a scrape drops a family. */
+#include "proc_names.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "names.h"
+
+#define NAME_BUF (NAMES_METRIC_MAX + 64)
+
+/* famreg's suffixes: the names each type's samples use. */
+static const char *const suffixes[][5] = {
+    [BS_COUNTER] = {"", "_total", "_created"},
+    [BS_GAUGE] = {""},
+    [BS_HISTOGRAM] = {"", "_bucket", "_count", "_sum", "_created"},
+    [BS_SUMMARY] = {"", "_count", "_sum", "_created"},
+    [BS_INFO] = {"", "_info"},
+    [BS_STATESET] = {""},
+    [BS_UNKNOWN] = {""},
+};
+
+void proc_names_init(struct proc_names *n)
+{
+	memset(n, 0, sizeof(*n));
+}
+
+void proc_names_free(struct proc_names *n)
+{
+	for (size_t i = 0; i < n->cap; i++)
+		free(n->slot[i].name);
+	free(n->slot);
+	memset(n, 0, sizeof(*n));
+}
+
+static size_t slot_of(const struct proc_names *n, const char *name)
+{
+	size_t i = (size_t)hash_bytes(name, strlen(name), 0x70726f636e616d65ull) & (n->cap - 1);
+
+	while (n->slot[i].name && strcmp(n->slot[i].name, name) != 0)
+		i = (i + 1) & (n->cap - 1);
+	return i;
+}
+
+static int grow(struct proc_names *n)
+{
+	struct proc_names big = {.cap = n->cap ? 2 * n->cap : 64};
+
+	if (!(big.slot = calloc(big.cap, sizeof(*big.slot))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n->cap; i++)
+		if (n->slot[i].name)
+			big.slot[slot_of(&big, n->slot[i].name)] = n->slot[i];
+	free(n->slot);
+	n->slot = big.slot;
+	n->cap = big.cap;
+	return 0;
+}
+
+bool proc_names_find(const struct proc_names *n, const char *name, uint32_t *owner)
+{
+	size_t i;
+
+	if (!n->cap)
+		return false;
+	i = slot_of(n, name);
+	if (n->slot[i].name && owner)
+		*owner = n->slot[i].owner;
+	return n->slot[i].name != NULL;
+}
+
+/* One name for owner: its own already is no clash. */
+static int claim(struct proc_names *n, const char *name, uint32_t owner, const char **clash,
+		 uint32_t *other)
+{
+	size_t i;
+	int rc;
+
+	if ((n->used + 1) * 2 > n->cap && (rc = grow(n)) < 0)
+		return rc;
+	i = slot_of(n, name);
+	if (n->slot[i].name) {
+		if (n->slot[i].owner == owner)
+			return 0;
+		*clash = n->slot[i].name;
+		*other = n->slot[i].owner;
+		return -EEXIST;
+	}
+	if (!(n->slot[i].name = strdup(name)))
+		return -ENOMEM;
+	n->slot[i].owner = owner;
+	n->used++;
+	return 0;
+}
+
+static int claim_family(struct proc_names *n, const char *a, const char *b,
+			enum bs_metric_type type, uint32_t owner, const char **clash,
+			uint32_t *other)
+{
+	char name[NAME_BUF];
+	int rc;
+
+	for (size_t k = 0; k < 5 && suffixes[type][k]; k++) {
+		if ((size_t)snprintf(name, sizeof(name), "%s%s%s", a, b, suffixes[type][k]) >=
+		    sizeof(name))
+			continue; /* longer than any metric name: the emitter refuses it anyway */
+		if ((rc = claim(n, name, owner, clash, other)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int proc_names_family(struct proc_names *n, const char *family, enum bs_metric_type type,
+		      uint32_t owner, const char **clash, uint32_t *other)
+{
+	char base[NAME_BUF];
+	size_t len = strlen(family);
+
+	if ((unsigned)type > BS_UNKNOWN || len >= sizeof(base))
+		return 0;
+	memcpy(base, family, len + 1);
+	if (type == BS_COUNTER && names_has_suffix(base, len, "_total"))
+		base[len - 6] = '\0';
+	return claim_family(n, base, "", type, owner, clash, other);
+}
+
+bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_metric_type type)
+{
+	char name[NAME_BUF];
+	size_t len = strlen(family);
+
+	if ((unsigned)type > BS_UNKNOWN || len >= NAMES_METRIC_MAX || !n->used)
+		return false;
+	if (type == BS_COUNTER && names_has_suffix(family, len, "_total"))
+		len -= 6;
+	for (size_t k = 0; k < 5 && suffixes[type][k]; k++) {
+		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, suffixes[type][k]);
+		if (proc_names_find(n, name, NULL))
+			return true;
+	}
+	return false;
+}
+
+/* The families of each seed 001 type (proc_emit.c writes them), the
+ * out-of-range count of every one aside. */
+static const struct {
+	const char *suffix;
+	enum bs_metric_type type;
+} stat_fams[7][5] = {
+    [STATPROC_VALUE] = {{"", BS_COUNTER}}, /* a gauge's name is a counter's too */
+    [STATPROC_RANGE] = {{"_samples", BS_COUNTER},
+			{"_min", BS_GAUGE},
+			{"_avg", BS_GAUGE},
+			{"_max", BS_GAUGE}},
+    [STATPROC_ARRAY] = {{"", BS_HISTOGRAM}},
+    [STATPROC_LIST] = {{"", BS_HISTOGRAM}, {"_missed", BS_COUNTER}},
+    [STATPROC_RAW] = {{NULL, BS_GAUGE}},
+    [STATPROC_HISTORY] = {{"_last_period", BS_GAUGE}},
+    [6] = {{"_last_period_samples", BS_GAUGE},
+	   {"_last_period_min", BS_GAUGE},
+	   {"_last_period_avg", BS_GAUGE},
+	   {"_last_period_max", BS_GAUGE}}, /* a history of mode range */
+};
+
+int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uint32_t owner,
+		    const char **clash, uint32_t *other)
+{
+	int rc;
+
+	for (unsigned s = 0; s < 7; s++)
+		for (size_t k = 0; (shapes >> s & 1) && k < 5 && stat_fams[s][k].suffix; k++)
+			if ((rc = claim_family(n, name, stat_fams[s][k].suffix,
+					       stat_fams[s][k].type, owner, clash, other)) < 0)
+				return rc;
+	return shapes ? claim_family(n, name, "_out_of_range", BS_COUNTER, owner, clash, other) : 0;
+}
+
+int proc_names_template(struct proc_names *n, const char *name, const struct vstats_spec *spec,
+			uint32_t nspec, uint32_t owner, const char **clash, uint32_t *other)
+{
+	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
+					     "_drhist",	       "_dvhist", "_tdigest"};
+	static const enum bs_metric_type type[] = {
+	    BS_COUNTER, BS_GAUGE, BS_GAUGE, BS_HISTOGRAM, BS_HISTOGRAM, BS_HISTOGRAM, BS_SUMMARY};
+	char oob[40];
+	int rc;
+
+	for (uint32_t k = 0; k < nspec; k++) {
+		enum vstats_stype st = spec[k].stype;
+		if ((rc = claim_family(n, name, suffix[st], type[st], owner, clash, other)) < 0)
+			return rc;
+		if (st < VSTATS_CRHIST || st > VSTATS_DVHIST)
+			continue;
+		snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
+		if ((rc = claim_family(n, name, oob, BS_COUNTER, owner, clash, other)) < 0)
+			return rc;
+	}
+	return 0;
+}
