@@ -48,7 +48,7 @@ struct proc_source {
 	size_t nlabels;
 	uint64_t hash;
 	bool have_prev;
-	double prev;
+	struct bs_value prev; /* as read: a delta of integers is taken in integers */
 	uint64_t prev_ns;
 	/* A histogram source: its buckets' counts at the last sample, and a
 	 * hash of its bounds (other bounds start a new base). */
@@ -58,7 +58,6 @@ struct proc_source {
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
-	uint64_t prev_u;	    /* the last value of a u64 series, exact */
 	struct vstats_voi voi;
 	/* labels[nlabels], then the name, the labels' strings and the key:
 	 * one allocation with the source, read together on each sample. */
@@ -87,6 +86,7 @@ struct proc_counters {
 	uint64_t busy;		       /* a collector held by a scrape past the tick */
 	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
 	uint64_t invalid_histogram; /* a source's own histogram, malformed or over the cap */
+	uint64_t out_of_range;	    /* an X a statistic's or VOI's type cannot hold: not taken */
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its

@@ -434,6 +434,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->key_too_long);
 	l.value = "invalid_histogram";
 	bs_sample_u64(em, &l, 1, c->invalid_histogram);
+	l.value = "out_of_range";
+	bs_sample_u64(em, &l, 1, c->out_of_range);
 }
 
 static int proc_collect(void *state, struct bs_emitter *em)
