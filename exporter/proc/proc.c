@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emitter.h"
+#include "famreg.h"
 #include "hash.h"
 #include "log.h"
 #include "monoclock.h"
@@ -486,7 +488,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
-	bool matched = false;
+	bool matched = false, duplicate = false;
 	ssize_t written = 0;
 	size_t len = 0;
 
@@ -513,9 +515,19 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			else if (!s &&
 				 !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 				p->count.too_many_sources++; /* no memory: counted as not kept */
-			if (s && last && last[g])
+			if (s && last && last[g] && s->fed_pass != p->pass)
 				last[g]->next_fed = s;
 		}
+		if (s && last && s->fed_pass == p->pass) {
+			/* Fed already in this collect: a scrape serves the
+			 * first and refuses this one (duplicate_series). */
+			p->count.duplicate_series += !duplicate;
+			duplicate = true;
+			pthread_mutex_unlock(&p->lock);
+			continue;
+		}
+		if (s && last)
+			s->fed_pass = p->pass;
 		matched = true;
 		if (s && v->h)
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
@@ -583,6 +595,7 @@ struct probe {
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
+	struct famreg reg;		 /* the families claimed in this collect */
 	/* Per group, the source this pass fed last: the next series is
 	 * looked for after it (its next_fed) first. */
 	struct proc_source *last[PROC_GROUPS_MAX];
@@ -598,6 +611,11 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	pr->candidates = 0;
 	if (!serieskey_family_valid(f)) /* what a scrape refuses is not sampled */
 		return 0;
+	/* Claimed as the scrape's emitter claims it: a family the collect
+	 * wrote before (or one whose names clash) is refused, its series
+	 * with it. Every family is claimed, selected or not. */
+	int rc =
+	    famreg_claim(&pr->reg, f->name, emitter_family_base_len(f->name, n, f->type), f->type);
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
 		memcpy(pr->name + n, "_total", 7);
@@ -606,6 +624,14 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 		return 0;
 	pr->histogram = f->type == BS_HISTOGRAM;
 	pr->candidates = name_candidates(pr->p, pr->name);
+	if (rc < 0 && pr->candidates) {
+		pthread_mutex_lock(&pr->p->lock);
+		pr->p->count.duplicate_family += rc == -EEXIST;
+		pr->p->count.too_many_sources += rc != -EEXIST; /* no memory */
+		pthread_mutex_unlock(&pr->p->lock);
+	}
+	if (rc < 0)
+		pr->candidates = 0;
 	return 0;
 }
 
@@ -730,10 +756,17 @@ static void sample_collector(struct proc *p, size_t i, uint64_t due_ns, uint64_t
 	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
 
+	int rc;
+
 	discovery |= p->undiscovered[i];
 	if (!discovery && !p->relevant[i])
 		return;
-	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == PROC_INPUT_BUSY) {
+	if (famreg_init(&pr.reg) < 0)
+		return;
+	p->pass++; /* written by this thread alone; read under the lock as fed_pass */
+	rc = p->in.collect(p->in.ctx, i, &pr.pub, wait_ns);
+	famreg_free(&pr.reg);
+	if (rc == PROC_INPUT_BUSY) {
 		/* A scrape has it: sample it next time, and if this was its
 		 * discovery, look again then rather than in 30 s. */
 		p->count.busy++;

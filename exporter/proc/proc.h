@@ -41,6 +41,9 @@ struct proc_source {
 	 * without building its key or reading the index. NULL: none known. */
 	struct proc_source *next_fed;
 	bool expired; /* being freed: no next_fed may point here */
+	/* The collector pass (proc's pass) that last fed it: written again
+	 * in the same pass, it is a duplicate a scrape refuses. */
+	uint64_t fed_pass;
 	char *key;    /* name{labels}: the series, as the interface lists it */
 	size_t keylen;
 	char *name;		 /* its metric name, as the collector gave it */
@@ -87,6 +90,9 @@ struct proc_counters {
 	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
 	uint64_t invalid_histogram; /* a source's own histogram, malformed or over the cap */
 	uint64_t out_of_range;	    /* an X a statistic's or VOI's type cannot hold: not taken */
+	/* A series written twice in one collect, a family claimed twice: a
+	 * scrape serves the first only, and so does the processing. */
+	uint64_t duplicate_series, duplicate_family;
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its
@@ -116,6 +122,7 @@ struct proc {
 	bool relevant[PROC_INPUT_MAX];	   /* per collector: it produced a selected series */
 	bool undiscovered[PROC_INPUT_MAX]; /* busy at its discovery: tried again next pass */
 	uint64_t next_discovery_ns, next_expiry_ns;
+	uint64_t pass; /* collects the sampler ran, numbering each (fed_pass) */
 	int epfd;
 	struct worker sampler;
 	struct proc_tpl tpl[PROC_GROUPS_MAX]; /* the groups' templates, in order */

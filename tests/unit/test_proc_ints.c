@@ -231,6 +231,92 @@ static void test_sum_saturates(void **state)
 	done(p);
 }
 
+/* Finding 5: a collector writes dv_total{device="a"} twice a pass, the
+ * second time 1000 more (as the review's feeder did). A scrape serves the
+ * first and refuses the second (duplicate_series); the processing took
+ * both, and each next value looked like a reset (d_p 2090, d_r 19 20
+ * 110.000 200). Now it takes the first only: 19 increases of 10. */
+static void test_duplicate_series_first_only(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: dv_total\n      x: delta\n"
+			      "      statistics:\n"
+			      "        - {name: d_n, type: value}\n"
+			      "        - {name: d_p, type: value, mode: products}\n"
+			      "        - {name: d_r, type: range}\n");
+	(void)state;
+
+	for (int i = 1; i <= 20; i++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"dv", BS_COUNTER, "a", u64v(i * 10)};
+		pass_items[1] = (struct item){NULL, BS_COUNTER, "a", u64v(i * 10 + 1000)};
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(i));
+		p->in = (struct proc_input){0};
+	}
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "d_n 19\nd_p 190\nd_r 19 10 10.000 10\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_series\"} 20\n");
+	free(text);
+	/* The scrape's emitter, over the same collect: the first, 200. */
+	struct capture c;
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	items_collect(NULL, 0, &c.em.pub, 0);
+	has(capture_end(&c), "dv_total{device=\"a\"} 200\n");
+	assert_int_equal(c.em.ndrops, 1);
+	assert_string_equal(c.em.drops[0].reason, "duplicate_series");
+	capture_free(&c);
+	done(p);
+}
+
+/* Finding 5: a collect that writes family fv twice (device a, then b).
+ * A scrape refuses the second family (duplicate_family) and so its
+ * series (no_family); the processing kept fv{device="b"} as g/1. Now it
+ * keeps fv{device="a"} alone, and counts the family refused. A family
+ * the groups do not select is claimed too: a later selected family of
+ * its name is refused as a scrape refuses it. */
+static void test_refused_family_not_processed(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: fv, statistics: [{name: f_r, type: range}]}\n"
+		 "    - {name: h, select: hv, statistics: [{name: h_r, type: range}]}\n");
+	struct proc_reply r;
+	(void)state;
+
+	for (int i = 1; i <= 3; i++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"fv", BS_GAUGE, "a", u64v(i)};
+		pass_items[1] = (struct item){"fv", BS_GAUGE, "b", u64v(100 + i)};
+		pass_items[2] = (struct item){"hv", BS_COUNTER, "c", u64v(i)}; /* hv, hv_total */
+		pass_items[3] = (struct item){"hv", BS_GAUGE, "d", u64v(i)};   /* hv: taken */
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(i));
+		p->in = (struct proc_input){0};
+	}
+	proc_iface(p, "GET", "", NULL, false, S(10), &r);
+	assert_string_equal(r.text.p, "g/0 fv{device=\"a\"}\n");
+	statproc_text_free(&r.text);
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "f_r 3 1 2.000 3\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_family\"} 6\n");
+	free(text);
+	/* The scrape's emitter serves the same: fv{device="a"} alone. */
+	struct capture c;
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	items_collect(NULL, 0, &c.em.pub, 0);
+	const char *out = capture_end(&c);
+	has(out, "fv{device=\"a\"} 3\n");
+	assert_null(strstr(out, "device=\"b\""));
+	assert_null(strstr(out, "device=\"d\""));
+	capture_free(&c);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +324,8 @@ int main(void)
 	    cmocka_unit_test(test_i64_and_scaled_exact),
 	    cmocka_unit_test(test_out_of_s64_counted_not_clamped),
 	    cmocka_unit_test(test_sum_saturates),
+	    cmocka_unit_test(test_duplicate_series_first_only),
+	    cmocka_unit_test(test_refused_family_not_processed),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }
