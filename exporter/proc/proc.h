@@ -44,7 +44,7 @@ struct proc_source {
 	/* The collector pass (proc's pass) that last fed it: written again
 	 * in the same pass, it is a duplicate a scrape refuses. */
 	uint64_t fed_pass;
-	char *key;    /* name{labels}: the series, as the interface lists it */
+	char *key; /* name{labels}: the series, as the interface lists it */
 	size_t keylen;
 	char *name;		 /* its metric name, as the collector gave it */
 	struct bs_label *labels; /* copies as the collector gave them, for the families written */
