@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emitter.h"
+#include "famreg.h"
 #include "hash.h"
 #include "log.h"
 #include "monoclock.h"
@@ -182,20 +184,57 @@ err_free:
 
 /* ---- feeding ---- */
 
+/* An X: an integer while every step keeps it exact (a sampled integer,
+ * two integer samples' difference, times a whole x_scale), else a double.
+ * 128 bits hold any difference of two u64 or s64 samples and its product
+ * with an x_scale of at most 1e18, so a u64 counter past 2^53 or 2^63 is
+ * processed exactly, and each statistic converts only what it takes. */
+struct xval {
+	bool exact;
+	__int128 i;
+	double f;
+};
+
+static struct xval xval_of(struct bs_value v)
+{
+	if (v.kind == BS_VAL_U64)
+		return (struct xval){true, v.u, 0};
+	if (v.kind == BS_VAL_I64)
+		return (struct xval){true, v.i, 0};
+	return (struct xval){false, 0, v.f};
+}
+
+static double xval_f(const struct xval *x)
+{
+	return x->exact ? (double)x->i : x->f;
+}
+
+/* The increase from prev to v; a counter that went back was reset, and
+ * the increase is its new value. */
+static struct xval x_delta(struct bs_value prev, struct bs_value v)
+{
+	struct xval a = xval_of(prev), b = xval_of(v);
+
+	if (a.exact && b.exact)
+		return b.i >= a.i ? (struct xval){true, b.i - a.i, 0} : b;
+	double fa = xval_f(&a), fb = xval_f(&b);
+	return (struct xval){false, 0, fb >= fa ? fb - fa : fb};
+}
+
 /* The X of seed 001's (X, 1) and the VOI's value, from the sampled value;
  * false when there is none yet (a delta's first sample) or it is not a
  * number. */
-static bool x_of(const struct proc_group_conf *g, struct proc_source *s, double v, uint64_t now_ns,
-		 double *x)
+static bool x_of(const struct proc_group_conf *g, struct proc_source *s, struct bs_value v,
+		 uint64_t now_ns, struct xval *x)
 {
 	bool had = s->have_prev;
-	double prev = s->prev;
+	struct bs_value prev = s->prev;
 	uint64_t prev_ns = s->prev_ns;
 
 	s->have_prev = true;
 	s->prev = v;
 	s->prev_ns = now_ns;
-	*x = v;
+	*x = xval_of(v);
 	switch (g->x) {
 	case PROC_X_VALUE:
 		break;
@@ -203,22 +242,46 @@ static bool x_of(const struct proc_group_conf *g, struct proc_source *s, double 
 	case PROC_X_RATE:
 		if (!had || now_ns <= prev_ns)
 			return false;
-		*x = v >= prev ? v - prev : v; /* a counter that went back was reset */
+		*x = x_delta(prev, v);
 		if (g->x == PROC_X_RATE)
-			*x /= (double)(now_ns - prev_ns) / 1e9;
+			*x =
+			    (struct xval){false, 0, xval_f(x) / ((double)(now_ns - prev_ns) / 1e9)};
 		break;
 	}
-	*x *= g->x_scale;
-	return isfinite(*x);
+	if (x->exact && g->x_scale == floor(g->x_scale) && g->x_scale <= 1e18)
+		x->i *= (int64_t)g->x_scale; /* |i| < 2^65, x_scale < 2^60: no overflow */
+	else if (x->exact && g->x_scale != 1)
+		*x = (struct xval){false, 0, (double)x->i * g->x_scale};
+	else if (!x->exact)
+		x->f *= g->x_scale;
+	return x->exact || isfinite(x->f);
 }
 
-static int64_t to_i64(double x)
+/* x as an integer of [lo, hi] (a double rounded to the nearest); false
+ * when it lies outside: never clamped. */
+static bool x_within(const struct xval *x, __int128 lo, __int128 hi, __int128 *out)
 {
-	if (x >= 9.2e18)
-		return INT64_MAX;
-	if (x <= -9.2e18)
-		return INT64_MIN;
-	return (int64_t)llround(x);
+	if (x->exact) {
+		*out = x->i;
+		return x->i >= lo && x->i <= hi;
+	}
+	double r = round(x->f);
+	/* -2^63 and 2^64 are doubles exactly; hi + 1 is one of them. */
+	if (!(r >= (double)lo && r < (double)hi + 1.0))
+		return false;
+	*out = (__int128)r;
+	return *out >= lo && *out <= hi;
+}
+
+/* Seed 001's X, an s64. */
+static bool x_s64(const struct xval *x, int64_t *out)
+{
+	__int128 v;
+
+	if (!x_within(x, INT64_MIN, INT64_MAX, &v))
+		return false;
+	*out = (int64_t)v;
+	return true;
 }
 
 static double value_f(struct bs_value v)
@@ -226,45 +289,58 @@ static double value_f(struct bs_value v)
 	return v.kind == BS_VAL_U64 ? (double)v.u : v.kind == BS_VAL_I64 ? (double)v.i : v.f;
 }
 
-/* The VOI's value of a sample: a u64 VOI takes a u64 series exactly (a
- * double rounds past 2^53, and KVM's counters pass 2^63), else X; false
- * for an X its dtype cannot hold (below 0 in a u64 VOI). */
-static bool voi_value(const struct proc_group_conf *g, struct bs_value v, uint64_t prev_u, double x,
+/* The VOI's value of X in its dtype; false for an X the dtype cannot
+ * hold (below 0 or past 2^64 - 1 in a u64 VOI, outside the s64 range in
+ * an s64 one), which is not taken. */
+static bool voi_value(const struct proc_group_conf *g, const struct xval *x,
 		      struct vstats_value *out)
 {
+	__int128 v;
+
 	out->dtype = g->tpl.dtype;
-	if (out->dtype == VSTATS_FLOAT)
-		out->f = x;
-	else if (out->dtype == VSTATS_INT)
-		out->i = to_i64(x);
-	else if (v.kind == BS_VAL_U64 && g->x_scale == 1) /* exact, as x_of would */
-		out->u = g->x == PROC_X_DELTA && v.u >= prev_u ? v.u - prev_u : v.u;
-	else if (x >= 0)
-		out->u = x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)(x + 0.5);
-	else
+	if (out->dtype == VSTATS_FLOAT) {
+		out->f = xval_f(x);
+		return true;
+	}
+	if (out->dtype == VSTATS_INT) {
+		if (!x_within(x, INT64_MIN, INT64_MAX, &v))
+			return false;
+		out->i = (int64_t)v;
+		return true;
+	}
+	if (!x_within(x, 0, UINT64_MAX, &v))
 		return false;
+	out->u = (uint64_t)v;
 	return true;
 }
 
 /* One (X, Y) pair to the source's statistics, taken at due_ns (so a
  * history's periods count whole passes however late each ran), and Y
- * updates of X to its VOI. A single sampled value (`read`, the one before
- * it prev_u) may be a relative update, and a u64 VOI takes it exactly. */
-static void feed_pair(struct proc *p, struct proc_source *s, double x, uint64_t y,
-		      const struct bs_value *read, uint64_t prev_u, uint64_t due_ns)
+ * updates of X to its VOI. A single sampled value (`single`) may be a
+ * relative update. An X a statistic's s64 or the VOI's dtype cannot hold
+ * is not given to it, and counted as out_of_range: seed 001's exploiters
+ * pass s64s, and stats(3) takes a value of the VOI's dtype only. */
+static void feed_pair(struct proc *p, struct proc_source *s, const struct xval *x, uint64_t y,
+		      bool single, uint64_t due_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
-	struct bs_value v = read ? *read : (struct bs_value){.kind = BS_VAL_F64, .f = x};
 	struct vstats_value val;
+	bool refused = false;
+	int64_t xi;
 
-	for (uint32_t i = 0; i < g->nstats; i++)
-		statproc_add(&s->stat[i], to_i64(x), y, due_ns);
-	if (!s->sampled || s->voi_stopped || !voi_value(g, v, prev_u, x, &val))
-		return;
-	if (g->tpl.relative && read)
-		vstats_update_rel(&s->voi, val);
-	else
-		vstats_update_n(&s->voi, val, y);
+	if (g->nstats && !x_s64(x, &xi))
+		refused = true;
+	for (uint32_t i = 0; !refused && i < g->nstats; i++)
+		statproc_add(&s->stat[i], xi, y, due_ns);
+	if (s->sampled && !s->voi_stopped) {
+		if (!voi_value(g, x, &val))
+			refused = true;
+		else if (g->tpl.relative && single)
+			refused |= vstats_update_rel(&s->voi, val) == -ERANGE;
+		else
+			vstats_update_n(&s->voi, val, y);
+	}
+	p->count.out_of_range += refused;
 }
 
 /* X comes from the value read at now_ns. */
@@ -272,14 +348,12 @@ static void feed_source(struct proc *p, struct proc_source *s, struct bs_value v
 			uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
-	uint64_t prev_u = s->prev_u;
-	double x;
+	struct xval x;
 
 	s->seen_ns = now_ns;
-	s->prev_u = v.kind == BS_VAL_U64 ? v.u : 0;
-	if (!x_of(g, s, value_f(v), now_ns, &x))
+	if (!x_of(g, s, v, now_ns, &x))
 		return;
-	feed_pair(p, s, x, 1, &v, prev_u, due_ns);
+	feed_pair(p, s, &x, 1, true, due_ns);
 	p->count.values++;
 }
 
@@ -318,8 +392,9 @@ static void feed_hist_source(struct proc *p, struct proc_source *s, const struct
 		uint64_t c = h->count[i], y = c >= s->prev_count[i] ? c - s->prev_count[i] : c;
 		double le = isinf(h->upper[i]) ? (i > 0 ? h->upper[i - 1] : NAN) : h->upper[i];
 		s->prev_count[i] = c;
-		if (y && isfinite(le * g->x_scale))
-			feed_pair(p, s, le * g->x_scale, y, NULL, 0, due_ns);
+		struct xval x = {false, 0, le * g->x_scale};
+		if (y && isfinite(x.f))
+			feed_pair(p, s, &x, y, false, due_ns);
 		else if (y)
 			p->count.not_a_number++; /* a histogram of +Inf alone has no value */
 	}
@@ -413,7 +488,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
-	bool matched = false;
+	bool matched = false, duplicate = false;
 	ssize_t written = 0;
 	size_t len = 0;
 
@@ -440,9 +515,19 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			else if (!s &&
 				 !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
 				p->count.too_many_sources++; /* no memory: counted as not kept */
-			if (s && last && last[g])
+			if (s && last && last[g] && s->fed_pass != p->pass)
 				last[g]->next_fed = s;
 		}
+		if (s && last && s->fed_pass == p->pass) {
+			/* Fed already in this collect: a scrape serves the
+			 * first and refuses this one (duplicate_series). */
+			p->count.duplicate_series += !duplicate;
+			duplicate = true;
+			pthread_mutex_unlock(&p->lock);
+			continue;
+		}
+		if (s && last)
+			s->fed_pass = p->pass;
 		matched = true;
 		if (s && v->h)
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
@@ -510,6 +595,7 @@ struct probe {
 	uint64_t candidates;		 /* groups whose name matchers allow it */
 	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
+	struct famreg reg;		 /* the families claimed in this collect */
 	/* Per group, the source this pass fed last: the next series is
 	 * looked for after it (its next_fed) first. */
 	struct proc_source *last[PROC_GROUPS_MAX];
@@ -527,6 +613,11 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 		return 0;
 	if (proc_names_clashes(&pr->p->ours, f->name, f->type))
 		proc_family_lost(pr->p, f->name, f->type);
+	/* Claimed as the scrape's emitter claims it: a family the collect
+	 * wrote before (or one whose names clash) is refused, its series
+	 * with it. Every family is claimed, selected or not. */
+	int rc =
+	    famreg_claim(&pr->reg, f->name, emitter_family_base_len(f->name, n, f->type), f->type);
 	memcpy(pr->name, f->name, n + 1);
 	if (f->type == BS_COUNTER && !names_has_suffix(f->name, n, "_total"))
 		memcpy(pr->name + n, "_total", 7);
@@ -535,6 +626,14 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 		return 0;
 	pr->histogram = f->type == BS_HISTOGRAM;
 	pr->candidates = name_candidates(pr->p, pr->name);
+	if (rc < 0 && pr->candidates) {
+		pthread_mutex_lock(&pr->p->lock);
+		pr->p->count.duplicate_family += rc == -EEXIST;
+		pr->p->count.too_many_sources += rc != -EEXIST; /* no memory */
+		pthread_mutex_unlock(&pr->p->lock);
+	}
+	if (rc < 0)
+		pr->candidates = 0;
 	return 0;
 }
 
@@ -659,10 +758,17 @@ static void sample_collector(struct proc *p, size_t i, uint64_t due_ns, uint64_t
 	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
 
+	int rc;
+
 	discovery |= p->undiscovered[i];
 	if (!discovery && !p->relevant[i])
 		return;
-	if (p->in.collect(p->in.ctx, i, &pr.pub, wait_ns) == PROC_INPUT_BUSY) {
+	if (famreg_init(&pr.reg) < 0)
+		return;
+	p->pass++; /* written by this thread alone; read under the lock as fed_pass */
+	rc = p->in.collect(p->in.ctx, i, &pr.pub, wait_ns);
+	famreg_free(&pr.reg);
+	if (rc == PROC_INPUT_BUSY) {
 		/* A scrape has it: sample it next time, and if this was its
 		 * discovery, look again then rather than in 30 s. */
 		p->count.busy++;

@@ -42,14 +42,17 @@ struct proc_source {
 	 * without building its key or reading the index. NULL: none known. */
 	struct proc_source *next_fed;
 	bool expired; /* being freed: no next_fed may point here */
-	char *key;    /* name{labels}: the series, as the interface lists it */
+	/* The collector pass (proc's pass) that last fed it: written again
+	 * in the same pass, it is a duplicate a scrape refuses. */
+	uint64_t fed_pass;
+	char *key; /* name{labels}: the series, as the interface lists it */
 	size_t keylen;
 	char *name;		 /* its metric name, as the collector gave it */
 	struct bs_label *labels; /* copies as the collector gave them, for the families written */
 	size_t nlabels;
 	uint64_t hash;
 	bool have_prev;
-	double prev;
+	struct bs_value prev; /* as read: a delta of integers is taken in integers */
 	uint64_t prev_ns;
 	/* A histogram source: its buckets' counts at the last sample, and a
 	 * hash of its bounds (other bounds start a new base). */
@@ -59,7 +62,6 @@ struct proc_source {
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
-	uint64_t prev_u;	    /* the last value of a u64 series, exact */
 	struct vstats_voi voi;
 	/* labels[nlabels], then the name, the labels' strings and the key:
 	 * one allocation with the source, read together on each sample. */
@@ -88,6 +90,10 @@ struct proc_counters {
 	uint64_t busy;		       /* a collector held by a scrape past the tick */
 	uint64_t too_many_sources, not_a_number, expired_sources, key_too_long;
 	uint64_t invalid_histogram; /* a source's own histogram, malformed or over the cap */
+	uint64_t out_of_range;	    /* an X a statistic's or VOI's type cannot hold: not taken */
+	/* A series written twice in one collect, a family claimed twice: a
+	 * scrape serves the first only, and so does the processing. */
+	uint64_t duplicate_series, duplicate_family;
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its
@@ -117,6 +123,7 @@ struct proc {
 	bool relevant[PROC_INPUT_MAX];	   /* per collector: it produced a selected series */
 	bool undiscovered[PROC_INPUT_MAX]; /* busy at its discovery: tried again next pass */
 	uint64_t next_discovery_ns, next_expiry_ns;
+	uint64_t pass; /* collects the sampler ran, numbering each (fed_pass) */
 	int epfd;
 	struct worker sampler;
 	struct proc_tpl tpl[PROC_GROUPS_MAX]; /* the groups' templates, in order */

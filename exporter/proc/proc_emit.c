@@ -488,6 +488,12 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->key_too_long);
 	l.value = "invalid_histogram";
 	bs_sample_u64(em, &l, 1, c->invalid_histogram);
+	l.value = "out_of_range";
+	bs_sample_u64(em, &l, 1, c->out_of_range);
+	l.value = "duplicate_series";
+	bs_sample_u64(em, &l, 1, c->duplicate_series);
+	l.value = "duplicate_family";
+	bs_sample_u64(em, &l, 1, c->duplicate_family);
 }
 
 /* Every history brought up to now, as a read of its data file would: a

@@ -338,7 +338,7 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 		statproc_text_printf(t, "\"%s\":{\"stats\":{", j->voiname);
 	statproc_text_printf(t, "\"%s\":", stat_key(j, v->stat->stype));
 	if (v->valid) {
-		statproc_text_printf(t, "{\"errs\":0,");
+		statproc_text_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
 		json_stat_data(v->stat, t);
 		statproc_text_printf(t, "}");
 	} else {

@@ -11,6 +11,7 @@
 
 static void stat_reset(struct vstats_stat *s, enum vstats_dtype d)
 {
+	s->errs = 0;
 	switch (s->stype) {
 	case VSTATS_SUM:
 		s->v = (struct vstats_value){.dtype = d};
@@ -125,15 +126,42 @@ void vstats_voi_free(struct vstats_voi *v)
 	v->nstats = 0;
 }
 
-/* sum += x * n; an integer sum wraps, as stats(3)'s do. */
-static void sum_add(struct vstats_value *sum, struct vstats_value x, uint64_t n)
+/* sum += x * n; false, and sum left as it was, when an integer sum
+ * would pass its dtype's limits. */
+static bool sum_add(struct vstats_value *sum, struct vstats_value x, uint64_t n)
 {
-	if (sum->dtype == VSTATS_INT)
-		sum->i = (int64_t)((uint64_t)sum->i + (uint64_t)x.i * n);
-	else if (sum->dtype == VSTATS_UINT)
-		sum->u += x.u * n;
-	else
+	int64_t ip;
+	uint64_t up;
+
+	if (sum->dtype == VSTATS_INT) {
+		if (n > INT64_MAX)
+			return x.i == 0;
+		if (__builtin_mul_overflow(x.i, (int64_t)n, &ip) ||
+		    __builtin_add_overflow(sum->i, ip, &ip))
+			return false;
+		sum->i = ip;
+	} else if (sum->dtype == VSTATS_UINT) {
+		if (__builtin_mul_overflow(x.u, n, &up) || __builtin_add_overflow(sum->u, up, &up))
+			return false;
+		sum->u = up;
+	} else {
 		sum->f += x.f * (double)n;
+	}
+	return true;
+}
+
+/* A SUM past its dtype's limits saturates there, counted in errs: one
+ * template's SUM never wraps to a sign its values did not have, and
+ * never disagrees with its histograms' sums silently. */
+static void sum_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
+{
+	if (sum_add(&s->v, x, n))
+		return;
+	s->errs++;
+	if (s->v.dtype == VSTATS_INT)
+		s->v.i = x.i < 0 ? INT64_MIN : INT64_MAX;
+	else
+		s->v.u = UINT64_MAX;
 }
 
 static bool less(struct vstats_value a, struct vstats_value b)
@@ -163,7 +191,7 @@ static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n
 {
 	switch (s->stype) {
 	case VSTATS_SUM:
-		sum_add(&s->v, x, n);
+		sum_update(s, x, n);
 		break;
 	case VSTATS_MAX:
 		if (less(s->v, x))
@@ -210,7 +238,8 @@ int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx)
 
 	if (!v->relupdate || dx.dtype != v->dtype)
 		return -EINVAL;
-	sum_add(&x, dx, 1);
+	if (!sum_add(&x, dx, 1)) /* a value the dtype cannot hold: not taken */
+		return -ERANGE;
 	return vstats_update_abs(v, x);
 }
 

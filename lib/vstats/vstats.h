@@ -113,6 +113,10 @@ struct vstats_stat {
 		struct vstats_hist hist;
 		struct tdigest *td;
 	};
+	/* stats(3)'s voistat errs: updates the statistic could not take
+	 * whole. An integer SUM that would pass its dtype's limits stays at
+	 * the limit (saturates, where FreeBSD's wraps) and counts one. */
+	uint64_t errs;
 };
 
 /* A VOI's statistics and update state (stats(3)'s voi and voistat). */
@@ -154,7 +158,8 @@ int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdat
 void vstats_voi_free(struct vstats_voi *v);
 
 /* stats_voi_update_abs / _rel. A relative update of a VOI without
- * relupdate, or a value of the other dtype, is -EINVAL and changes nothing. */
+ * relupdate, or a value of the other dtype, is -EINVAL and changes nothing;
+ * one whose value the dtype cannot hold is -ERANGE and changes nothing. */
 int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
 /* n absolute updates with x at once (a source's own histogram bucket of n

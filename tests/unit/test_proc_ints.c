@@ -1,0 +1,331 @@
+/* The processing's numbers taken exactly through the sampler's probe
+ * (review 29, findings 5 to 7): the increase of two integer samples in
+ * integers, values an s64 cannot hold counted and never clamped, sums
+ * that saturate instead of wrapping, and a collector's duplicate series
+ * and families taken exactly as a scrape takes them. Each case feeds a
+ * fake collector's exact values pass by pass, expected values computed by
+ * hand. */
+#include "helpers.h"
+
+#include <math.h>
+
+#include "config.h"
+#include "proc.h"
+
+#define S(sec) ((uint64_t)((sec)*1e9 + 0.5))
+
+static struct config *cfg;
+
+static struct proc *make(const char *yaml)
+{
+	char err[CONF_ERR_MAX];
+	struct proc *p;
+
+	cfg = config_load("t.yml", yaml, "/plugins", err, sizeof(err));
+	if (!cfg)
+		fail_msg("config: %s", err);
+	assert_int_equal(proc_new(cfg->processing, &p), 0);
+	return p;
+}
+
+static void done(struct proc *p)
+{
+	proc_free(p);
+	config_free(cfg);
+}
+
+static char *metrics(struct proc *p)
+{
+	struct capture c;
+	capture_begin(&c, EXPO_TEXT, 1 << 24);
+	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
+	char *text = strdup(capture_end(&c));
+	capture_free(&c);
+	return text;
+}
+
+static char *data(struct proc *p, const char *path)
+{
+	struct proc_reply r;
+	proc_iface(p, "GET", path, NULL, false, S(100), &r);
+	assert_int_equal(r.status, 200);
+	char *text = strdup(r.text.p ? r.text.p : "");
+	statproc_text_free(&r.text);
+	return text;
+}
+
+static void has(const char *text, const char *want)
+{
+	if (!strstr(text, want)) {
+		fprintf(stderr, "missing %s in:\n%s", want, text);
+		fail();
+	}
+}
+
+/* What the fake collector writes in one pass: up to 8 items, each a
+ * family (when name is set) and one sample of device=dev. */
+struct item {
+	const char *name; /* NULL: no family call, the sample goes in the open one */
+	enum bs_metric_type type;
+	const char *dev;
+	struct bs_value v;
+};
+
+static struct item pass_items[8];
+
+static int items_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	(void)ctx, (void)i, (void)wait_ns;
+	for (size_t k = 0; k < 8 && pass_items[k].dev; k++) {
+		struct item *it = &pass_items[k];
+		struct bs_label l = {"device", it->dev};
+		if (it->name)
+			bs_family(e, it->name, it->type, NULL, "test");
+		e->ops->sample(e, &l, 1, it->v);
+	}
+	return 0;
+}
+
+static struct bs_value u64v(uint64_t u)
+{
+	return (struct bs_value){.kind = BS_VAL_U64, .u = u};
+}
+
+static struct bs_value i64v(int64_t i)
+{
+	return (struct bs_value){.kind = BS_VAL_I64, .i = i};
+}
+
+/* One pass at second t writing the one item it. */
+static void tick1(struct proc *p, double t, struct item it)
+{
+	memset(pass_items, 0, sizeof(pass_items));
+	pass_items[0] = it;
+	p->in = (struct proc_input){.n = 1, .collect = items_collect};
+	proc_tick(p, S(t));
+	p->in = (struct proc_input){0};
+}
+
+/* Finding 6: a u64 counter at 2^60 rising by 1 a sample. A double holds
+ * 2^60 + 1 as 2^60, so each delta was 0; in integers each is 1. */
+static void test_large_u64_delta_exact(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: cv_total\n      x: delta\n"
+			      "      statistics:\n"
+			      "        - {name: b_prod, type: value, mode: products}\n"
+			      "        - {name: b_r, type: range}\n"
+			      "        - {name: b_a, type: array, range_min: 0, range_max: 4, "
+			      "base_interval: 1}\n"
+			      "      template: {name: bt, stats: [sum, max, min]}\n");
+	(void)state;
+
+	for (int k = 0; k <= 39; k++) /* 39 deltas of 1 */
+		tick1(p, 1 + k, (struct item){"cv", BS_COUNTER, "a", u64v((1ull << 60) + k)});
+	char *text = data(p, "g/0/data");
+	has(text, "b_prod 39\n");
+	has(text, "b_r 39 1 1.000 1\n");
+	has(text, "b_a <=0 0\nb_a <=1 39\n");
+	has(text, "bt_sum 39\nbt_max 1\nbt_min 1\n");
+	free(text);
+	done(p);
+}
+
+/* Finding 6: an i64 gauge near the s64 limits, x: delta (INT64_MAX - 9
+ * to INT64_MAX by 3s and 6s: deltas 3, 6), and x: value past 2^53
+ * (2^61 + 1, which a double rounds to 2^61); a whole x_scale multiplies
+ * in integers (delta 1 of 2^53 + k, times 1000). */
+static void test_i64_and_scaled_exact(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: d, select: 'iv{device=\"a\"}', x: delta,\n"
+		 "       statistics: [{name: d_r, type: range}]}\n"
+		 "    - {name: v, select: 'iv{device=\"b\"}', x: value,\n"
+		 "       statistics: [{name: v_r, type: range}]}\n"
+		 "    - {name: s, select: 'iv{device=\"c\"}', x: delta, x_scale: 1000,\n"
+		 "       statistics: [{name: s_r, type: range}]}\n");
+	static const int64_t d[] = {INT64_MAX - 9, INT64_MAX - 6, INT64_MAX};
+	(void)state;
+
+	for (int k = 0; k < 3; k++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"iv", BS_GAUGE, "a", i64v(d[k])};
+		pass_items[1] = (struct item){NULL, BS_GAUGE, "b", i64v((1ll << 61) + 1)};
+		pass_items[2] = (struct item){NULL, BS_GAUGE, "c", u64v((1ull << 53) + k)};
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(1 + k));
+		p->in = (struct proc_input){0};
+	}
+	char *text = data(p, "d/0/data");
+	assert_string_equal(text, "d_r 2 3 4.500 6\n");
+	free(text);
+	text = data(p, "v/0/data");
+	assert_string_equal(text, "v_r 3 2305843009213693953 2305843009213693953.000 "
+				  "2305843009213693953\n");
+	free(text);
+	text = data(p, "s/0/data");
+	assert_string_equal(text, "s_r 2 1000 1000.000 1000\n");
+	free(text);
+	done(p);
+}
+
+/* Finding 7: values near and past the s64 limits, x: value. 9.21e18 and
+ * -9.21e18 fit an s64 and are taken as they are (they were clamped to the
+ * s64 limits); 2^64 - 1 and -2^63 - 1 (a double: -9223372036854777856)
+ * fit no s64: the range and the s64 VOI do not take them and each is
+ * counted as out_of_range once, while the u64 VOI takes 2^64 - 1 and
+ * counts the two below 0. */
+static void test_out_of_s64_counted_not_clamped(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: big\n"
+			      "      statistics: [{name: r, type: range}]\n"
+			      "      template: {name: t, stats: [sum, max, min]}\n"
+			      "    - name: u\n      select: big\n"
+			      "      template: {name: ut, dtype: u64, stats: [max]}\n");
+	(void)state;
+
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", u64v(9210000000000000000ull)});
+	tick1(p, 2, (struct item){"big", BS_GAUGE, "a", i64v(-9210000000000000000ll)});
+	tick1(p, 3, (struct item){"big", BS_GAUGE, "a", u64v(UINT64_MAX)});
+	tick1(p, 4, (struct item){"big", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = -0x1p63 - 4096}});
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text,
+			    "r 2 -9210000000000000000 0.000 9210000000000000000\n"
+			    "t_sum 0\nt_max 9210000000000000000\nt_min -9210000000000000000\n");
+	free(text);
+	text = data(p, "u/0/data");
+	assert_string_equal(text, "ut_max 18446744073709551615\n");
+	free(text);
+	text = metrics(p);
+	/* 2 values for g; for u the two below 0 */
+	has(text, "binstat_processing_dropped_total{reason=\"out_of_range\"} 4\n");
+	free(text);
+	done(p);
+}
+
+/* Finding 7: one template's sums agree: two values of 9e18 pass the s64
+ * range together; the SUM stays at INT64_MAX (it wrapped to a negative)
+ * and counts the update it could not take whole in errs. */
+static void test_sum_saturates(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: big\n"
+			      "      template: {name: t, stats: [sum, "
+			      "{crhist: {scheme: usr, bounds: [0]}}]}\n");
+	(void)state;
+
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", i64v(9000000000000000000ll)});
+	tick1(p, 2, (struct item){"big", BS_GAUGE, "a", i64v(9000000000000000000ll)});
+	char *text = data(p, "g/0/data");
+	has(text, "t_sum 9223372036854775807\n");
+	free(text);
+	text = data(p, "g/0/data?format=json");
+	has(text, "\"SUM\":{\"errs\":1,\"val\":9223372036854775807}");
+	free(text);
+	text = metrics(p);
+	has(text, "t_sum_of_values{device=\"a\",source_metric=\"big\"} 9223372036854775807\n");
+	has(text, "t_crhist_sum{device=\"a\",source_metric=\"big\"} 1.8e+19\n");
+	free(text);
+	done(p);
+}
+
+/* Finding 5: a collector writes dv_total{device="a"} twice a pass, the
+ * second time 1000 more (as the review's feeder did). A scrape serves the
+ * first and refuses the second (duplicate_series); the processing took
+ * both, and each next value looked like a reset (d_p 2090, d_r 19 20
+ * 110.000 200). Now it takes the first only: 19 increases of 10. */
+static void test_duplicate_series_first_only(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: dv_total\n      x: delta\n"
+			      "      statistics:\n"
+			      "        - {name: d_n, type: value}\n"
+			      "        - {name: d_p, type: value, mode: products}\n"
+			      "        - {name: d_r, type: range}\n");
+	(void)state;
+
+	for (int i = 1; i <= 20; i++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"dv", BS_COUNTER, "a", u64v(i * 10)};
+		pass_items[1] = (struct item){NULL, BS_COUNTER, "a", u64v(i * 10 + 1000)};
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(i));
+		p->in = (struct proc_input){0};
+	}
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "d_n 19\nd_p 190\nd_r 19 10 10.000 10\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_series\"} 20\n");
+	free(text);
+	/* The scrape's emitter, over the same collect: the first, 200. */
+	struct capture c;
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	items_collect(NULL, 0, &c.em.pub, 0);
+	has(capture_end(&c), "dv_total{device=\"a\"} 200\n");
+	assert_int_equal(c.em.ndrops, 1);
+	assert_string_equal(c.em.drops[0].reason, "duplicate_series");
+	capture_free(&c);
+	done(p);
+}
+
+/* Finding 5: a collect that writes family fv twice (device a, then b).
+ * A scrape refuses the second family (duplicate_family) and so its
+ * series (no_family); the processing kept fv{device="b"} as g/1. Now it
+ * keeps fv{device="a"} alone, and counts the family refused. A family
+ * the groups do not select is claimed too: a later selected family of
+ * its name is refused as a scrape refuses it. */
+static void test_refused_family_not_processed(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: fv, statistics: [{name: f_r, type: range}]}\n"
+		 "    - {name: h, select: hv, statistics: [{name: h_r, type: range}]}\n");
+	struct proc_reply r;
+	(void)state;
+
+	for (int i = 1; i <= 3; i++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"fv", BS_GAUGE, "a", u64v(i)};
+		pass_items[1] = (struct item){"fv", BS_GAUGE, "b", u64v(100 + i)};
+		pass_items[2] = (struct item){"hv", BS_COUNTER, "c", u64v(i)}; /* hv, hv_total */
+		pass_items[3] = (struct item){"hv", BS_GAUGE, "d", u64v(i)};   /* hv: taken */
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(i));
+		p->in = (struct proc_input){0};
+	}
+	proc_iface(p, "GET", "", NULL, false, S(10), &r);
+	assert_string_equal(r.text.p, "g/0 fv{device=\"a\"}\n");
+	statproc_text_free(&r.text);
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "f_r 3 1 2.000 3\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_family\"} 6\n");
+	free(text);
+	/* The scrape's emitter serves the same: fv{device="a"} alone. */
+	struct capture c;
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	items_collect(NULL, 0, &c.em.pub, 0);
+	const char *out = capture_end(&c);
+	has(out, "fv{device=\"a\"} 3\n");
+	assert_null(strstr(out, "device=\"b\""));
+	assert_null(strstr(out, "device=\"d\""));
+	capture_free(&c);
+	done(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_large_u64_delta_exact),
+	    cmocka_unit_test(test_i64_and_scaled_exact),
+	    cmocka_unit_test(test_out_of_s64_counted_not_clamped),
+	    cmocka_unit_test(test_sum_saturates),
+	    cmocka_unit_test(test_duplicate_series_first_only),
+	    cmocka_unit_test(test_refused_family_not_processed),
+	};
+	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
+}
