@@ -210,6 +210,20 @@ static bool exact_le(int64_t b, double *le)
 	return b == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b);
 }
 
+/* A bucket of count up to bound b: served when a double holds b
+ * (exact_le), else carried into the next bucket served. */
+static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
+		      uint64_t count)
+{
+	double le;
+
+	*carry += count;
+	if (exact_le(b, &le)) {
+		vstats_region_add(sc->region, r, le, *carry);
+		*carry = 0;
+	}
+}
+
 /* An array's intervals are its buckets: the first holds what is below
  * range_min too, the last what is above range_max. An interval whose
  * bound a double cannot hold joins the next one (the data file still
@@ -221,15 +235,10 @@ static void array_hist(struct bs_emitter *em, const struct statproc_stat *st,
 	uint64_t carry = 0;
 	size_t r = 0;
 	int64_t b;
-	double le;
 
 	for (uint32_t i = 0; i + 1 < k; i++) {
 		statproc_array_bound(&st->def, i, &b); /* the bounds the data file prints */
-		carry += st->data.array.hits[i];
-		if (exact_le(b, &le)) {
-			vstats_region_add(sc->region, &r, le, carry);
-			carry = 0;
-		}
+		bound_add(sc, &r, &carry, b, st->data.array.hits[i]);
 	}
 	vstats_region_add(sc->region, &r, INFINITY, carry + st->data.array.hits[k - 1]);
 	emit_regions(em, sc, r, st->data.array.sum, l, n);
@@ -244,27 +253,30 @@ static int cmp_entry_x(const void *a, const void *b)
 
 /* A bucket at each X kept; below each, when the list was full, the X it
  * missed there; below the first, the X under range_min; above the last,
- * the X it missed there and those over range_max. */
+ * the X it missed there and those over range_max. By the array's rule:
+ * a bound a double cannot hold (past 2^53) joins the next one, so every
+ * le counts exactly the X up to it. Nothing is below INT64_MIN. */
 static void list_hist(struct bs_emitter *em, const struct statproc_stat *st,
 		      struct proc_scratch *sc, struct bs_label *l, size_t n)
 {
 	const uint64_t *missed = st->data.list.missed_y; /* all 0 until the list was full */
 	struct statproc_list_entry *e = sc->entry;
 	uint32_t k = st->data.list.n;
-	uint64_t below = st->data.list.below_y + missed[0];
+	uint64_t carry = st->data.list.below_y + missed[0];
+	int64_t first;
 	size_t r = 0;
 
 	memcpy(e, st->data.list.e, k * sizeof(*e));
 	qsort(e, k, sizeof(*e), cmp_entry_x);
-	if (below)
-		vstats_region_add(sc->region, &r, (double)((k ? e[0].x : st->def.range_min) - 1),
-				  below);
+	first = k ? e[0].x : st->def.range_min;
+	if (carry && first > INT64_MIN)
+		bound_add(sc, &r, &carry, first - 1, 0);
 	for (uint32_t i = 0; i < k; i++) {
-		if (i > 0 && missed[i])
-			vstats_region_add(sc->region, &r, (double)(e[i].x - 1), missed[i]);
-		vstats_region_add(sc->region, &r, (double)e[i].x, e[i].hits);
+		if (i > 0 && missed[i]) /* e[i].x > e[i - 1].x: no overflow */
+			bound_add(sc, &r, &carry, e[i].x - 1, missed[i]);
+		bound_add(sc, &r, &carry, e[i].x, e[i].hits);
 	}
-	vstats_region_add(sc->region, &r, INFINITY, st->data.list.above_y + missed[k]);
+	vstats_region_add(sc->region, &r, INFINITY, carry + st->data.list.above_y + missed[k]);
 	emit_regions(em, sc, r, st->data.list.sum, l, n);
 }
 

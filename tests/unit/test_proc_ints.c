@@ -317,6 +317,44 @@ static void test_refused_family_not_processed(void **state)
 	done(p);
 }
 
+/* Item A (review 29, finding 2 for lists): a list's X past 2^53, by
+ * hand. entries_max 2, range_min 0; X: -1 (below the range), 5 (missed
+ * below A), A = 2^60 + 1 twice, 2^60 + 100 (missed between), B = 2^60 +
+ * 512 (a double), 2^61 (missed above). A and the gaps' bounds 2^60 + 1
+ * - 1 = 2^60 and B - 1 are served only where a double holds them: le
+ * 2^60 counts -1 and 5 (A was served there as (double)A = 2^60, counting
+ * 4), A and B - 1 join B, le B counts 6, +Inf and _count 7. */
+static void test_list_bounds_beyond_doubles(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: lv\n"
+			      "      statistics: [{name: l, type: list, entries_max: 2, "
+			      "range_min: 0}]\n");
+	static const int64_t x[] = {
+	    (1ll << 60) + 1, (1ll << 60) + 1, (1ll << 60) + 512, (1ll << 60) + 100, 5, -1,
+	    1ll << 61};
+	static const char *const want =
+	    "l_bucket{device=\"a\",source_metric=\"lv\",le=\"1.152921504606847e+18\"} 2\n"
+	    "l_bucket{device=\"a\",source_metric=\"lv\",le=\"1.1529215046068475e+18\"} 6\n"
+	    "l_bucket{device=\"a\",source_metric=\"lv\",le=\"+Inf\"} 7\n";
+	(void)state;
+
+	for (int k = 0; k < 7; k++)
+		tick1(p, 1 + k, (struct item){"lv", BS_GAUGE, "a", i64v(x[k])});
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "l 0x1000000000000001 2\nl 0x1000000000000200 1\n");
+	free(text);
+	text = metrics(p);
+	has(text, want);
+	has(text, "l_count{device=\"a\",source_metric=\"lv\"} 7\n");
+	const char *sum = strstr(text, "l_sum{device=\"a\",source_metric=\"lv\"} ");
+	assert_non_null(sum);
+	double v = strtod(strchr(sum, '}') + 2, NULL); /* 6 * 2^60 + 619, as a double */
+	assert_true(fabs(v - 6.917529027641083e+18) <= 1024);
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +364,7 @@ int main(void)
 	    cmocka_unit_test(test_sum_saturates),
 	    cmocka_unit_test(test_duplicate_series_first_only),
 	    cmocka_unit_test(test_refused_family_not_processed),
+	    cmocka_unit_test(test_list_bounds_beyond_doubles),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }
