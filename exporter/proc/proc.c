@@ -488,7 +488,7 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
-	bool matched = false, duplicate = false;
+	bool matched = false, duplicate = false, nan_counted = false;
 	ssize_t written = 0;
 	size_t len = 0;
 
@@ -529,10 +529,17 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 		if (s && last)
 			s->fed_pass = p->pass;
 		matched = true;
-		if (s && v->h)
+		if (s && v->h) {
 			feed_hist_source(p, s, v->h, due_ns, now_ns);
-		else if (s)
+		} else if (s && !isfinite(value_f(v->value))) {
+			/* The series' write this pass, as a scrape serves it:
+			 * no X, and any later write of it a duplicate. */
+			s->seen_ns = now_ns;
+			p->count.not_a_number += !nan_counted;
+			nan_counted = true;
+		} else if (s) {
 			feed_source(p, s, v->value, due_ns, now_ns);
+		}
 		if (s && last) {
 			last[g] = s;
 			source_prefetch(p, s);
@@ -646,10 +653,8 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 
 	if (!pr->candidates || pr->histogram)
 		return 0;
-	if (!isfinite(value_f(v))) {
-		pr->p->count.not_a_number++;
-		return 0;
-	}
+	/* A NaN too: it is the series' first write if it comes first, and a
+	 * scrape serves it (feed_candidates counts it, feeds nothing). */
 	pr->matched |= feed_candidates(pr->p, pr->candidates, pr->name, l, n, &s, pr->last,
 				       pr->due_ns, pr->now_ns);
 	return 0;

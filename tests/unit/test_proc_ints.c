@@ -355,6 +355,49 @@ static void test_list_bounds_beyond_doubles(void **state)
 	done(p);
 }
 
+/* Item C: a series written twice a pass, the first a NaN. A scrape
+ * serves the NaN and refuses the second; the processing skipped the NaN
+ * and took the second (9 here, so r 3 5 8.333 11). Now a NaN first is
+ * that pass's sample, not_a_number, and the second a duplicate; a NaN
+ * second is a duplicate only. */
+static void test_nan_first_of_duplicate(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: nv, statistics: [{name: r, type: range}]}\n");
+	static const double first[] = {5, NAN, 11}, second[] = {7, 9, NAN};
+	(void)state;
+
+	for (int i = 0; i < 3; i++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] =
+		    (struct item){"nv", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = first[i]}};
+		pass_items[1] =
+		    (struct item){NULL, BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = second[i]}};
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(1 + i));
+		p->in = (struct proc_input){0};
+	}
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "r 2 5 8.000 11\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_series\"} 3\n");
+	has(text, "binstat_processing_dropped_total{reason=\"not_a_number\"} 1\n");
+	free(text);
+	/* The scrape's emitter, over the second pass's collect: the NaN. */
+	struct capture c;
+	memset(pass_items, 0, sizeof(pass_items));
+	pass_items[0] = (struct item){"nv", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = NAN}};
+	pass_items[1] = (struct item){NULL, BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = 9}};
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	items_collect(NULL, 0, &c.em.pub, 0);
+	has(capture_end(&c), "nv{device=\"a\"} NaN\n");
+	assert_int_equal(capture_drops(&c, "duplicate_series"), 1);
+	capture_free(&c);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +408,7 @@ int main(void)
 	    cmocka_unit_test(test_duplicate_series_first_only),
 	    cmocka_unit_test(test_refused_family_not_processed),
 	    cmocka_unit_test(test_list_bounds_beyond_doubles),
+	    cmocka_unit_test(test_nan_first_of_duplicate),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }
