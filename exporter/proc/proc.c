@@ -24,15 +24,40 @@
 #include "monoclock.h"
 #include "names.h"
 #include "serieskey.h"
+#include "seriesset.h"
 
 #define TAG_STOP 1
 #define DISCOVERY_NS 30000000000ull /* every collector is looked at this often */
 
 /* ---- the source table ---- */
 
-static uint64_t source_hash(uint32_t group, const char *key, size_t len)
+/* A key split as a scrape's duplicate check reads a series: its name
+ * (with the brace) and its labels, each `name="value"` as written. */
+struct key_parts {
+	size_t name_len; /* up to and with the '{' */
+	size_t n;
+	struct seriesset_label l[EMITTER_MAX_LABELS];
+};
+
+static void key_split(const char *key, size_t len, struct key_parts *kp)
 {
-	return hash_bytes(key, len, 0x9e3779b97f4a7c15ull * (group + 1));
+	const char *brace = memchr(key, '{', len); /* a metric name has none */
+
+	kp->name_len = (size_t)(brace - key) + 1;
+	kp->n = seriesset_split(brace + 1, len - kp->name_len - 1, kp->l, EMITTER_MAX_LABELS);
+}
+
+/* The name's hash plus each label's: the same labels in any order are
+ * one series to a scrape (seriesset), so they are one source here. The
+ * per-process seed keeps label values from being chosen to collide. */
+static uint64_t source_hash(uint32_t group, const char *key, const struct key_parts *kp)
+{
+	uint64_t seed = hash_seed() ^ (0x9e3779b97f4a7c15ull * (group + 1));
+	uint64_t h = hash_bytes(key, kp->name_len, seed);
+
+	for (size_t i = 0; i < kp->n; i++)
+		h += hash_bytes(kp->l[i].text, kp->l[i].len, ~seed);
+	return h;
 }
 
 static void source_free(struct proc *p, struct proc_source *s)
@@ -71,15 +96,19 @@ static int index_rebuild(struct proc *p, size_t cap)
 	return 0;
 }
 
-static struct proc_source *source_find(struct proc *p, uint32_t group, const char *key, size_t len,
-				       uint64_t h)
+/* The source of group whose key names the same series: the same name
+ * and the same labels, in any order. */
+static struct proc_source *source_find(struct proc *p, uint32_t group, const char *key,
+				       const struct key_parts *kp, uint64_t h)
 {
 	if (!p->index_cap)
 		return NULL;
 	for (size_t k = h & (p->index_cap - 1); p->index[k].s; k = (k + 1) & (p->index_cap - 1)) {
 		struct proc_source *s = p->index[k].s;
-		if (p->index[k].hash == h && s->group == group && s->keylen == len &&
-		    memcmp(s->key, key, len) == 0)
+		if (p->index[k].hash == h && s->group == group && s->nlabels == kp->n &&
+		    s->keylen > kp->name_len && memcmp(s->key, key, kp->name_len) == 0 &&
+		    seriesset_block_holds(s->key + kp->name_len, s->keylen - kp->name_len - 1,
+					  s->nlabels, kp->l, kp->n))
 			return s;
 	}
 	return NULL;
@@ -488,7 +517,8 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			    struct proc_source **last, uint64_t due_ns, uint64_t now_ns)
 {
 	char key[SERIESKEY_MAX];
-	bool matched = false, duplicate = false, nan_counted = false;
+	struct key_parts kp; /* split with the key, on a miss */
+	bool matched = false, duplicate = false, nan_counted = false, split = false;
 	ssize_t written = 0;
 	size_t len = 0;
 
@@ -508,8 +538,11 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			}
 			len = (size_t)written;
 			pthread_mutex_lock(&p->lock);
-			uint64_t h = source_hash(g, key, len);
-			s = source_find(p, g, key, len, h);
+			if (!split)
+				key_split(key, len, &kp);
+			split = true;
+			uint64_t h = source_hash(g, key, &kp);
+			s = source_find(p, g, key, &kp, h);
 			if (!s && p->srcs.n >= p->conf->max_sources)
 				p->count.too_many_sources++;
 			else if (!s &&

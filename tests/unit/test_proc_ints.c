@@ -398,6 +398,59 @@ static void test_nan_first_of_duplicate(void **state)
 	done(p);
 }
 
+/* Item B: a collector that writes ov{a="1",b="2"} and then
+ * ov{b="2",a="1"} in one pass, the orders swapped each pass. A scrape
+ * takes them as one series (the second a duplicate_series); the
+ * processing kept two sources, g/0 and g/1, one per order. Now one
+ * source, whichever order a pass writes first, the second a duplicate:
+ * the increases of the first writes, 10 each. */
+static int order_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	static const struct bs_label ab[] = {{"a", "1"}, {"b", "2"}},
+				     ba[] = {{"b", "2"}, {"a", "1"}};
+	int k = *(int *)ctx;
+	(void)i, (void)wait_ns;
+
+	bs_family(e, "ov", BS_GAUGE, NULL, "test");
+	bs_sample_u64(e, k % 2 ? ab : ba, 2, 10 * (uint64_t)k);
+	bs_sample_u64(e, k % 2 ? ba : ab, 2, 1000 + 10 * (uint64_t)k);
+	return 0;
+}
+
+static void test_label_order_one_source(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - {name: g, select: ov, x: delta, statistics: [{name: r, type: "
+			      "range}]}\n");
+	struct proc_reply r;
+	int k;
+	(void)state;
+
+	for (k = 1; k <= 4; k++) {
+		p->in = (struct proc_input){.ctx = &k, .n = 1, .collect = order_collect};
+		proc_tick(p, S(k));
+		p->in = (struct proc_input){0};
+	}
+	proc_iface(p, "GET", "", NULL, false, S(10), &r);
+	assert_string_equal(r.text.p, "g/0 ov{a=\"1\",b=\"2\"}\n");
+	statproc_text_free(&r.text);
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "r 3 10 10.000 10\n");
+	free(text);
+	text = metrics(p);
+	has(text, "binstat_processing_dropped_total{reason=\"duplicate_series\"} 4\n");
+	free(text);
+	/* The scrape's emitter, over one collect: one series, one duplicate. */
+	struct capture c;
+	k = 2;
+	capture_begin(&c, EXPO_TEXT, 1 << 20);
+	order_collect(&k, 0, &c.em.pub, 0);
+	has(capture_end(&c), "ov{b=\"2\",a=\"1\"} 20\n");
+	assert_int_equal(capture_drops(&c, "duplicate_series"), 1);
+	capture_free(&c);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +462,7 @@ int main(void)
 	    cmocka_unit_test(test_refused_family_not_processed),
 	    cmocka_unit_test(test_list_bounds_beyond_doubles),
 	    cmocka_unit_test(test_nan_first_of_duplicate),
+	    cmocka_unit_test(test_label_order_one_source),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }
