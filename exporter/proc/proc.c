@@ -360,7 +360,7 @@ static void feed_pair(struct proc *p, struct proc_source *s, const struct xval *
 	if (g->nstats && !x_s64(x, &xi))
 		refused = true;
 	for (uint32_t i = 0; !refused && i < g->nstats; i++)
-		statproc_add(&s->stat[i], xi, y, due_ns);
+		p->count.saturated += statproc_add(&s->stat[i], xi, y, due_ns);
 	if (s->sampled && !s->voi_stopped) {
 		if (!voi_value(g, x, &val))
 			refused = true;

@@ -94,6 +94,8 @@ struct proc_counters {
 	/* A series written twice in one collect, a family claimed twice: a
 	 * scrape serves the first only, and so does the processing. */
 	uint64_t duplicate_series, duplicate_family;
+	/* Pairs a seed 001 total could not take whole (hits_saturated). */
+	uint64_t saturated;
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its

@@ -198,7 +198,11 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 	else if (field == 3)
 		bs_sample_i64(em, l, n, r->max);
 	else
-		bs_sample_f64(em, l, n, (double)r->acc / (double)r->num);
+		/* acc / num: the whole part (inside the s64 range) exactly,
+		 * and the remainder's fraction, never a rounded 128-bit total */
+		bs_sample_f64(em, l, n,
+			      (double)(int64_t)(r->acc / r->num) +
+				  (double)(int64_t)(r->acc % r->num) / (double)r->num);
 }
 
 /* An integer bound a double can serve as le: le=b must count every X up
@@ -506,6 +510,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->duplicate_series);
 	l.value = "duplicate_family";
 	bs_sample_u64(em, &l, 1, c->duplicate_family);
+	l.value = "saturated"; /* a total kept at its limit, or a range not taking it */
+	bs_sample_u64(em, &l, 1, c->saturated);
 }
 
 /* Every history brought up to now, as a read of its data file would: a

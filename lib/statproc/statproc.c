@@ -191,6 +191,7 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns)
 		break;
 	}
 	s->hits_out_of_range = 0;
+	s->hits_saturated = 0;
 	s->reset_ns = now_ns;
 }
 
@@ -244,29 +245,38 @@ void statproc_stop(struct statproc_stat *s, uint64_t now_ns)
 	s->stopped_ns = now_ns;
 }
 
-/* Totals wrap as the kernel's s64 did, without C's undefined overflow. */
-static int64_t wrap_add(int64_t a, uint64_t b)
+/* A total of Y, or of X * Y, in an s64: past its limits it stays at the
+ * limit it passed and says so (false). The seed's kernel code wrapped,
+ * turning a large positive total negative; an exporter's figure must be
+ * right or marked. */
+static bool value_add(int64_t *total, enum statproc_mode mode, int64_t x, uint64_t y)
 {
-	return (int64_t)((uint64_t)a + b);
+	__int128 add = mode == STATPROC_PRODUCTS ? (__int128)x * y : (__int128)y;
+	__int128 t = (__int128)*total + add; /* |add| < 2^127 - 2^63: no overflow */
+
+	if (t > INT64_MAX || t < INT64_MIN) {
+		*total = t > 0 ? INT64_MAX : INT64_MIN;
+		return false;
+	}
+	*total = (int64_t)t;
+	return true;
 }
 
-static void range_add(struct statproc_range *r, int64_t x, uint64_t y)
+/* num, a u64, would pass 2^64 - 1 only with Y a collector made up: such
+ * a pair is not taken (false), so num and acc stay exact. */
+static bool range_add(struct statproc_range *r, int64_t x, uint64_t y)
 {
+	if (r->num + y < r->num)
+		return false;
 	if (r->num == 0)
 		r->min = r->max = x;
 	r->num += y;
-	r->acc = wrap_add(r->acc, (uint64_t)x * y);
+	r->acc += (__int128)x * y;
 	if (x < r->min)
 		r->min = x;
 	if (x > r->max)
 		r->max = x;
-}
-
-static int64_t value_add(int64_t total, enum statproc_mode mode, int64_t x, uint64_t y)
-{
-	if (mode == STATPROC_PRODUCTS) /* the seed's total of X*Y, signed */
-		return wrap_add(total, (uint64_t)x * y);
-	return wrap_add(total, y);
+	return true;
 }
 
 /* Interval i holds (bound i-1, bound i]; the first everything up to bound
@@ -440,32 +450,32 @@ static void *history_entry(struct statproc_stat *s, uint64_t t)
 	return statproc_history_slot(s, (uint32_t)((s->data.history.head + max - back) % max));
 }
 
-void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
+bool statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns)
 {
 	const struct statproc_def *d = &s->def;
-	bool in_range = x >= d->range_min && x <= d->range_max;
+	bool in_range = x >= d->range_min && x <= d->range_max, whole = true;
 
 	if (!s->on)
-		return;
+		return false;
 	if (!in_range)
 		s->hits_out_of_range++;
 	if (d->type == STATPROC_ARRAY) {
 		s->data.array.hits[array_index(s, x)] += y;
 		s->data.array.sum += (double)x * (double)y;
-		return;
+		return false;
 	}
 	if (d->type == STATPROC_LIST) {
 		list_add(s, x, y);
-		return;
+		return false;
 	}
 	if (!in_range)
-		return;
+		return false;
 	switch (d->type) {
 	case STATPROC_VALUE:
-		s->data.total = value_add(s->data.total, d->mode, x, y);
+		whole = value_add(&s->data.total, d->mode, x, y);
 		break;
 	case STATPROC_RANGE:
-		range_add(&s->data.range, x, y);
+		whole = range_add(&s->data.range, x, y);
 		break;
 	case STATPROC_RAW:
 		raw_add(s, x, y, now_ns);
@@ -475,13 +485,15 @@ void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_n
 		if (!e)
 			break;
 		if (d->mode == STATPROC_MODE_RANGE)
-			range_add(e, x, y);
+			whole = range_add(e, x, y);
 		else
-			*(int64_t *)e = value_add(*(int64_t *)e, d->mode, x, y);
+			whole = value_add(e, d->mode, x, y);
 		break;
 	}
 	case STATPROC_ARRAY:
 	case STATPROC_LIST:
 		break;
 	}
+	s->hits_saturated += !whole;
+	return !whole;
 }

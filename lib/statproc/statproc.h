@@ -45,7 +45,9 @@ struct statproc_def {
 
 struct statproc_range {
 	uint64_t num; /* total of Y */
-	int64_t acc;  /* total of X * Y */
+	/* Total of X * Y, exact: |X| <= 2^63 and num < 2^64 keep it inside
+	 * 128 bits (the seed's s64 wrapped, and its average with it). */
+	__int128 acc;
 	int64_t min, max;
 };
 
@@ -68,6 +70,10 @@ struct statproc_stat {
 	bool on;
 	uint64_t started_ns, stopped_ns, reset_ns;
 	uint64_t hits_out_of_range;
+	/* Pairs a total could not take whole: a value's or a history
+	 * period's total stays at the s64 limit (the seed's wrapped), a
+	 * range whose total of Y would pass 2^64 - 1 does not take them. */
+	uint64_t hits_saturated;
 	union {
 		int64_t total;		     /* value */
 		struct statproc_range range; /* range */
@@ -121,8 +127,9 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns);
 
 /* Reports (X, Y). Ignored while off; an X outside [range_min, range_max]
  * counts in hits_out_of_range (an array also keeps it in its first or last
- * interval). A value's products total X * Y, signed. */
-void statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
+ * interval). A value's products total X * Y, signed. True when a total
+ * could not take the pair whole (counted in hits_saturated). */
+bool statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
 
 /* Text the formatters append to; `failed` once an append found no memory
  * or passed `max` bytes (the text is then incomplete). */

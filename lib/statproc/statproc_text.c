@@ -82,7 +82,10 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
 	case STATPROC_RANGE:
 		break;
 	}
-	statproc_text_printf(t, " hits_out_of_range=%" PRIu64 " data=", s->hits_out_of_range);
+	statproc_text_printf(t, " hits_out_of_range=%" PRIu64, s->hits_out_of_range);
+	if (s->hits_saturated) /* not the seed's: only once a total saturated */
+		statproc_text_printf(t, " hits_saturated=%" PRIu64, s->hits_saturated);
+	statproc_text_printf(t, " data=");
 	put_time(t, s->reset_ns);
 	statproc_text_printf(t, " started=");
 	put_time(t, s->started_ns);
@@ -99,10 +102,13 @@ static void put_range(struct statproc_text *t, const struct statproc_range *r)
 		statproc_text_printf(t, " 0 0 0.000 0\n");
 		return;
 	}
-	__int128 thousandths = (__int128)r->acc * 1000;
-	__int128 q = thousandths / (__int128)r->num, rem = thousandths % (__int128)r->num;
-	if ((rem < 0 ? -rem : rem) * 2 >= (__int128)r->num)
-		q += thousandths < 0 ? -1 : 1;
+	/* acc / num in thousandths without acc * 1000, which 128 bits may
+	 * not hold: the whole part (inside the s64 range: an average), then
+	 * the remainder's thousandths (|rem| < num < 2^64). */
+	__int128 num = (__int128)r->num, whole = r->acc / num, part = r->acc % num * 1000;
+	__int128 q = whole * 1000 + part / num, rem = part % num;
+	if ((rem < 0 ? -rem : rem) * 2 >= num)
+		q += r->acc < 0 ? -1 : 1;
 	unsigned __int128 mag = (unsigned __int128)(q < 0 ? -q : q);
 	statproc_text_printf(t, " %" PRIu64 " %" PRId64 " %s%" PRIu64 ".%03u %" PRId64 "\n", r->num,
 			     r->min, q < 0 ? "-" : "", (uint64_t)(mag / 1000),

@@ -451,6 +451,65 @@ static void test_label_order_one_source(void **state)
 	done(p);
 }
 
+/* Item D: three X of 9e18. Their total passes the s64 range: the
+ * seed's range wrapped it (average -2.8e18, the sign wrong); it is now
+ * kept in 128 bits, the average exact in the data file and on /metrics.
+ * A products total stays at INT64_MAX (it wrapped negative), each pair
+ * it could not take counted: hits_saturated=2 in the definition line,
+ * saturated 2 on /metrics. */
+static void test_totals_past_s64(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: big\n"
+			      "      statistics:\n"
+			      "        - {name: r, type: range}\n"
+			      "        - {name: v, type: value, mode: products}\n");
+	(void)state;
+
+	for (int k = 0; k < 3; k++)
+		tick1(p, 1 + k, (struct item){"big", BS_GAUGE, "a", i64v(9000000000000000000ll)});
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "r 3 9000000000000000000 9000000000000000000.000 "
+				  "9000000000000000000\n"
+				  "v 9223372036854775807\n");
+	free(text);
+	text = data(p, "g/0/definition");
+	has(text, "name=v on=1 type=value range_min=-9223372036854775808 "
+		  "range_max=9223372036854775807 mode=products hits_out_of_range=0 "
+		  "hits_saturated=2 data=");
+	assert_null(strstr(text,
+			   "name=r on=1 type=range range_min=-9223372036854775808 "
+			   "range_max=9223372036854775807 hits_out_of_range=0 hits_saturated"));
+	free(text);
+	text = metrics(p);
+	has(text, "r_avg{device=\"a\",source_metric=\"big\"} 9e+18\n");
+	has(text, "v{device=\"a\",source_metric=\"big\"} 9223372036854775807\n");
+	has(text, "binstat_processing_dropped_total{reason=\"saturated\"} 2\n");
+	free(text);
+	done(p);
+}
+
+/* Item D: the data file's average of a 128-bit total: acc * 1000 would
+ * not fit 128 bits, so it is rounded from the whole part and the
+ * remainder (half away from zero). */
+static void test_range_average_rounding(void **state)
+{
+	struct proc *p = make("processing:\n  groups:\n"
+			      "    - name: g\n      select: big\n"
+			      "      statistics: [{name: r, type: range}]\n");
+	static const int64_t x[] = {INT64_MIN, INT64_MIN, INT64_MIN + 1};
+	(void)state;
+
+	for (int k = 0; k < 3; k++)
+		tick1(p, 1 + k, (struct item){"big", BS_GAUGE, "a", i64v(x[k])});
+	char *text = data(p, "g/0/data");
+	/* (3 * -2^63 + 1) / 3 = -2^63 + 0.333 */
+	assert_string_equal(text, "r 3 -9223372036854775808 -9223372036854775807.667 "
+				  "-9223372036854775807\n");
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +522,8 @@ int main(void)
 	    cmocka_unit_test(test_list_bounds_beyond_doubles),
 	    cmocka_unit_test(test_nan_first_of_duplicate),
 	    cmocka_unit_test(test_label_order_one_source),
+	    cmocka_unit_test(test_totals_past_s64),
+	    cmocka_unit_test(test_range_average_rounding),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }
