@@ -17,8 +17,8 @@
 #define U(x) ((struct vstats_value){VSTATS_UINT, {.u = (x)}})
 
 /* A u64 VOI takes values past 2^63 exactly: they neither wrap (negative
- * as an s64) nor are refused; its sum wraps only at 2^64, as stats(3)'s
- * u64 sums do. */
+ * as an s64) nor are refused; its sum stops at 2^64-1 and counts the
+ * update it could not take in errs (stats(3)'s u64 sums wrap there). */
 static void test_u64_voi(void **state)
 {
 	const struct vstats_bucket usr[] = {{U(0), U(0)}, {U(1ull << 63), U(0)}};
@@ -38,7 +38,8 @@ static void test_u64_voi(void **state)
 	assert_int_equal(vstats_update_abs(&v, U((1ull << 63) + 5)), 0);
 	assert_int_equal(vstats_update_abs(&v, U(7)), 0);
 	assert_int_equal(vstats_update_abs(&v, U(UINT64_MAX - 1)), 0);
-	assert_true(v.stat[0].v.u == (1ull << 63) + 10); /* mod 2^64 */
+	assert_true(v.stat[0].v.u == UINT64_MAX); /* 2^64 + 2^63 + 10 saturated */
+	assert_int_equal(v.stat[0].errs, 1);
 	assert_true(v.stat[1].v.u == UINT64_MAX - 1);
 	assert_true(v.stat[2].v.u == 7);
 	/* [0, 2^63) and [2^63, 2^64-1): the large values in the upper bucket */
