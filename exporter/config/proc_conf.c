@@ -1,10 +1,12 @@
 /* Reads and checks the `processing:` section. Every limit is a
  * configuration error with its position, so what runs is bounded: groups,
- * statistics, buckets, sources, quantiles. */
+ * statistics, buckets, sources, quantiles, and what one source of each
+ * group holds against max_memory_bytes. */
 #include "proc_conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,6 +367,8 @@ static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 	if ((rc = vstats_voi_init(&probe, d, t->relative, t->spec, t->nspec, &why)) < 0)
 		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", t->name, why) : rc;
 	vstats_voi_free(&probe);
+	if ((rc = vstats_voi_bytes(d, t->spec, t->nspec, &t->voi_bytes, &why)) < 0)
+		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", t->name, why) : rc;
 	g->has_template = true;
 	return conf_check_unused(n);
 }
@@ -476,6 +480,35 @@ static int load_group(const struct conf_node *n, struct proc_group_conf *g)
 	return conf_check_unused(n);
 }
 
+uint64_t proc_conf_stats_bytes(const struct proc_group_conf *g, bool sampled)
+{
+	uint64_t bytes = (uint64_t)g->nstats * sizeof(struct statproc_stat);
+
+	for (uint32_t k = 0; k < g->nstats; k++)
+		bytes += statproc_data_bytes(&g->stat[k].def);
+	return bytes + (g->has_template && sampled ? g->tpl.voi_bytes : 0);
+}
+
+/* Sources are not known at load, but the first of each group must fit
+ * max_memory_bytes, or the processing could keep nothing: refused at
+ * the group that passes it. */
+static int memory_fits(const struct proc_conf *pc, const struct conf_node *groups)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < pc->ngroups; i++) {
+		total += proc_conf_stats_bytes(&pc->group[i], true);
+		if (total > pc->max_memory_bytes)
+			return conf_errorf(groups->val[i],
+					   "one source of each group up to '%s' holds %" PRIu64
+					   " bytes of statistics, past max_memory_bytes (%" PRIu64
+					   "): raise it, or lower entries_max, array intervals, "
+					   "buckets or compression",
+					   pc->group[i].name, total, pc->max_memory_bytes);
+	}
+	return 0;
+}
+
 static int load_allow(const struct conf_node *list, struct proc_conf *pc)
 {
 	if (list->kind != BS_CONF_SEQ || list->n > PROC_ALLOW_MAX)
@@ -542,6 +575,7 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 	proc_names_init(&names);
 	pc->interval_s = 0.25;
 	pc->max_sources = 10000;
+	pc->max_memory_bytes = PROC_MEMORY_DEFAULT;
 	pc->source_ttl_s = 300;
 	if (n->kind != BS_CONF_MAP) {
 		conf_errorf(n, "'processing' must be a mapping");
@@ -549,6 +583,8 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 	}
 	if (conf_get_duration(n, "sample_interval", 0.05, 60, &pc->interval_s) == -EINVAL ||
 	    conf_get_u64(n, "max_sources", 1, 1000000, &pc->max_sources) == -EINVAL ||
+	    conf_get_bytes(n, "max_memory_bytes", 64 << 10, 1ull << 40, &pc->max_memory_bytes) ==
+		-EINVAL ||
 	    conf_get_duration(n, "source_ttl", 1, 86400, &pc->source_ttl_s) == -EINVAL ||
 	    conf_get_bool(n, "write", &pc->write) == -EINVAL)
 		goto err_free;
@@ -581,7 +617,7 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 			goto err_free;
 	}
 	proc_names_free(&names);
-	if ((rc = conf_check_unused(n)) < 0)
+	if ((rc = memory_fits(pc, groups)) < 0 || (rc = conf_check_unused(n)) < 0)
 		goto err_free;
 	*out = pc;
 	return 0;

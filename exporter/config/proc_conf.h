@@ -16,6 +16,7 @@
 #define PROC_STATS_MAX 16     /* seed 001 statistics per group */
 #define PROC_QUANTILES_MAX 16 /* of a t-digest */
 #define PROC_ALLOW_MAX 16
+#define PROC_MEMORY_DEFAULT (256ull << 20) /* max_memory_bytes */
 
 /* What a sampled value becomes as the X of (X, Y = 1). */
 enum proc_x { PROC_X_VALUE, PROC_X_DELTA, PROC_X_RATE };
@@ -37,6 +38,7 @@ struct proc_template_conf {
 	struct vstats_bucket *usr[VSTATS_STATS_MAX]; /* the user's buckets, owned */
 	double quantile[PROC_QUANTILES_MAX];
 	uint32_t nquantile;
+	size_t voi_bytes; /* the most one VOI of it allocates (vstats_voi_bytes) */
 };
 
 struct proc_group_conf {
@@ -59,6 +61,10 @@ struct proc_allow {
 struct proc_conf {
 	double interval_s; /* sampling period */
 	uint64_t max_sources;
+	/* What every source's statistics may hold together (their structs,
+	 * data and VOIs, by statproc_data_bytes and voi_bytes): a new source
+	 * or a write past it is refused. */
+	uint64_t max_memory_bytes;
 	double source_ttl_s;
 	bool write;				 /* POST to the interfaces' definitions */
 	struct proc_allow allow[PROC_ALLOW_MAX]; /* clients POST is open to */
@@ -68,6 +74,11 @@ struct proc_conf {
 	struct proc_group_conf group[PROC_GROUPS_MAX];
 	uint32_t ngroups;
 };
+
+/* The bytes one source of g holds in its statistics as configured: their
+ * structs, statproc_data_bytes of each definition, and its template's
+ * voi_bytes when sampled. */
+uint64_t proc_conf_stats_bytes(const struct proc_group_conf *g, bool sampled);
 
 /* Reads the section at node into a new proc_conf; -EINVAL with the error
  * on the document, -ENOMEM. */

@@ -70,7 +70,8 @@ static void source_free(struct proc *p, struct proc_source *s)
 	if (s->sampled)
 		vstats_voi_free(&s->voi);
 	free(s->prev_count);
-	free(s); /* with its key, name and labels */
+	p->mem_bytes -= s->bytes; /* 0 until it was made whole */
+	free(s);		  /* with its key, name and labels */
 }
 
 static void index_insert(struct proc *p, size_t i)
@@ -114,7 +115,16 @@ static struct proc_source *source_find(struct proc *p, uint32_t group, const cha
 	return NULL;
 }
 
-static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
+/* Whether a new source of key is chosen by its group's template's dice
+ * (the rate in force). */
+static bool source_chosen(const struct proc *p, uint32_t group, const char *key, size_t len)
+{
+	uint32_t pct = p->sample_pct[group];
+
+	return p->conf->group[group].has_template && vstats_rollthedice(&pct, 1, key, len) == 0;
+}
+
+static int source_stats(struct proc *p, struct proc_source *s, bool sampled, uint64_t now_ns)
 {
 	const struct proc_group_conf *g = &p->conf->group[s->group];
 	const char *why;
@@ -128,14 +138,11 @@ static int source_stats(struct proc *p, struct proc_source *s, uint64_t now_ns)
 		if (c->on)
 			statproc_start(&s->stat[i], now_ns);
 	}
-	if (g->has_template) {
-		uint32_t pct = p->sample_pct[s->group]; /* the rate in force */
-		s->sampled = vstats_rollthedice(&pct, 1, s->key, strlen(s->key)) == 0;
-		if (s->sampled && vstats_voi_init(&s->voi, g->tpl.dtype, g->tpl.relative,
-						  g->tpl.spec, g->tpl.nspec, &why) < 0) {
-			s->sampled = false;
+	if (sampled) {
+		if (vstats_voi_init(&s->voi, g->tpl.dtype, g->tpl.relative, g->tpl.spec,
+				    g->tpl.nspec, &why) < 0)
 			return -ENOMEM;
-		}
+		s->sampled = true;
 	}
 	return 0;
 }
@@ -149,18 +156,56 @@ static char *copy_str(char **to, const char *str, size_t len)
 	return at;
 }
 
+/* The bytes of a source's own allocation: the record, then its labels,
+ * name, the labels' strings and the key. */
+static size_t source_alloc_size(size_t keylen, const char *name, const struct bs_label *labels,
+				size_t n)
+{
+	size_t size = sizeof(struct proc_source) + n * sizeof(struct bs_label);
+
+	size += keylen + 1 + strlen(name) + 1;
+	for (size_t i = 0; i < n; i++)
+		size += strlen(labels[i].name) + 1 + strlen(labels[i].value) + 1;
+	return size;
+}
+
+#define HIST_PREV_BYTES (PROC_HIST_BUCKETS_MAX * sizeof(uint64_t)) /* prev_count's most */
+
+/* A source's bytes beside its statistics' data (see proc_source_bytes). */
+static size_t source_fixed_bytes(const struct proc_group_conf *g, size_t alloc, bool histogram,
+				 bool sampled)
+{
+	return alloc + (histogram ? HIST_PREV_BYTES : 0) +
+	       g->nstats * sizeof(struct statproc_stat) +
+	       (g->has_template && sampled ? g->tpl.voi_bytes : 0);
+}
+
+size_t proc_source_bytes(const struct proc *p, const struct proc_source *s)
+{
+	const struct proc_group_conf *g = &p->conf->group[s->group];
+	size_t bytes =
+	    source_fixed_bytes(g, source_alloc_size(s->keylen, s->name, s->labels, s->nlabels),
+			       s->histogram, s->sampled);
+
+	for (uint32_t k = 0; s->stat && k < g->nstats; k++)
+		bytes += statproc_data_bytes(&s->stat[k].def);
+	return bytes;
+}
+
+bool proc_mem_fits(const struct proc *p, uint64_t more)
+{
+	return more <= p->conf->max_memory_bytes - p->mem_bytes;
+}
+
 /* The source with copies of its name, labels and key in its own
- * allocation, in the order a sample reads them. */
-static struct proc_source *source_alloc(const char *key, size_t len, const char *name,
+ * allocation (size: source_alloc_size), in the order a sample reads them. */
+static struct proc_source *source_alloc(size_t size, const char *key, size_t len, const char *name,
 					const struct bs_label *labels, size_t n)
 {
-	size_t nl = strlen(name), size = sizeof(struct proc_source) + n * sizeof(struct bs_label);
+	size_t nl = strlen(name);
 	struct proc_source *s;
 	char *at;
 
-	size += len + 1 + nl + 1;
-	for (size_t i = 0; i < n; i++)
-		size += strlen(labels[i].name) + 1 + strlen(labels[i].value) + 1;
 	if (!(s = calloc(1, size)))
 		return NULL;
 	s->labels = s->mem;
@@ -176,18 +221,30 @@ static struct proc_source *source_alloc(const char *key, size_t len, const char 
 	return s;
 }
 
-static struct proc_source *source_new(struct proc *p, uint32_t group, const char *key, size_t len,
-				      uint64_t h, const char *name, const struct bs_label *labels,
-				      size_t n, uint64_t now_ns)
+/* A new source, if what it would hold fits max_memory_bytes (computed
+ * from its group's configured definitions before anything is allocated):
+ * 0, -EFBIG past the limit, -ENOMEM. histogram: made by a histogram. */
+static int source_new(struct proc *p, uint32_t group, const char *key, size_t len, uint64_t h,
+		      const char *name, const struct bs_label *labels, size_t n, bool histogram,
+		      uint64_t now_ns, struct proc_source **out)
 {
-	struct proc_source *s = source_alloc(key, len, name, labels, n);
+	const struct proc_group_conf *g = &p->conf->group[group];
+	size_t alloc = source_alloc_size(len, name, labels, n);
+	bool sampled = source_chosen(p, group, key, len);
+	size_t bytes = source_fixed_bytes(g, alloc, histogram, sampled);
+	struct proc_source *s;
 
-	if (!s)
-		return NULL;
+	for (uint32_t k = 0; k < g->nstats; k++)
+		bytes += statproc_data_bytes(&g->stat[k].def);
+	if (!proc_mem_fits(p, bytes))
+		return -EFBIG;
+	if (!(s = source_alloc(alloc, key, len, name, labels, n)))
+		return -ENOMEM;
 	s->group = group;
 	s->hash = h;
 	s->seen_ns = now_ns;
-	if (source_stats(p, s, now_ns) < 0)
+	s->histogram = histogram;
+	if (source_stats(p, s, sampled, now_ns) < 0)
 		goto err_free;
 	if (growarr_push(&p->srcs, &s) < 0)
 		goto err_free;
@@ -205,10 +262,13 @@ static struct proc_source *source_new(struct proc *p, uint32_t group, const char
 		index_insert(p, p->srcs.n - 1);
 	}
 	s->id = p->next_id[group]++;
-	return s;
+	s->bytes = bytes;
+	p->mem_bytes += bytes;
+	*out = s;
+	return 0;
 err_free:
 	source_free(p, s);
-	return NULL;
+	return -ENOMEM;
 }
 
 /* ---- feeding ---- */
@@ -387,19 +447,29 @@ static void feed_source(struct proc *p, struct proc_source *s, struct bs_value v
 }
 
 /* The source's bucket counts become the base: its first sample, or one
- * whose bounds changed. False without memory. */
-static bool hist_base(struct proc_source *s, const struct bs_histogram *h, uint64_t bounds)
+ * whose bounds changed. 0; -ENOMEM; -EFBIG for a source made by a value
+ * that now is a histogram, when its counts' most does not fit
+ * max_memory_bytes. */
+static int hist_base(struct proc *p, struct proc_source *s, const struct bs_histogram *h,
+		     uint64_t bounds)
 {
+	if (!s->histogram) {
+		if (!proc_mem_fits(p, HIST_PREV_BYTES))
+			return -EFBIG;
+		s->histogram = true;
+		s->bytes += HIST_PREV_BYTES;
+		p->mem_bytes += HIST_PREV_BYTES;
+	}
 	if (s->prev_n != h->nbuckets) {
 		uint64_t *c = realloc(s->prev_count, h->nbuckets * sizeof(*c));
 		if (!c)
-			return false;
+			return -ENOMEM;
 		s->prev_count = c;
 		s->prev_n = (uint32_t)h->nbuckets;
 	}
 	memcpy(s->prev_count, h->count, h->nbuckets * sizeof(*h->count));
 	s->prev_bounds = bounds;
-	return true;
+	return 0;
 }
 
 /* Each bucket's increase since the last sample (a count that went back
@@ -413,7 +483,10 @@ static void feed_hist_source(struct proc *p, struct proc_source *s, const struct
 
 	s->seen_ns = now_ns;
 	if (!had) {
-		if (!hist_base(s, h, bounds))
+		int rc = hist_base(p, s, h, bounds);
+		if (rc == -EFBIG)
+			p->count.memory_limit++;
+		else if (rc < 0)
 			p->count.too_many_sources++; /* no memory: counted as not kept */
 		return;
 	}
@@ -543,10 +616,13 @@ static bool feed_candidates(struct proc *p, uint64_t mask, const char *name,
 			split = true;
 			uint64_t h = source_hash(g, key, &kp);
 			s = source_find(p, g, key, &kp, h);
+			int rc = 0;
 			if (!s && p->srcs.n >= p->conf->max_sources)
 				p->count.too_many_sources++;
-			else if (!s &&
-				 !(s = source_new(p, g, key, len, h, name, labels, n, now_ns)))
+			else if (!s && (rc = source_new(p, g, key, len, h, name, labels, n, v->h,
+							now_ns, &s)) == -EFBIG)
+				p->count.memory_limit++; /* past max_memory_bytes: not made */
+			else if (rc < 0)
 				p->count.too_many_sources++; /* no memory: counted as not kept */
 			if (s && last && last[g] && s->fed_pass != p->pass)
 				last[g]->next_fed = s;

@@ -59,6 +59,10 @@ struct proc_source {
 	uint64_t *prev_count;
 	uint32_t prev_n;
 	uint64_t prev_bounds;
+	bool histogram; /* prev_count's most, PROC_HIST_BUCKETS_MAX, is in bytes */
+	/* What it holds (proc_source_bytes), its part of proc's mem_bytes:
+	 * set when it is made, and when a write or a sample rate changes it. */
+	size_t bytes;
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
@@ -96,6 +100,7 @@ struct proc_counters {
 	uint64_t duplicate_series, duplicate_family;
 	/* Pairs a seed 001 total could not take whole (hits_saturated). */
 	uint64_t saturated;
+	uint64_t memory_limit; /* a new source max_memory_bytes has no room for */
 };
 
 /* A template as the interface lists it (stats(3)'s template list): its
@@ -121,6 +126,10 @@ struct proc {
 	struct proc_slot *index; /* open addressing over src, by (group, key) hash */
 	size_t index_cap;
 	uint32_t next_id[PROC_GROUPS_MAX];
+	/* What every source holds, the sum of their bytes, never past the
+	 * configuration's max_memory_bytes: a source or a write that would
+	 * pass it is refused before anything is allocated. */
+	uint64_t mem_bytes;
 	struct proc_counters count;
 	bool relevant[PROC_INPUT_MAX];	   /* per collector: it produced a selected series */
 	bool undiscovered[PROC_INPUT_MAX]; /* busy at its discovery: tried again next pass */
@@ -143,6 +152,15 @@ struct proc {
 	 * logged as lost (under lock). */
 	struct proc_names ours, lost, warned;
 };
+
+/* What source s holds, from its definitions as they are now (not
+ * measured): its record with its name, labels and key, a histogram
+ * source's previous counts at their most, its statistics' structs and
+ * data (statproc_data_bytes) and, when sampled, its template's VOI at its
+ * most (voi_bytes). Under p->lock; the sum over the sources is mem_bytes. */
+size_t proc_source_bytes(const struct proc *p, const struct proc_source *s);
+/* Whether `more` bytes fit beside mem_bytes under max_memory_bytes. */
+bool proc_mem_fits(const struct proc *p, uint64_t more);
 
 /* Built stopped; proc_start starts the sampler over in's collectors. */
 int proc_new(const struct proc_conf *conf, struct proc **out);

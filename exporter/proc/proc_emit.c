@@ -483,6 +483,13 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_family(em, "binstat_processing_sources", BS_GAUGE, NULL,
 		  "Series the processing groups keep statistics of.");
 	bs_sample_u64(em, NULL, 0, p->srcs.n);
+	bs_family(em, "binstat_processing_memory_bytes", BS_GAUGE, "bytes",
+		  "What the sources' statistics hold, from their definitions: their records, "
+		  "data and VOIs.");
+	bs_sample_u64(em, NULL, 0, p->mem_bytes);
+	bs_family(em, "binstat_processing_memory_limit_bytes", BS_GAUGE, "bytes",
+		  "max_memory_bytes: a new source or a write past it is refused.");
+	bs_sample_u64(em, NULL, 0, p->conf->max_memory_bytes);
 	bs_family(em, "binstat_processing_passes", BS_COUNTER, NULL, "Sampling passes run.");
 	bs_sample_u64(em, NULL, 0, c->ticks);
 	bs_family(em, "binstat_processing_pass_seconds", BS_COUNTER, "seconds",
@@ -512,6 +519,8 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, &l, 1, c->duplicate_family);
 	l.value = "saturated"; /* a total kept at its limit, or a range not taking it */
 	bs_sample_u64(em, &l, 1, c->saturated);
+	l.value = "memory_limit";
+	bs_sample_u64(em, &l, 1, c->memory_limit);
 }
 
 /* Every history brought up to now, as a read of its data file would: a

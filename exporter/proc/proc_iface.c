@@ -323,6 +323,32 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 	return rc == -EEXIST ? 1 : rc;
 }
 
+/* Whether what the batch leaves s holding fits max_memory_bytes beside
+ * every other source (review 29, finding 9: entries_max=65536 on every
+ * statistic of every source had no total bound): computed from the
+ * definitions before anything is allocated. *bytes: s's bytes then. The
+ * count refused (1), with the reason. */
+static int check_memory(const struct proc *p, const struct proc_source *s,
+			const struct statproc_batch *b, size_t *bytes, struct proc_reply *r)
+{
+	size_t now = 0, then = 0;
+
+	for (uint32_t k = 0; k < p->conf->group[s->group].nstats; k++) {
+		now += statproc_data_bytes(&s->stat[k].def);
+		then += statproc_data_bytes(statproc_batch_def(b, k));
+	}
+	*bytes = s->bytes - now + then;
+	if (then <= now || proc_mem_fits(p, then - now))
+		return 0;
+	statproc_text_printf(&r->text,
+			     "%s: this source's statistics would hold %zu bytes (%zu now), the "
+			     "processing's %" PRIu64 " in all, past max_memory_bytes (%" PRIu64
+			     ")\n",
+			     proc_errname(-EFBIG), *bytes, s->bytes,
+			     p->mem_bytes - s->bytes + *bytes, p->conf->max_memory_bytes);
+	return 1;
+}
+
 /* A POST to definition: all of it, or with any line refused none of it;
  * the reply lists every refused line. */
 static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
@@ -331,6 +357,7 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 	const struct proc_group_conf *g = &p->conf->group[s->group];
 	struct tpl_pending t = {!s->voi_stopped, false};
 	struct statproc_batch b;
+	size_t bytes = s->bytes;
 	int refused;
 
 	if (statproc_batch_init(&b, s->stat, g->nstats) < 0) {
@@ -338,13 +365,16 @@ static void write_definitions(struct proc *p, struct proc_source *s, const char 
 		return;
 	}
 	if ((refused = take_lines(g, &b, &t, body, r)) > 0 ||
-	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0) {
+	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0 ||
+	    (refused == 0 && (refused = check_memory(p, s, &b, &bytes, r)) > 0)) {
 		r->status = 400;
 		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
 				     refused == 1 ? "" : "s");
 	} else if (refused < 0 || statproc_batch_commit(&b, now_ns) < 0) {
 		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 	} else {
+		p->mem_bytes = p->mem_bytes - s->bytes + bytes;
+		s->bytes = bytes;
 		s->voi_stopped = !t.on;
 		if (t.reset && s->sampled)
 			vstats_voi_reset(&s->voi);

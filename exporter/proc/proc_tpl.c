@@ -150,11 +150,16 @@ static bool chosen(uint32_t pct, const struct proc_source *s)
 	return vstats_rollthedice(&pct, 1, s->key, strlen(s->key)) == 0;
 }
 
-/* Every source whose choice the rates change, with the VOIs it will need:
- * 0, or -ENOMEM with nothing kept. */
-static int plan_resample(struct proc *p, const uint32_t *pct, struct resample *plan, size_t *n)
+/* Every source whose choice the rates change, with the VOIs it will
+ * need: 0; -EFBIG, before any VOI is made, when the VOIs gained would pass
+ * max_memory_bytes (*more: the bytes they would add); -ENOMEM; nothing
+ * kept on failure. */
+static int plan_resample(struct proc *p, const uint32_t *pct, struct resample *plan, size_t *n,
+			 uint64_t *more)
 {
+	uint64_t gained = 0, lost = 0;
 	const char *why;
+	size_t k;
 
 	*n = 0;
 	for (size_t i = 0; i < p->srcs.n; i++) {
@@ -163,17 +168,24 @@ static int plan_resample(struct proc *p, const uint32_t *pct, struct resample *p
 		bool now = g->has_template && chosen(pct[s->group], s);
 		if (now == s->sampled)
 			continue;
-		plan[*n] = (struct resample){s, now, {0}};
-		if (now && vstats_voi_init(&plan[*n].voi, g->tpl.dtype, g->tpl.relative,
-					   g->tpl.spec, g->tpl.nspec, &why) < 0) {
-			while ((*n)-- > 0)
-				if (plan[*n].sampled)
-					vstats_voi_free(&plan[*n].voi);
-			return -ENOMEM;
-		}
-		(*n)++;
+		*(now ? &gained : &lost) += g->tpl.voi_bytes;
+		plan[(*n)++] = (struct resample){s, now, {0}};
+	}
+	*more = gained > lost ? gained - lost : 0;
+	if (!proc_mem_fits(p, *more))
+		return -EFBIG;
+	for (k = 0; k < *n; k++) {
+		const struct proc_group_conf *g = &p->conf->group[plan[k].s->group];
+		if (plan[k].sampled && vstats_voi_init(&plan[k].voi, g->tpl.dtype, g->tpl.relative,
+						       g->tpl.spec, g->tpl.nspec, &why) < 0)
+			goto err_free_vois;
 	}
 	return 0;
+err_free_vois:
+	while (k-- > 0)
+		if (plan[k].sampled)
+			vstats_voi_free(&plan[k].voi);
+	return -ENOMEM;
 }
 
 /* The rates' templates, each found as stats_tpl_fetch_allocid finds it;
@@ -205,6 +217,7 @@ void proc_rates_post(struct proc *p, const char *body, struct proc_reply *r)
 	uint32_t pct[PROC_GROUPS_MAX];
 	struct resample *plan;
 	const char *why;
+	uint64_t more;
 	size_t n, np;
 	int rc;
 
@@ -216,18 +229,31 @@ void proc_rates_post(struct proc *p, const char *body, struct proc_reply *r)
 		r->status = 400;
 		return;
 	}
-	if (!(plan = calloc(p->srcs.n ? p->srcs.n : 1, sizeof(*plan))) ||
-	    plan_resample(p, pct, plan, &np) < 0) {
+	plan = calloc(p->srcs.n ? p->srcs.n : 1, sizeof(*plan));
+	if ((rc = plan ? plan_resample(p, pct, plan, &np, &more) : -ENOMEM) < 0) {
 		free(plan);
-		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+		if (rc == -EFBIG) {
+			r->status = 400;
+			statproc_text_printf(&r->text,
+					     "EFBIG: the VOIs these rates give would add %" PRIu64
+					     " bytes to the processing's %" PRIu64
+					     ", past max_memory_bytes (%" PRIu64
+					     "): nothing changed\n",
+					     more, p->mem_bytes, p->conf->max_memory_bytes);
+		} else {
+			proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+		}
 		return;
 	}
 	for (size_t i = 0; i < np; i++) {
 		struct proc_source *s = plan[i].s;
+		size_t voi = p->conf->group[s->group].tpl.voi_bytes;
 		if (s->sampled)
 			vstats_voi_free(&s->voi);
 		s->voi = plan[i].voi;
 		s->sampled = plan[i].sampled;
+		s->bytes = s->sampled ? s->bytes + voi : s->bytes - voi;
+		p->mem_bytes = s->sampled ? p->mem_bytes + voi : p->mem_bytes - voi;
 	}
 	free(plan);
 	memcpy(p->sample_pct, pct, sizeof(pct));

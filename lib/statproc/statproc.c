@@ -109,31 +109,34 @@ static void free_data(struct statproc_stat *s)
 	memset(&s->data, 0, sizeof(s->data));
 }
 
-/* The data a definition needs, allocated before anything is replaced. */
-int statproc_data_alloc(const struct statproc_def *d, void **mem, uint32_t *n)
+size_t statproc_data_bytes(const struct statproc_def *d)
 {
-	size_t size = 0;
-
-	*mem = NULL;
-	*n = 0;
 	switch (d->type) {
 	case STATPROC_ARRAY:
-		*n = array_intervals(d);
-		size = *n * sizeof(uint64_t);
-		break;
+		return (size_t)array_intervals(d) * sizeof(uint64_t);
 	case STATPROC_LIST: /* the entries, their X sorted, missed_y */
-		size = d->entries_max * (sizeof(struct statproc_list_entry) + sizeof(int64_t)) +
-		       (d->entries_max + 1) * sizeof(uint64_t);
-		break;
+		return (size_t)d->entries_max *
+			   (sizeof(struct statproc_list_entry) + sizeof(int64_t)) +
+		       ((size_t)d->entries_max + 1) * sizeof(uint64_t);
 	case STATPROC_RAW:
-		size = d->entries_max * sizeof(struct statproc_raw_entry);
-		break;
+		return (size_t)d->entries_max * sizeof(struct statproc_raw_entry);
 	case STATPROC_HISTORY:
-		size = d->entries_max * statproc_history_entry_size(d);
-		break;
+		return (size_t)d->entries_max * statproc_history_entry_size(d);
 	default:
 		return 0;
 	}
+}
+
+/* The data a definition needs, allocated before anything is replaced:
+ * exactly statproc_data_bytes, so what a caller counts is what is held. */
+int statproc_data_alloc(const struct statproc_def *d, void **mem, uint32_t *n)
+{
+	size_t size = statproc_data_bytes(d);
+
+	*mem = NULL;
+	*n = d->type == STATPROC_ARRAY ? array_intervals(d) : 0;
+	if (size == 0)
+		return 0;
 	return (*mem = calloc(1, size)) ? 0 : -ENOMEM;
 }
 

@@ -116,6 +116,13 @@ struct statproc_stat {
 int statproc_init(struct statproc_stat *s, const char *name, const char *units,
 		  const struct statproc_def *def, uint64_t now_ns);
 void statproc_free(struct statproc_stat *s);
+/* The bytes a statistic of def allocates for its data, besides its own
+ * struct: an array's intervals, a list's entries, a raw or history ring of
+ * entries_max. Computed from the definition, not measured, so a caller can
+ * bound a total before anything is allocated; it is exactly what
+ * statproc_init and statproc_define allocate (0 for a value or a range,
+ * whose data is in the struct). def must pass statproc_check. */
+size_t statproc_data_bytes(const struct statproc_def *def);
 /* 0, or -EINVAL with *why saying what is wrong with the definition. */
 int statproc_check(const struct statproc_def *def, const char **why);
 /* Replaces the definition and discards the data; the old stays on failure. */

@@ -221,6 +221,13 @@ size_t tdigest_bytes(const struct tdigest *td)
 	return sizeof(*td) + td->room.cap * sizeof(struct centroid);
 }
 
+size_t tdigest_bytes_max(double compression)
+{
+	size_t max_merged = 2 * (size_t)ceil(2 * compression); /* as tdigest_new sets it */
+
+	return sizeof(struct tdigest) + (max_merged + BUF_POINTS + 1) * sizeof(struct centroid);
+}
+
 size_t tdigest_centroids(struct tdigest *td)
 {
 	merge(td);

@@ -28,6 +28,9 @@ double tdigest_quantile(struct tdigest *td, double q);
 double tdigest_count(const struct tdigest *td);
 double tdigest_sum(const struct tdigest *td);
 size_t tdigest_bytes(const struct tdigest *td);
+/* The most tdigest_bytes can reach for a digest of this compression: its
+ * merge room full (what a total of digests is bounded by). */
+size_t tdigest_bytes_max(double compression);
 /* Centroids after merging what is buffered (memory and tests). */
 size_t tdigest_centroids(struct tdigest *td);
 /* Centroid i < tdigest_centroids, by increasing mean (stats(3)'s ctds). */

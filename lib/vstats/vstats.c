@@ -119,6 +119,49 @@ int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdat
 	return 0;
 }
 
+/* What stat_init allocates for a histogram of n buckets: the buckets,
+ * their counts and between[n + 1]. */
+static size_t hist_bytes(uint32_t n)
+{
+	return (size_t)n * (sizeof(struct vstats_bucket) + sizeof(uint64_t)) +
+	       ((size_t)n + 1) * sizeof(uint64_t);
+}
+
+int vstats_voi_bytes(enum vstats_dtype dtype, const struct vstats_spec *specs, uint32_t n,
+		     size_t *out, const char **why)
+{
+	struct vstats_bucket *b;
+	uint32_t nb;
+	int rc;
+
+	*out = 0;
+	*why = NULL;
+	for (uint32_t i = 0; i < n && i < VSTATS_STATS_MAX; i++) {
+		switch (specs[i].stype) {
+		case VSTATS_CRHIST:
+		case VSTATS_DRHIST:
+		case VSTATS_DVHIST: /* made as stat_init makes them, to count them */
+			if ((rc = vstats_hist_buckets(specs[i].stype, dtype, &specs[i].hist, &b,
+						      &nb, why)) < 0)
+				return rc;
+			free(b);
+			*out += hist_bytes(nb);
+			break;
+		case VSTATS_TDGST:
+			if (!(specs[i].compression >= TDIGEST_COMPRESSION_MIN &&
+			      specs[i].compression <= TDIGEST_COMPRESSION_MAX)) {
+				*why = "a t-digest's compression must be 10 to 10000";
+				return -EINVAL;
+			}
+			*out += tdigest_bytes_max(specs[i].compression);
+			break;
+		default: /* SUM, MAX, MIN: in the struct */
+			break;
+		}
+	}
+	return 0;
+}
+
 void vstats_voi_free(struct vstats_voi *v)
 {
 	for (uint32_t i = 0; i < v->nstats; i++)

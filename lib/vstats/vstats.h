@@ -156,6 +156,13 @@ void vstats_region_add(struct vstats_region *out, size_t *n, double le, uint64_t
 int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdate,
 		    const struct vstats_spec *specs, uint32_t n, const char **why);
 void vstats_voi_free(struct vstats_voi *v);
+/* The most a VOI of specs[0..n) allocates besides its struct, from the
+ * specs alone: its histograms' buckets and counts (the buckets are made
+ * to count them) and each t-digest full (tdigest_bytes_max), so a caller
+ * can bound a total before it makes any VOI. 0, or -EINVAL with *why for
+ * specs vstats_voi_init refuses, -ENOMEM. */
+int vstats_voi_bytes(enum vstats_dtype dtype, const struct vstats_spec *specs, uint32_t n,
+		     size_t *out, const char **why);
 
 /* stats_voi_update_abs / _rel. A relative update of a VOI without
  * relupdate, or a value of the other dtype, is -EINVAL and changes nothing;

@@ -4,7 +4,8 @@
 # by its stats(3) error, an overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
 # stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON) and a u64 VOI holding 2^64-1 exactly.
+# the blob as JSON), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
+# holding the resident memory of a blow-up by writes (review 29, finding 9).
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
@@ -171,4 +172,71 @@ get events/0/data >"$WORK/p.txt"
 check "... and the data file agrees: its last complete period is empty" $PY -c "
 lines = [l.split() for l in open('$WORK/p.txt') if l.startswith('ev_p ')]
 assert len(lines) >= 2 and lines[-2][2] == '0', lines"
+# ---- max_memory_bytes: a total bound on every source's statistics ----
+# (review 29, finding 9) Nine sources of 16 histories each; entries_max=65536
+# with period=1 (µs) on every statistic of every source is 3 MiB a
+# statistic (a range entry is 48 bytes: its sum is 128 bits), 432 MiB in all, and each sampling pass writes every entry (a
+# period per µs), so what is allocated is resident. With a bound of 16 MiB
+# at most 5 such writes are taken; the rest are 400 EFBIG, nothing applied.
+example_processing 127.0.0.1 >"$WORK/m.yml"
+sed -i 's/^processing:$/processing:\n  max_memory_bytes: 16MiB/' "$WORK/m.yml"
+{
+	printf '    - name: blow\n'
+	printf '      select: %s\n' "'{__name__=~\"example_(events_total|temperature_celsius|latency_seconds|mystery)\"}'"
+	printf '      statistics:\n'
+	for k in $(seq 0 15); do
+		printf '        - {name: m%d, type: history, mode: range, period: 1s, entries_max: 8}\n' "$k"
+	done
+} >>"$WORK/m.yml"
+MP=$(free_port)
+start_exporter "$WORK/m.yml" "$MP"
+MPID=$LAST_PID
+MURL="http://127.0.0.1:$MP/statistics"
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$MPID/status"; }
+mpasses() { metric "$MP" binstat_processing_passes_total; }
+until_mpasses() { # until_mpasses N: until N more passes (20 s at most)
+	local want=$(($(mpasses) + $1))
+	for _ in $(seq 200); do [ "$(mpasses)" -ge "$want" ] && return 0; sleep 0.1; done
+	return 1
+}
+# Every series of the four families is a source, those whose values are
+# NaN or infinite included (a source marks the series written in a pass).
+check "nine sources of 16 statistics appear" \
+	sh -c "for _ in \$(seq 100); do [ \$(curl -s '$MURL/' | grep -c '^blow/') = 9 ] && exit 0; sleep 0.1; done; exit 1"
+until_mpasses 10
+rss0=$(rss_kib) mem0=$(metric "$MP" binstat_processing_memory_bytes)
+
+# all 16 at once on one source: 48 MiB, refused as a whole
+for k in $(seq 0 15); do printf 'name=m%d entries_max=65536 period=1\n' "$k"; done >"$WORK/b" # 48 MiB
+curl -s "$MURL/blow/0/definition" >"$WORK/mdef0"
+code=$(curl -s -o "$WORK/reply" -w '%{http_code}' --data-binary @"$WORK/b" "$MURL/blow/0/definition")
+check "16 x entries_max=65536 on one source: 400 EFBIG, nothing applied ($code)" \
+	sh -c "[ $code = 400 ] && grep -q '^EFBIG: .*past max_memory_bytes (16777216)' '$WORK/reply' && grep -qx 'nothing applied: 1 line refused' '$WORK/reply' && curl -s '$MURL/blow/0/definition' | cmp -s - '$WORK/mdef0'"
+
+# then statistic by statistic on every source: the reviewer's blow-up
+ok=0 big=0 other=0
+for id in $(curl -s "$MURL/" | sed -n 's/^blow\/\([0-9]*\) .*/\1/p'); do
+	for k in $(seq 0 15); do
+		printf 'name=m%d entries_max=65536 period=1\n' "$k" >"$WORK/b"
+		code=$(curl -s -o "$WORK/reply" -w '%{http_code}' --data-binary @"$WORK/b" "$MURL/blow/$id/definition")
+		if [ "$code" = 200 ]; then ok=$((ok + 1))
+		elif [ "$code" = 400 ] && grep -q '^EFBIG: ' "$WORK/reply"; then big=$((big + 1))
+		else other=$((other + 1)); fi
+	done
+done
+check "144 writes of 3 MiB: at most 5 taken, the rest EFBIG ($ok ok, $big EFBIG, $other other)" \
+	sh -c "[ $ok -ge 1 ] && [ $ok -le 5 ] && [ $big = $((144 - ok)) ] && [ $other = 0 ]"
+until_mpasses 20 # every taken ring written through, so resident
+rss1=$(rss_kib) mem1=$(metric "$MP" binstat_processing_memory_bytes)
+check "binstat_processing_memory_bytes: grown by exactly the rings taken, under the limit ($mem0 -> $mem1)" \
+	sh -c "[ $mem1 = $((mem0 + ok * (65536 - 8) * 48)) ] && [ $mem1 -le 16777216 ] && [ '$(metric "$MP" binstat_processing_memory_limit_bytes)' = 16777216 ]"
+# The margin over the 16 MiB counted: the allocator's mmap chunks (a page
+# each), the sampler's and the HTTP threads' arenas, replies and RSS noise
+# of the running daemon; 8 MiB, against the hundreds of MiB more that the
+# refused writes would have made resident.
+rss_check "RSS grew by the bound and a margin at most ($rss0 -> $rss1 KiB: $(((rss1 - rss0) / 1024)) MiB, bound 16 + 8)" \
+	test $((rss1 - rss0)) -le $(((16 + 8) * 1024))
+check "a new source past the limit is a drop reason, memory_limit" \
+	test -n "$(metric "$MP" 'binstat_processing_dropped_total{reason="memory_limit"}')"
+
 summary

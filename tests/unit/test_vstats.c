@@ -469,6 +469,7 @@ static void test_tdigest_memory(void **state)
 			most = tdigest_bytes(td) > most ? tdigest_bytes(td) : most;
 		}
 		assert_true(most <= 64 * comp[c] + 1200);
+		assert_true(most <= tdigest_bytes_max(comp[c])); /* what a total counts */
 		assert_true(most > full[c] * 9 / 10 && most < full[c] * 11 / 10);
 		tdigest_free(td);
 	}
