@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <gnutls/gnutls.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <arpa/inet.h>
@@ -185,6 +186,26 @@ static size_t select_instances(const struct selection *sel, struct instance **on
 	return n;
 }
 
+/* The shortest deadline a scrape gets, whatever Prometheus' timeout less
+ * the offset leaves. */
+#define SCRAPE_DEADLINE_MIN 0.05
+
+/* An offset that leaves a scrape no time fails every scrape's collectors:
+ * said at warn, once a minute at most (a client may send any timeout). */
+static void warn_offset_too_large(double timeout, double offset)
+{
+	static _Atomic uint64_t next_ns;
+	uint64_t now = monoclock_ns(), due = next_ns;
+	char t[32], o[32];
+
+	if (now < due || !atomic_compare_exchange_strong(&next_ns, &due, now + 60000000000ull))
+		return;
+	snprintf(t, sizeof(t), "%g", timeout);
+	snprintf(o, sizeof(o), "%g", offset);
+	log_warn("scrape_timeout_offset leaves a scrape no time: its deadline is cut to 0.05 s",
+		 "prometheus_timeout_seconds", t, "scrape_timeout_offset_seconds", o);
+}
+
 static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
 {
 	const char *h =
@@ -195,10 +216,13 @@ static double scrape_timeout(struct MHD_Connection *c, const struct config *cfg)
 	double t = strtod(h, &end);
 	if (end == h || *end || !isfinite(t) || t <= 0)
 		return cfg->scrape_timeout;
-	t -= cfg->timeout_offset;
-	if (t > 3600)
-		t = 3600;
-	return t < 0.05 ? 0.05 : t;
+	double left = t - cfg->timeout_offset;
+	if (left > 3600)
+		left = 3600;
+	if (left >= SCRAPE_DEADLINE_MIN)
+		return left;
+	warn_offset_too_large(t, cfg->timeout_offset);
+	return SCRAPE_DEADLINE_MIN;
 }
 
 struct response_ctx {

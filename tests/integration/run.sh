@@ -136,6 +136,15 @@ check "deadline: example still delivered" grep -qx 'binstat_scrape_collector_suc
 check "deadline: synthetic still delivered" grep -qx 'binstat_scrape_collector_success{collector="synthetic"} 1' "$WORK/deadline.txt"
 check "deadline: synthetic's series present" grep -q '^synthetic_bench_1_bytes' "$WORK/deadline.txt"
 
+# Prometheus' timeout shorter than the offset: the deadline's floor, said.
+for _ in 1 2; do
+	curl -s -H 'X-Prometheus-Scrape-Timeout-Seconds: 0.1' "$URL/metrics?collect[]=example" -o "$WORK/short.txt"
+done
+check "a timeout under the offset: the deadline is cut to 0.05 s" \
+	grep -qx 'binstat_scrape_timeout_seconds 0.05' "$WORK/short.txt"
+check "... and said at warn, once for two scrapes" \
+	test "$(grep -c 'scrape_timeout_offset leaves a scrape no time.*prometheus_timeout_seconds=0.1 scrape_timeout_offset_seconds=0.2' "$WORK/exporter.log")" = 1
+
 # --web.max-requests: the second scrape at once gets 503.
 P3=$(free_port)
 start_exporter "$WORK/slow.yml" "$P3" --web.max-requests=1
