@@ -7,6 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* C linkage for a collector written in C++: the host looks the table up
+ * by its C name. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The ABI a plugin is built against. Each version may only add operations
  * at the end of a table; the host loads plugins of any version from
  * BS_COLLECTOR_ABI_OLDEST to its own, and a plugin reads an operation only
@@ -21,8 +27,13 @@
 
 /* Symbol a plugin file <name>.so exports: binstat_collector_<name>. */
 #define BS_COLLECTOR_SYMBOL_PREFIX "binstat_collector_"
-/* Plugins build with -fvisibility=hidden; only this symbol is exported. */
+/* Plugins build with -fvisibility=hidden; only this symbol is exported
+ * (in C++ with C linkage, and external although const). */
+#ifdef __cplusplus
+#define BS_COLLECTOR_EXPORT extern "C" __attribute__((visibility("default")))
+#else
 #define BS_COLLECTOR_EXPORT __attribute__((visibility("default")))
+#endif
 
 enum bs_metric_type {
 	BS_COUNTER,
@@ -269,5 +280,9 @@ struct bs_collector {
 	 * do, so it locks what collect locks. */
 	void (*describe)(void *state, char *buf, size_t len);
 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

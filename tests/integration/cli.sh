@@ -255,4 +255,19 @@ check "dci4-netdev --help names --interval" sh -c "'$B/dci4-netdev' --help | gre
 out=$("$B/dci4-netdev" -i 5 2>&1)
 check "dci4-netdev -i 5: exit 2 saying why" sh -c "[ $? = 2 ] && echo \"\$1\" | grep -q \"bad interval '5'\"" _ "$out"
 
+# A collector written in C++ builds against the header alone and loads.
+if ! command -v g++ >/dev/null; then
+	skip "a C++ collector" "g++ is not installed"
+else
+	mkdir -p "$WORK/cxx"
+	g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -shared -Wall -Wextra -Werror -I"$HERE/../../include" \
+		-o "$WORK/cxx/cxx.so" "$HERE/../plugins/cxx.cc" 2>"$WORK/cxx.err"
+	check "a C++ collector builds with -Wall -Wextra -Werror ($(head -c 200 "$WORK/cxx.err"))" test -f "$WORK/cxx/cxx.so"
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  cxx: {}\n' "$WORK/cxx" >"$WORK/cxx.yml"
+	CP=$(free_port)
+	start_exporter "$WORK/cxx.yml" "$CP"
+	check "... and the exporter loads it and serves its series" \
+		sh -c "curl -s 'http://127.0.0.1:$CP/metrics' | grep -qx 'cxx_up 1'"
+fi
+
 summary

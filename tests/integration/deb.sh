@@ -213,9 +213,10 @@ if command -v rpmbuild >/dev/null; then
 		 test -f '$WORK/rpm/usr/share/binstat_exporter/examples/web-config.yml'"
 	check "the RPM's units have the aliases" sh -c "grep -qx 'Alias=binstat-exporter.service' '$U/binstat_exporter.service' &&
 		grep -qx 'Alias=binstat-exporter.socket' '$U/binstat_exporter.socket'"
-	check "binstat_exporter-devel holds the header and binstat-collector.pc, the daemon's package no header" sh -c \
+	check "binstat_exporter-devel holds the header, binstat-collector.pc and example.c, the daemon's package no header" sh -c \
 		"rpm -qlp '$ROOT'/build-rpm/RPMS/noarch/binstat_exporter-devel-*.rpm >'$WORK/rpmdev.txt' &&
 		 grep -qx /usr/include/binstat/collector.h '$WORK/rpmdev.txt' && grep -qx /usr/share/pkgconfig/binstat-collector.pc '$WORK/rpmdev.txt' &&
+		 grep -q '/usr/share/doc/.*/example.c$' '$WORK/rpmdev.txt' &&
 		 ! rpm -qlp '$R' | grep -q /usr/include"
 else
 	skip "RPM packages" "rpmbuild is not installed (package rpm)"
