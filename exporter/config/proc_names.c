@@ -13,17 +13,6 @@
 
 #define NAME_BUF (NAMES_METRIC_MAX + 64)
 
-/* famreg's suffixes: the names each type's samples use. */
-static const char *const suffixes[][5] = {
-    [BS_COUNTER] = {"", "_total", "_created"},
-    [BS_GAUGE] = {""},
-    [BS_HISTOGRAM] = {"", "_bucket", "_count", "_sum", "_created"},
-    [BS_SUMMARY] = {"", "_count", "_sum", "_created"},
-    [BS_INFO] = {"", "_info"},
-    [BS_STATESET] = {""},
-    [BS_UNKNOWN] = {""},
-};
-
 void proc_names_init(struct proc_names *n)
 {
 	memset(n, 0, sizeof(*n));
@@ -104,9 +93,9 @@ static int claim_family(struct proc_names *n, const char *a, const char *b,
 	char name[NAME_BUF];
 	int rc;
 
-	for (size_t k = 0; k < 5 && suffixes[type][k]; k++) {
-		if ((size_t)snprintf(name, sizeof(name), "%s%s%s", a, b, suffixes[type][k]) >=
-		    sizeof(name))
+	const char *const *sfx = names_type_suffixes(type);
+	for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
+		if ((size_t)snprintf(name, sizeof(name), "%s%s%s", a, b, sfx[k]) >= sizeof(name))
 			continue; /* longer than any metric name: the emitter refuses it anyway */
 		if ((rc = claim(n, name, owner, clash, other)) < 0)
 			return rc;
@@ -137,8 +126,9 @@ bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_
 		return false;
 	if (type == BS_COUNTER && names_has_suffix(family, len, "_total"))
 		len -= 6;
-	for (size_t k = 0; k < 5 && suffixes[type][k]; k++) {
-		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, suffixes[type][k]);
+	const char *const *sfx = names_type_suffixes(type);
+	for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
+		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, sfx[k]);
 		if (proc_names_find(n, name, NULL))
 			return true;
 	}

@@ -55,6 +55,21 @@ bool names_has_suffix(const char *s, size_t n, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
+static const char *const suffixes[][NAMES_SUFFIXES_MAX] = {
+    [BS_COUNTER] = {"", "_total", "_created"},
+    [BS_GAUGE] = {""},
+    [BS_HISTOGRAM] = {"", "_bucket", "_count", "_sum", "_created"},
+    [BS_SUMMARY] = {"", "_count", "_sum", "_created"},
+    [BS_INFO] = {"", "_info"},
+    [BS_STATESET] = {""},
+    [BS_UNKNOWN] = {""},
+};
+
+const char *const *names_type_suffixes(enum bs_metric_type type)
+{
+	return suffixes[type];
+}
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid.
  * Rejects overlong forms, surrogates and code points above U+10FFFF. */
 static size_t utf8_seq(const unsigned char *s, size_t n)

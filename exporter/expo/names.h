@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <binstat/collector.h>
+
 #define NAMES_METRIC_MAX 256 /* bytes in a metric family name */
 #define NAMES_LABEL_NAME_MAX 128
 #define NAMES_LABEL_VALUE_MAX 4096 /* longer values are cut at a character boundary */
@@ -16,6 +18,12 @@ bool names_label_valid(const char *s, size_t n);
 /* 1 to max of a-z, 0-9 and _: units and drop reasons. */
 bool names_snake_valid(const char *s, size_t n, size_t max);
 bool names_has_suffix(const char *s, size_t n, const char *suffix);
+
+/* The metric names a family of a type claims: its name plus each of these
+ * suffixes (OpenMetrics': a counter x owns x, x_total and x_created, which
+ * covers the text format's names too); NULL after the last. */
+#define NAMES_SUFFIXES_MAX 5
+const char *const *names_type_suffixes(enum bs_metric_type type);
 
 /* What names_escape replaced with U+FFFD. */
 struct names_repairs {

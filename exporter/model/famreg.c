@@ -10,16 +10,6 @@
 #include "hash.h"
 #include "names.h"
 
-static const char *const suffixes[][5] = {
-    [BS_COUNTER] = {"", "_total", "_created"},
-    [BS_GAUGE] = {""},
-    [BS_HISTOGRAM] = {"", "_bucket", "_count", "_sum", "_created"},
-    [BS_SUMMARY] = {"", "_count", "_sum", "_created"},
-    [BS_INFO] = {"", "_info"},
-    [BS_STATESET] = {""},
-    [BS_UNKNOWN] = {""},
-};
-
 int famreg_init(struct famreg *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -52,7 +42,7 @@ static int grow(struct famreg *r)
 int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_type type)
 {
 	char buf[NAMES_METRIC_MAX + 16];
-	const char *const *sfx = suffixes[type];
+	const char *const *sfx = names_type_suffixes(type);
 	int rc = 0;
 
 	if (len > NAMES_METRIC_MAX)
@@ -63,7 +53,7 @@ int famreg_claim(struct famreg *r, const char *base, size_t len, enum bs_metric_
 		if ((rc = grow(r)) < 0)
 			goto out_unlock;
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t k = 0; k < 5 && sfx[k]; k++) {
+		for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
 			size_t sl = strlen(sfx[k]);
 			memcpy(buf + len, sfx[k], sl);
 			size_t i = find(r, buf, len + sl);
