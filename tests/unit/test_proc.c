@@ -3,19 +3,11 @@
  * /statistics/ show, the caps (sources, expiry), the template's sample
  * rate, write permission, configuration errors; and a sampler racing a
  * reader, which must never see a statistic half updated. */
-#include "helpers.h"
-
 #include <math.h>
 #include <pthread.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "names.h"
-#include "proc.h"
-
-#define S(sec) ((uint64_t)((sec)*1e9 + 0.5))
-
-static struct config *cfg;
+#include <stdint.h>
 
 /* The clock a scrape brings the histories up to: the tests' own time. */
 static uint64_t test_now;
@@ -25,59 +17,10 @@ static uint64_t test_clock(void)
 	return test_now;
 }
 
-static struct proc *make(const char *yaml)
-{
-	char err[CONF_ERR_MAX];
-	struct proc *p;
+#define PROC_TEST_MADE(p) (test_now = 0, (p)->clock_ns = test_clock)
+#include "proc_helpers.h"
 
-	cfg = config_load("t.yml", yaml, "/plugins", err, sizeof(err));
-	if (!cfg)
-		fail_msg("config: %s", err);
-	assert_non_null(cfg->processing);
-	assert_int_equal(proc_new(cfg->processing, &p), 0);
-	p->clock_ns = test_clock;
-	test_now = 0;
-	return p;
-}
-
-static void done(struct proc *p)
-{
-	proc_free(p);
-	config_free(cfg);
-}
-
-/* A scrape of the processing, and the emitter's drops that are not the
- * type conflicts a test may make on purpose. */
-static char *metrics_dropping(struct proc *p, uint64_t *invalid)
-{
-	struct capture c;
-	capture_begin(&c, EXPO_TEXT, 1 << 24);
-	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
-	char *text = strdup(capture_end(&c));
-	*invalid = 0;
-	for (size_t i = 0; i < c.em.ndrops; i++)
-		if (strcmp(c.em.drops[i].reason, "type_conflict") != 0)
-			*invalid += c.em.drops[i].n;
-	capture_free(&c);
-	return text;
-}
-
-static char *metrics(struct proc *p)
-{
-	uint64_t dropped;
-	return metrics_dropping(p, &dropped);
-}
-
-static char *iface(struct proc *p, const char *method, const char *path, const char *body,
-		   bool may_write, uint64_t now, int *status)
-{
-	struct proc_reply r;
-	proc_iface(p, method, path, body, may_write, now, &r);
-	*status = r.status;
-	char *text = strdup(r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
-	return text;
-}
+#include "names.h"
 
 static const char *delta_yaml =
     "processing:\n"
@@ -103,7 +46,7 @@ static void test_delta_and_reset(void **state)
 	proc_feed(p, "kvm_exits_total", web, 1, 13, S(1));		/* 3 */
 	proc_feed(p, "kvm_exits_total", web, 1, 20, S(2));		/* 7 */
 	proc_feed(p, "kvm_exits_total", web, 1, 5, S(3)); /* went back: reset, X = 5 */
-	char *text = iface(p, "GET", "ex/0/data", NULL, false, S(4), &status);
+	char *text = iface_as(p, "GET", "ex/0/data", NULL, false, S(4), &status);
 	assert_int_equal(status, 200);
 	assert_string_equal(text, "ex_n 3\nex_r 3 3 5.000 7\nex_sum 15\nex_max 7\n");
 	free(text);
@@ -118,7 +61,7 @@ static void test_delta_and_reset(void **state)
 	assert_non_null(strstr(text, "binstat_processing_sources 1\n"));
 	assert_null(strstr(text, "db1"));
 	free(text);
-	text = iface(p, "GET", "", NULL, false, S(4), &status);
+	text = iface_as(p, "GET", "", NULL, false, S(4), &status);
 	assert_string_equal(text, "ex/0 kvm_exits_total{vm=\"web1\"}\n");
 	free(text);
 	done(p);
@@ -139,10 +82,10 @@ static void test_rate_and_value(void **state)
 	proc_feed(p, "c_total", NULL, 0, 10, S(0.75)); /* 0/s */
 	proc_feed(p, "g", NULL, 0, 2.4, S(0));	       /* value: rounded for seed 001 */
 	proc_feed(p, "g", NULL, 0, -7, S(1));
-	char *text = iface(p, "GET", "r/0/data", NULL, false, S(1), &status);
+	char *text = iface_as(p, "GET", "r/0/data", NULL, false, S(1), &status);
 	assert_string_equal(text, "r_r 2 0 10000.000 20000\n");
 	free(text);
-	text = iface(p, "GET", "v/0/data", NULL, false, S(1), &status);
+	text = iface_as(p, "GET", "v/0/data", NULL, false, S(1), &status);
 	assert_string_equal(text, "v_r 2 -7 -2.500 2\nv_tdigest 0.5 2\nv_tdigest count 2\n"
 				  "v_tdigest sum -5\n");
 	free(text);
@@ -167,7 +110,7 @@ static void test_caps(void **state)
 	assert_int_equal(p->srcs.n, 2);
 	assert_int_equal(p->count.too_many_sources, 1);
 	/* sample_pct 0: no source is sampled by the template */
-	char *text = iface(p, "GET", "g/1/definition", NULL, false, S(1), &status);
+	char *text = iface_as(p, "GET", "g/1/definition", NULL, false, S(1), &status);
 	assert_non_null(strstr(text, "# template=g state=on sampled=0 relative=0 updates=0\n"));
 	free(text);
 	text = metrics(p);
@@ -191,11 +134,12 @@ static void test_interface_writes(void **state)
 
 	proc_feed(p, "kvm_exits_total", web, 1, 1, S(0));
 	proc_feed(p, "kvm_exits_total", web, 1, 2, S(1));
-	free(iface(p, "POST", "ex/0/definition", "on=0", false, S(2), &status));
+	free(iface_as(p, "POST", "ex/0/definition", "on=0", false, S(2), &status));
 	assert_int_equal(status, 403); /* not an allowed client */
-	char *text = iface(p, "POST", "ex/0/definition",
-			   "name=ex_r range_max=50\nname=ex_r type=list\nname=zz on=1\ndata=reset",
-			   true, S(2), &status);
+	char *text =
+	    iface_as(p, "POST", "ex/0/definition",
+		     "name=ex_r range_max=50\nname=ex_r type=list\nname=zz on=1\ndata=reset", true,
+		     S(2), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text,
 			    "line 2: EINVAL: a new type needs all its type-specific attributes\n"
@@ -203,26 +147,26 @@ static void test_interface_writes(void **state)
 			    "nothing applied: 2 lines refused\n");
 	free(text);
 	/* all or nothing (issue 29, item 11): lines 1 and 4 did not apply */
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "ex_n 1\nex_r 1 1 1.000 1\nex_sum 1\nex_max 1\n");
 	free(text);
-	text = iface(p, "POST", "ex/0/definition", "name=ex_r range_max=50\ndata=reset", true, S(3),
-		     &status);
+	text = iface_as(p, "POST", "ex/0/definition", "name=ex_r range_max=50\ndata=reset", true,
+			S(3), &status);
 	assert_int_equal(status, 200);
 	free(text);
 	/* range_max 50, and everything reset, the template's statistics too:
 	 * the maximum of nothing has no line (item 14) */
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "ex_n 0\nex_r 0 0 0.000 0\nex_sum 0\n");
 	free(text);
-	text = iface(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
 	assert_non_null(strstr(text, "name=ex_r on=1 type=range range_min=0 range_max=50 "));
 	free(text);
-	free(iface(p, "POST", "ex/0/snapshot", NULL, true, S(3), &status));
+	free(iface_as(p, "POST", "ex/0/snapshot", NULL, true, S(3), &status));
 	assert_int_equal(status, 200);
-	free(iface(p, "GET", "ex/7/data", NULL, false, S(3), &status));
+	free(iface_as(p, "GET", "ex/7/data", NULL, false, S(3), &status));
 	assert_int_equal(status, 404);
-	free(iface(p, "POST", "ex/0/data", "", true, S(3), &status));
+	free(iface_as(p, "POST", "ex/0/data", "", true, S(3), &status));
 	assert_int_equal(status, 405);
 	done(p);
 }
@@ -717,18 +661,19 @@ static void test_type_changes_on_metrics(void **state)
 		for (size_t to = 0; to < NREDEFS; to++) {
 			if (to == from)
 				continue;
-			free(iface(p, "POST", "g/0/definition", redefs[from].line, true, t,
-				   &status));
+			free(iface_as(p, "POST", "g/0/definition", redefs[from].line, true, t,
+				      &status));
 			assert_int_equal(status, 200);
 			proc_feed(p, "g", NULL, 0, 4, t + S(0.05));
-			free(iface(p, "POST", "g/0/definition", redefs[to].line, true, t + S(0.1),
-				   &status));
+			free(iface_as(p, "POST", "g/0/definition", redefs[to].line, true,
+				      t + S(0.1), &status));
 			assert_int_equal(status, 200);
 			for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++)
 				proc_feed(p, "g", NULL, 0, xs[i], t + S(0.2 + 0.1 * (double)i));
-			char *data = iface(p, "GET", "g/0/data", NULL, false, t + S(1.5), &status);
+			char *data =
+			    iface_as(p, "GET", "g/0/data", NULL, false, t + S(1.5), &status);
 			char *def =
-			    iface(p, "GET", "g/0/definition", NULL, false, t + S(1.5), &status);
+			    iface_as(p, "GET", "g/0/definition", NULL, false, t + S(1.5), &status);
 			test_now = t + S(1.5);
 			char *text = metrics_dropping(p, &dropped);
 			assert_int_equal(dropped, 0);
@@ -758,7 +703,7 @@ static void test_type_conflict(void **state)
 
 	proc_feed(p, "g", a, 1, 3, S(0));
 	proc_feed(p, "g", b, 1, 4, S(0));
-	free(iface(p, "POST", "g/1/definition", to_array, true, S(1), &status));
+	free(iface_as(p, "POST", "g/1/definition", to_array, true, S(1), &status));
 	assert_int_equal(status, 200);
 	capture_begin(&c, EXPO_TEXT, 1 << 20);
 	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
@@ -768,7 +713,7 @@ static void test_type_conflict(void **state)
 	assert_null(strstr(text, "s_bucket"));
 	assert_int_equal(capture_drops(&c, "type_conflict"), 1);
 	capture_free(&c);
-	free(iface(p, "POST", "g/0/definition", to_array, true, S(2), &status));
+	free(iface_as(p, "POST", "g/0/definition", to_array, true, S(2), &status));
 	proc_feed(p, "g", a, 1, 3, S(3));
 	capture_begin(&c, EXPO_TEXT, 1 << 20);
 	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
@@ -798,12 +743,12 @@ static void test_range_min_keeps_type(void **state)
 
 	proc_feed(p, "g", a, 1, 3, S(0));
 	proc_feed(p, "g", b, 1, 4, S(0));
-	free(iface(p, "POST", "g/0/definition",
-		   "name=s1 type=array scale=lin base_interval=4 range_min=0 range_max=16", true,
-		   S(1), &status));
+	free(iface_as(p, "POST", "g/0/definition",
+		      "name=s1 type=array scale=lin base_interval=4 range_min=0 range_max=16", true,
+		      S(1), &status));
 	assert_int_equal(status, 200);
-	free(iface(p, "POST", "g/0/definition", "name=s1 type=value mode=products", true, S(1),
-		   &status));
+	free(iface_as(p, "POST", "g/0/definition", "name=s1 type=value mode=products", true, S(1),
+		      &status));
 	assert_int_equal(status, 200);
 	proc_feed(p, "g", a, 1, 13, S(2)); /* within the array's range_max 16, kept */
 	capture_begin(&c, EXPO_TEXT, 1 << 20);
@@ -814,13 +759,13 @@ static void test_range_min_keeps_type(void **state)
 	assert_non_null(strstr(text, "s1{vm=\"b\",source_metric=\"g\"} 4\n"));
 	assert_int_equal(capture_drops(&c, "type_conflict"), 0);
 	capture_free(&c);
-	char *before = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	char *before = iface_as(p, "GET", "g/1/definition", NULL, false, S(3), &status);
 	char *reply =
-	    iface(p, "POST", "g/1/definition", "name=c range_min=-5", true, S(3), &status);
+	    iface_as(p, "POST", "g/1/definition", "name=c range_min=-5", true, S(3), &status);
 	assert_int_equal(status, 400);
 	assert_non_null(strstr(reply, "EINVAL: c: range_min below 0 would let its total"));
 	free(reply);
-	reply = iface(p, "GET", "g/1/definition", NULL, false, S(3), &status);
+	reply = iface_as(p, "GET", "g/1/definition", NULL, false, S(3), &status);
 	assert_string_equal(reply, before);
 	free(reply);
 	free(before);
@@ -1011,7 +956,7 @@ static void test_keys_by_the_emitters_rules(void **state)
 	assert_true(proc_feed(p, "m", hostile, 1, 1, S(0)));
 	p->in = (struct proc_input){.n = 1, .collect = probe_collect};
 	proc_tick(p, S(1));
-	char *text = iface(p, "GET", "", NULL, false, S(1), &status);
+	char *text = iface_as(p, "GET", "", NULL, false, S(1), &status);
 	assert_string_equal(text, "g/0 m{vm=\"\uFFFD\uFFFD\uFFFDevil\"}\n"
 				  "g/1 ok_gauge{vm=\"web1\"}\n");
 	free(text);
@@ -1065,7 +1010,7 @@ static void test_sampler_races_reader(void **state)
 		usleep(1000);
 	}
 	for (int i = 0; i < 3000; i++) {
-		char *text = iface(r.p, "GET", "g/0/data", NULL, false, UINT64_MAX, &status);
+		char *text = iface_as(r.p, "GET", "g/0/data", NULL, false, UINT64_MAX, &status);
 		unsigned long long n = 0, num = 0, sum = 0, hits;
 		char *line = strstr(text, "n ");
 		if (line && sscanf(line, "n %llu", &n) == 1 && (line = strstr(text, "\nr "))) {
@@ -1112,7 +1057,7 @@ static void *race_redefine(void *arg)
 	int status;
 
 	for (unsigned i = 0; !r->stop; i++)
-		free(iface(r->p, "POST", "g/0/definition", lines[i % 6], true, i, &status));
+		free(iface_as(r->p, "POST", "g/0/definition", lines[i % 6], true, i, &status));
 	return NULL;
 }
 
@@ -1128,11 +1073,11 @@ static void test_type_changes_under_load(void **state)
 	assert_int_equal(pthread_create(&feeder, NULL, race_feed, &r), 0);
 	assert_int_equal(pthread_create(&redefiner, NULL, race_redefine, &r), 0);
 	for (int i = 0; i < 2000; i++) {
-		char *def = iface(r.p, "GET", "g/0/definition", NULL, false, 0, &status);
+		char *def = iface_as(r.p, "GET", "g/0/definition", NULL, false, 0, &status);
 		assert_int_equal(status, 200);
 		assert_non_null(strstr(def, "name=s on=1 type="));
 		free(def);
-		free(iface(r.p, "GET", "g/0/data", NULL, false, UINT64_MAX, &status));
+		free(iface_as(r.p, "GET", "g/0/data", NULL, false, UINT64_MAX, &status));
 		char *m = metrics(r.p);
 		assert_non_null(strstr(m, "s_out_of_range_total"));
 		free(m);
@@ -1140,9 +1085,9 @@ static void test_type_changes_under_load(void **state)
 	r.stop = true;
 	pthread_join(feeder, NULL);
 	pthread_join(redefiner, NULL);
-	free(iface(r.p, "POST", "g/0/definition", "name=s type=list entries_max=2 range_min=0",
-		   true, 1, &status));
-	char *def = iface(r.p, "GET", "g/0/definition", NULL, false, 1, &status);
+	free(iface_as(r.p, "POST", "g/0/definition", "name=s type=list entries_max=2 range_min=0",
+		      true, 1, &status));
+	char *def = iface_as(r.p, "GET", "g/0/definition", NULL, false, 1, &status);
 	assert_non_null(strstr(def, "type=list range_min=0 range_max=64 "
 				    "entries_max=2 hits_missed="));
 	free(def);
@@ -1211,7 +1156,7 @@ static void test_series_in_any_order(void **state)
 	proc_tick(p, S(4));
 	o = (struct ordered){{"b", "\xfe", "c", "a"}, {10000, 7, 30000, 20000}, 4};
 	proc_tick(p, S(5));
-	char *text = iface(p, "GET", "", NULL, false, S(5), &status);
+	char *text = iface_as(p, "GET", "", NULL, false, S(5), &status);
 	assert_string_equal(text, "g/0 m{vm=\"a\"}\ng/1 m{vm=\"b\"}\ng/2 m{vm=\"c\"}\n"
 				  "g/3 m{vm=\"\uFFFD\"}\n"
 				  "h/0 m{vm=\"a\"}\nh/1 m{vm=\"c\"}\nh/2 m{vm=\"\uFFFD\"}\n");
@@ -1221,7 +1166,7 @@ static void test_series_in_any_order(void **state)
 				 {"h/0/data", "u 22211\n"}, {"h/1/data", "u 33133\n"},
 				 {"h/2/data", "u 12\n"}};
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
-		text = iface(p, "GET", want[k][0], NULL, false, S(5), &status);
+		text = iface_as(p, "GET", want[k][0], NULL, false, S(5), &status);
 		assert_string_equal(text, want[k][1]);
 		free(text);
 	}
@@ -1232,14 +1177,14 @@ static void test_series_in_any_order(void **state)
 	o = (struct ordered){{"b", "c", "a"}, {2, 4, 8}, 3};
 	proc_tick(p, S(17));
 	proc_tick(p, S(18));
-	text = iface(p, "GET", "", NULL, false, S(18), &status);
+	text = iface_as(p, "GET", "", NULL, false, S(18), &status);
 	assert_string_equal(text, "g/1 m{vm=\"b\"}\ng/4 m{vm=\"c\"}\ng/5 m{vm=\"a\"}\n"
 				  "h/3 m{vm=\"c\"}\nh/4 m{vm=\"a\"}\n");
 	free(text);
-	text = iface(p, "GET", "g/1/data", NULL, false, S(18), &status);
+	text = iface_as(p, "GET", "g/1/data", NULL, false, S(18), &status);
 	assert_string_equal(text, "t 11327\n");
 	free(text);
-	text = iface(p, "GET", "h/4/data", NULL, false, S(18), &status);
+	text = iface_as(p, "GET", "h/4/data", NULL, false, S(18), &status);
 	assert_string_equal(text, "u 16\n");
 	free(text);
 	p->in = (struct proc_input){0};
@@ -1263,7 +1208,7 @@ static void test_history_by_due_time(void **state)
 		uint64_t due = t0 + k * S(0.25), late = k * 7919 % 200 * 1000000;
 		proc_tick_at(p, due, due + late);
 	}
-	char *text = iface(p, "GET", "g/0/data", NULL, false, S(110), &status);
+	char *text = iface_as(p, "GET", "g/0/data", NULL, false, S(110), &status);
 	assert_string_equal(text, "h [100.000000] 4\nh [101.000000] 4\nh [102.000000] 4\n"
 				  "h [103.000000] 4\nh [104.000000] 4\nh [105.000000] 4\n"
 				  "h [106.000000] 4\nh [107.000000] 4\nh [108.000000] 4\n"
@@ -1286,14 +1231,14 @@ static void test_post_all_or_nothing(void **state)
 
 	proc_feed(p, "kvm_exits_total", web, 1, 1, S(0));
 	proc_feed(p, "kvm_exits_total", web, 1, 4, S(1)); /* X = 3 */
-	char *before = iface(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
+	char *before = iface_as(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
 	memset(word, 'a', sizeof(word) - 1);
 	word[sizeof(word) - 1] = '\0';
 	snprintf(body, sizeof(body),
 		 "on=0\nname=%s data=reset\nname=ex_r type=list entries_max=4\n"
 		 "name=ex entries_max=4\nname=ex_n range_max=x\ndata=reset",
 		 word);
-	char *text = iface(p, "POST", "ex/0/definition", body, true, S(2), &status);
+	char *text = iface_as(p, "POST", "ex/0/definition", body, true, S(2), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "line 2: EFBIG: a word is longer than 255 bytes\n"
 				  "line 4: EOPNOTSUPP: a template's statistics are fixed: only "
@@ -1301,41 +1246,41 @@ static void test_post_all_or_nothing(void **state)
 				  "line 5: EINVAL: range_max must be a number\n"
 				  "nothing applied: 3 lines refused\n");
 	free(text);
-	text = iface(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
+	text = iface_as(p, "GET", "ex/0/definition", NULL, false, S(2), &status);
 	assert_string_equal(text, before); /* on=0 and the type change did not apply */
 	free(text);
 	free(before);
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(2), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(2), &status);
 	assert_string_equal(text, "ex_n 1\nex_r 1 3 3.000 3\nex_sum 3\nex_max 3\n");
 	free(text);
 	/* each line is checked against what the lines before it leave */
-	text = iface(p, "POST", "ex/0/definition",
-		     "name=ex_r type=list entries_max=4\nname=ex_r entries_max=8 range_max=9\n",
-		     true, S(3), &status);
+	text = iface_as(p, "POST", "ex/0/definition",
+			"name=ex_r type=list entries_max=4\nname=ex_r entries_max=8 range_max=9\n",
+			true, S(3), &status);
 	assert_int_equal(status, 200);
 	assert_string_equal(text, "ok\n");
 	free(text);
-	text = iface(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "ex/0/definition", NULL, false, S(3), &status);
 	assert_non_null(strstr(text, "name=ex_r on=1 type=list range_min=0 range_max=9 "
 				     "entries_max=8 hits_missed=0"));
 	free(text);
 	/* Review 29, 9: a key twice is refused, not read as its first one */
-	before = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	before = iface_as(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
 	static const char *const twice[] = {"name=ex_r name=ex_n range_max=77",
 					    "name=ex_r range_max=7 range_max=8", "on=0 on=1",
 					    "name=ex_r type=range type=range"};
 	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
-		text = iface(p, "POST", "ex/0/definition", twice[i], true, S(4), &status);
+		text = iface_as(p, "POST", "ex/0/definition", twice[i], true, S(4), &status);
 		assert_int_equal(status, 400);
 		assert_string_equal(text, "line 1: EINVAL: an attribute named twice in one line\n"
 					  "nothing applied: 1 line refused\n");
 		free(text);
 	}
-	text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	text = iface_as(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
 	assert_string_equal(text, before);
 	free(text);
 	free(before);
-	free(iface(p, "GET", "ex/00/definition", NULL, false, S(4), &status)); /* strict ids */
+	free(iface_as(p, "GET", "ex/00/definition", NULL, false, S(4), &status)); /* strict ids */
 	assert_int_equal(status, 404);
 	done(p);
 }
@@ -1351,25 +1296,25 @@ static void test_off_stops_template(void **state)
 
 	proc_feed(p, "kvm_exits_total", web, 1, 0, S(0));
 	proc_feed(p, "kvm_exits_total", web, 1, 2, S(1));
-	free(iface(p, "POST", "ex/0/definition", "on=0", true, S(2), &status));
+	free(iface_as(p, "POST", "ex/0/definition", "on=0", true, S(2), &status));
 	assert_int_equal(status, 200);
 	proc_feed(p, "kvm_exits_total", web, 1, 5, S(3));
-	char *text = iface(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
+	char *text = iface_as(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
 	assert_non_null(strstr(text, "# template=ex state=off sampled=1 relative=0 updates=1\n"));
 	free(text);
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(4), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(4), &status);
 	assert_string_equal(text, "ex_n 1\nex_r 1 2 2.000 2\nex_sum 2\nex_max 2\n");
 	free(text);
 	/* on=1 starts it all again; name=<template> reaches it alone */
-	free(iface(p, "POST", "ex/0/definition", "on=1\nname=ex on=0 data=reset", true, S(5),
-		   &status));
+	free(iface_as(p, "POST", "ex/0/definition", "on=1\nname=ex on=0 data=reset", true, S(5),
+		      &status));
 	assert_int_equal(status, 200);
 	proc_feed(p, "kvm_exits_total", web, 1, 9, S(6));
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(7), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(7), &status);
 	assert_string_equal(text, "ex_n 2\nex_r 2 2 3.000 4\nex_sum 0\n");
 	free(text);
-	text = iface(p, "POST", "ex/0/definition", "name=ex type=value mode=increments", true, S(8),
-		     &status);
+	text = iface_as(p, "POST", "ex/0/definition", "name=ex type=value mode=increments", true,
+			S(8), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "line 1: EOPNOTSUPP: a template's statistics are fixed: only "
 				  "on= and data=reset\nnothing applied: 1 line refused\n");
@@ -1386,11 +1331,11 @@ static void test_empty_digest_lines(void **state)
 	(void)state;
 
 	proc_feed(p, "m", NULL, 0, 3, S(0));
-	char *text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	char *text = iface_as(p, "GET", "g/0/data", NULL, false, S(1), &status);
 	assert_string_equal(text, "g_min 3\ng_tdigest 0.5 3\ng_tdigest count 1\ng_tdigest sum 3\n");
 	free(text);
-	free(iface(p, "POST", "g/0/definition", "data=reset", true, S(1), &status));
-	text = iface(p, "GET", "g/0/data", NULL, false, S(1), &status);
+	free(iface_as(p, "POST", "g/0/definition", "data=reset", true, S(1), &status));
+	text = iface_as(p, "GET", "g/0/data", NULL, false, S(1), &status);
 	assert_string_equal(text, "g_tdigest count 0\ng_tdigest sum 0\n");
 	free(text);
 	done(p);
@@ -1419,7 +1364,7 @@ static void test_template_list(void **state)
 
 	uint32_t h0 = p->tpl[0].hash, h1 = p->tpl[1].hash;
 	assert_int_not_equal(h0, h1);
-	char *text = iface(p, "GET", "templates", NULL, false, 0, &status);
+	char *text = iface_as(p, "GET", "templates", NULL, false, 0, &status);
 	snprintf(want, sizeof(want), "0 \"ex_voi\":%u\n1 \"io\":%u\n", h0, h1);
 	assert_string_equal(text, want);
 	free(text);
@@ -1427,25 +1372,25 @@ static void test_template_list(void **state)
 	snprintf(path, sizeof(path), "templates/\"io\":%u", h1);
 	static const char *const ways[] = {"templates/1", "templates/io", "templates/\"io\"", NULL};
 	for (size_t i = 0; i < 4; i++) {
-		text = iface(p, "GET", ways[i] ? ways[i] : path, NULL, false, 0, &status);
+		text = iface_as(p, "GET", ways[i] ? ways[i] : path, NULL, false, 0, &status);
 		assert_int_equal(status, 200);
 		assert_string_equal(text, want);
 		free(text);
 	}
 	snprintf(path, sizeof(path), "templates/:%u", h1);
-	text = iface(p, "GET", path, NULL, false, 0, &status);
+	text = iface_as(p, "GET", path, NULL, false, 0, &status);
 	assert_string_equal(text, want);
 	free(text);
 	snprintf(path, sizeof(path), "templates/io:%u", h0); /* name and hash disagree */
-	text = iface(p, "GET", path, NULL, false, 0, &status);
+	text = iface_as(p, "GET", path, NULL, false, 0, &status);
 	assert_int_equal(status, 404);
 	assert_string_equal(text, "ESRCH: no template matches\n");
 	free(text);
-	text = iface(p, "GET", "templates/2", NULL, false, 0, &status);
+	text = iface_as(p, "GET", "templates/2", NULL, false, 0, &status);
 	assert_int_equal(status, 404);
 	assert_string_equal(text, "ENOENT: no template has that id\n");
 	free(text);
-	text = iface(p, "GET", "templates/io:x", NULL, false, 0, &status);
+	text = iface_as(p, "GET", "templates/io:x", NULL, false, 0, &status);
 	assert_int_equal(status, 400);
 	assert_true(strncmp(text, "EINVAL: ", 8) == 0);
 	free(text);
@@ -1454,13 +1399,13 @@ static void test_template_list(void **state)
 	static const char *const not_ids[] = {"templates/00", "templates/01", "templates/",
 					      "templates/0x0"};
 	for (size_t i = 0; i < sizeof(not_ids) / sizeof(not_ids[0]); i++) {
-		text = iface(p, "GET", not_ids[i], NULL, false, 0, &status);
+		text = iface_as(p, "GET", not_ids[i], NULL, false, 0, &status);
 		assert_int_equal(status, 400);
 		if (strncmp(text, "EINVAL: ", 8) != 0)
 			fail_msg("%s: %s", not_ids[i], text);
 		free(text);
 	}
-	text = iface(p, "GET", "templates/0", NULL, false, 0, &status);
+	text = iface_as(p, "GET", "templates/0", NULL, false, 0, &status);
 	assert_int_equal(status, 200);
 	free(text);
 	done(p);
@@ -1528,32 +1473,32 @@ static void test_family_names_clash(void **state)
 			      "    - {name: h, select: fw, template: {name: t, stats: [sum]}}\n");
 	int status;
 	proc_feed(p, "fv", NULL, 0, 3, S(0));
-	char *before = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
-	char *text = iface(p, "POST", "g/0/definition", "name=a_max range_max=5\nname=a type=range",
-			   true, S(1), &status);
+	char *before = iface_as(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	char *text = iface_as(p, "POST", "g/0/definition",
+			      "name=a_max range_max=5\nname=a type=range", true, S(1), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "EEXIST: a would serve 'a_max', which statistic 'a_max' of "
 				  "group 'g' serves: a family name is one family's across the "
 				  "processing\nnothing applied: 1 line refused\n");
 	free(text);
-	text = iface(p, "GET", "g/0/definition", NULL, false, S(1), &status);
+	text = iface_as(p, "GET", "g/0/definition", NULL, false, S(1), &status);
 	assert_string_equal(text, before);
 	free(text);
 	free(before);
-	text = iface(p, "POST", "g/0/definition",
-		     "name=a_max type=history mode=range period=1000000 "
-		     "entries_max=4",
-		     true, S(1), &status); /* its own names change: no clash */
+	text = iface_as(p, "POST", "g/0/definition",
+			"name=a_max type=history mode=range period=1000000 "
+			"entries_max=4",
+			true, S(1), &status); /* its own names change: no clash */
 	assert_int_equal(status, 200);
 	free(text);
-	text = iface(p, "POST", "g/0/definition", "name=a_max type=value mode=increments", true,
-		     S(1), &status);
+	text = iface_as(p, "POST", "g/0/definition", "name=a_max type=value mode=increments", true,
+			S(1), &status);
 	assert_int_equal(status, 200);
 	free(text);
-	text = iface(p, "POST", "g/0/definition",
-		     "name=a_max type=array scale=lin base_interval=1 "
-		     "range_min=0 range_max=4",
-		     true, S(1), &status);
+	text = iface_as(p, "POST", "g/0/definition",
+			"name=a_max type=array scale=lin base_interval=1 "
+			"range_min=0 range_max=4",
+			true, S(1), &status);
 	assert_int_equal(status, 200); /* a_max's own names change: no clash */
 	free(text);
 	done(p);
@@ -1575,18 +1520,18 @@ static void test_sample_rates(void **state)
 		proc_feed(p, "ex_total", l, 1, 7, S(0));
 	}
 	uint32_t h0 = p->tpl[0].hash, h1 = p->tpl[1].hash;
-	char *text = iface(p, "GET", "sample_rates", NULL, false, 0, &status);
+	char *text = iface_as(p, "GET", "sample_rates", NULL, false, 0, &status);
 	snprintf(want, sizeof(want), "\"ex_voi\":%u=0,\"io\":%u=100\n", h0, h1);
 	assert_string_equal(text, want);
 	free(text);
-	free(iface(p, "POST", "sample_rates", "ex_voi=100", false, S(1), &status));
+	free(iface_as(p, "POST", "sample_rates", "ex_voi=100", false, S(1), &status));
 	assert_int_equal(status, 403);
 	/* refused as a whole: the first pair is good, the second names nothing */
-	text = iface(p, "POST", "sample_rates", "ex_voi=100, nosuch=5", true, S(1), &status);
+	text = iface_as(p, "POST", "sample_rates", "ex_voi=100, nosuch=5", true, S(1), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "ESRCH: pair 2: no template matches\n");
 	free(text);
-	text = iface(p, "POST", "sample_rates", "ex_voi=101", true, S(1), &status);
+	text = iface_as(p, "POST", "sample_rates", "ex_voi=101", true, S(1), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "EINVAL: a sample rate is a whole percentage, 0 to 100\n");
 	free(text);
@@ -1594,16 +1539,16 @@ static void test_sample_rates(void **state)
 		assert_false(p->src[i]->sampled);
 	/* every spec form; the last pair for a template wins */
 	snprintf(body, sizeof(body), "\"ex_voi\":%u=10, :%u=100,\n", h0, h0);
-	text = iface(p, "POST", "sample_rates", body, true, S(1), &status);
+	text = iface_as(p, "POST", "sample_rates", body, true, S(1), &status);
 	assert_int_equal(status, 200);
 	free(text);
 	for (size_t i = 0; i < p->srcs.n; i++)
 		assert_true(p->src[i]->sampled);
 	proc_feed(p, "ex_total", (struct bs_label[]){{"vm", "a"}}, 1, 9, S(2));
-	text = iface(p, "GET", "ex/0/data", NULL, false, S(2), &status);
+	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(2), &status);
 	assert_string_equal(text, "ex_voi_sum 9\n"); /* a VOI from the change on */
 	free(text);
-	free(iface(p, "POST", "sample_rates", "ex_voi=0", true, S(3), &status));
+	free(iface_as(p, "POST", "sample_rates", "ex_voi=0", true, S(3), &status));
 	assert_int_equal(status, 200);
 	for (size_t i = 0; i < p->srcs.n; i++)
 		assert_false(p->src[i]->sampled);
@@ -1621,7 +1566,7 @@ static void test_blob_json(void **state)
 	(void)state;
 
 	proc_feed(p, "io_total", NULL, 0, 10, S(0));
-	char *text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(1), &status);
+	char *text = iface_as(p, "GET", "io/0/data?format=json", NULL, false, S(1), &status);
 	snprintf(want, sizeof(want),
 		 "{\"tplname\":\"io\",\"tplhash\":%u,\"vois\":{\"io\":{\"stats\":{\"SUM\":null,"
 		 "\"MAX\":null,\"HIST\":null}}}}\n",
@@ -1630,7 +1575,7 @@ static void test_blob_json(void **state)
 	free(text);
 	proc_feed(p, "io_total", NULL, 0, 13, S(1));
 	proc_feed(p, "io_total", NULL, 0, 25, S(2));
-	text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
 	snprintf(want, sizeof(want),
 		 "{\"tplname\":\"io\",\"tplhash\":%u,\"vois\":{\"io\":{\"stats\":{"
 		 "\"SUM\":{\"errs\":0,\"val\":15},\"MAX\":{\"errs\":0,\"val\":12},"
@@ -1641,15 +1586,15 @@ static void test_blob_json(void **state)
 	assert_string_equal(text, want);
 	free(text);
 	/* snapshot?format=json: the same, then reset */
-	text = iface(p, "POST", "io/0/snapshot?format=json", NULL, true, S(3), &status);
+	text = iface_as(p, "POST", "io/0/snapshot?format=json", NULL, true, S(3), &status);
 	assert_string_equal(text, want);
 	free(text);
-	text = iface(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "io/0/data?format=json", NULL, false, S(3), &status);
 	assert_non_null(strstr(text, "\"SUM\":null"));
 	free(text);
-	free(iface(p, "GET", "io/0/data?format=xml", NULL, false, S(3), &status));
+	free(iface_as(p, "GET", "io/0/data?format=xml", NULL, false, S(3), &status));
 	assert_int_equal(status, 400);
-	text = iface(p, "GET", "ex/0/data?format=json", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "ex/0/data?format=json", NULL, false, S(3), &status);
 	assert_int_equal(status, 404); /* no source of ex yet */
 	free(text);
 	done(p);
@@ -1684,16 +1629,16 @@ static void test_u64_voi_end_to_end(void **state)
 	proc_tick(p, S(1));
 	u64_value = UINT64_MAX - 2;
 	proc_tick(p, S(2));
-	char *text = iface(p, "GET", "big/0/data", NULL, false, S(3), &status);
+	char *text = iface_as(p, "GET", "big/0/data", NULL, false, S(3), &status);
 	/* 2^63 + 5 + 2^64 - 3 passes 2^64: the sum stays at 2^64 - 1 (finding
 	 * 7 of review 29: saturated, counted in errs; it wrapped before). */
 	assert_string_equal(text, "big_sum 18446744073709551615\nbig_max 18446744073709551613\n"
 				  "big_min 9223372036854775813\n");
 	free(text);
-	text = iface(p, "GET", "big/0/data?format=json", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "big/0/data?format=json", NULL, false, S(3), &status);
 	assert_non_null(strstr(text, "\"SUM\":{\"errs\":1,\"val\":18446744073709551615}"));
 	free(text);
-	text = iface(p, "GET", "bigd/0/data", NULL, false, S(3), &status);
+	text = iface_as(p, "GET", "bigd/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "bigd_sum 9223372036854775800\n"); /* the exact increase */
 	free(text);
 	text = metrics(p); /* /metrics too: a u64, not its bits read as a double */
@@ -1845,16 +1790,16 @@ static void test_array_bounds_beyond_doubles(void **state)
 	(void)state;
 
 	proc_feed(p, "g", NULL, 0, 1, S(0)); /* the source */
-	free(iface(p, "POST", "g/0/definition",
-		   "name=s3 range_min=1152921504606846976 range_max=1152921504606846986", true,
-		   S(0), &status));
+	free(iface_as(p, "POST", "g/0/definition",
+		      "name=s3 range_min=1152921504606846976 range_max=1152921504606846986", true,
+		      S(0), &status));
 	assert_int_equal(status, 200);
-	free(iface(p, "POST", "g/0/definition", "data=reset", true, S(0), &status));
+	free(iface_as(p, "POST", "g/0/definition", "data=reset", true, S(0), &status));
 	for (size_t i = 0; i < 5; i++)
 		proc_feed(p, "g", NULL, 0, o1[i].x, S(1 + (double)i));
 	for (size_t i = 0; i < 4; i++)
 		proc_feed(p, "g", NULL, 0, o3[i].x, S(10 + (double)i));
-	char *data = iface(p, "GET", "g/0/data", NULL, false, S(20), &status);
+	char *data = iface_as(p, "GET", "g/0/data", NULL, false, S(20), &status);
 	size_t lines = 0;
 	for (const char *q = strstr(data, "a1 "); q; q = strstr(q + 1, "\na1 "))
 		lines++;
@@ -1908,8 +1853,8 @@ static void test_history_moves_on_by_scrape(void **state)
 	check_line(text, key, 5);
 	check_line(text, "s5_last_period_min{source_metric=\"g\"} ", 15);
 	free(text);
-	free(iface(p, "POST", "g/0/definition", "name=s5 range_min=1000 range_max=2000", true,
-		   S(102.2), &status));
+	free(iface_as(p, "POST", "g/0/definition", "name=s5 range_min=1000 range_max=2000", true,
+		      S(102.2), &status));
 	assert_int_equal(status, 200);
 	proc_feed(p, "g", NULL, 0, 7, S(102.5)); /* out of range */
 	proc_feed(p, "g", NULL, 0, 8, S(103.5));
@@ -1922,7 +1867,7 @@ static void test_history_moves_on_by_scrape(void **state)
 	for (double t = 103.7; t < 112; t += 0.45) {
 		test_now = S(t);
 		text = metrics(p);
-		char *data = iface(p, "GET", "g/0/data", NULL, false, S(t), &status);
+		char *data = iface_as(p, "GET", "g/0/data", NULL, false, S(t), &status);
 		const char *last = strrchr(data, '\n'); /* the data file's end */
 		const char *prev = last;
 		for (int k = 0; k < 2; k++)

@@ -5,44 +5,9 @@
  * and families taken exactly as a scrape takes them. Each case feeds a
  * fake collector's exact values pass by pass, expected values computed by
  * hand. */
-#include "helpers.h"
+#include "proc_helpers.h"
 
 #include <math.h>
-
-#include "config.h"
-#include "proc.h"
-
-#define S(sec) ((uint64_t)((sec)*1e9 + 0.5))
-
-static struct config *cfg;
-
-static struct proc *make(const char *yaml)
-{
-	char err[CONF_ERR_MAX];
-	struct proc *p;
-
-	cfg = config_load("t.yml", yaml, "/plugins", err, sizeof(err));
-	if (!cfg)
-		fail_msg("config: %s", err);
-	assert_int_equal(proc_new(cfg->processing, &p), 0);
-	return p;
-}
-
-static void done(struct proc *p)
-{
-	proc_free(p);
-	config_free(cfg);
-}
-
-static char *metrics(struct proc *p)
-{
-	struct capture c;
-	capture_begin(&c, EXPO_TEXT, 1 << 24);
-	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
-	char *text = strdup(capture_end(&c));
-	capture_free(&c);
-	return text;
-}
 
 static char *data(struct proc *p, const char *path)
 {
@@ -52,14 +17,6 @@ static char *data(struct proc *p, const char *path)
 	char *text = strdup(r.text.p ? r.text.p : "");
 	statproc_text_free(&r.text);
 	return text;
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want)) {
-		fprintf(stderr, "missing %s in:\n%s", want, text);
-		fail();
-	}
 }
 
 /* What the fake collector writes in one pass: up to 8 items, each a

@@ -4,62 +4,16 @@
  * or a new source that would pass the bound is refused with nothing
  * changed (a source counted as memory_limit); a configuration whose first
  * source of each group would not fit is an error with its position. */
-#include "helpers.h"
+#include "proc_helpers.h"
 
 #include <inttypes.h>
 #include <malloc.h>
 #include <math.h>
 
-#include "config.h"
-#include "proc.h"
-
-#define S(sec) ((uint64_t)((sec)*1e9 + 0.5))
-
-static struct config *cfg;
-
-static struct proc *make(const char *yaml)
-{
-	char err[CONF_ERR_MAX];
-	struct proc *p;
-
-	cfg = config_load("t.yml", yaml, "/plugins", err, sizeof(err));
-	if (!cfg)
-		fail_msg("config: %s", err);
-	assert_int_equal(proc_new(cfg->processing, &p), 0);
-	return p;
-}
-
-static void done(struct proc *p)
-{
-	proc_free(p);
-	config_free(cfg);
-}
-
 static char *iface(struct proc *p, const char *method, const char *path, const char *body,
 		   uint64_t now, int *status)
 {
-	struct proc_reply r;
-	proc_iface(p, method, path, body, true, now, &r);
-	*status = r.status;
-	char *text = strdup(r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
-	return text;
-}
-
-static char *metrics(struct proc *p)
-{
-	struct capture c;
-	capture_begin(&c, EXPO_TEXT, 1 << 24);
-	assert_int_equal(proc_source.collect(p, &c.em.pub), 0);
-	char *text = strdup(capture_end(&c));
-	capture_free(&c);
-	return text;
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("missing '%s' in:\n%s", want, text);
+	return iface_as(p, method, path, body, true, now, status);
 }
 
 static void feed(struct proc *p, const char *vm, double v, uint64_t now)
