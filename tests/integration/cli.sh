@@ -184,6 +184,17 @@ if command -v openssl >/dev/null; then
 	done
 	check "start-up log: TLS, client certificates, basic auth, rate limit, no request limit" \
 		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=RequireAndVerifyClientCert basic_auth=on users=1 rate_limit=\"one request per 0.100 s, burst 5\" max_requests=\"no limit\"$" "$WORK/exporter.log"
+	# Review 30, finding 13: a reload that drops every user and the rate
+	# limit says so in the same summary line.
+	printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n' >"$WORK/web-good.yml"
+	kill -HUP "$WPID"
+	n=0
+	until [ "$(grep -c 'msg="web endpoint"' "$WORK/exporter.log")" -ge 2 ]; do
+		[ $((n += 1)) -gt 100 ] && break
+		sleep 0.1
+	done
+	check "reload: the web endpoint line again, with no users and no rate limit" \
+		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=NoClientCert basic_auth=off users=0 rate_limit=off max_requests=\"no limit\"$" "$WORK/exporter.log"
 	kill "$WPID"
 else
 	skip "--check-config with a good web config" "no openssl here"
