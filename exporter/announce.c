@@ -64,7 +64,7 @@ void announce_help_collectors(const struct cli *cli)
 	struct config *cfg =
 	    config_load(cli->config_file, NULL, bs_default_plugin_dir, err, sizeof(err));
 	const char *dir = cfg ? cfg->plugin_dir : bs_default_plugin_dir;
-	const char *shown[CONFIG_COLLECTORS_MAX + CLI_COLLECTOR_FLAGS_MAX];
+	const char *shown[CONFIG_COLLECTORS_MAX + CLI_COLLECTOR_FLAGS_MAX + 1];
 	char *plugins[LIST_MAX];
 	size_t nshown = 0, nplugins = plugin_names(dir, plugins, LIST_MAX);
 	const char *why;
@@ -83,6 +83,16 @@ void announce_help_collectors(const struct cli *cli)
 			why = "no plugin file";
 		help_line(cc->name, on, why);
 		shown[nshown++] = cc->name;
+	}
+	if (cfg) { /* the built-in one, configured by its section */
+		bool on = cli_collector_on(cli, CLI_PROCESSING, cfg->processing != NULL, &why);
+		if (!*why)
+			why = cfg->processing ? "built in: the processing: section"
+					      : "built in: no processing: section";
+		else if (on && !cfg->processing)
+			why = "--collector.NAME, but no processing: section: an error";
+		help_line(CLI_PROCESSING, on && cfg->processing, why);
+		shown[nshown++] = CLI_PROCESSING;
 	}
 	for (size_t i = 0; i < cli->ncollector; i++)
 		if (cli->collector[i].enabled && !listed(shown, nshown, cli->collector[i].name)) {
@@ -105,23 +115,55 @@ static void add_name(char *list, const char *name)
 	snprintf(list + n, NAMES_LEN - n, "%s%s", n ? "," : "", name);
 }
 
-static const char *client_auth_name(enum webconf_client_auth a)
+int announce_check_collector_flags(const struct cli *cli, char *err, size_t errlen)
 {
-	static const char *const names[] = {
-	    "NoClientCert",
-	    "RequestClientCert",
-	    "RequireAnyClientCert",
-	    "VerifyClientCertIfGiven",
-	    "RequireAndVerifyClientCert",
-	};
-	return (size_t)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
+	char cerr[CONF_ERR_MAX], known[NAMES_LEN] = "";
+	struct config *cfg;
+	char *plugins[LIST_MAX];
+	size_t nplugins;
+	int rc = 0;
+
+	if (!cli->ncollector ||
+	    !(cfg = config_load(cli->config_file, NULL, bs_default_plugin_dir, cerr, sizeof(cerr))))
+		return 0; /* no flag, or the load's own error says what is wrong */
+	nplugins = plugin_names(cfg->plugin_dir, plugins, LIST_MAX);
+	for (size_t i = 0; i < cli->ncollector && !rc; i++) {
+		const char *name = cli->collector[i].name;
+		if (!config_find(cfg, name) && strcmp(name, CLI_PROCESSING) != 0 &&
+		    !listed((const char *const *)plugins, nplugins, name))
+			rc = -1;
+	}
+	if (rc) {
+		for (size_t i = 0; i < cfg->ncollectors; i++)
+			add_name(known, cfg->collector[i].name);
+		for (size_t i = 0; i < nplugins; i++)
+			if (!config_find(cfg, plugins[i]))
+				add_name(known, plugins[i]);
+		add_name(known, CLI_PROCESSING);
+		for (size_t i = 0; i < cli->ncollector; i++) {
+			const char *name = cli->collector[i].name;
+			if (!config_find(cfg, name) && strcmp(name, CLI_PROCESSING) != 0 &&
+			    !listed((const char *const *)plugins, nplugins, name)) {
+				snprintf(
+				    err, errlen,
+				    "unknown collector '%s' (--%scollector.%s): the configuration "
+				    "and %s know %s",
+				    name, cli->collector[i].enabled ? "" : "no-", name,
+				    cfg->plugin_dir, known);
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < nplugins; i++)
+		free(plugins[i]);
+	config_free(cfg);
+	return rc;
 }
 
 void announce_start(const struct cli *cli, struct collset *set)
 {
 	char running[NAMES_LEN] = "", failed[NAMES_LEN] = "", off[NAMES_LEN] = "";
 	const struct config *cfg = collset_config(set);
-	char users[16], rate[64], maxreq[16];
 
 	for (size_t i = 0; i < collset_count(set); i++) {
 		struct instance_info in;
@@ -131,24 +173,9 @@ void announce_start(const struct cli *cli, struct collset *set)
 	for (size_t i = 0; i < cfg->ncollectors; i++)
 		if (!cfg->collector[i].enabled)
 			add_name(off, cfg->collector[i].name);
+	if (cfg->processing_off)
+		add_name(off, CLI_PROCESSING);
 	log_info("collectors", "running", running, "failed", failed, "off", off);
 
-	struct webgen *g = weblive_get(cli->http.web);
-	const struct webconf *w = g->conf;
-	snprintf(users, sizeof(users), "%zu", w->nusers);
-	if (w->rate_interval > 0)
-		snprintf(rate, sizeof(rate), "one request per %.3f s, burst %u", w->rate_interval,
-			 w->rate_burst);
-	else
-		snprintf(rate, sizeof(rate), "off");
-	if (cli->http.max_requests == UINT_MAX)
-		snprintf(maxreq, sizeof(maxreq), "no limit");
-	else
-		snprintf(maxreq, sizeof(maxreq), "%u", cli->http.max_requests);
-	log_info("web endpoint", "web_config", cli->web_config_file ? cli->web_config_file : "",
-		 "tls", w->tls ? "on" : "off", "client_auth",
-		 w->tls ? client_auth_name(w->client_auth) : "off", "basic_auth",
-		 w->nusers ? "on" : "off", "users", users, "rate_limit", rate, "max_requests",
-		 maxreq);
-	webgen_put(g);
+	weblive_log_endpoint(cli->http.web);
 }

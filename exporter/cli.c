@@ -28,7 +28,8 @@ void cli_usage(const char *prog)
 	       "  --web.max-connections-per-address=N  open at once from one address "
 	       "(default 16)\n"
 	       "  --collector.NAME              run collector NAME, whatever its enabled: says\n"
-	       "  --no-collector.NAME           do not run collector NAME\n"
+	       "  --no-collector.NAME           do not run collector NAME (processing: the\n"
+	       "                                built-in one of the processing: section)\n"
 	       "  --collector.disable-defaults  run only the collectors --collector.NAME names\n"
 	       "  --log.level=LEVEL             debug, info, warn or error (default info)\n"
 	       "  --log.format=FORMAT           logfmt or json (default logfmt); lines go to\n"
@@ -67,7 +68,7 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 			goto err_bad_value;
 		c->http.listen[c->http.nlisten++] = v;
 	} else if (strcmp(flag, "web.config.file") == 0) {
-		c->web_config_file = v;
+		c->web_config_file = *v ? v : NULL; /* node_exporter's: empty is none */
 	} else if (strcmp(flag, "web.telemetry-path") == 0) {
 		if (v[0] != '/' || strcmp(v, "/") == 0 || strcmp(v, "/-/healthy") == 0 ||
 		    strcmp(v, "/-/ready") == 0)
@@ -232,9 +233,14 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 		}
 		memcpy(flag, a, n);
 		flag[n] = '\0';
-		if (is_collector_flag(flag) && !eq) {
-			/* The name points into argv, which lives as long as we do. */
-			if (collector_flag(c, a, err, errlen) < 0)
+		if (is_collector_flag(flag)) {
+			if (eq && strchr(flag, '.')[1]) {
+				snprintf(err, errlen, "flag --%s takes no value", flag);
+				return -1;
+			}
+			/* "--collector.=" says what "--collector." does. The name
+			 * points into argv, which lives as long as we do. */
+			if (collector_flag(c, eq ? flag : a, err, errlen) < 0)
 				return -1;
 			continue;
 		}
@@ -274,8 +280,22 @@ int cli_apply_collectors(const struct cli *c, struct config *cfg, char *err, siz
 		struct config_collector *cc = &cfg->collector[i];
 		cc->enabled = cli_collector_on(c, cc->name, cc->enabled, &why);
 	}
+	/* The built-in processing follows the flags as a plugin does; it is
+	 * configured by the processing: section, which it needs. */
+	bool proc_on = cli_collector_on(c, CLI_PROCESSING, cfg->processing != NULL, &why);
+	if (proc_on && !cfg->processing) {
+		snprintf(err, errlen,
+			 "--collector." CLI_PROCESSING ": the configuration has no processing: "
+			 "section, which is what it runs");
+		return -1;
+	}
+	if (!proc_on && cfg->processing) {
+		proc_conf_free(cfg->processing);
+		cfg->processing = NULL;
+		cfg->processing_off = true;
+	}
 	for (size_t i = 0; i < c->ncollector; i++)
-		if (c->collector[i].enabled &&
+		if (c->collector[i].enabled && strcmp(c->collector[i].name, CLI_PROCESSING) != 0 &&
 		    config_set_enabled(cfg, c->collector[i].name, true, err, errlen) < 0)
 			return -1;
 	return 0;

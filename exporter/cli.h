@@ -10,6 +10,9 @@
 
 #define CLI_DEFAULT_PORT "10187"
 #define CLI_COLLECTOR_FLAGS_MAX 64
+/* The built-in collector of the processing: section, which the
+ * --collector flags turn on and off as they do a plugin. */
+#define CLI_PROCESSING "processing"
 
 /* --collector.NAME or --no-collector.NAME: overrides `enabled:` in the YAML. */
 struct cli_collector_flag {
@@ -45,7 +48,11 @@ void cli_usage(const char *prog);
  * static string; "" when the configuration decides. */
 bool cli_collector_on(const struct cli *c, const char *name, bool configured, const char **why);
 /* Sets each collector of cfg on or off by cli_collector_on, and adds the
- * ones only --collector.NAME names (with their defaults). 0, or -1 with
+ * ones only --collector.NAME names (with their defaults). The processing
+ * runs when the file has a processing: section, unless
+ * --no-collector.processing, or --collector.disable-defaults without
+ * --collector.processing, turns it off (cfg->processing is then dropped);
+ * --collector.processing without the section is an error. 0, or -1 with
  * the reason in err. */
 int cli_apply_collectors(const struct cli *c, struct config *cfg, char *err, size_t errlen);
 

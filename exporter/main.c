@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
@@ -121,6 +122,15 @@ static int check_config(const struct cli *cli)
 			return 1;
 		}
 		weblive_close(web);
+	}
+	/* The listen addresses as a start resolves them, without a bind. */
+	for (size_t i = 0; !cli->systemd_socket && i < cli->http.nlisten; i++) {
+		struct addrinfo *ai;
+		if (http_resolve_listen(cli->http.listen[i], &ai, err, sizeof(err)) < 0) {
+			fprintf(stderr, "cannot start: %s\n", err);
+			return 1;
+		}
+		freeaddrinfo(ai);
 	}
 	if (!(set = load(cli, &check_host, err, sizeof(err)))) {
 		fprintf(stderr, "%s\n", err);
@@ -244,6 +254,7 @@ static int serve(struct cli *cli)
 		log_error("cannot load the web config", "err", err);
 		return 1;
 	}
+	weblive_set_max_requests(cli->http.web, cli->http.max_requests);
 	if (!(current = load(cli, &host, err, sizeof(err)))) {
 		log_error("cannot load configuration", "err", err);
 		goto err_close_web;
@@ -292,7 +303,7 @@ err_close_web:
 int main(int argc, char **argv)
 {
 	struct cli cli;
-	char err[256];
+	char err[CONF_ERR_MAX];
 	sigset_t sigs;
 
 	if (cli_parse(argc, argv, &cli, err, sizeof(err)) < 0) {
@@ -308,6 +319,11 @@ int main(int argc, char **argv)
 		printf("binstat_exporter %s (revision %s, %s)\n", BS_VERSION, BS_REVISION,
 		       BS_COMPILER);
 		return 0;
+	}
+	/* A flag naming no collector is a bad flag, as node_exporter's. */
+	if (announce_check_collector_flags(&cli, err, sizeof(err)) < 0) {
+		fprintf(stderr, "binstat_exporter: %s\n", err);
+		return 2;
 	}
 	log_setup(cli.log_level, cli.log_json);
 	if (cli.check_config)

@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
@@ -45,7 +47,8 @@ static void opt_value(const char *arg, const char *key, bool implied, char *out,
 		if ((first && implied && !has_eq) ||
 		    (strncmp(val, key, klen) == 0 && val[klen] == '=')) {
 			const char *s = has_eq ? val + klen + 1 : val;
-			for (o = 0; s[o] && o + 1 < outlen; o++)
+			size_t keep = utf8_cut(s, outlen - 1); /* whole characters */
+			for (o = 0; o < keep; o++)
 				out[o] = s[o];
 			out[o] = '\0';
 			return;

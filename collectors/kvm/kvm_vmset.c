@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 void kvm_vmset_init(struct kvm_vmset *set, size_t max_vms, size_t max_handover_vms,
 		    size_t max_vcpus)
 {
@@ -108,7 +110,8 @@ static void vm_label(struct kvm_vmset *set, struct kvm_vm *vm)
 
 	owner_mark(set, &vm->ident, mark, sizeof(mark));
 	vm->trusted = !mark[0];
-	snprintf(base, sizeof(base), "%.90s%s", name, mark);
+	/* Cut at a character: a label cut inside one is invalid UTF-8. */
+	snprintf(base, sizeof(base), "%.*s%s", (int)utf8_cut(name, 90), name, mark);
 	if (vm->thread_group)
 		snprintf(first, sizeof(first), "%s%s%.40s/*", base, base[0] ? "/" : "", vm->id);
 	else if (!base[0])
@@ -127,7 +130,8 @@ static void vm_label(struct kvm_vmset *set, struct kvm_vm *vm)
 		return;
 	}
 	for (unsigned n = 2; label_holder(set, vm->label, vm); n++)
-		snprintf(vm->label, sizeof(vm->label), "%.140s#%u", first, n);
+		snprintf(vm->label, sizeof(vm->label), "%.*s#%u", (int)utf8_cut(first, 140), first,
+			 n);
 	vm->label_hash = kvm_id_hash(vm->label);
 }
 

@@ -16,6 +16,7 @@
 
 #include "journal.h"
 #include "monoclock.h"
+#include "utf8.h"
 
 #define LOG_BURST 5  /* lines of one kind a second, at most */
 #define LOG_KINDS 64 /* kinds followed at once; a new one takes an old one's slot */
@@ -78,7 +79,46 @@ struct rec {
 	const char *kv[2 * LOG_PAIRS_MAX];
 	size_t n;
 	char cut[24];
+	char renamed[1024]; /* collector keys that took the x_ prefix */
+	size_t renamed_len;
 };
+
+/* Keys the log itself writes on a line: a collector's key must not
+ * duplicate or override them (in JSON a parser keeps the last). */
+static const char *const own_keys[] = {"ts", "level", "msg", "collector", "pairs_cut", "truncated"};
+
+/* A collector's key as written: "x_" before one that, compared as the
+ * journal compares field names (case and punctuation aside), is one of
+ * own_keys or starts with x_ itself, so no two keys end up alike and the
+ * same key is renamed the same way in logfmt, JSON and the journal.
+ * A renamed key is kept in r->renamed, cut when that is full. */
+static const char *collector_key(struct rec *r, const char *k)
+{
+	char norm[16];
+	size_t n = 0;
+	bool rename;
+
+	for (const char *p = k; *p && n < sizeof(norm) - 1; p++) {
+		char c = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+		norm[n++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '_';
+	}
+	norm[n] = '\0';
+	rename = strncmp(norm, "x_", 2) == 0;
+	for (size_t i = 0; i < sizeof(own_keys) / sizeof(own_keys[0]) && !rename; i++)
+		rename = strlen(k) == strlen(own_keys[i]) && strcmp(norm, own_keys[i]) == 0;
+	if (!rename)
+		return k;
+	size_t room = sizeof(r->renamed) - r->renamed_len;
+	if (room < 4)
+		return "x_";
+	char *out = r->renamed + r->renamed_len;
+	size_t kn = utf8_cut(k, room - 3);
+	memcpy(out, "x_", 2);
+	memcpy(out + 2, k, kn);
+	out[2 + kn] = '\0';
+	r->renamed_len += 3 + kn;
+	return out;
+}
 
 static void rec_fill(struct rec *r, enum bs_log_level level, const char *collector, const char *msg,
 		     va_list kv)
@@ -89,6 +129,7 @@ static void rec_fill(struct rec *r, enum bs_log_level level, const char *collect
 	r->level = level;
 	r->msg = msg;
 	r->n = 0;
+	r->renamed_len = 0;
 	if (collector) {
 		r->kv[0] = "collector";
 		r->kv[1] = collector;
@@ -98,7 +139,7 @@ static void rec_fill(struct rec *r, enum bs_log_level level, const char *collect
 	for (const char *k; (k = va_arg(ap, const char *));) {
 		const char *v = va_arg(ap, const char *);
 		if (r->n < LOG_PAIRS_MAX - 1) {
-			r->kv[2 * r->n] = k;
+			r->kv[2 * r->n] = collector ? collector_key(r, k) : k;
 			r->kv[2 * r->n + 1] = v ? v : "";
 			r->n++;
 		} else {
@@ -114,74 +155,151 @@ static void rec_fill(struct rec *r, enum bs_log_level level, const char *collect
 	}
 }
 
+/* A line is cut, when it must be, at a character and an escape, and still
+ * closed: its string ended, its object closed, and "truncated":true (or
+ * truncated=true) after the last pair it kept. LINE_CLOSE is the room kept
+ * for that. */
+#define LINE_MAX 4096
+#define LINE_CLOSE 32
+
 struct line {
-	char buf[4096];
+	char buf[LINE_MAX];
 	size_t len;
+	bool full; /* something was left out: nothing more is added */
 };
 
-static void add(struct line *l, const char *s, size_t n)
+/* Adds s[0..n) whole, or nothing and marks the line full. */
+static bool add(struct line *l, const char *s, size_t n)
 {
-	if (n > sizeof(l->buf) - 2 - l->len)
-		n = sizeof(l->buf) - 2 - l->len;
+	if (l->full || l->len + n > LINE_MAX - LINE_CLOSE) {
+		l->full = true;
+		return false;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	return true;
+}
+
+static bool add_char(struct line *l, char c)
+{
+	return add(l, &c, 1);
+}
+
+/* The closing text, in the room add() leaves for it. */
+static void add_close(struct line *l, const char *s)
+{
+	size_t n = strlen(s);
 	memcpy(l->buf + l->len, s, n);
 	l->len += n;
 }
 
-static void add_char(struct line *l, char c)
+/* Unicode's bidirectional controls: they reorder what a reader sees beside
+ * them (a VM named to hide what follows), so they are written escaped. */
+static bool is_bidi(uint32_t cp)
 {
-	add(l, &c, 1);
+	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
-static void add_quoted(struct line *l, const char *s)
+/* The bytes of the character at s, as written inside a quoted string
+ * (JSON's rules, which logfmt shares): escapes for " \ and controls,
+ * \ufffd for a byte of invalid UTF-8, \uXXXX for a bidirectional control.
+ * *used is how many bytes of s it took. */
+static size_t quoted_char(const unsigned char *s, char out[8], size_t *used)
 {
-	add_char(l, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			add_char(l, '\\');
-			add_char(l, (char)c);
-		} else if (c == '\n') {
-			add(l, "\\n", 2);
-		} else if (c < 0x20) {
-			char esc[8];
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			add(l, esc, 6);
-		} else {
-			add_char(l, (char)c);
-		}
+	size_t len = s[0] < 0x80 ? 1 : utf8_seq(s, 4);
+
+	*used = len ? len : 1;
+	if (!len)
+		return (size_t)snprintf(out, 8, "\\ufffd");
+	if (len == 1) {
+		if (s[0] == '"' || s[0] == '\\')
+			return (size_t)snprintf(out, 8, "\\%c", s[0]);
+		if (s[0] == '\n')
+			return (size_t)snprintf(out, 8, "\\n");
+		if (s[0] < 0x20 || s[0] == 0x7f)
+			return (size_t)snprintf(out, 8, "\\u%04x", s[0]);
+		out[0] = (char)s[0];
+		return 1;
 	}
-	add_char(l, '"');
+	uint32_t cp = len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3fu);
+	if (is_bidi(cp))
+		return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
+	memcpy(out, s, len);
+	return len;
 }
 
-/* logfmt quotes only what needs it. */
+/* A quoted string, cut (when the line is full) after a whole character and
+ * always closed once opened; false when not even opened. */
+static bool add_quoted(struct line *l, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char esc[8];
+	size_t used;
+
+	if (!add_char(l, '"'))
+		return false;
+	for (size_t i = 0; u[i]; i += used)
+		if (!add(l, esc, quoted_char(u + i, esc, &used)))
+			break;
+	add_close(l, "\"");
+	return true;
+}
+
+/* logfmt quotes only what needs it: a value written plain is printable
+ * ASCII or valid UTF-8 other than a bidirectional control. */
 static void add_logfmt_value(struct line *l, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	bool plain = *s != '\0';
-	for (const char *p = s; *p && plain; p++)
-		plain = (unsigned char)*p > ' ' && *p != '"' && *p != '=' && *p != '\\';
-	if (plain)
-		add(l, s, strlen(s));
-	else
+	char esc[8];
+	size_t used;
+
+	for (size_t i = 0; u[i] && plain; i += used) {
+		size_t n = quoted_char(u + i, esc, &used);
+		plain = n == used && memcmp(esc, u + i, n) == 0 && u[i] > ' ' && u[i] != '"' &&
+			u[i] != '=' && u[i] != '\\';
+	}
+	if (!plain) {
 		add_quoted(l, s);
+		return;
+	}
+	for (size_t i = 0; u[i]; i += used)
+		if (!add(l, s + i, quoted_char(u + i, esc, &used)))
+			break;
 }
 
+/* A pair is written whole or, when its key does not fit, not at all. */
 static void add_pair(struct line *l, const char *k, const char *v, bool first)
 {
+	size_t mark = l->len;
+	bool ok;
+
+	if (l->full)
+		return;
 	if (as_json) {
-		add(l, first ? "{" : ",", 1);
-		add_quoted(l, k);
-		add_char(l, ':');
-		add_quoted(l, v);
+		ok = add(l, first ? "{" : ",", 1) && add_quoted(l, k) && !l->full &&
+		     add_char(l, ':') && add_quoted(l, v);
 	} else {
-		if (!first)
-			add_char(l, ' ');
+		ok = first || add_char(l, ' ');
 		/* A key is a collector's word: one that would break the line's
 		 * syntax has those characters made _. */
-		for (const char *p = *k ? k : "_"; *p; p++)
-			add_char(l, (unsigned char)*p > ' ' && *p != '"' && *p != '=' ? *p : '_');
-		add_char(l, '=');
-		add_logfmt_value(l, v);
+		const unsigned char *u = (const unsigned char *)(*k ? k : "_");
+		for (size_t i = 0, used; ok && u[i]; i += used) {
+			char esc[8];
+			size_t n = quoted_char(u + i, esc, &used);
+			bool keep =
+			    n == used && u[i] > ' ' && u[i] != '"' && u[i] != '=' && u[i] != '\\';
+			ok = keep ? add(l, (const char *)u + i, n) : add_char(l, '_');
+		}
+		ok = ok && add_char(l, '=');
+		if (ok)
+			add_logfmt_value(l, v);
 	}
+	if (!ok)
+		l->len = mark; /* the key cut: the pair is left out */
 }
 
 static void write_rec(const struct rec *r);
@@ -305,9 +423,11 @@ static void write_rec(const struct rec *r)
 	add_pair(&l, "msg", r->msg, false);
 	for (size_t i = 0; i < r->n; i++)
 		add_pair(&l, r->kv[2 * i], r->kv[2 * i + 1], false);
+	if (l.full)
+		add_close(&l, as_json ? ",\"truncated\":true" : " truncated=true");
 	if (as_json)
-		add_char(&l, '}');
-	l.buf[l.len++] = '\n';
+		add_close(&l, "}");
+	add_close(&l, "\n");
 	ssize_t w = write(STDERR_FILENO, l.buf, l.len);
 	(void)w;
 }

@@ -30,6 +30,7 @@ struct config {
 	struct config_collector collector[CONFIG_COLLECTORS_MAX];
 	size_t ncollectors;
 	struct proc_conf *processing; /* NULL: no `processing:` section */
+	bool processing_off;	      /* the section was there, a --collector flag turned it off */
 };
 
 /* Loads and checks everything but the collectors' own options (their

@@ -685,29 +685,42 @@ const char *http_listen_error(int rc)
 			     : "want host:port, [v6]:port or :port";
 }
 
-/* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
-static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
+int http_resolve_listen(const char *addr, struct addrinfo **out, char *err, size_t errlen)
 {
 	char host[256], port[16];
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-	struct addrinfo *ai = NULL;
-	int fd = -1, one = 1, zero = 0, rc;
+	int rc;
 
+	*out = NULL;
 	if ((rc = http_parse_listen(addr, host, sizeof(host), port, sizeof(port))) < 0) {
 		snprintf(err, errlen, "bad listen address '%s': %s", addr, http_listen_error(rc));
 		return -EINVAL;
 	}
 	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, out);
 	if (rc != 0 && !host[0]) {
 		hints.ai_family = AF_INET; /* a host without IPv6 */
-		rc = getaddrinfo(NULL, port, &hints, &ai);
+		rc = getaddrinfo(NULL, port, &hints, out);
 	}
 	if (rc != 0) {
+		*out = NULL;
 		snprintf(err, errlen, "listen address '%s': %s", addr, gai_strerror(rc));
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
+static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1, zero = 0, rc;
+
+	if ((rc = http_resolve_listen(addr, &ai, err, errlen)) < 0)
+		return rc;
+	http_parse_listen(addr, host, sizeof(host), port, sizeof(port)); /* it passed above */
 	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0)
 		goto err_close;

@@ -5,6 +5,7 @@
  * outside the lock; only the swap is under it. */
 #include "weblive.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct weblive {
 	const char *watched[WATCHED_MAX];
 	struct file_id seen[WATCHED_MAX];
 	size_t nwatched;
+	unsigned max_requests; /* for the summary line: the flag's, UINT_MAX no limit */
 };
 
 static void file_id_of(const char *path, struct file_id *id)
@@ -130,6 +132,52 @@ static bool changed(struct weblive *l)
 	return any;
 }
 
+static const char *client_auth_name(enum webconf_client_auth a)
+{
+	static const char *const names[] = {
+	    "NoClientCert",
+	    "RequestClientCert",
+	    "RequireAnyClientCert",
+	    "VerifyClientCertIfGiven",
+	    "RequireAndVerifyClientCert",
+	};
+	return (size_t)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
+}
+
+/* The "web endpoint" line: what guards the endpoint under generation g. */
+static void log_endpoint(const struct weblive *l, const struct webgen *g)
+{
+	const struct webconf *w = g->conf;
+	char users[24], rate[64], maxreq[16];
+
+	snprintf(users, sizeof(users), "%zu", w->nusers);
+	if (w->rate_interval > 0)
+		snprintf(rate, sizeof(rate), "one request per %.3f s, burst %u", w->rate_interval,
+			 w->rate_burst);
+	else
+		snprintf(rate, sizeof(rate), "off");
+	if (l->max_requests == UINT_MAX)
+		snprintf(maxreq, sizeof(maxreq), "no limit");
+	else
+		snprintf(maxreq, sizeof(maxreq), "%u", l->max_requests);
+	log_info("web endpoint", "web_config", l->file, "tls", w->tls ? "on" : "off", "client_auth",
+		 w->tls ? client_auth_name(w->client_auth) : "off", "basic_auth",
+		 w->nusers ? "on" : "off", "users", users, "rate_limit", rate, "max_requests",
+		 maxreq);
+}
+
+void weblive_set_max_requests(struct weblive *l, unsigned max_requests)
+{
+	l->max_requests = max_requests;
+}
+
+void weblive_log_endpoint(struct weblive *l)
+{
+	struct webgen *g = weblive_get(l);
+	log_endpoint(l, g);
+	webgen_put(g);
+}
+
 static bool reload_locked(struct weblive *l)
 {
 	char err[CONF_ERR_MAX];
@@ -150,7 +198,9 @@ static bool reload_locked(struct weblive *l)
 		log_error("web config rejected, keeping the last good one", "err", err);
 		return false;
 	}
-	log_info("web config loaded", "file", l->file, "tls", l->tls ? "on" : "off");
+	/* The whole summary, as at start: a change of users, client
+	 * certificates or rate limit is seen in the log. */
+	log_endpoint(l, g);
 	return true;
 }
 

@@ -29,6 +29,13 @@ struct webgen *weblive_get(struct weblive *l);
 void webgen_put(struct webgen *g);
 /* Re-reads now (SIGHUP); false if the file was bad, which is logged. */
 bool weblive_reload(struct weblive *l);
+/* The --web.max-requests value the "web endpoint" line reports
+ * (UINT_MAX: no limit). */
+void weblive_set_max_requests(struct weblive *l, unsigned max_requests);
+/* Logs the "web endpoint" line: the file, TLS, client certificates, basic
+ * auth and its users, the rate limit and max requests in force. Written
+ * at start and after every reload that took a new file. */
+void weblive_log_endpoint(struct weblive *l);
 /* Whether connections are served with TLS; fixed at start, as in the toolkit. */
 bool weblive_tls(const struct weblive *l);
 struct webauth *weblive_auth(struct weblive *l);

@@ -47,6 +47,13 @@ check "json: an ABI 1 plugin's pair is a field too" $PY -c "
 import json
 ls = [json.loads(l) for l in open('$WORK/json.log')]
 assert any(l.get('msg') == 'abi1 ready' and l.get('collector') == 'abi1' and l.get('value') == '7' for l in ls), ls"
+check "json: a plugin's msg, level and collector keys take x_, never duplicate the line's" $PY -c "
+import json
+ls = [json.loads(l, object_pairs_hook=lambda p: (len(p) == len(dict(p)) or 1 / 0) and dict(p))
+      for l in open('$WORK/json.log')]
+l = [l for l in ls if l.get('msg') == 'odd keys']
+assert l and l[0] == dict(l[0], level='info', collector='abi1', x_msg='INJECTED', x_level='debug',
+                          x_collector='other'), ls"
 kill "$LAST_PID"
 wait "$LAST_PID" 2>/dev/null
 : >"$WORK/exporter.log"
@@ -59,6 +66,9 @@ until grep -q 'first scan done' "$WORK/exporter.log"; do
 done
 check "logfmt: KVM's first scan line holds its pairs as fields" \
 	grep -Eq ' level=info msg="first scan done" collector=kvm vms=[0-9]+ stats_fds=[0-9]+ duration_ms=[0-9.]+$' "$WORK/exporter.log"
+
+check "logfmt: a plugin's own msg, level and collector keys take x_" \
+	grep -Eq ' level=info msg="odd keys" collector=abi1 x_msg=INJECTED x_level=debug x_collector=other$' "$WORK/exporter.log"
 
 # ---- item 11: the start-up log says what runs and what guards it --------
 check "start-up log: the collectors that run, failed and are off" \
@@ -128,6 +138,9 @@ assert e["SYSLOG_IDENTIFIER"] == ["binstat_exporter"], e
 assert set(e) == {"MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "COLLECTOR", "VMS", "STATS_FDS",
                   "DURATION_MS"}, sorted(e)
 assert any(x["MESSAGE"] == ["collectors"] and "RUNNING" in x for x in entries), entries
+odd = [x for x in entries if x["MESSAGE"] == ["odd keys"]]
+assert odd and odd[0]["COLLECTOR"] == ["abi1"] and odd[0]["X_COLLECTOR"] == ["other"] and \
+    odd[0]["X_MSG"] == ["INJECTED"] and odd[0]["X_LEVEL"] == ["debug"], odd
 err_ours.setblocking(False)
 try:
     left = err_ours.recv(65536)
@@ -175,6 +188,17 @@ if command -v openssl >/dev/null; then
 	done
 	check "start-up log: TLS, client certificates, basic auth, rate limit, no request limit" \
 		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=RequireAndVerifyClientCert basic_auth=on users=1 rate_limit=\"one request per 0.100 s, burst 5\" max_requests=\"no limit\"$" "$WORK/exporter.log"
+	# Review 30, finding 13: a reload that drops every user and the rate
+	# limit says so in the same summary line.
+	printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n' >"$WORK/web-good.yml"
+	kill -HUP "$WPID"
+	n=0
+	until [ "$(grep -c 'msg="web endpoint"' "$WORK/exporter.log")" -ge 2 ]; do
+		[ $((n += 1)) -gt 100 ] && break
+		sleep 0.1
+	done
+	check "reload: the web endpoint line again, with no users and no rate limit" \
+		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=NoClientCert basic_auth=off users=0 rate_limit=off max_requests=\"no limit\"$" "$WORK/exporter.log"
 	kill "$WPID"
 else
 	skip "--check-config with a good web config" "no openssl here"
@@ -244,6 +268,79 @@ P=$(free_port)
 start_exporter "$WORK/slow.yml" "$P" --web.max-requests=1
 codes=$(concurrent_codes "$P")
 check "--web.max-requests=1: two of three at once are 503 ($codes)" test "$codes" = "200 503 503 "
+
+# ---- review 30, finding 10: --check-config resolves the listen addresses
+for addr in nosuchhost.invalid:10187 256.1.1.1:10187; do
+	"$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.listen-address=$addr >"$WORK/la.out" 2>&1
+	rc=$?
+	check "--check-config --web.listen-address=$addr: exit 1, as a start ($rc: $(cat "$WORK/la.out"))" \
+		sh -c "[ $rc = 1 ] && grep -q \"^cannot start: listen address '$addr': \" '$WORK/la.out'"
+done
+out=$("$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.listen-address=127.0.0.1:1 2>/dev/null)
+check "--check-config: a resolvable address passes, not bound ($out)" test "$out" = "configuration OK"
+
+# ---- review 30, finding 11: empty web config, unknown collector names
+out=$("$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.config.file= 2>/dev/null)
+check "--web.config.file= (empty): no web config, as node_exporter ($out)" test "$out" = "configuration OK"
+flag_err --collector.Kvm "unknown collector 'Kvm' (--collector.Kvm): the configuration and $PLUGINS know example,synthetic,abi1,kvm,"
+flag_err --no-collector.nosuch "unknown collector 'nosuch' (--no-collector.nosuch)"
+flag_err --collector. "--collector. needs a collector name"
+flag_err --collector.= "--collector. needs a collector name"
+flag_err --no-collector.= "--no-collector. needs a collector name"
+flag_err --collector.kvm=true "flag --collector.kvm takes no value"
+
+# ---- review 30, finding 12: the built-in processing follows the flags
+cat >"$WORK/proc.yml" <<YAML
+global:
+  plugin_dir: $PLUGINS
+collectors:
+  synthetic: {}
+processing:
+  sample_interval: 250ms
+  groups:
+    - name: syn
+      select: '{__name__=~"synthetic.*"}'
+      statistics:
+        - {name: syn_max, type: value}
+YAML
+if ! "$EXPORTER" --check-config --config.file="$WORK/proc.yml" >"$WORK/proc.check" 2>&1; then
+	skip "processing and the --collector flags" "the processing: section is refused here: $(cat "$WORK/proc.check")"
+else
+	"$EXPORTER" --config.file="$WORK/proc.yml" --help >"$WORK/help-proc.txt" 2>&1
+	check "--help lists the processing, on, and why" \
+		grep -Eqx '  processing +on +\(built in: the processing: section\)' "$WORK/help-proc.txt"
+	check "--help without a processing: section: processing off" \
+		grep -Eqx '  processing +off +\(built in: no processing: section\)' "$WORK/help.txt"
+	for flags in "--no-collector.processing" "--collector.disable-defaults --collector.synthetic"; do
+		: >"$WORK/exporter.log"
+		P=$(free_port)
+		# shellcheck disable=SC2086
+		start_exporter "$WORK/proc.yml" "$P" $flags
+		n=0
+		until grep -q 'msg=collectors' "$WORK/exporter.log"; do
+			[ $((n += 1)) -gt 100 ] && break
+			sleep 0.1
+		done
+		check "$flags: the processing does not run, and is said off" \
+			grep -Eq ' msg=collectors running=synthetic failed="" off=processing$' "$WORK/exporter.log"
+		kill "$LAST_PID"
+	done
+	: >"$WORK/exporter.log"
+	P=$(free_port)
+	start_exporter "$WORK/proc.yml" "$P" --collector.disable-defaults --collector.processing
+	n=0
+	until grep -q 'msg=collectors' "$WORK/exporter.log"; do
+		[ $((n += 1)) -gt 100 ] && break
+		sleep 0.1
+	done
+	check "--collector.disable-defaults --collector.processing: the processing alone runs" \
+		grep -Eq ' msg=collectors running=processing failed="" off=' "$WORK/exporter.log"
+	kill "$LAST_PID"
+	out=$("$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --collector.processing 2>&1)
+	rc=$?
+	check "--collector.processing without a processing: section is refused (exit $rc: $out)" \
+		sh -c "[ $rc = 1 ] && echo \"\$1\" | grep -q 'no processing: section'" _ "$out"
+fi
 
 # The DCI4 programs answer --help.
 for prog in dci4-netdev dci4stat; do

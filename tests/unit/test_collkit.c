@@ -9,10 +9,27 @@
 #include <unistd.h>
 
 #include "droptab.h"
+#include "utf8.h"
 #include "famgroup.h"
 #include "growarr.h"
 #include "labelprefix.h"
 #include "worker.h"
+
+/* A cut keeps whole characters; an invalid byte is one character. */
+static void test_utf8_cut(void **state)
+{
+	(void)state;
+	assert_int_equal(utf8_cut("abc", 2), 2);
+	assert_int_equal(utf8_cut("abc", 9), 3);
+	assert_int_equal(utf8_cut("a\xc3\xa9", 2), 1); /* not inside the é */
+	assert_int_equal(utf8_cut("a\xc3\xa9", 3), 3);
+	assert_int_equal(utf8_cut("a\xe2\x80\xae", 3), 1); /* a three-byte one */
+	assert_int_equal(utf8_cut("a\xff\xfe\xc3", 3), 3); /* invalid: byte by byte */
+	assert_int_equal(utf8_cut("\xc3", 1), 1);	   /* a lone lead byte */
+	assert_int_equal(utf8_seq((const unsigned char *)"\xc0\x80", 2), 0);	 /* overlong */
+	assert_int_equal(utf8_seq((const unsigned char *)"\xed\xa0\x80", 3), 0); /* surrogate */
+	assert_int_equal(utf8_seq((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+}
 
 static void test_droptab_counts_past_its_size(void **state)
 {
@@ -455,6 +472,7 @@ static void test_growarr_typed_view(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_utf8_cut),
 	    cmocka_unit_test(test_droptab_counts_past_its_size),
 	    cmocka_unit_test(test_famgroup_majority_and_order),
 	    cmocka_unit_test(test_famgroup_sample_int),

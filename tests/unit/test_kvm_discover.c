@@ -108,6 +108,16 @@ static void test_cmdline(void **state)
 	const char *big[] = {"qemu", "-name", longname};
 	ident(big, 3, &id);
 	assert_true(strlen(id.name) < sizeof(id.name));
+
+	/* A name of two-byte characters longer than the field: cut before
+	 * the character that does not fit, not inside it. */
+	char wide[300] = "guest=";
+	for (size_t i = 0; i < 120; i++)
+		memcpy(wide + 6 + 2 * i, "\xc3\xa9", 3);
+	const char *accents[] = {"qemu", "-name", wide};
+	ident(accents, 3, &id);
+	assert_int_equal(strlen(id.name), sizeof(id.name) - 2); /* 126: 63 whole characters */
+	assert_int_equal((unsigned char)id.name[strlen(id.name) - 2], 0xc3);
 }
 
 /* A VMM names its threads and itself: comm may hold spaces and ')'. */

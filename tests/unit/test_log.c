@@ -325,6 +325,127 @@ static void test_journal_stream_mismatch(void **state)
 	fake_journal_stop(&j);
 }
 
+/* The reviewer's VM name: a control, a quote, bytes that are no UTF-8, a
+ * right-to-left override. */
+#define HOSTILE                                                                                    \
+	"a\x01"                                                                                    \
+	"b\"c\xff\xfe\xe2\x80\xae"                                                                 \
+	"d"
+
+static void hostile_line(void)
+{
+	collector_line(BS_LOG_WARN, "kvm", "one thread created several VMs", "vm", HOSTILE, "cut",
+		       "\xc3", (char *)NULL);
+}
+
+static void valid_utf8(void)
+{
+	log_info("ok", "name", "\xc3\xa9t\xc3\xa9");
+}
+
+/* Invalid UTF-8 becomes \ufffd and a bidirectional control is escaped, in
+ * JSON and in logfmt alike: no raw ff fe, no override reordering a line. */
+static void test_invalid_utf8_escaped(void **state)
+{
+	(void)state;
+	log_setup(BS_LOG_INFO, true);
+	const char *text = logged(hostile_line);
+	assert_non_null(
+	    strstr(text, "\"vm\":\"a\\u0001b\\\"c\\ufffd\\ufffd\\u202ed\",\"cut\":\"\\ufffd\"}\n"));
+	assert_null(strchr(text, '\xff'));
+	log_setup(BS_LOG_INFO, false);
+	text = logged(hostile_line);
+	assert_non_null(
+	    strstr(text, " vm=\"a\\u0001b\\\"c\\ufffd\\ufffd\\u202ed\" cut=\"\\ufffd\"\n"));
+	assert_null(strchr(text, '\xff'));
+	/* Valid UTF-8 is written as it is, unquoted in logfmt. */
+	assert_non_null(strstr(logged(valid_utf8), " name=\xc3\xa9t\xc3\xa9\n"));
+}
+
+static char big[6000];
+static char big_msg[32]; /* one kind a round: no round is held back */
+
+static void long_line(void)
+{
+	log_info(big_msg, "config", big, "after", "lost");
+}
+
+/* A line longer than the buffer: cut at a character, the string and the
+ * object closed, and marked truncated. */
+static void test_long_line_closed(void **state)
+{
+	(void)state;
+	/* Quotes, each escaped to two bytes, and two-byte characters: every
+	 * cut can fall inside an escape or a character. */
+	for (size_t off = 0; off < 4; off++) {
+		size_t i = 0;
+		for (; i < off; i++)
+			big[i] = 'a';
+		for (; i + 2 < sizeof(big); i += 2)
+			memcpy(big + i, (i / 2) % 2 ? "\"\"" : "\xc3\xa9", 2);
+		big[i] = '\0';
+		snprintf(big_msg, sizeof(big_msg), "started, round %zu", off);
+		log_setup(BS_LOG_INFO, true);
+		const char *text = logged(long_line);
+		size_t n = strlen(text);
+		assert_true(n <= 4096);
+		assert_int_equal(count(text, "\n"), 1);
+		assert_non_null(strstr(text, "\",\"truncated\":true}\n"));
+		assert_null(strstr(text, "lost"));
+		/* The value ends after a whole escape and a whole character. */
+		const char *end = strstr(text, "\",\"truncated\"");
+		assert_true(end[-1] != '\\' || end[-2] == '\\');
+		assert_true((unsigned char)end[-1] != 0xc3);
+		log_setup(BS_LOG_INFO, false);
+		text = logged(long_line);
+		assert_true(strlen(text) <= 4096);
+		assert_non_null(strstr(text, "\" truncated=true\n"));
+		assert_null(strstr(text, "lost"));
+	}
+}
+
+static void key_clash(void)
+{
+	collector_line(BS_LOG_INFO, "mine", "odd keys", "msg", "INJECTED", "level", "debug",
+		       "collector", "other", "ts", "0", "Collector", "x", "x_msg", "y", "pairs_cut",
+		       "9", "truncated", "true", "vms", "4", (char *)NULL);
+}
+
+/* A collector's keys never duplicate or override the line's own: they take
+ * x_, the same in logfmt, JSON and the journal. */
+static void test_collector_keys_renamed(void **state)
+{
+	struct fake_journal j;
+	char e[8192], v[256];
+	size_t n;
+
+	(void)state;
+	log_setup(BS_LOG_INFO, false);
+	const char *text = logged(key_clash);
+	assert_non_null(strstr(text, " level=info msg=\"odd keys\" collector=mine x_msg=INJECTED "
+				     "x_level=debug x_collector=other x_ts=0 x_Collector=x "
+				     "x_x_msg=y x_pairs_cut=9 x_truncated=true vms=4\n"));
+	log_setup(BS_LOG_INFO, true);
+	text = logged(key_clash);
+	assert_non_null(strstr(text,
+			       ",\"level\":\"info\",\"msg\":\"odd keys\",\"collector\":\"mine\","
+			       "\"x_msg\":\"INJECTED\",\"x_level\":\"debug\","
+			       "\"x_collector\":\"other\",\"x_ts\":\"0\",\"x_Collector\":\"x\","
+			       "\"x_x_msg\":\"y\",\"x_pairs_cut\":\"9\","
+			       "\"x_truncated\":\"true\",\"vms\":\"4\"}\n"));
+	fake_journal_start(&j, true);
+	key_clash();
+	n = journal_recv(j.sock, e, sizeof(e));
+	assert_true(n > 0);
+	assert_int_equal(count(e, "\nCOLLECTOR="), 1);
+	assert_string_equal(entry_field(e, n, "COLLECTOR", v, sizeof(v)), "mine");
+	assert_string_equal(entry_field(e, n, "X_COLLECTOR", v, sizeof(v)), "other");
+	assert_string_equal(entry_field(e, n, "X_MSG", v, sizeof(v)), "INJECTED");
+	assert_string_equal(entry_field(e, n, "X_X_MSG", v, sizeof(v)), "y");
+	assert_string_equal(entry_field(e, n, "MESSAGE", v, sizeof(v)), "odd keys");
+	fake_journal_stop(&j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +455,9 @@ int main(void)
 	    cmocka_unit_test(test_journal_field_names),
 	    cmocka_unit_test(test_journal_entry),
 	    cmocka_unit_test(test_journal_stream_mismatch),
+	    cmocka_unit_test(test_invalid_utf8_escaped),
+	    cmocka_unit_test(test_long_line_closed),
+	    cmocka_unit_test(test_collector_keys_renamed),
 	};
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }
