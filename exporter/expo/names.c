@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "utf8.h"
+
 static bool is_name_start(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -68,38 +70,6 @@ static const char *const suffixes[][NAMES_SUFFIXES_MAX] = {
 const char *const *names_type_suffixes(enum bs_metric_type type)
 {
 	return suffixes[type];
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid.
- * Rejects overlong forms, surrogates and code points above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xBF;
-
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-	} else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return len;
 }
 
 size_t names_utf8_cut(const char *s, size_t n, size_t max)
