@@ -2,9 +2,10 @@
  * every way to its stats fds is shut (/proc/PID/fd and fdinfo, pidfd_getfd,
  * ptrace), and so is everything that would say it holds a VM (its fd links,
  * maps, exe). What stays readable is each thread's stat line: KVM runs a
- * worker of its own in the VMM's thread group, and QEMU names its vCPU
- * threads after KVM. Those are the signs counted here, nothing guessed
- * from a command's name. */
+ * worker of its own in the VMM's thread group, flagged by the kernel. That
+ * is the one sign of a thread counted here: a thread's name alone ("CPU
+ * 0/KVM", QEMU's vCPUs) is any user's to choose (prctl), and would let
+ * anyone raise the count and its alert. */
 #include "kvm_denied.h"
 
 #include "kvm_procfd.h"
@@ -19,7 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PF_USER_WORKER 0x00004000	  /* include/linux/sched.h */
+#define PF_IO_WORKER 0x00000002 /* include/linux/sched.h */
+#define PF_USER_WORKER 0x00004000
 #define KVM_WORKER_COMM "kvm-nx-lpage-re" /* "kvm-nx-lpage-recovery" in TASK_COMM_LEN */
 #define TASKS_MAX 65536			  /* threads of one process looked at */
 
@@ -62,9 +64,8 @@ bool kvm_denied_remove(struct kvm_denied *d, pid_t pid)
 bool kvm_task_stat_is_kvm(const char *buf, size_t len)
 {
 	const char *open = memchr(buf, '(', len), *close = NULL;
-	char comm[32], rest[32];
+	char comm[32];
 	unsigned long flags;
-	unsigned vcpu;
 
 	for (size_t i = len; i > 0 && !close; i--)
 		if (buf[i - 1] == ')')
@@ -72,19 +73,19 @@ bool kvm_task_stat_is_kvm(const char *buf, size_t len)
 	if (!open || !close || close <= open || (size_t)(close - open - 1) >= sizeof(comm))
 		return false;
 	snprintf(comm, sizeof(comm), "%.*s", (int)(close - open - 1), open + 1);
-	/* QEMU: "CPU %d/%s" with the accelerator's name (TCG's say TCG). */
-	if (sscanf(comm, "CPU %u/%31s", &vcpu, rest) == 2 && strcmp(rest, "KVM") == 0)
-		return true;
 	if (strcmp(comm, KVM_WORKER_COMM) != 0)
 		return false;
 	/* Fields after comm: state ppid pgrp session tty_nr tpgid flags. A
-	 * user thread may name itself so; only the kernel sets the flag. */
+	 * user thread may name itself so; only the kernel sets the flag. But a
+	 * thread may also rename a kernel worker of its own thread group
+	 * (/proc/self/task/TID/comm): io_uring's, which any user can make,
+	 * carry PF_IO_WORKER too, and are refused by it. */
 	char line[256];
 	size_t n = len - (size_t)(close + 1 - buf);
 	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1),
 		 close + 1);
 	return sscanf(line, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-	       (flags & PF_USER_WORKER);
+	       (flags & PF_USER_WORKER) && !(flags & PF_IO_WORKER);
 }
 
 bool kvm_vmm_visible(const char *proc, pid_t pid)

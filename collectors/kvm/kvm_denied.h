@@ -26,8 +26,9 @@ bool kvm_denied_remove(struct kvm_denied *d, pid_t pid);
 
 /* Whether a task's /proc stat line (comm and flags, readable by any user)
  * is KVM's: KVM's own worker in the VMM's thread group (kvm-nx-lpage-recovery,
- * its comm cut to "kvm-nx-lpage-re", flagged PF_USER_WORKER), or a thread
- * QEMU named for a KVM vCPU ("CPU N/KVM"). */
+ * its comm cut to "kvm-nx-lpage-re", flagged PF_USER_WORKER and not
+ * PF_IO_WORKER). A name alone ("CPU N/KVM") is never enough: any user's
+ * thread may take it. */
 bool kvm_task_stat_is_kvm(const char *buf, size_t len);
 /* Whether any thread of `pid` is, read from /proc/PID/task/TID/stat. The
  * sign of a VMM that needs no right over the process: /proc/PID/fd,

@@ -57,7 +57,17 @@ DROP='binstat_collector_dropped_total{collector="kvm",reason="vmm_not_permitted"
 warns() { grep -c 'level=warn.*CAP_SYS_PTRACE' "$WORK/exporter.log"; }
 
 # ---- 1. no capability, beside root's VMs: one found by its threads at
-# the first walk, one named by KVM's uevent later ----
+# the first walk, one named by KVM's uevent later; and beside processes of
+# another user that name a thread as QEMU names a vCPU ("CPU 0/KVM"), a
+# name any user may take: those are no VMMs and count nothing ----
+mkfifo -m 0666 "$WORK/hold"
+for _ in 1 2 3; do
+	setpriv --reuid=4242 --regid=4242 --clear-groups bash -c \
+		'printf "CPU 0/KVM" >/proc/$$/comm && read -r -t 600 _ <>"$0"' "$WORK/hold" &
+	PIDS+=("$!")
+done
+check "three processes of uid 4242 with a thread named CPU 0/KVM" sh -c \
+	"for _ in \$(seq 50); do [ \$(grep -lx 'CPU 0/KVM' /proc/[0-9]*/task/*/comm 2>/dev/null | wc -l) -ge 3 ] && exit 0; sleep 0.1; done; exit 1"
 start_fixture root1
 check "a root VMM runs" test $? = 0
 R1=$FX
@@ -69,7 +79,7 @@ check "the exporter runs as nobody with no capability" sh -c \
 	"grep -q '^Uid:[[:space:]]*65534' /proc/$EXP/status && grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$EXP/status"
 scrape "$P" "$WORK/1.txt"
 check "no capability: root's VM is not served (it cannot be)" test "$(value "$WORK/1.txt" kvm_collector_vms)" = 0
-check "no capability: the VMM is counted in $GAUGE" test "$(value "$WORK/1.txt" $GAUGE)" = 1
+check "no capability: the VMM is counted in $GAUGE, the forged names not" test "$(value "$WORK/1.txt" $GAUGE)" = 1
 check "no capability: and in the drop reason vmm_not_permitted" test "$(value "$WORK/1.txt" "$DROP")" = 1
 check "said once at warn: CAP_SYS_PTRACE missing, and the unit's fix" sh -c \
 	"grep 'level=warn' '$WORK/exporter.log' | grep 'CAP_SYS_PTRACE' | grep 'AmbientCapabilities=CAP_SYS_PTRACE' | grep -q 'missing=CAP_SYS_PTRACE' && [ $(warns) = 1 ]"

@@ -53,11 +53,13 @@ static void test_task_is_kvm(void **state)
 	/* A user thread may take the name, not the kernel's flag. */
 	assert_false(IS_KVM("28578 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4194304 0 0"));
 	assert_false(IS_KVM("28573 (kvm_fixture) S 28549 28549 17426 0 -1 4194304 130 0"));
-	/* QEMU's vCPU threads: KVM's, not TCG's. */
-	assert_true(IS_KVM("4100 (CPU 0/KVM) S 1 4090 4090 0 -1 4194368 0 0"));
-	assert_true(IS_KVM("4101 (CPU 12/KVM) R 1 4090 4090 0 -1 4194368 0 0"));
+	/* io_uring's worker renamed through /proc/self/task/TID/comm: the
+	 * user flag too, and PF_IO_WORKER (0x404042). */
+	assert_false(IS_KVM("28579 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4210754 0 0"));
+	/* QEMU's vCPU threads: a name any user's thread may take (prctl). */
+	assert_false(IS_KVM("4100 (CPU 0/KVM) S 1 4090 4090 0 -1 4194368 0 0"));
+	assert_false(IS_KVM("4101 (CPU 12/KVM) R 1 4090 4090 0 -1 4194368 0 0"));
 	assert_false(IS_KVM("4102 (CPU 0/TCG) S 1 4090 4090 0 -1 4194368 0 0"));
-	assert_false(IS_KVM("4103 (CPU 0/KVMX) S 1 4090 4090 0 -1 4194368 0 0"));
 	/* A comm with parentheses and spaces; cut or broken lines. */
 	assert_false(IS_KVM("9 (a) b) (c) S 1 1 1 0 -1 16384 0"));
 	assert_false(IS_KVM("28577 (kvm-nx-lpage-re) S 28549"));
