@@ -25,21 +25,24 @@ static void test_exe_name(void **state)
 	char out[64];
 	(void)state;
 
-	kvm_exe_name("/usr/bin/qemu-system-x86_64", out, sizeof(out));
+	kvm_exe_name("/usr/bin/qemu-system-x86_64", false, out, sizeof(out));
 	assert_string_equal(out, "qemu-system-x86_64");
 	/* A package upgrade under the running VMM: the same VMM, one label. */
-	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", out, sizeof(out));
+	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", true, out, sizeof(out));
 	assert_string_equal(out, "qemu-system-x86_64");
-	kvm_exe_name("qemu (deleted)", out, sizeof(out));
+	kvm_exe_name("qemu (deleted)", true, out, sizeof(out));
 	assert_string_equal(out, "qemu");
-	kvm_exe_name("/opt/ (deleted)", out, sizeof(out)); /* a name of the suffix alone */
+	/* A binary really named so, not deleted: its whole name. */
+	kvm_exe_name("/opt/qemu (deleted)", false, out, sizeof(out));
+	assert_string_equal(out, "qemu (deleted)");
+	kvm_exe_name("/opt/ (deleted)", true, out, sizeof(out)); /* a name of the suffix alone */
 	assert_string_equal(out, " (deleted)");
-	kvm_exe_name("/opt/vmm (deleted) (deleted)", out, sizeof(out)); /* only the kernel's one */
+	kvm_exe_name("/opt/vmm (deleted) (deleted)", true, out, sizeof(out)); /* the kernel's one */
 	assert_string_equal(out, "vmm (deleted)");
-	kvm_exe_name("/opt/deleted", out, sizeof(out));
+	kvm_exe_name("/opt/deleted", true, out, sizeof(out));
 	assert_string_equal(out, "deleted");
 	char small[4];
-	kvm_exe_name("/usr/bin/qemu (deleted)", small, sizeof(small)); /* cut to fit */
+	kvm_exe_name("/usr/bin/qemu (deleted)", true, small, sizeof(small)); /* cut to fit */
 	assert_string_equal(small, "qem");
 }
 
