@@ -78,11 +78,12 @@ struct kvm_collector {
 	bool passive;
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged;
-	struct kvm_denied denied; /* VMMs seen but not readable, each watched */
-	bool denied_logged;	  /* said since the count last was 0 */
-	const char *missing;	  /* what the exporter lacks to read them */
-	bool host_view;		  /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
-	bool hostview_due;	  /* a hand-over brought vCPUs whose threads are not known */
+	struct kvm_denied denied;	  /* VMMs seen but not readable, each watched */
+	bool denied_logged;		  /* this episode (since the count left 0) counted */
+	struct kvm_denied_say denied_say; /* the warn line's bound */
+	const char *missing;		  /* what the exporter lacks to read them */
+	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
+	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;
 	bool libvirt_denied_logged;
 
@@ -328,7 +329,8 @@ static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
  * not a VMM any more. The caller holds k->lock. */
 static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 {
-	char p[16], n[24];
+	char p[16], n[24], e[24];
+	uint64_t episodes;
 
 	if (!unreadable) {
 		if (kvm_denied_remove(&k->denied, pid) && !k->denied.pids.n)
@@ -342,16 +344,19 @@ static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 	watcher_drop(k, "vmm_not_permitted");
 	if (k->denied_logged)
 		return;
+	k->denied_logged = true;
 	k->missing = kvm_denied_missing();
+	if (!kvm_denied_say_due(&k->denied_say, monoclock_ns(), &episodes))
+		return;
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	snprintf(n, sizeof(n), "%zu", k->denied.pids.n);
+	snprintf(e, sizeof(e), "%llu", (unsigned long long)episodes);
 	k->host->log(BS_LOG_WARN, "kvm",
 		     "VMM processes hold VMs whose stats this exporter may not read: it needs "
 		     "CAP_SYS_PTRACE over them (in their user namespace, allowed by Yama's "
 		     "kernel.yama.ptrace_scope); the systemd unit grants it with "
 		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service)",
-		     "missing", k->missing, "pid", p, "vmms", n, (char *)NULL);
-	k->denied_logged = true;
+		     "missing", k->missing, "pid", p, "vmms", n, "episodes", e, (char *)NULL);
 }
 
 /* One look at a process; named_by_kvm: a KVM create uevent named it, so it

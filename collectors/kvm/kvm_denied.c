@@ -115,6 +115,17 @@ bool kvm_vmm_visible(const char *proc, pid_t pid)
 	return kvm;
 }
 
+bool kvm_denied_say_due(struct kvm_denied_say *s, uint64_t now, uint64_t *episodes)
+{
+	s->unsaid++;
+	if (s->said_ns && now - s->said_ns < KVM_DENIED_SAY_NS)
+		return false;
+	*episodes = s->unsaid;
+	s->unsaid = 0;
+	s->said_ns = now ? now : 1;
+	return true;
+}
+
 static bool has_cap_sys_ptrace(void)
 {
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};

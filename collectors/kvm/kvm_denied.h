@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "growarr.h"
@@ -34,6 +35,21 @@ bool kvm_task_stat_is_kvm(const char *buf, size_t len);
  * sign of a VMM that needs no right over the process: /proc/PID/fd,
  * fdinfo, maps and exe all need one. */
 bool kvm_vmm_visible(const char *proc, pid_t pid);
+
+/* The warn line's bound: said at most once per KVM_DENIED_SAY_NS, however
+ * often the count leaves 0 (a user allowed /dev/kvm can start and kill a
+ * VM in a loop). Ten minutes: the alert's own `for`, so a line still comes
+ * with each alert; the episodes in between are stated in the next line. */
+#define KVM_DENIED_SAY_NS 600000000000ull
+
+struct kvm_denied_say {
+	uint64_t said_ns; /* 0: never said */
+	uint64_t unsaid;  /* episodes since, not said */
+};
+
+/* One episode (the count left 0) at `now`: returns whether to say it, with
+ * *episodes the number since the last line (this one included). */
+bool kvm_denied_say_due(struct kvm_denied_say *s, uint64_t now, uint64_t *episodes);
 
 /* What this process lacks to read other users' VMMs, for the log:
  * "CAP_SYS_PTRACE", "kernel.yama.ptrace_scope=3", "user_namespace" (our

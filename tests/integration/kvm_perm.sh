@@ -103,7 +103,8 @@ check "no further warn while the count only fell" test "$(warns)" = 1
 start_fixture root3
 R3=$FX
 check "from 0 again: counted" until_value "$P" "$WORK/5.txt" $GAUGE 1
-check "from 0 again: said again, once" test "$(warns)" = 2
+check "from 0 again within 10 minutes: not said again (once per 10 minutes at most)" test "$(warns)" = 1
+check "the one line says it is the first episode" grep -q 'level=warn.*CAP_SYS_PTRACE.*episodes=1' "$WORK/exporter.log"
 kill "$EXP"
 
 # ---- 2. no capability, a VM of its own beside root's ----

@@ -73,6 +73,31 @@ static void test_task_is_kvm(void **state)
 #undef IS_KVM
 }
 
+/* The warn line on VMMs not permitted: once per 10 minutes at most, the
+ * episodes between stated in the next line. */
+static void test_denied_say(void **state)
+{
+	struct kvm_denied_say s = {0};
+	uint64_t e = 0, min = 60000000000ull;
+	(void)state;
+
+	assert_true(kvm_denied_say_due(&s, 5 * min, &e));
+	assert_int_equal(e, 1);
+	/* A start-and-kill loop: every episode within the 10 minutes is quiet. */
+	for (int i = 1; i <= 50; i++)
+		assert_false(kvm_denied_say_due(&s, 5 * min + (uint64_t)i * 1000000000u, &e));
+	assert_false(kvm_denied_say_due(&s, 15 * min - 1, &e));
+	assert_true(kvm_denied_say_due(&s, 15 * min, &e));
+	assert_int_equal(e, 52); /* the 51 unsaid and this one */
+	assert_false(kvm_denied_say_due(&s, 16 * min, &e));
+	assert_true(kvm_denied_say_due(&s, 40 * min, &e));
+	assert_int_equal(e, 2);
+	/* A clock at 0 (the first instant) still bounds the next. */
+	struct kvm_denied_say z = {0};
+	assert_true(kvm_denied_say_due(&z, 0, &e));
+	assert_false(kvm_denied_say_due(&z, 1, &e));
+}
+
 static void test_cmdline(void **state)
 {
 	struct kvm_identity id;
@@ -209,9 +234,10 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),	cmocka_unit_test(test_exe_name),
-	    cmocka_unit_test(test_task_is_kvm), cmocka_unit_test(test_host_files),
-	    cmocka_unit_test(test_uevent),	cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_cmdline),	      cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_denied_say),	      cmocka_unit_test(test_task_is_kvm),
+	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
+	    cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }
