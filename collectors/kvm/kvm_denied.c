@@ -27,38 +27,80 @@
 
 void kvm_denied_init(struct kvm_denied *d)
 {
-	growarr_init(&d->pids, sizeof(pid_t), KVM_DENIED_MAX);
+	growarr_init(&d->pids, sizeof(struct kvm_denied_pid), KVM_DENIED_MAX);
+	d->nwatched = 0;
 }
 
 void kvm_denied_free(struct kvm_denied *d)
 {
 	growarr_free(&d->pids);
+	d->nwatched = 0;
+}
+
+struct kvm_denied_pid *kvm_denied_find(const struct kvm_denied *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->pids.n; i++)
+		if (d->p[i].pid == pid)
+			return &d->p[i];
+	return NULL;
 }
 
 bool kvm_denied_has(const struct kvm_denied *d, pid_t pid)
 {
-	for (size_t i = 0; i < d->pids.n; i++)
-		if (d->pid[i] == pid)
-			return true;
-	return false;
+	return kvm_denied_find(d, pid) != NULL;
 }
 
-int kvm_denied_add(struct kvm_denied *d, pid_t pid)
+int kvm_denied_add(struct kvm_denied *d, pid_t pid, bool watched)
 {
 	if (kvm_denied_has(d, pid))
 		return 0;
-	int rc = growarr_push(&d->pids, &pid);
-	return rc < 0 ? rc : 1;
+	int rc = growarr_push(&d->pids, &(struct kvm_denied_pid){pid, watched, true});
+	if (rc < 0)
+		return rc;
+	d->nwatched += watched;
+	return 1;
+}
+
+static void remove_at(struct kvm_denied *d, size_t i)
+{
+	d->nwatched -= d->p[i].watched;
+	d->p[i] = d->p[--d->pids.n];
 }
 
 bool kvm_denied_remove(struct kvm_denied *d, pid_t pid)
 {
 	for (size_t i = 0; i < d->pids.n; i++)
-		if (d->pid[i] == pid) {
-			d->pid[i] = d->pid[--d->pids.n];
+		if (d->p[i].pid == pid) {
+			remove_at(d, i);
 			return true;
 		}
 	return false;
+}
+
+void kvm_denied_walk_start(struct kvm_denied *d)
+{
+	for (size_t i = 0; i < d->pids.n; i++)
+		d->p[i].seen = false;
+}
+
+size_t kvm_denied_walk_end(struct kvm_denied *d)
+{
+	size_t gone = 0;
+
+	for (size_t i = 0; i < d->pids.n;)
+		if (!d->p[i].watched && !d->p[i].seen) {
+			remove_at(d, i);
+			gone++;
+		} else {
+			i++;
+		}
+	return gone;
+}
+
+size_t kvm_denied_watch_cap(unsigned long long nofile)
+{
+	unsigned long long cap = nofile / 4;
+	return cap > KVM_DENIED_WATCH_MAX ? KVM_DENIED_WATCH_MAX : (size_t)cap;
 }
 
 bool kvm_task_stat_is_kvm(const char *buf, size_t len)

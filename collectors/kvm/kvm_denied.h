@@ -11,19 +11,40 @@
 
 #include "growarr.h"
 
-#define KVM_DENIED_MAX 65536 /* unreadable VMMs remembered (as many as watched) */
+#define KVM_DENIED_MAX 65536 /* unreadable VMMs remembered */
+/* Those watched by a pidfd: at most a quarter of RLIMIT_NOFILE's soft
+ * limit (the rest is the real work's: the collector's own VMs, scrapes),
+ * and never more than this. Past it a VMM is counted without a watch and
+ * recounted by each full walk instead. */
+#define KVM_DENIED_WATCH_MAX 4096
+
+struct kvm_denied_pid {
+	pid_t pid;
+	bool watched; /* held by a pidfd: leaves when it exits */
+	bool seen;    /* by the running walk (only the unwatched need it) */
+};
 
 struct kvm_denied {
-	GROWARR_OF(pid_t, pid, pids);
+	GROWARR_OF(struct kvm_denied_pid, p, pids);
+	size_t nwatched;
 };
 
 void kvm_denied_init(struct kvm_denied *d);
 void kvm_denied_free(struct kvm_denied *d);
+/* The entry of pid, or NULL. */
+struct kvm_denied_pid *kvm_denied_find(const struct kvm_denied *d, pid_t pid);
 bool kvm_denied_has(const struct kvm_denied *d, pid_t pid);
 /* Returns 1 when pid is new, 0 when it was there, or -errno (full). */
-int kvm_denied_add(struct kvm_denied *d, pid_t pid);
+int kvm_denied_add(struct kvm_denied *d, pid_t pid, bool watched);
 /* Returns whether it was there. */
 bool kvm_denied_remove(struct kvm_denied *d, pid_t pid);
+/* A full walk starts: no unwatched VMM seen yet. */
+void kvm_denied_walk_start(struct kvm_denied *d);
+/* It ended: forgets the unwatched VMMs it did not see again (gone, or
+ * readable now). Returns how many. */
+size_t kvm_denied_walk_end(struct kvm_denied *d);
+/* How many may be watched under a soft RLIMIT_NOFILE of `nofile`. */
+size_t kvm_denied_watch_cap(unsigned long long nofile);
 
 /* Whether a task's /proc stat line (comm and flags, readable by any user)
  * is KVM's: KVM's own worker in the VMM's thread group (kvm-nx-lpage-recovery,

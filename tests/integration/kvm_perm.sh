@@ -37,9 +37,9 @@ start_fixture() { # start_fixture NAME [COMMAND PREFIX...]: a VMM of one VM; set
 	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
 	return 1
 }
-config() { # config FILE
-	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    rescan_interval_seconds: 3600\n    trusted_users: [root, 65534]\n' \
-		"$WORK/bin/plugins" >"$1"
+config() { # config FILE [RESCAN_SECONDS]
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    rescan_interval_seconds: %s\n    trusted_users: [root, 65534]\n' \
+		"$WORK/bin/plugins" "${2:-3600}" >"$1"
 	chmod 0644 "$1"
 }
 scrape() { curl -s "http://127.0.0.1:$1/metrics" >"$2"; }
@@ -147,5 +147,33 @@ else
 	skip "user namespace" "unshare --user is refused here"
 fi
 kill "$OWN" "$R3"
+
+# ---- 5. many unreadable VMMs under a low fd limit (ulimit -n 48): at most
+# a quarter of it watched by pidfds, the rest counted without a watch (and
+# recounted by each walk), and the exporter's own VM still served ----
+NOFILE=48
+MANY=()
+for i in $(seq 20); do
+	start_fixture "many$i" || break
+	MANY+=("$FX")
+done
+check "20 root VMMs run" test "${#MANY[@]}" = 20
+start_fixture own5 setpriv --reuid=65534 --regid=65534 --groups="$KVMGID"
+OWN=$FX
+config "$WORK/walk.yml" 2
+: >"$WORK/exporter.log"
+P=$(free_port)
+EXPORTER_WRAP="prlimit --nofile=$NOFILE:$NOFILE $NOCAPS" start_exporter "$WORK/walk.yml" "$P"
+EXP=$LAST_PID
+check "fd limit $NOFILE: all 20 unreadable VMMs counted" until_value "$P" "$WORK/9.txt" $GAUGE 20
+check "fd limit $NOFILE: the exporter's own VM still served" sh -c \
+	"grep -q 'kvm_vm_info{vm=\"own5\",.*pid=\"$OWN\"' '$WORK/9.txt' && [ '$(value "$WORK/9.txt" kvm_collector_vms)' = 1 ]"
+PIDFDS=$(ls -l "/proc/$EXP/fd" | grep -c 'anon_inode:\[pidfd\]')
+check "fd limit $NOFILE: pidfds held within a quarter of it, the own VMM's included ($PIDFDS)" \
+	test "$PIDFDS" -le $((NOFILE / 4 + 1))
+check "fd limit $NOFILE: nothing lost for want of fds" sh -c "! grep -q 'no_fds\|Too many open files' '$WORK/9.txt' '$WORK/exporter.log'"
+kill "${MANY[@]}"
+check "the unwatched ones leave the gauge by the next walk" until_value "$P" "$WORK/10.txt" $GAUGE 0
+kill "$EXP" "$OWN"
 
 summary

@@ -98,6 +98,31 @@ static void test_denied_say(void **state)
 	assert_false(kvm_denied_say_due(&z, 1, &e));
 }
 
+/* Past the watch cap, unreadable VMMs are counted unwatched, and a walk
+ * that does not see one again forgets it; watched ones leave by pidfd. */
+static void test_denied_unwatched(void **state)
+{
+	struct kvm_denied d;
+	(void)state;
+
+	assert_int_equal(kvm_denied_watch_cap(1024), 256);
+	assert_int_equal(kvm_denied_watch_cap(48), 12);
+	assert_int_equal(kvm_denied_watch_cap(1048576), KVM_DENIED_WATCH_MAX);
+	kvm_denied_init(&d);
+	assert_int_equal(kvm_denied_add(&d, 10, true), 1);
+	assert_int_equal(kvm_denied_add(&d, 11, false), 1);
+	assert_int_equal(kvm_denied_add(&d, 12, false), 1);
+	assert_int_equal(kvm_denied_add(&d, 12, false), 0);
+	assert_int_equal(d.nwatched, 1);
+	kvm_denied_walk_start(&d);
+	kvm_denied_find(&d, 12)->seen = true;
+	assert_int_equal(kvm_denied_walk_end(&d), 1); /* 11 gone; 10 is watched */
+	assert_true(kvm_denied_has(&d, 10) && kvm_denied_has(&d, 12) && !kvm_denied_has(&d, 11));
+	assert_true(kvm_denied_remove(&d, 10));
+	assert_int_equal(d.nwatched, 0);
+	kvm_denied_free(&d);
+}
+
 static void test_cmdline(void **state)
 {
 	struct kvm_identity id;
@@ -234,10 +259,10 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),	      cmocka_unit_test(test_exe_name),
-	    cmocka_unit_test(test_denied_say),	      cmocka_unit_test(test_task_is_kvm),
-	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
-	    cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_cmdline),	cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_denied_say),	cmocka_unit_test(test_denied_unwatched),
+	    cmocka_unit_test(test_task_is_kvm), cmocka_unit_test(test_host_files),
+	    cmocka_unit_test(test_uevent),	cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }
