@@ -514,6 +514,14 @@ static void first_scan(struct kvm_collector *k)
 	uint64_t t0 = monoclock_ns();
 	char vms[24], fds[24], ms[24];
 
+	char hp[32];
+	if ((k->passive || k->attach) && kvm_proc_hidepid(k->proc, hp, sizeof(hp)))
+		k->host->log(BS_LOG_WARN, "kvm",
+			     "/proc hides other users' processes (hidepid): their VMMs are neither "
+			     "served nor counted in kvm_collector_vmms_not_permitted; grant "
+			     "CAP_SYS_PTRACE (AmbientCapabilities=CAP_SYS_PTRACE in the unit), "
+			     "or mount /proc without hidepid",
+			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);

@@ -213,6 +213,56 @@ static int ptrace_scope(void)
 	return scope;
 }
 
+const char *kvm_mountinfo_hidepid(const char *text, const char *proc, char *out, size_t len)
+{
+	const char *found = NULL;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char mnt[256], fs[32], opts[512];
+		/* id parent major:minor root mount-point options [tags...] - fstype source
+		 * superopts */
+		if (sscanf(l, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, proc) != 0)
+			continue;
+		const char *dash = strstr(l, " - ");
+		const char *eol = strchr(l, '\n');
+		if (!dash || (eol && dash > eol) ||
+		    sscanf(dash, " - %31s %*s %511s", fs, opts) != 2 || strcmp(fs, "proc") != 0)
+			continue;
+		const char *h = strstr(opts, "hidepid=");
+		found = NULL; /* the last mount on that point is the one seen */
+		if (h) {
+			h += 8;
+			size_t n = strcspn(h, ",");
+			snprintf(out, len, "%.*s", (int)n, h);
+			if (strcmp(out, "0") != 0 && strcmp(out, "off") != 0)
+				found = out;
+		}
+	}
+	return found;
+}
+
+const char *kvm_proc_hidepid(const char *proc, char *out, size_t len)
+{
+	char *text = malloc(1 << 20);
+	const char *h = NULL;
+	int fd;
+
+	if (!text || has_cap_sys_ptrace() ||
+	    (fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0) {
+		free(text);
+		return NULL;
+	}
+	size_t n = 0;
+	ssize_t r;
+	while (n < (1 << 20) - 1 && (r = read(fd, text + n, (1 << 20) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	text[n] = '\0';
+	h = kvm_mountinfo_hidepid(text, proc, out, len);
+	free(text);
+	return h;
+}
+
 const char *kvm_denied_missing(void)
 {
 	if (!has_cap_sys_ptrace())

@@ -72,6 +72,14 @@ struct kvm_denied_say {
  * *episodes the number since the last line (this one included). */
 bool kvm_denied_say_due(struct kvm_denied_say *s, uint64_t now, uint64_t *episodes);
 
+/* The hidepid= of the /proc mounted at `proc` ("invisible", "noaccess",
+ * "ptraceable", or 1/2 on older kernels) from a mountinfo text, or NULL
+ * when it shows every process. Pure, for the tests. */
+const char *kvm_mountinfo_hidepid(const char *text, const char *proc, char *out, size_t len);
+/* The same read from /proc/self/mountinfo, when this process lacks
+ * CAP_SYS_PTRACE (with it, hidepid hides nothing from us); else NULL. */
+const char *kvm_proc_hidepid(const char *proc, char *out, size_t len);
+
 /* What this process lacks to read other users' VMMs, for the log:
  * "CAP_SYS_PTRACE", "kernel.yama.ptrace_scope=3", "user_namespace" (our
  * capability holds in our own user namespace only) or "ptrace_access" (it

@@ -176,4 +176,28 @@ kill "${MANY[@]}"
 check "the unwatched ones leave the gauge by the next walk" until_value "$P" "$WORK/10.txt" $GAUGE 0
 kill "$EXP" "$OWN"
 
+# ---- 6. a /proc mounted hidepid=invisible, no capability: other users'
+# VMMs are invisible, which is said once at start with the fix ----
+mkdir -m 0755 "$WORK/hproc"
+if mount -t proc -o hidepid=invisible proc "$WORK/hproc" 2>/dev/null; then
+	printf '    proc: %s\n' "$WORK/hproc" | cat "$WORK/nocap.yml" - >"$WORK/hide.yml"
+	chmod 0644 "$WORK/hide.yml"
+	: >"$WORK/exporter.log"
+	P=$(free_port)
+	EXPORTER_WRAP=$NOCAPS start_exporter "$WORK/hide.yml" "$P"
+	scrape "$P" "$WORK/11.txt"
+	check "hidepid=invisible: said once at warn, with the fix" sh -c \
+		"[ \$(grep -c 'level=warn.*hidepid=invisible.*' '$WORK/exporter.log') = 1 ] && grep 'hidepid=invisible' '$WORK/exporter.log' | grep -q 'AmbientCapabilities=CAP_SYS_PTRACE'"
+	kill "$LAST_PID"
+	: >"$WORK/exporter.log"
+	P=$(free_port)
+	EXPORTER_WRAP=$PTRACE start_exporter "$WORK/hide.yml" "$P"
+	scrape "$P" "$WORK/12.txt"
+	check "hidepid=invisible with CAP_SYS_PTRACE: nothing hidden, nothing said" sh -c "! grep -q hidepid '$WORK/exporter.log'"
+	kill "$LAST_PID"
+	umount "$WORK/hproc"
+else
+	skip "hidepid" "cannot mount a proc with hidepid here"
+fi
+
 summary

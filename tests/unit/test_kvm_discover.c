@@ -123,6 +123,27 @@ static void test_denied_unwatched(void **state)
 	kvm_denied_free(&d);
 }
 
+static void test_mountinfo_hidepid(void **state)
+{
+	char h[32];
+	(void)state;
+	const char *plain = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+			    "23 1 0:22 / /sys rw - sysfs sysfs rw\n";
+	const char *hidden = "22 1 0:21 / /proc rw,nosuid - proc proc rw,hidepid=invisible\n"
+			     "30 1 0:40 / /srv/p rw - proc proc rw,hidepid=2,gid=4\n"
+			     "31 1 0:41 / /srv/q rw - proc proc rw,hidepid=0\n"
+			     "32 1 0:42 / /srv/t rw - tmpfs tmpfs rw,hidepid=2\n";
+
+	assert_null(kvm_mountinfo_hidepid(plain, "/proc", h, sizeof(h)));
+	assert_string_equal(kvm_mountinfo_hidepid(hidden, "/proc", h, sizeof(h)), "invisible");
+	assert_string_equal(kvm_mountinfo_hidepid(hidden, "/srv/p", h, sizeof(h)), "2");
+	assert_null(kvm_mountinfo_hidepid(hidden, "/srv/q", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid(hidden, "/srv/t", h, sizeof(h))); /* not a proc */
+	assert_null(kvm_mountinfo_hidepid(hidden, "/nowhere", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid("22 1 0:21 / /proc", "/proc", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid("", "/proc", h, sizeof(h)));
+}
+
 static void test_cmdline(void **state)
 {
 	struct kvm_identity id;
@@ -259,10 +280,11 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),	cmocka_unit_test(test_exe_name),
-	    cmocka_unit_test(test_denied_say),	cmocka_unit_test(test_denied_unwatched),
-	    cmocka_unit_test(test_task_is_kvm), cmocka_unit_test(test_host_files),
-	    cmocka_unit_test(test_uevent),	cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_cmdline),	      cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_denied_say),	      cmocka_unit_test(test_denied_unwatched),
+	    cmocka_unit_test(test_mountinfo_hidepid), cmocka_unit_test(test_task_is_kvm),
+	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
+	    cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }
