@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,11 +79,13 @@ struct kvm_collector {
 	bool passive;
 	bool attach; /* inject KVM_GET_STATS_FD into stock VMMs (ptrace) */
 	bool attach_eperm_logged, attach_traced_logged;
-	struct kvm_denied denied; /* VMMs seen but not readable, each watched */
-	bool denied_logged;	  /* said since the count last was 0 */
-	const char *missing;	  /* what the exporter lacks to read them */
-	bool host_view;		  /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
-	bool hostview_due;	  /* a hand-over brought vCPUs whose threads are not known */
+	struct kvm_denied denied;	  /* VMMs seen but not readable */
+	size_t denied_watch_cap;	  /* of them watched by a pidfd (kvm_denied_watch_cap) */
+	bool denied_logged;		  /* this episode (since the count left 0) counted */
+	struct kvm_denied_say denied_say; /* the warn line's bound */
+	const char *missing;		  /* what the exporter lacks to read them */
+	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
+	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;
 	bool libvirt_denied_logged;
 
@@ -170,7 +173,9 @@ static void unwatch(struct kvm_collector *k, pid_t pid)
  * not read (counted until it exits); the caller holds k->lock. */
 static void watch_release(struct kvm_collector *k, pid_t pid)
 {
-	if (kvm_denied_has(&k->denied, pid))
+	const struct kvm_denied_pid *d = kvm_denied_find(&k->denied, pid);
+
+	if (d && d->watched)
 		return;
 	for (size_t i = 0; i < k->set.vms.n; i++)
 		if (k->set.vm[i]->pid == pid)
@@ -328,30 +333,50 @@ static void meta_apply(struct kvm_collector *k, pid_t pid, struct meta_look *m)
  * not a VMM any more. The caller holds k->lock. */
 static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 {
-	char p[16], n[24];
+	char p[16], n[24], e[24];
+	uint64_t episodes;
 
 	if (!unreadable) {
 		if (kvm_denied_remove(&k->denied, pid) && !k->denied.pids.n)
 			k->denied_logged = false;
 		return;
 	}
-	if (kvm_denied_has(&k->denied, pid))
+	struct kvm_denied_pid *known = kvm_denied_find(&k->denied, pid);
+	if (known) {
+		known->seen = true;
 		return;
-	if (pidfd_of(k, pid) < 0 || kvm_denied_add(&k->denied, pid) < 0)
-		return; /* gone meanwhile, or past every cap: not counted twice */
+	}
+	/* Watched within the cap; past it (or out of fds) counted all the
+	 * same, and recounted by each full walk: a host of unreadable VMMs
+	 * must never take the fds our own VMs need. */
+	bool watched = false;
+	if (k->denied.nwatched < k->denied_watch_cap) {
+		int fd = pidfd_of(k, pid);
+		if (fd == -ESRCH)
+			return; /* gone meanwhile */
+		watched = fd >= 0;
+	}
+	if (kvm_denied_add(&k->denied, pid, watched) < 0) {
+		if (watched)
+			unwatch(k, pid);
+		return; /* past every cap: not counted twice */
+	}
 	watcher_drop(k, "vmm_not_permitted");
 	if (k->denied_logged)
 		return;
+	k->denied_logged = true;
 	k->missing = kvm_denied_missing();
+	if (!kvm_denied_say_due(&k->denied_say, monoclock_ns(), &episodes))
+		return;
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	snprintf(n, sizeof(n), "%zu", k->denied.pids.n);
+	snprintf(e, sizeof(e), "%llu", (unsigned long long)episodes);
 	k->host->log(BS_LOG_WARN, "kvm",
 		     "VMM processes hold VMs whose stats this exporter may not read: it needs "
 		     "CAP_SYS_PTRACE over them (in their user namespace, allowed by Yama's "
 		     "kernel.yama.ptrace_scope); the systemd unit grants it with "
 		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service)",
-		     "missing", k->missing, "pid", p, "vmms", n, (char *)NULL);
-	k->denied_logged = true;
+		     "missing", k->missing, "pid", p, "vmms", n, "episodes", e, (char *)NULL);
 }
 
 /* One look at a process; named_by_kvm: a KVM create uevent named it, so it
@@ -393,7 +418,14 @@ static void scan_pid(void *ctx, pid_t pid)
 
 static void full_scan(struct kvm_collector *k)
 {
+	pthread_mutex_lock(&k->lock);
+	kvm_denied_walk_start(&k->denied);
+	pthread_mutex_unlock(&k->lock);
 	kvm_discover_all(k->proc, scan_pid, k);
+	pthread_mutex_lock(&k->lock);
+	if (kvm_denied_walk_end(&k->denied) && !k->denied.pids.n)
+		k->denied_logged = false;
+	pthread_mutex_unlock(&k->lock);
 	k->next_rescan_ns = monoclock_ns() + (uint64_t)(k->rescan_s * 1e9);
 }
 
@@ -482,6 +514,14 @@ static void first_scan(struct kvm_collector *k)
 	uint64_t t0 = monoclock_ns();
 	char vms[24], fds[24], ms[24];
 
+	char hp[32];
+	if ((k->passive || k->attach) && kvm_proc_hidepid(k->proc, hp, sizeof(hp)))
+		k->host->log(BS_LOG_WARN, "kvm",
+			     "/proc hides other users' processes (hidepid): their VMMs are neither "
+			     "served nor counted in kvm_collector_vmms_not_permitted; grant "
+			     "CAP_SYS_PTRACE (AmbientCapabilities=CAP_SYS_PTRACE in the unit), "
+			     "or mount /proc without hidepid",
+			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
@@ -767,6 +807,9 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 	worker_init(&k->watcher);
 	growarr_init(&k->watches, sizeof(struct kvm_watch), WATCH_MAX);
 	kvm_denied_init(&k->denied);
+	struct rlimit nofile;
+	k->denied_watch_cap =
+	    kvm_denied_watch_cap(getrlimit(RLIMIT_NOFILE, &nofile) == 0 ? nofile.rlim_cur : 1024);
 	kvm_handover_init(&k->handover);
 	pthread_mutex_init(&k->lock, NULL);
 	pthread_condattr_t ca; /* its waits have monotonic deadlines */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,9 +85,9 @@ pid_t kvm_tgid_of(const char *proc, pid_t tid)
 		   : -1;
 }
 
-void kvm_exe_name(const char *link, char *out, size_t len)
+void kvm_exe_name(const char *link, bool deleted, char *out, size_t len)
 {
-	static const char deleted[] = " (deleted)";
+	static const char suffix[] = " (deleted)";
 	const char *base = strrchr(link, '/');
 	size_t n;
 
@@ -94,8 +95,8 @@ void kvm_exe_name(const char *link, char *out, size_t len)
 	n = strlen(base);
 	/* The kernel adds this to the link of a file unlinked since it was
 	 * run: an upgrade under a running VMM must not make it another one. */
-	if (n >= sizeof(deleted) && strcmp(base + n - (sizeof(deleted) - 1), deleted) == 0)
-		n -= sizeof(deleted) - 1;
+	if (deleted && n >= sizeof(suffix) && strcmp(base + n - (sizeof(suffix) - 1), suffix) == 0)
+		n -= sizeof(suffix) - 1;
 	snprintf(out, len, "%.*s", (int)n, base);
 }
 
@@ -119,8 +120,13 @@ static void read_identity(const char *proc, pid_t pid, struct kvm_identity *id)
 	snprintf(path, sizeof(path), "%s/%d/exe", proc, (int)pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
+		struct stat st;
 		buf[n] = '\0';
-		kvm_exe_name(buf, id->vmm, sizeof(id->vmm));
+		/* stat follows the link to the running binary's inode, unlinked
+		 * or not: " (deleted)" is the kernel's only when it has no name
+		 * left (a binary may be named so). */
+		bool gone = stat(path, &st) == 0 && st.st_nlink == 0;
+		kvm_exe_name(buf, gone, id->vmm, sizeof(id->vmm));
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/%d/comm", proc, (int)pid);

@@ -3,6 +3,7 @@
 #ifndef KVM_DISCOVER_H
 #define KVM_DISCOVER_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "kvm_vmset.h"
@@ -15,8 +16,10 @@ typedef int kvm_pidfd_fn(void *ctx, pid_t pid);
 /* Parses a NUL-separated command line for QEMU's -name and -uuid. */
 void kvm_cmdline_identity(const char *buf, size_t len, struct kvm_identity *id);
 /* The vmm label from a /proc/PID/exe link: its base name, without the
- * " (deleted)" the kernel adds once the binary was replaced or removed. */
-void kvm_exe_name(const char *link, char *out, size_t len);
+ * " (deleted)" the kernel adds once the binary was replaced or removed;
+ * deleted: the binary really was (its inode has no link left), else a
+ * binary named so keeps its whole name. */
+void kvm_exe_name(const char *link, bool deleted, char *out, size_t len);
 /* The process (thread group) a thread id belongs to, or -1. */
 pid_t kvm_tgid_of(const char *proc, pid_t tid);
 struct kvm_candidate {

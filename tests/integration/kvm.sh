@@ -322,6 +322,16 @@ check "replaced VMM binary: the link says (deleted)" sh -c "readlink /proc/$FU/e
 check "replaced VMM binary: vmm label without ' (deleted)', one kvm_vm_info" sh -c \
 	"[ \$(grep -c '^kvm_vm_info{vm=\"upgraded\",' '$WORK/up.txt') = 1 ] && grep -q '^kvm_vm_info{vm=\"upgraded\",.*vmm=\"vmm-up\"' '$WORK/up.txt'"
 kill "$FU" "$LAST_PID"
+# A binary really named "... (deleted)", not deleted, keeps its name.
+cp "$FIXTURE" "$WORK/qemu (deleted)"
+FIXTURE="$WORK/qemu (deleted)" start_fixture 1 1 $IO -name guest=named
+FN=$FX
+PN=$(free_port)
+start_exporter "$WORK/up.yml" "$PN"
+scrape "$PN" "$WORK/named.txt"
+check "a binary named 'qemu (deleted)', not deleted: vmm keeps its whole name" \
+	grep -q '^kvm_vm_info{vm="named",.*vmm="qemu (deleted)"' "$WORK/named.txt"
+kill "$FN" "$LAST_PID"
 
 # Filters: only one stat, only some VMs.
 start_fixture 1 1 $IO -name guest=keep

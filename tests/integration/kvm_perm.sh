@@ -37,9 +37,9 @@ start_fixture() { # start_fixture NAME [COMMAND PREFIX...]: a VMM of one VM; set
 	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
 	return 1
 }
-config() { # config FILE
-	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    rescan_interval_seconds: 3600\n    trusted_users: [root, 65534]\n' \
-		"$WORK/bin/plugins" >"$1"
+config() { # config FILE [RESCAN_SECONDS]
+	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    rescan_interval_seconds: %s\n    trusted_users: [root, 65534]\n' \
+		"$WORK/bin/plugins" "${2:-3600}" >"$1"
 	chmod 0644 "$1"
 }
 scrape() { curl -s "http://127.0.0.1:$1/metrics" >"$2"; }
@@ -57,7 +57,17 @@ DROP='binstat_collector_dropped_total{collector="kvm",reason="vmm_not_permitted"
 warns() { grep -c 'level=warn.*CAP_SYS_PTRACE' "$WORK/exporter.log"; }
 
 # ---- 1. no capability, beside root's VMs: one found by its threads at
-# the first walk, one named by KVM's uevent later ----
+# the first walk, one named by KVM's uevent later; and beside processes of
+# another user that name a thread as QEMU names a vCPU ("CPU 0/KVM"), a
+# name any user may take: those are no VMMs and count nothing ----
+mkfifo -m 0666 "$WORK/hold"
+for _ in 1 2 3; do
+	setpriv --reuid=4242 --regid=4242 --clear-groups bash -c \
+		'printf "CPU 0/KVM" >/proc/$$/comm && read -r -t 600 _ <>"$0"' "$WORK/hold" &
+	PIDS+=("$!")
+done
+check "three processes of uid 4242 with a thread named CPU 0/KVM" sh -c \
+	"for _ in \$(seq 50); do [ \$(grep -lx 'CPU 0/KVM' /proc/[0-9]*/task/*/comm 2>/dev/null | wc -l) -ge 3 ] && exit 0; sleep 0.1; done; exit 1"
 start_fixture root1
 check "a root VMM runs" test $? = 0
 R1=$FX
@@ -69,7 +79,7 @@ check "the exporter runs as nobody with no capability" sh -c \
 	"grep -q '^Uid:[[:space:]]*65534' /proc/$EXP/status && grep -q '^CapEff:[[:space:]]*0000000000000000' /proc/$EXP/status"
 scrape "$P" "$WORK/1.txt"
 check "no capability: root's VM is not served (it cannot be)" test "$(value "$WORK/1.txt" kvm_collector_vms)" = 0
-check "no capability: the VMM is counted in $GAUGE" test "$(value "$WORK/1.txt" $GAUGE)" = 1
+check "no capability: the VMM is counted in $GAUGE, the forged names not" test "$(value "$WORK/1.txt" $GAUGE)" = 1
 check "no capability: and in the drop reason vmm_not_permitted" test "$(value "$WORK/1.txt" "$DROP")" = 1
 check "said once at warn: CAP_SYS_PTRACE missing, and the unit's fix" sh -c \
 	"grep 'level=warn' '$WORK/exporter.log' | grep 'CAP_SYS_PTRACE' | grep 'AmbientCapabilities=CAP_SYS_PTRACE' | grep -q 'missing=CAP_SYS_PTRACE' && [ $(warns) = 1 ]"
@@ -93,7 +103,8 @@ check "no further warn while the count only fell" test "$(warns)" = 1
 start_fixture root3
 R3=$FX
 check "from 0 again: counted" until_value "$P" "$WORK/5.txt" $GAUGE 1
-check "from 0 again: said again, once" test "$(warns)" = 2
+check "from 0 again within 10 minutes: not said again (once per 10 minutes at most)" test "$(warns)" = 1
+check "the one line says it is the first episode" grep -q 'level=warn.*CAP_SYS_PTRACE.*episodes=1' "$WORK/exporter.log"
 kill "$EXP"
 
 # ---- 2. no capability, a VM of its own beside root's ----
@@ -136,5 +147,57 @@ else
 	skip "user namespace" "unshare --user is refused here"
 fi
 kill "$OWN" "$R3"
+
+# ---- 5. many unreadable VMMs under a low fd limit (ulimit -n 48): at most
+# a quarter of it watched by pidfds, the rest counted without a watch (and
+# recounted by each walk), and the exporter's own VM still served ----
+NOFILE=48
+MANY=()
+for i in $(seq 20); do
+	start_fixture "many$i" || break
+	MANY+=("$FX")
+done
+check "20 root VMMs run" test "${#MANY[@]}" = 20
+start_fixture own5 setpriv --reuid=65534 --regid=65534 --groups="$KVMGID"
+OWN=$FX
+config "$WORK/walk.yml" 2
+: >"$WORK/exporter.log"
+P=$(free_port)
+EXPORTER_WRAP="prlimit --nofile=$NOFILE:$NOFILE $NOCAPS" start_exporter "$WORK/walk.yml" "$P"
+EXP=$LAST_PID
+check "fd limit $NOFILE: all 20 unreadable VMMs counted" until_value "$P" "$WORK/9.txt" $GAUGE 20
+check "fd limit $NOFILE: the exporter's own VM still served" sh -c \
+	"grep -q 'kvm_vm_info{vm=\"own5\",.*pid=\"$OWN\"' '$WORK/9.txt' && [ '$(value "$WORK/9.txt" kvm_collector_vms)' = 1 ]"
+PIDFDS=$(ls -l "/proc/$EXP/fd" | grep -c 'anon_inode:\[pidfd\]')
+check "fd limit $NOFILE: pidfds held within a quarter of it, the own VMM's included ($PIDFDS)" \
+	test "$PIDFDS" -le $((NOFILE / 4 + 1))
+check "fd limit $NOFILE: nothing lost for want of fds" sh -c "! grep -q 'no_fds\|Too many open files' '$WORK/9.txt' '$WORK/exporter.log'"
+kill "${MANY[@]}"
+check "the unwatched ones leave the gauge by the next walk" until_value "$P" "$WORK/10.txt" $GAUGE 0
+kill "$EXP" "$OWN"
+
+# ---- 6. a /proc mounted hidepid=invisible, no capability: other users'
+# VMMs are invisible, which is said once at start with the fix ----
+mkdir -m 0755 "$WORK/hproc"
+if mount -t proc -o hidepid=invisible proc "$WORK/hproc" 2>/dev/null; then
+	printf '    proc: %s\n' "$WORK/hproc" | cat "$WORK/nocap.yml" - >"$WORK/hide.yml"
+	chmod 0644 "$WORK/hide.yml"
+	: >"$WORK/exporter.log"
+	P=$(free_port)
+	EXPORTER_WRAP=$NOCAPS start_exporter "$WORK/hide.yml" "$P"
+	scrape "$P" "$WORK/11.txt"
+	check "hidepid=invisible: said once at warn, with the fix" sh -c \
+		"[ \$(grep -c 'level=warn.*hidepid=invisible.*' '$WORK/exporter.log') = 1 ] && grep 'hidepid=invisible' '$WORK/exporter.log' | grep -q 'AmbientCapabilities=CAP_SYS_PTRACE'"
+	kill "$LAST_PID"
+	: >"$WORK/exporter.log"
+	P=$(free_port)
+	EXPORTER_WRAP=$PTRACE start_exporter "$WORK/hide.yml" "$P"
+	scrape "$P" "$WORK/12.txt"
+	check "hidepid=invisible with CAP_SYS_PTRACE: nothing hidden, nothing said" sh -c "! grep -q hidepid '$WORK/exporter.log'"
+	kill "$LAST_PID"
+	umount "$WORK/hproc"
+else
+	skip "hidepid" "cannot mount a proc with hidepid here"
+fi
 
 summary

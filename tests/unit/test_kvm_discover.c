@@ -25,21 +25,24 @@ static void test_exe_name(void **state)
 	char out[64];
 	(void)state;
 
-	kvm_exe_name("/usr/bin/qemu-system-x86_64", out, sizeof(out));
+	kvm_exe_name("/usr/bin/qemu-system-x86_64", false, out, sizeof(out));
 	assert_string_equal(out, "qemu-system-x86_64");
 	/* A package upgrade under the running VMM: the same VMM, one label. */
-	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", out, sizeof(out));
+	kvm_exe_name("/usr/bin/qemu-system-x86_64 (deleted)", true, out, sizeof(out));
 	assert_string_equal(out, "qemu-system-x86_64");
-	kvm_exe_name("qemu (deleted)", out, sizeof(out));
+	kvm_exe_name("qemu (deleted)", true, out, sizeof(out));
 	assert_string_equal(out, "qemu");
-	kvm_exe_name("/opt/ (deleted)", out, sizeof(out)); /* a name of the suffix alone */
+	/* A binary really named so, not deleted: its whole name. */
+	kvm_exe_name("/opt/qemu (deleted)", false, out, sizeof(out));
+	assert_string_equal(out, "qemu (deleted)");
+	kvm_exe_name("/opt/ (deleted)", true, out, sizeof(out)); /* a name of the suffix alone */
 	assert_string_equal(out, " (deleted)");
-	kvm_exe_name("/opt/vmm (deleted) (deleted)", out, sizeof(out)); /* only the kernel's one */
+	kvm_exe_name("/opt/vmm (deleted) (deleted)", true, out, sizeof(out)); /* the kernel's one */
 	assert_string_equal(out, "vmm (deleted)");
-	kvm_exe_name("/opt/deleted", out, sizeof(out));
+	kvm_exe_name("/opt/deleted", true, out, sizeof(out));
 	assert_string_equal(out, "deleted");
 	char small[4];
-	kvm_exe_name("/usr/bin/qemu (deleted)", small, sizeof(small)); /* cut to fit */
+	kvm_exe_name("/usr/bin/qemu (deleted)", true, small, sizeof(small)); /* cut to fit */
 	assert_string_equal(small, "qem");
 }
 
@@ -53,11 +56,13 @@ static void test_task_is_kvm(void **state)
 	/* A user thread may take the name, not the kernel's flag. */
 	assert_false(IS_KVM("28578 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4194304 0 0"));
 	assert_false(IS_KVM("28573 (kvm_fixture) S 28549 28549 17426 0 -1 4194304 130 0"));
-	/* QEMU's vCPU threads: KVM's, not TCG's. */
-	assert_true(IS_KVM("4100 (CPU 0/KVM) S 1 4090 4090 0 -1 4194368 0 0"));
-	assert_true(IS_KVM("4101 (CPU 12/KVM) R 1 4090 4090 0 -1 4194368 0 0"));
+	/* io_uring's worker renamed through /proc/self/task/TID/comm: the
+	 * user flag too, and PF_IO_WORKER (0x404042). */
+	assert_false(IS_KVM("28579 (kvm-nx-lpage-re) S 28549 28549 17426 0 -1 4210754 0 0"));
+	/* QEMU's vCPU threads: a name any user's thread may take (prctl). */
+	assert_false(IS_KVM("4100 (CPU 0/KVM) S 1 4090 4090 0 -1 4194368 0 0"));
+	assert_false(IS_KVM("4101 (CPU 12/KVM) R 1 4090 4090 0 -1 4194368 0 0"));
 	assert_false(IS_KVM("4102 (CPU 0/TCG) S 1 4090 4090 0 -1 4194368 0 0"));
-	assert_false(IS_KVM("4103 (CPU 0/KVMX) S 1 4090 4090 0 -1 4194368 0 0"));
 	/* A comm with parentheses and spaces; cut or broken lines. */
 	assert_false(IS_KVM("9 (a) b) (c) S 1 1 1 0 -1 16384 0"));
 	assert_false(IS_KVM("28577 (kvm-nx-lpage-re) S 28549"));
@@ -66,6 +71,77 @@ static void test_task_is_kvm(void **state)
 	assert_false(IS_KVM(")("));
 	assert_false(IS_KVM(""));
 #undef IS_KVM
+}
+
+/* The warn line on VMMs not permitted: once per 10 minutes at most, the
+ * episodes between stated in the next line. */
+static void test_denied_say(void **state)
+{
+	struct kvm_denied_say s = {0};
+	uint64_t e = 0, min = 60000000000ull;
+	(void)state;
+
+	assert_true(kvm_denied_say_due(&s, 5 * min, &e));
+	assert_int_equal(e, 1);
+	/* A start-and-kill loop: every episode within the 10 minutes is quiet. */
+	for (int i = 1; i <= 50; i++)
+		assert_false(kvm_denied_say_due(&s, 5 * min + (uint64_t)i * 1000000000u, &e));
+	assert_false(kvm_denied_say_due(&s, 15 * min - 1, &e));
+	assert_true(kvm_denied_say_due(&s, 15 * min, &e));
+	assert_int_equal(e, 52); /* the 51 unsaid and this one */
+	assert_false(kvm_denied_say_due(&s, 16 * min, &e));
+	assert_true(kvm_denied_say_due(&s, 40 * min, &e));
+	assert_int_equal(e, 2);
+	/* A clock at 0 (the first instant) still bounds the next. */
+	struct kvm_denied_say z = {0};
+	assert_true(kvm_denied_say_due(&z, 0, &e));
+	assert_false(kvm_denied_say_due(&z, 1, &e));
+}
+
+/* Past the watch cap, unreadable VMMs are counted unwatched, and a walk
+ * that does not see one again forgets it; watched ones leave by pidfd. */
+static void test_denied_unwatched(void **state)
+{
+	struct kvm_denied d;
+	(void)state;
+
+	assert_int_equal(kvm_denied_watch_cap(1024), 256);
+	assert_int_equal(kvm_denied_watch_cap(48), 12);
+	assert_int_equal(kvm_denied_watch_cap(1048576), KVM_DENIED_WATCH_MAX);
+	kvm_denied_init(&d);
+	assert_int_equal(kvm_denied_add(&d, 10, true), 1);
+	assert_int_equal(kvm_denied_add(&d, 11, false), 1);
+	assert_int_equal(kvm_denied_add(&d, 12, false), 1);
+	assert_int_equal(kvm_denied_add(&d, 12, false), 0);
+	assert_int_equal(d.nwatched, 1);
+	kvm_denied_walk_start(&d);
+	kvm_denied_find(&d, 12)->seen = true;
+	assert_int_equal(kvm_denied_walk_end(&d), 1); /* 11 gone; 10 is watched */
+	assert_true(kvm_denied_has(&d, 10) && kvm_denied_has(&d, 12) && !kvm_denied_has(&d, 11));
+	assert_true(kvm_denied_remove(&d, 10));
+	assert_int_equal(d.nwatched, 0);
+	kvm_denied_free(&d);
+}
+
+static void test_mountinfo_hidepid(void **state)
+{
+	char h[32];
+	(void)state;
+	const char *plain = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+			    "23 1 0:22 / /sys rw - sysfs sysfs rw\n";
+	const char *hidden = "22 1 0:21 / /proc rw,nosuid - proc proc rw,hidepid=invisible\n"
+			     "30 1 0:40 / /srv/p rw - proc proc rw,hidepid=2,gid=4\n"
+			     "31 1 0:41 / /srv/q rw - proc proc rw,hidepid=0\n"
+			     "32 1 0:42 / /srv/t rw - tmpfs tmpfs rw,hidepid=2\n";
+
+	assert_null(kvm_mountinfo_hidepid(plain, "/proc", h, sizeof(h)));
+	assert_string_equal(kvm_mountinfo_hidepid(hidden, "/proc", h, sizeof(h)), "invisible");
+	assert_string_equal(kvm_mountinfo_hidepid(hidden, "/srv/p", h, sizeof(h)), "2");
+	assert_null(kvm_mountinfo_hidepid(hidden, "/srv/q", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid(hidden, "/srv/t", h, sizeof(h))); /* not a proc */
+	assert_null(kvm_mountinfo_hidepid(hidden, "/nowhere", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid("22 1 0:21 / /proc", "/proc", h, sizeof(h)));
+	assert_null(kvm_mountinfo_hidepid("", "/proc", h, sizeof(h)));
 }
 
 static void test_cmdline(void **state)
@@ -214,9 +290,11 @@ static void test_handover_messages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cmdline),	cmocka_unit_test(test_exe_name),
-	    cmocka_unit_test(test_task_is_kvm), cmocka_unit_test(test_host_files),
-	    cmocka_unit_test(test_uevent),	cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_cmdline),	      cmocka_unit_test(test_exe_name),
+	    cmocka_unit_test(test_denied_say),	      cmocka_unit_test(test_denied_unwatched),
+	    cmocka_unit_test(test_mountinfo_hidepid), cmocka_unit_test(test_task_is_kvm),
+	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
+	    cmocka_unit_test(test_handover_messages),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }
