@@ -1,6 +1,8 @@
 """The dashboards' queries read as text, with no Prometheus: each dashboard
 filters on $job and $instance, every aggregation and legend of a panel
-drawn per host keeps the host, and a query reads the recording rule of
+drawn per host keeps the host and every other label of the target (job,
+a site, a cluster: `without` the labels it folds, never `by` or `on` a
+list that names some), and a query reads the recording rule of
 monitoring/rules.yml where one exists instead of computing it again, and
 reads only rules that exist. Prints one line per fault; none when all hold.
 Usage: dashboard_queries.py DASHBOARDS_DIR RULES_YML"""
@@ -85,6 +87,14 @@ def main(folder, rules_file):
                     if not mode or (mode == "by" and "instance" not in keep) or \
                             (mode == "without" and "instance" in keep):
                         faults.append("%s: %s %s (%s) sums the hosts together" % (where, agg, mode, labels))
+                    elif mode == "by":
+                        # Drops job, host and any site or cluster label: two
+                        # hosts of one name in two clusters would merge.
+                        faults.append("%s: %s by (%s) keeps only the labels it names, not every "
+                                      "label of the target: use without" % (where, agg, labels))
+                for op, labels in re.findall(r"\b(and|or|unless)\s+on\s*\(([^)]*)\)", expr):
+                    faults.append("%s: %s on (%s) matches only the labels it names, not every "
+                                  "label of the target: use ignoring" % (where, op, labels))
                 if "{{instance}}" not in legend.replace(" ", ""):
                     faults.append("%s: legend %r does not name the host" % (where, legend))
     for fault in faults:

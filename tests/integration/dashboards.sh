@@ -22,6 +22,8 @@ check "every dashboard has a \$job variable, and \$instance filtered on it" \
 check "every query filters on \$job and \$instance" sh -c "! grep -q 'is not filtered' '$WORK/text.txt'"
 check "every aggregation and legend of a panel drawn per host keeps the host" \
 	sh -c "! grep -q 'sums the hosts\\|does not name the host' '$WORK/text.txt'"
+check "every such aggregation and join keeps every label of the target (without, ignoring; not by, on)" \
+	sh -c "! grep -q 'keeps only the labels\\|matches only the labels' '$WORK/text.txt'"
 check "the dashboards read the recording rules where one exists, and only rules that exist" \
 	sh -c "! grep -q 'computes rate\\|does not record' '$WORK/text.txt'"
 check "no other fault in the queries' text" test ! -s "$WORK/text.txt"

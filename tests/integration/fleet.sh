@@ -6,7 +6,9 @@
 # Prometheus agent with the SHIPPED monitoring/fleet/agent.yml (only the
 # host name, the central URL and, for speed, the scrape interval changed).
 # A third namespace runs the central Prometheus with the shipped central.yml,
-# rules.yml and alerts.yml (paths, a 1 s evaluation and `for: 0s` changed).
+# rules.yml and alerts.yml (paths, a 1 s evaluation and `for: 0s` changed;
+# a lookback of 15 s instead of 5 minutes, so that a dead host's `up` goes
+# stale in seconds).
 # Checked centrally: every series, recording rule result, firing alert and
 # dashboard query keeps the two hosts apart and names them.
 # Usage: tests/integration/fleet.sh BUILD_DIR
@@ -103,13 +105,18 @@ host_pid() {
 # ----------------------------------------------------- the central server
 # The shipped central config: the rules from this tree, and a 1 s
 # evaluation instead of 30 s; the alerts with their for: shortened so that
-# they fire in seconds (a templated copy).
+# they fire in seconds (a templated copy). A series goes stale after
+# --query.lookback-delta with no sample: 15 s here rather than 5 minutes,
+# so that BinstatExporterSilent, which waits for a dead host's `up` to go
+# stale, fires in seconds; still three times the agents' remote-write batch
+# deadline (5 s), so that no live host's series goes stale between batches.
 sed 's/for: [0-9]*m/for: 0s/' "$M/alerts.yml" >"$WORK/alerts-now.yml"
 sed -e "s|/etc/prometheus/binstat/rules.yml|$M/rules.yml|" \
 	-e "s|/etc/prometheus/binstat/alerts.yml|$WORK/alerts-now.yml|" \
 	-e 's|evaluation_interval: 30s|evaluation_interval: 1s|' "$M/fleet/central.yml" >"$WORK/central.yml"
 ip netns exec "$C" prometheus --config.file="$WORK/central.yml" --storage.tsdb.path="$WORK/central" \
-	--web.enable-remote-write-receiver --web.listen-address=0.0.0.0:9090 >"$WORK/central.log" 2>&1 &
+	--web.enable-remote-write-receiver --web.listen-address=0.0.0.0:9090 \
+	--query.lookback-delta=15s >"$WORK/central.log" 2>&1 &
 PIDS+=($!)
 
 # central.py CHECK ARGS...: the checks, run inside the central namespace;
@@ -261,5 +268,12 @@ check "the central server rejected no sample of either host (no two hosts' serie
 kill -9 "$(host_pid 1)"
 check "an exporter down on hv02 only: BinstatExporterDown names hv02 alone" \
 	central alerts BinstatExporterDown 30 hv02
+
+# Then hv02 dies whole: its PID namespace killed (unshare's --kill-child),
+# the agent with the exporter, so no stale marker is sent and its `up` just
+# stops arriving; BinstatExporterDown cannot see that. hv01 goes on.
+kill -9 "${HPIDS[1]}"
+check "hv02 gone whole (agent and exporter killed): BinstatExporterSilent names hv02 alone" \
+	central alerts BinstatExporterSilent 60 hv02
 
 summary
