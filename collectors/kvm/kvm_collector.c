@@ -84,6 +84,7 @@ struct kvm_collector {
 	bool denied_logged;		  /* this episode (since the count left 0) counted */
 	struct kvm_denied_say denied_say; /* the warn line's bound */
 	const char *missing;		  /* what the exporter lacks to read them */
+	char hidepid[32];		  /* /proc's hidepid= without CAP_SYS_PTRACE, or "" */
 	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
 	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;
@@ -447,6 +448,22 @@ static void add_pending(struct kvm_collector *k, pid_t tid)
 	k->pending[k->npending++] = (struct kvm_pending){tid, 0, monoclock_ns() + 20000000u};
 }
 
+/* A task KVM's uevent named that our /proc does not show: with hidepid,
+ * another user's VMM (it exists: pidfd_open finds it, or says EINVAL of a
+ * thread that is not its group's leader). Counted, and watched when it is
+ * the leader; a thread is counted until the next full walk. */
+static bool hidden_vmm(struct kvm_collector *k, pid_t tid)
+{
+	if (!k->hidepid[0])
+		return false;
+	int fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno == EINVAL;
+}
+
 static void run_pending(struct kvm_collector *k)
 {
 	uint64_t now = monoclock_ns();
@@ -458,9 +475,13 @@ static void run_pending(struct kvm_collector *k)
 			continue;
 		}
 		pid_t tgid = kvm_tgid_of(k->proc, p->tid);
-		if (tgid > 0)
+		if (tgid > 0) {
 			scan_pid_as(k, tgid, true);
-		else if (k->next_rescan_ns > now + 1000000000u)
+		} else if (hidden_vmm(k, p->tid)) {
+			pthread_mutex_lock(&k->lock);
+			note_denied(k, p->tid, true);
+			pthread_mutex_unlock(&k->lock);
+		} else if (k->next_rescan_ns > now + 1000000000u)
 			k->next_rescan_ns =
 			    now + 1000000000u; /* the thread is gone: look everywhere, soon */
 		if (tgid <= 0 || ++p->tries == PENDING_TRIES) {
@@ -514,14 +535,19 @@ static void first_scan(struct kvm_collector *k)
 	uint64_t t0 = monoclock_ns();
 	char vms[24], fds[24], ms[24];
 
-	char hp[32];
-	if ((k->passive || k->attach) && kvm_proc_hidepid(k->proc, hp, sizeof(hp)))
+	char hp[sizeof(k->hidepid)];
+	if ((k->passive || k->attach) && kvm_proc_hidepid(k->proc, hp, sizeof(hp))) {
+		pthread_mutex_lock(&k->lock);
+		memcpy(k->hidepid, hp, sizeof(hp));
+		pthread_mutex_unlock(&k->lock);
 		k->host->log(BS_LOG_WARN, "kvm",
-			     "/proc hides other users' processes (hidepid): their VMMs are neither "
-			     "served nor counted in kvm_collector_vmms_not_permitted; grant "
-			     "CAP_SYS_PTRACE (AmbientCapabilities=CAP_SYS_PTRACE in the unit), "
-			     "or mount /proc without hidepid",
+			     "/proc hides other users' processes (hidepid): their VMMs are not "
+			     "served, and counted in kvm_collector_vmms_not_permitted only when "
+			     "KVM's uevent names them; grant CAP_SYS_PTRACE "
+			     "(AmbientCapabilities=CAP_SYS_PTRACE in the unit), or mount /proc "
+			     "without hidepid",
 			     "proc", k->proc, "hidepid", hp, (char *)NULL);
+	}
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
@@ -925,6 +951,12 @@ static void kvm_describe(void *state, char *buf, size_t len)
 			 "\n%zu VMM process(es) not readable (missing %s): grant CAP_SYS_PTRACE, "
 			 "AmbientCapabilities=CAP_SYS_PTRACE in the unit",
 			 k->denied.pids.n, k->missing ? k->missing : "CAP_SYS_PTRACE");
+	else if (k->hidepid[0] && n >= 0 && (size_t)n < len)
+		snprintf(
+		    buf + n, len - (size_t)n,
+		    "\n/proc hides other users' processes (hidepid=%s): their VMMs are not "
+		    "seen; grant CAP_SYS_PTRACE, AmbientCapabilities=CAP_SYS_PTRACE in the unit",
+		    k->hidepid);
 	pthread_mutex_unlock(&k->lock);
 }
 

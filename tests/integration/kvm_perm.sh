@@ -188,7 +188,18 @@ if mount -t proc -o hidepid=invisible proc "$WORK/hproc" 2>/dev/null; then
 	scrape "$P" "$WORK/11.txt"
 	check "hidepid=invisible: said once at warn, with the fix" sh -c \
 		"[ \$(grep -c 'level=warn.*hidepid=invisible.*' '$WORK/exporter.log') = 1 ] && grep 'hidepid=invisible' '$WORK/exporter.log' | grep -q 'AmbientCapabilities=CAP_SYS_PTRACE'"
-	kill "$LAST_PID"
+	curl -s "http://127.0.0.1:$P/" >"$WORK/11.html"
+	check "hidepid=invisible: the landing page says so, with the fix" \
+		grep -q 'hidepid=invisible.*AmbientCapabilities=CAP_SYS_PTRACE' "$WORK/11.html"
+	# A VM of root's started now, made by its main thread as QEMU makes
+	# them: KVM's uevent names a PID this /proc hides.
+	HE=$LAST_PID
+	start_fixture hidden env FIXTURE_ONE_THREAD=1
+	check "hidepid=invisible: root's new VMM, named by KVM's uevent, is counted" \
+		until_value "$P" "$WORK/11.txt" $GAUGE 1
+	kill "$FX"
+	check "... and leaves the count when it exits (its pidfd)" until_value "$P" "$WORK/11.txt" $GAUGE 0
+	kill "$HE"
 	: >"$WORK/exporter.log"
 	P=$(free_port)
 	EXPORTER_WRAP=$PTRACE start_exporter "$WORK/hide.yml" "$P"

@@ -246,8 +246,9 @@ check "--no-collector.synthetic stops one the file enables" sh -c "! grep -q 'co
 check "--web.disable-exporter-metrics: no process_* or binstat_exporter_*" sh -c "! grep -q '^process_\|^binstat_exporter_' '$WORK/flags.txt'"
 check "without it both are served" sh -c "grep -q '^process_cpu_seconds_total' '$WORK/text.txt' && grep -q '^binstat_exporter_build_info' '$WORK/text.txt'"
 check "build_info says what deflates gzip" grep -Eq '^binstat_exporter_build_info\{.*deflate="(isa-l|zlib)"' "$WORK/text.txt"
-out=$("$EXPORTER" --check-config --config.file="$WORK/flags.yml" --collector.nosuch 2>&1)
-check "--collector.NAME of no plugin fails --check-config naming it" sh -c "echo '$out' | grep -q 'nosuch.so'"
+out=$("$EXPORTER" --check-config --config.file="$WORK/flags.yml" --collector.nosuch 2>&1); rc=$?
+check "--collector.NAME of no plugin: a bad flag, exit 2 naming it and the known ones (exit $rc)" \
+	sh -c "[ $rc = 2 ] && echo \"\$1\" | grep -q \"unknown collector 'nosuch'.*know .*example\"" _ "$out"
 
 # An unloadable plugin is reported; the others keep working.
 write_config "$WORK/broken.yml" "  nothere: {}
