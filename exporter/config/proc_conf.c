@@ -403,8 +403,10 @@ static void owner_text(const struct proc_conf *pc, uint32_t owner, char *out, si
 
 /* Every name a family of group i claims, as configured, must be its
  * own: two groups' statistics of one name, a statistic a_max beside a
- * range a, a template's t_min beside a statistic t_min all clash, and a
- * scrape would serve only one of them. Refused at the later one. */
+ * range a, a template's t_min beside a statistic t_min, a value a_total
+ * (a counter: a, a_total, a_created) beside an array a all clash, and a
+ * scrape would serve only one of them. Refused at the later one; so is
+ * a name the exporter or Prometheus keeps (proc_names_reserved). */
 static int families_unique(const struct proc_conf *pc, uint32_t i, const struct conf_node *n,
 			   struct proc_names *names)
 {
@@ -424,12 +426,19 @@ static int families_unique(const struct proc_conf *pc, uint32_t i, const struct 
 					 PROC_NAMES_OWNER(i, PROC_NAMES_TEMPLATE), &clash, &other);
 	else if (rc < 0)
 		k--;
-	if (rc != -EEXIST)
+	if (rc != -EEXIST && rc != -EPERM)
 		return rc;
 	owner_text(pc, PROC_NAMES_OWNER(i, k < g->nstats ? k : PROC_NAMES_TEMPLATE), mine,
 		   sizeof(mine));
+	const struct conf_node *at = k < g->nstats ? stats->val[k] : conf_child(n, "template");
+	if (rc == -EPERM)
+		return conf_errorf(at,
+				   "EINVAL: %s would serve '%s', a name the exporter serves itself "
+				   "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
+				   "scrape_*): rename it",
+				   mine, clash);
 	owner_text(pc, other, theirs, sizeof(theirs));
-	return conf_errorf(k < g->nstats ? stats->val[k] : conf_child(n, "template"),
+	return conf_errorf(at,
 			   "EEXIST: %s serves '%s', as %s does: a family name is one family's "
 			   "across the processing (rename one)",
 			   mine, clash, theirs);
@@ -573,6 +582,7 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 	if (!pc)
 		return -ENOMEM;
 	proc_names_init(&names);
+	names.reserve = true;
 	pc->interval_s = 0.25;
 	pc->max_sources = 10000;
 	pc->max_memory_bytes = PROC_MEMORY_DEFAULT;

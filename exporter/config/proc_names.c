@@ -18,12 +18,16 @@ void proc_names_init(struct proc_names *n)
 	memset(n, 0, sizeof(*n));
 }
 
+_Static_assert(sizeof(((struct proc_names *)0)->refused) > NAMES_METRIC_MAX,
+	       "a reserved name fits");
+
 void proc_names_free(struct proc_names *n)
 {
 	for (size_t i = 0; i < n->cap; i++)
 		free(n->slot[i].name);
 	free(n->slot);
-	memset(n, 0, sizeof(*n));
+	n->slot = NULL;
+	n->cap = n->used = 0;
 }
 
 static size_t slot_of(const struct proc_names *n, const char *name)
@@ -62,13 +66,31 @@ bool proc_names_find(const struct proc_names *n, const char *name, uint32_t *own
 	return n->slot[i].name != NULL;
 }
 
-/* One name for owner: its own already is no clash. */
+bool proc_names_reserved(const char *name)
+{
+	static const char *const prefix[] = {"scrape_", "process_", "binstat_"};
+
+	if (strcmp(name, "up") == 0)
+		return true;
+	for (size_t k = 0; k < sizeof(prefix) / sizeof(prefix[0]); k++)
+		if (strncmp(name, prefix[k], strlen(prefix[k])) == 0)
+			return true;
+	return false;
+}
+
+/* One name for owner: its own already is no clash; one the exporter or
+ * Prometheus keeps is nobody's (review 2, finding 3). */
 static int claim(struct proc_names *n, const char *name, uint32_t owner, const char **clash,
 		 uint32_t *other)
 {
 	size_t i;
 	int rc;
 
+	if (n->reserve && proc_names_reserved(name)) {
+		snprintf(n->refused, sizeof(n->refused), "%s", name);
+		*clash = n->refused;
+		return -EPERM;
+	}
 	if ((n->used + 1) * 2 > n->cap && (rc = grow(n)) < 0)
 		return rc;
 	i = slot_of(n, name);
@@ -86,17 +108,29 @@ static int claim(struct proc_names *n, const char *name, uint32_t owner, const c
 	return 0;
 }
 
+/* Family a b (its name a then b) of that type, as the emitter claims it
+ * (emitter_family_base_len): a counter's _total is stripped first, so a
+ * counter a_total claims a, a_total and a_created, not a_total_total
+ * (review 2, finding 1). */
 static int claim_family(struct proc_names *n, const char *a, const char *b,
 			enum bs_metric_type type, uint32_t owner, const char **clash,
 			uint32_t *other)
 {
-	char name[NAME_BUF];
+	char base[NAME_BUF], name[NAME_BUF];
 	int rc;
 
+	if ((unsigned)type > BS_UNKNOWN)
+		return 0;
+	size_t len = (size_t)snprintf(base, sizeof(base), "%s%s", a, b);
+	if (len > NAMES_METRIC_MAX)
+		return 0; /* longer than any metric name: the emitter refuses it anyway */
+	if (type == BS_COUNTER && names_has_suffix(base, len, "_total"))
+		base[len - 6] = '\0';
+	else if (type == BS_INFO && names_has_suffix(base, len, "_info"))
+		base[len - 5] = '\0';
 	const char *const *sfx = names_type_suffixes(type);
 	for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
-		if ((size_t)snprintf(name, sizeof(name), "%s%s%s", a, b, sfx[k]) >= sizeof(name))
-			continue; /* longer than any metric name: the emitter refuses it anyway */
+		snprintf(name, sizeof(name), "%s%s", base, sfx[k]);
 		if ((rc = claim(n, name, owner, clash, other)) < 0)
 			return rc;
 	}
@@ -106,15 +140,7 @@ static int claim_family(struct proc_names *n, const char *a, const char *b,
 int proc_names_family(struct proc_names *n, const char *family, enum bs_metric_type type,
 		      uint32_t owner, const char **clash, uint32_t *other)
 {
-	char base[NAME_BUF];
-	size_t len = strlen(family);
-
-	if ((unsigned)type > BS_UNKNOWN || len >= sizeof(base))
-		return 0;
-	memcpy(base, family, len + 1);
-	if (type == BS_COUNTER && names_has_suffix(base, len, "_total"))
-		base[len - 6] = '\0';
-	return claim_family(n, base, "", type, owner, clash, other);
+	return claim_family(n, family, "", type, owner, clash, other);
 }
 
 bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_metric_type type)
@@ -122,10 +148,12 @@ bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_
 	char name[NAME_BUF];
 	size_t len = strlen(family);
 
-	if ((unsigned)type > BS_UNKNOWN || len >= NAMES_METRIC_MAX || !n->used)
+	if ((unsigned)type > BS_UNKNOWN || len > NAMES_METRIC_MAX || !n->used)
 		return false;
 	if (type == BS_COUNTER && names_has_suffix(family, len, "_total"))
 		len -= 6;
+	else if (type == BS_INFO && names_has_suffix(family, len, "_info"))
+		len -= 5;
 	const char *const *sfx = names_type_suffixes(type);
 	for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
 		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, sfx[k]);

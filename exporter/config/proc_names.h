@@ -25,6 +25,11 @@ struct proc_names {
 		uint32_t owner;
 	} * slot;
 	size_t cap, used;
+	/* Whether the exporter's and Prometheus' own names
+	 * (proc_names_reserved) are refused: set for the sets a load or a
+	 * write checks, not for the ones a scrape keeps. */
+	bool reserve;
+	char refused[320]; /* the reserved name an -EPERM's *clash points to */
 };
 
 /* What a seed 001 statistic's names depend on: its type and, for a
@@ -36,11 +41,16 @@ struct proc_names {
 		    : (unsigned)(d)->type))
 
 void proc_names_init(struct proc_names *n);
+/* Whether name is one the exporter serves itself or Prometheus adds to
+ * a scrape: up, scrape_*, process_* and binstat_* (review 2, finding
+ * 3). */
+bool proc_names_reserved(const char *name);
 void proc_names_free(struct proc_names *n);
 /* Claims the names of statistic `name` in each shape of the mask (a
  * value as a counter, which claims a gauge's name and more). 0; -EEXIST
  * with *clash (the name) and *other (its owner) when another owner has
- * one; -ENOMEM. */
+ * one; -EPERM with *clash (the name) when n->reserve and it is
+ * proc_names_reserved; -ENOMEM. */
 int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uint32_t owner,
 		    const char **clash, uint32_t *other);
 /* The same for the statistics of template `name`. */

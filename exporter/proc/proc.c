@@ -996,6 +996,7 @@ int proc_new(const struct proc_conf *conf, struct proc **out)
 	proc_names_init(&p->ours);
 	proc_names_init(&p->lost);
 	proc_names_init(&p->warned);
+	proc_names_init(&p->served);
 	if (names_build(p) < 0) {
 		proc_free(p);
 		return -ENOMEM;
@@ -1035,6 +1036,7 @@ void proc_free(struct proc *p)
 	proc_names_free(&p->ours);
 	proc_names_free(&p->lost);
 	proc_names_free(&p->warned);
+	proc_names_free(&p->served);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

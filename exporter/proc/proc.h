@@ -151,6 +151,11 @@ struct proc {
 	 * wins each scrape; and those of the processing's families already
 	 * logged as lost (under lock). */
 	struct proc_names ours, lost, warned;
+	/* The names the processing's own families claimed in the scrape
+	 * under way (partial: one could not be kept), so that an own clash
+	 * is told from a collector's (review 2, finding 1). Under lock. */
+	struct proc_names served;
+	bool served_partial;
 };
 
 /* What source s holds, from its definitions as they are now (not

@@ -47,29 +47,44 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 /* A family of the processing, unless a collector's claims one of its
  * names: then the collector's is served, each scrape (never one then
  * the other), the processing's counted as duplicate_family and logged
- * once (review 29, finding 1). Under the lock. */
+ * once (review 29, finding 1). Only a collector's family puts a name in
+ * the sticky lost set: one of the processing's own families claiming
+ * it first this scrape (which a load and a write refuse, so should not
+ * be) is a drop of this scrape alone (review 2, finding 1). Under the
+ * lock. */
 static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
 		   enum bs_metric_type t, const char *help)
 {
 	char name[NAME_BUF];
 	const char *clash;
 	uint32_t other;
-	int rc = -EEXIST;
+	int rc;
 
 	if ((size_t)snprintf(name, sizeof(name), "%s%s", a, b) >= sizeof(name))
 		return false;
-	if (!proc_names_clashes(&p->lost, name, t) &&
-	    (rc = bs_family(em, name, t, NULL, help)) != -EEXIST)
+	bool lost = proc_names_clashes(&p->lost, name, t);
+	if (!lost && (rc = bs_family(em, name, t, NULL, help)) != -EEXIST) {
+		if (rc == 0 && proc_names_family(&p->served, name, t, 0, &clash, &other) == -ENOMEM)
+			p->served_partial = true;
 		return rc == 0;
-	if (rc != -EEXIST || proc_names_clashes(&p->lost, name, t))
-		bs_drop(em, "duplicate_family", 1); /* the emitter counted the first */
-	else
+	}
+	bool ours = !lost && (p->served_partial || proc_names_clashes(&p->served, name, t));
+	if (lost)
+		bs_drop(em, "duplicate_family", 1); /* bs_family's EEXIST counts its own */
+	else if (!ours)
 		proc_names_family(&p->lost, name, t, 0, &clash, &other);
 	if (!proc_names_find(&p->warned, name, NULL) &&
-	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0)
-		log_warn("a collector's family takes a name of the processing's: the processing's "
-			 "is not served (rename the statistic or template)",
-			 "family", name);
+	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0) {
+		if (ours)
+			log_warn("two of the processing's families take one name: the later is "
+				 "not served (rename the statistic or template)",
+				 "family", name);
+		else
+			log_warn("a collector's family takes a name of the processing's: the "
+				 "processing's is not served until a reload (rename the statistic "
+				 "or template)",
+				 "family", name);
+	}
 	return false;
 }
 
@@ -539,6 +554,8 @@ static int proc_collect(void *state, struct bs_emitter *em)
 
 	pthread_mutex_lock(&p->lock);
 	catch_up(p, p->clock_ns());
+	proc_names_free(&p->served); /* what this scrape's families claim */
+	p->served_partial = false;
 	emit_self(p, em);
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
 		for (uint32_t k = 0; k < p->conf->group[g].nstats; k++)

@@ -288,6 +288,7 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 	int rc = 0;
 
 	proc_names_init(&names);
+	names.reserve = true;
 	for (uint32_t g = 0; rc != -ENOMEM && g < p->conf->ngroups; g++) {
 		const struct proc_group_conf *c = &p->conf->group[g];
 		for (k = 0; g != s->group && rc != -ENOMEM && k < c->nstats; k++)
@@ -309,6 +310,13 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 				rc = proc_names_stat(&names, gc->stat[k].name, then,
 						     PROC_NAMES_OWNER(s->group, k), &clash, &other);
 		}
+	if (rc == -EPERM)
+		statproc_text_printf(
+		    &r->text,
+		    "EINVAL: %s would serve '%s', a name the exporter serves itself "
+		    "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
+		    "scrape_*)\n",
+		    gc->stat[k - 1].name, clash);
 	if (rc == -EEXIST) {
 		const struct proc_group_conf *og = &p->conf->group[other >> 8];
 		bool tpl = (other & 0xff) == PROC_NAMES_TEMPLATE;
@@ -320,7 +328,7 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 				     tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
 	}
 	proc_names_free(&names);
-	return rc == -EEXIST ? 1 : rc;
+	return rc == -EEXIST || rc == -EPERM ? 1 : rc;
 }
 
 /* Whether what the batch leaves s holding fits max_memory_bytes beside
