@@ -220,27 +220,14 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 				  (double)(int64_t)(r->acc % r->num) / (double)r->num);
 }
 
-/* An integer bound a double can serve as le: le=b must count every X up
- * to b and none above, and past 2^53 a double in [b, b + 1) is b itself
- * or nothing. INT64_MAX serves as 2^63: no X is above it. */
-static bool exact_le(int64_t b, double *le)
-{
-	*le = (double)b;
-	return b == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b);
-}
-
-/* A bucket of count up to bound b: served when a double holds b
- * (exact_le), else carried into the next bucket served. */
+/* A bucket of count up to bound b: served when a double holds b, else
+ * carried into the next bucket served (vstats_region_bound, the rule of
+ * the stats(3) histograms). */
 static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
 		      uint64_t count)
 {
-	double le;
-
-	*carry += count;
-	if (exact_le(b, &le)) {
-		vstats_region_add(sc->region, r, le, *carry);
-		*carry = 0;
-	}
+	vstats_region_bound(sc->region, r, carry, (struct vstats_value){VSTATS_INT, {.i = b}},
+			    count);
 }
 
 /* An array's intervals are its buckets: the first holds what is below

@@ -143,14 +143,27 @@ int vstats_hist_buckets(enum vstats_stype stype, enum vstats_dtype dtype,
 const char *vstats_flags_refused(enum vstats_stype stype, enum vstats_scheme scheme,
 				 uint32_t flags);
 
-/* h's regions into out (room for VSTATS_REGIONS_MAX); their number. Each
- * le is exact where a double can hold it; regions whose le a double
- * cannot tell apart are one. */
+/* Whether a double holds integer bound b exactly, as *le: le=b must count
+ * every value up to b and none above, and past 2^53 a double in
+ * [b, b + 1) is b itself or nothing. The largest value (INT64_MAX,
+ * UINT64_MAX) is served as 2^63, 2^64: no value is above it. A float
+ * bound is always held. */
+bool vstats_exact_le(struct vstats_value b, double *le);
+/* h's regions into out (room for VSTATS_REGIONS_MAX); their number. A
+ * region is served at the largest value it holds where vstats_exact_le
+ * holds it; else it joins the next region served, so every le counts
+ * exactly the values up to it. The data file keeps every bucket. */
 size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
 			   struct vstats_region *out);
-/* Appends a region to out[0..*n) the same way (one whose le a double
- * cannot tell from the last's joins it); the caller has the room. */
+/* Appends a region to out[0..*n) (one at the last's le joins it); the
+ * caller has the room. */
 void vstats_region_add(struct vstats_region *out, size_t *n, double le, uint64_t count);
+/* Appends a region of count whose largest value is b by
+ * vstats_hist_regions' rule: served at b with *carry when
+ * vstats_exact_le holds b (*carry back to 0), else added to *carry for
+ * the next. The caller adds what is left of *carry to its last region. */
+void vstats_region_bound(struct vstats_region *out, size_t *n, uint64_t *carry,
+			 struct vstats_value b, uint64_t count);
 
 /* A VOI with the statistics of specs[0..n); -EINVAL with *why, -ENOMEM. */
 int vstats_voi_init(struct vstats_voi *v, enum vstats_dtype dtype, bool relupdate,

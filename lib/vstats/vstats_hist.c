@@ -336,12 +336,17 @@ int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struc
 
 /* ---- the Prometheus regions ---- */
 
-/* The largest value below v, as a double. */
-static double below(struct vstats_value v)
+/* The largest value below v: v is above the dtype's lowest (a region's
+ * end is above where it starts). */
+static struct vstats_value below(struct vstats_value v)
 {
 	if (v.dtype == VSTATS_UINT)
-		return v.u ? (double)(v.u - 1) : -1.0;
-	return v.dtype == VSTATS_INT ? (double)(v.i - 1) : nextafter(v.f, -INFINITY);
+		v.u--;
+	else if (v.dtype == VSTATS_INT)
+		v.i--;
+	else
+		v.f = nextafter(v.f, -INFINITY);
+	return v;
 }
 
 /* Whether some value lies in [from, to) (from_incl) or (from, to). */
@@ -354,15 +359,34 @@ static bool holds_any(struct vstats_value from, bool from_incl, struct vstats_va
 	return from_incl ? from.f < to.f : nextafter(from.f, INFINITY) < to.f;
 }
 
-/* The regions written so far (out NULL: only counted). */
+bool vstats_exact_le(struct vstats_value b, double *le)
+{
+	switch (b.dtype) {
+	case VSTATS_INT:
+		*le = (double)b.i;
+		return b.i == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b.i);
+	case VSTATS_UINT:
+		*le = (double)b.u;
+		return b.u == UINT64_MAX || (*le < 0x1p64 && (uint64_t)*le == b.u);
+	case VSTATS_FLOAT:
+		break;
+	}
+	*le = b.f;
+	return true;
+}
+
+/* The regions written so far (out NULL: only counted), with the count
+ * of the regions whose bound could not be served, waiting for the next
+ * (carry), and whether the last bound was one of them (held). */
 struct regions {
 	struct vstats_region *out;
 	size_t n;
 	double last_le;
+	uint64_t carry;
+	bool held;
 };
 
-/* Appends a region; one whose le a double cannot tell from the last's
- * joins it. */
+/* Appends a region; one at the last's le (the same bound) joins it. */
 static void add_region(struct regions *r, double le, uint64_t count)
 {
 	if (r->n > 0 && !(le > r->last_le)) {
@@ -376,12 +400,57 @@ static void add_region(struct regions *r, double le, uint64_t count)
 	r->last_le = le;
 }
 
+/* A region of count whose largest value is b: served at b when a double
+ * holds b (vstats_exact_le), else carried into the next one served.
+ * Rounding b would not do: past 2^53 a double in [b, b + 1) is b or
+ * nothing, so rounded up le would count less than every X up to it, and
+ * rounded down it would count X above it. */
+static void add_bound(struct regions *r, struct vstats_value b, uint64_t count)
+{
+	double le;
+
+	r->carry += count;
+	if (!vstats_exact_le(b, &le)) {
+		r->held = true;
+		return;
+	}
+	add_region(r, le, r->carry);
+	r->carry = 0;
+	r->held = false;
+}
+
 void vstats_region_add(struct vstats_region *out, size_t *n, double le, uint64_t count)
 {
-	struct regions r = {out, *n, *n ? out[*n - 1].le : -INFINITY};
+	struct regions r = {out, *n, *n ? out[*n - 1].le : -INFINITY, 0, false};
 
 	add_region(&r, le, count);
 	*n = r.n;
+}
+
+void vstats_region_bound(struct vstats_region *out, size_t *n, uint64_t *carry,
+			 struct vstats_value b, uint64_t count)
+{
+	struct regions r = {out, *n, *n ? out[*n - 1].le : -INFINITY, *carry, false};
+
+	add_bound(&r, b, count);
+	*n = r.n;
+	*carry = r.carry;
+}
+
+/* The last region, +Inf, with what is carried. Its values go up to the
+ * dtype's largest; when a bound before it was held, that largest (2^63,
+ * 2^64: no value is above it) is served first, so the values carried keep
+ * a bound below +Inf (a drhist's ubound_inf region ends at INT64_MAX - 1,
+ * which no double holds: served at 2^63 with INT64_MAX itself). Never a
+ * region more than the buckets make. */
+static void add_last(struct regions *r, enum vstats_dtype d, uint64_t count)
+{
+	if (r->held && d != VSTATS_FLOAT) { /* only integers are held */
+		add_bound(r, vstats_highest(d), count);
+		count = 0;
+	}
+	add_region(r, INFINITY, r->carry + count);
+	r->carry = 0;
 }
 
 static uint64_t between_at(const struct vstats_hist *h, uint32_t i)
@@ -392,7 +461,7 @@ static uint64_t between_at(const struct vstats_hist *h, uint32_t i)
 size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
 			   struct vstats_region *out)
 {
-	struct regions r = {out, 0, -INFINITY};
+	struct regions r = {out, 0, -INFINITY, 0, false};
 
 	if (h->n == 0)
 		return 0;
@@ -400,18 +469,19 @@ size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
 	 * drops a histogram's _sum once a bound is negative (-1 below 0). */
 	struct vstats_value first = h->bkt[0].lb;
 	if (cmp_value(first, vstats_lowest(first.dtype)) > 0 && (!out || between_at(h, 0) > 0))
-		add_region(&r, below(first), between_at(h, 0));
+		add_bound(&r, below(first), between_at(h, 0));
 	for (uint32_t i = 0; i < h->n; i++) {
 		const struct vstats_bucket *b = &h->bkt[i];
+		uint64_t count = h->count ? h->count[i] : 0;
 		if (i > 0 && stype != VSTATS_CRHIST &&
 		    holds_any(h->bkt[i - 1].ub, stype == VSTATS_DRHIST, b->lb))
-			add_region(&r, below(b->lb), between_at(h, i));
-		double le = stype == VSTATS_DVHIST		      ? vstats_value_f(b->lb)
-			    : stype == VSTATS_CRHIST && i + 1 == h->n ? INFINITY
-								      : below(b->ub);
-		add_region(&r, le, h->count ? h->count[i] : 0);
+			add_bound(&r, below(b->lb), between_at(h, i));
+		if (stype == VSTATS_CRHIST && i + 1 == h->n)
+			add_last(&r, first.dtype, count); /* open: nothing above it */
+		else
+			add_bound(&r, stype == VSTATS_DVHIST ? b->lb : below(b->ub), count);
 	}
 	if (stype != VSTATS_CRHIST)
-		add_region(&r, INFINITY, between_at(h, h->n));
+		add_last(&r, first.dtype, between_at(h, h->n));
 	return r.n;
 }

@@ -467,6 +467,125 @@ static void test_range_average_rounding(void **state)
 	done(p);
 }
 
+/* Every bucket of family fam's device=dev series, read back from the
+ * scrape: each le counts exactly the values in xs at most le (compared in
+ * long double, which holds every s64, u64 and double exactly), +Inf and
+ * _count all n, _sum their sum (a double's rounding apart). */
+static void hist_exact(const char *text, const char *fam, const char *dev, const long double *xs,
+		       size_t n)
+{
+	char head[128], tail[128];
+	long double sum = 0;
+	const char *at = text;
+	bool inf = false;
+
+	snprintf(head, sizeof(head), "%s_bucket{device=\"%s\",", fam, dev);
+	while ((at = strstr(at, head))) {
+		const char *le = strstr(at, "le=\"");
+		assert_non_null(le);
+		char *end;
+		double b = strncmp(le + 4, "+Inf", 4) == 0 ? INFINITY : strtod(le + 4, &end);
+		unsigned long long got = strtoull(strstr(le, "} ") + 2, NULL, 10), want = 0;
+		for (size_t i = 0; i < n; i++)
+			want += xs[i] <= (long double)b;
+		if (got != want)
+			fail_msg("%s device=%s le %.17g counts %llu, the values up to it are %llu",
+				 fam, dev, b, got, want);
+		inf |= b == INFINITY;
+		at = le;
+	}
+	assert_true(inf);
+	snprintf(tail, sizeof(tail), "%s_count{device=\"%s\",source_metric=\"xv\"} %zu\n", fam, dev,
+		 n);
+	has(text, tail);
+	for (size_t i = 0; i < n; i++)
+		sum += xs[i];
+	snprintf(tail, sizeof(tail), "%s_sum{device=\"%s\",source_metric=\"xv\"} ", fam, dev);
+	at = strstr(text, tail);
+	assert_non_null(at);
+	long double v = strtod(at + strlen(tail), NULL);
+	assert_true(fabsl(v - sum) <= fabsl(sum) * 1e-15L);
+}
+
+/* Review 2, finding 2, through the sampler: a stats(3) histogram's le
+ * past 2^53 is served only where a double holds it, else its region
+ * joins the next. u (u64): crhist exp 0..2^62 by 2, whose bound 2^61 - 2
+ * was le 2^61 counting 1 of the 3 values up to it (now 2^55 - 2 ..
+ * 2^62 - 2 join the open last bucket, at 2^64); drhist [0, 10) with
+ * ubound_inf, UINT64_MAX served at 2^64; dvhist 2^53, 2^53 + 2, the gap
+ * {2^53 + 1} joining 2^53 + 2 (it was merged into le 2^53). s (s64):
+ * drhist [0, 10) with lbound_inf and ubound_inf: INT64_MAX was left out of
+ * le 2^63. b: drhist [0, 2^53 + 2) [2^53 + 2, 2^53 + 8), served as
+ * le 2^53 with its 2^53 + 1. Each failed before. */
+static void test_template_bounds_beyond_doubles(void **state)
+{
+	struct proc *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: u, select: 'xv{device=\"u\"}', x: value,\n"
+		 "       template: {name: ut, dtype: u64, stats: [\n"
+		 "         {crhist: {scheme: exp, lb: 0, ub: 4611686018427387904, stepbase: 2}},\n"
+		 "         {drhist: {buckets: [[0, 10]], ubound_inf: true}},\n"
+		 "         {dvhist: {values: [9007199254740992, 9007199254740994]}}]}}\n"
+		 "    - {name: s, select: 'xv{device=\"s\"}', x: value,\n"
+		 "       template: {name: st, stats: [\n"
+		 "         {drhist: {buckets: [[0, 10]], lbound_inf: true, ubound_inf: true}}]}}\n"
+		 "    - {name: b, select: 'xv{device=\"b\"}', x: value,\n"
+		 "       template: {name: bt, stats: [{drhist: {buckets: [[0, 9007199254740994],\n"
+		 "         [9007199254740994, 9007199254741000]]}}]}}\n");
+	static const uint64_t u[] = {(1ull << 61) - 1, 1ull << 61,	 (1ull << 61) + 1, 5,
+				     (1ull << 53) + 1, (1ull << 53) + 2, UINT64_MAX};
+	static const int64_t sv[] = {
+	    INT64_MIN, 3, 10, (1ll << 53) + 1, INT64_MAX - 1, INT64_MAX, (1ll << 53) + 2};
+	static const int64_t b[] = {5,
+				    1ll << 53,
+				    (1ll << 53) + 1,
+				    (1ll << 53) + 1,
+				    (1ll << 53) + 2,
+				    (1ll << 53) + 7,
+				    (1ll << 53) + 8};
+	long double ux[7], sx[7], bx[7];
+	(void)state;
+
+	for (int k = 0; k < 7; k++) {
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"xv", BS_GAUGE, "u", u64v(u[k])};
+		pass_items[1] = (struct item){NULL, BS_GAUGE, "s", i64v(sv[k])};
+		pass_items[2] = (struct item){NULL, BS_GAUGE, "b", i64v(b[k])};
+		p->in = (struct proc_input){.n = 1, .collect = items_collect};
+		proc_tick(p, S(1 + k));
+		p->in = (struct proc_input){0};
+		ux[k] = u[k], sx[k] = sv[k], bx[k] = b[k];
+	}
+	char *text = metrics(p);
+	hist_exact(text, "ut_crhist", "u", ux, 7);
+	hist_exact(text, "ut_drhist", "u", ux, 7);
+	hist_exact(text, "ut_dvhist", "u", ux, 7);
+	hist_exact(text, "st_drhist", "s", sx, 7);
+	hist_exact(text, "bt_drhist", "b", bx, 7);
+	/* the buckets served past 2^53, by hand */
+	has(text,
+	    "ut_crhist_bucket{device=\"u\",source_metric=\"xv\",le=\"18014398509481982.0\"} 3\n"
+	    "ut_crhist_bucket{device=\"u\",source_metric=\"xv\",le=\"1.8446744073709552e+19\"} "
+	    "7\n");
+	has(text, "ut_drhist_bucket{device=\"u\",source_metric=\"xv\",le=\"9.0\"} 1\n"
+		  "ut_drhist_bucket{device=\"u\",source_metric=\"xv\",le=\"1.8446744073709552e+"
+		  "19\"} 7\n");
+	has(text,
+	    "ut_dvhist_bucket{device=\"u\",source_metric=\"xv\",le=\"9007199254740992.0\"} 1\n"
+	    "ut_dvhist_bucket{device=\"u\",source_metric=\"xv\",le=\"9007199254740994.0\"} 3\n");
+	has(text,
+	    "st_drhist_bucket{device=\"s\",source_metric=\"xv\",le=\"9.0\"} 2\n"
+	    "st_drhist_bucket{device=\"s\",source_metric=\"xv\",le=\"9.223372036854776e+18\"} 7\n");
+	has(text,
+	    "bt_drhist_bucket{device=\"b\",source_metric=\"xv\",le=\"9.223372036854776e+18\"} 7\n");
+	free(text);
+	/* the data file keeps every bucket */
+	text = data(p, "b/0/data");
+	has(text, "bt_drhist [0,9007199254740994) 4\n");
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_label_order_one_source),
 	    cmocka_unit_test(test_totals_past_s64),
 	    cmocka_unit_test(test_range_average_rounding),
+	    cmocka_unit_test(test_template_bounds_beyond_doubles),
 	};
 	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
 }

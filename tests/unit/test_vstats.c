@@ -18,6 +18,7 @@
 
 #define I(x) ((struct vstats_value){VSTATS_INT, {.i = (x)}})
 #define F(x) ((struct vstats_value){VSTATS_FLOAT, {.f = (x)}})
+#define U(x) ((struct vstats_value){VSTATS_UINT, {.u = (x)}})
 
 static const struct vstats_stat *stat_of(const struct vstats_voi *v, enum vstats_stype t)
 {
@@ -276,6 +277,155 @@ static void test_hist_regions(void **state)
 	    3);
 }
 
+/* Prometheus' rule, checked against the values themselves: each le
+ * above the last, the last +Inf, and each counting exactly the values
+ * at most le (compared in long double, which holds every s64, u64 and
+ * double exactly). */
+static void expect_cumulative(const struct vstats_region *r, size_t k,
+			      const struct vstats_value *xs, size_t nx)
+{
+	uint64_t cum = 0;
+
+	assert_true(k > 0 && r[k - 1].le == INFINITY);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t want = 0;
+		cum += r[i].count;
+		for (size_t j = 0; j < nx; j++) {
+			long double x = xs[j].dtype == VSTATS_INT    ? (long double)xs[j].i
+					: xs[j].dtype == VSTATS_UINT ? (long double)xs[j].u
+								     : (long double)xs[j].f;
+			want += x <= (long double)r[i].le;
+		}
+		if (i > 0 && !(r[i].le > r[i - 1].le))
+			fail_msg("region %zu: le %.17g not above %.17g", i, r[i].le, r[i - 1].le);
+		if (cum != want)
+			fail_msg("le %.17g counts %llu, the values up to it are %llu", r[i].le,
+				 (unsigned long long)cum, (unsigned long long)want);
+	}
+}
+
+/* Feeds xs once each; the regions must be want, by Prometheus' rule. */
+static void expect_exact(enum vstats_stype t, enum vstats_dtype d, const struct vstats_hist_spec *h,
+			 const struct vstats_value *xs, size_t nx, const struct vstats_region *want,
+			 size_t nwant)
+{
+	struct vstats_spec spec = {.stype = t, .hist = *h};
+	static struct vstats_region got[VSTATS_REGIONS_MAX];
+	struct vstats_voi v;
+	const char *why;
+
+	assert_int_equal(vstats_voi_init(&v, d, false, &spec, 1, &why), 0);
+	for (size_t i = 0; i < nx; i++)
+		assert_int_equal(vstats_update_n(&v, xs[i], 1), 0);
+	size_t k = vstats_hist_regions(&v.stat[0].hist, t, got);
+	expect_cumulative(got, k, xs, nx);
+	/* want: the last nwant regions (a long exp histogram's first ones
+	 * are its small powers) */
+	assert_true(k >= nwant);
+	for (size_t i = 0; i < nwant; i++) {
+		const struct vstats_region *g = &got[k - nwant + i];
+		if (g->le != want[i].le || g->count != want[i].count)
+			fail_msg("region %zu: le %.17g count %llu, want le %.17g count %llu",
+				 k - nwant + i, g->le, (unsigned long long)g->count, want[i].le,
+				 (unsigned long long)want[i].count);
+	}
+	vstats_voi_free(&v);
+}
+
+#define P53 (1ll << 53)
+
+/* Review 2, finding 2: a region's largest value past 2^53 is served as le
+ * only where a double holds it (INT64_MAX as 2^63, UINT64_MAX as 2^64),
+ * else it joins the next region: every le counts exactly the values up
+ * to it. Hand-computed streams; each failed before (a region whose le
+ * rounded onto the last joined the last, counting values above it). */
+static void test_regions_beyond_doubles(void **state)
+{
+	(void)state;
+	/* (a) u64 exp 0..2^62 by 2: buckets [2^k - 1, 2^(k+1) - 1). Bounds
+	 * 2^(k+1) - 2 are doubles up to 2^54 - 2; 2^55 - 2 .. 2^62 - 2 are
+	 * not (2^61 - 2 was served as le 2^61, counting 1 of the 3 values up
+	 * to 2^61), so they join the open last bucket, served at 2^64. */
+	struct vstats_hist_spec exp = {
+	    .scheme = VSTATS_EXP, .lb = U(0), .ub = U(1ull << 62), .stepbase = 2};
+	struct vstats_value ax[] = {U((1ull << 61) - 1), U(1ull << 61), U((1ull << 61) + 1), U(5)};
+	expect_exact(VSTATS_CRHIST, VSTATS_UINT, &exp, ax, 4,
+		     (struct vstats_region[]){{0x1p54 - 2, 0}, {0x1p64, 3}, {INFINITY, 0}}, 3);
+
+	/* (b) s64 drhist [0, 2^53 + 2) [2^53 + 2, 2^53 + 5): the first's last
+	 * value 2^53 + 1 joins the second's, 2^53 + 4 (was le 2^53 counting
+	 * both 2^53 + 1) */
+	struct vstats_bucket dr[] = {{I(0), I(P53 + 2)}, {I(P53 + 2), I(P53 + 5)}};
+	struct vstats_hist_spec drs = {.scheme = VSTATS_USR, .usr = dr, .nusr = 2};
+	struct vstats_value bx[] = {I(5),	I(P53),	    I(P53 + 1), I(P53 + 1),
+				    I(P53 + 2), I(P53 + 4), I(P53 + 5)};
+	expect_exact(VSTATS_DRHIST, VSTATS_INT, &drs, bx, 7,
+		     (struct vstats_region[]){{0x1p53 + 4, 6}, {INFINITY, 1}}, 2);
+
+	/* (c) ubound_inf [10, INT64_MAX) ends at INT64_MAX - 1, no double:
+	 * it joins the values above it, INT64_MAX alone, served at 2^63 (was
+	 * le 2^63 without INT64_MAX); lbound_inf [INT64_MIN, 0) is -1 */
+	struct vstats_bucket ten[] = {{I(0), I(10)}};
+	struct vstats_hist_spec ub = {.scheme = VSTATS_USR,
+				      .usr = ten,
+				      .nusr = 1,
+				      .flags = VSTATS_UBOUND_INF | VSTATS_LBOUND_INF};
+	struct vstats_value cx[] = {I(INT64_MIN), I(3), I(10), I(INT64_MAX - 1), I(INT64_MAX)};
+	expect_exact(VSTATS_DRHIST, VSTATS_INT, &ub, cx, 5,
+		     (struct vstats_region[]){{-1, 1}, {9, 1}, {0x1p63, 3}, {INFINITY, 0}}, 4);
+	/* the same in u64: UINT64_MAX at 2^64 */
+	struct vstats_bucket uten[] = {{U(0), U(10)}};
+	struct vstats_hist_spec uub = {
+	    .scheme = VSTATS_USR, .usr = uten, .nusr = 1, .flags = VSTATS_UBOUND_INF};
+	struct vstats_value ux[] = {U(3), U(10), U(UINT64_MAX - 1), U(UINT64_MAX)};
+	expect_exact(VSTATS_DRHIST, VSTATS_UINT, &uub, ux, 4,
+		     (struct vstats_region[]){{9, 1}, {0x1p64, 3}, {INFINITY, 0}}, 3);
+
+	/* (d) dvhist 2^53, 2^53 + 2: the gap {2^53 + 1} joins 2^53 + 2 (was
+	 * merged into le 2^53) */
+	struct vstats_bucket dv[] = {{I(P53), I(P53)}, {I(P53 + 2), I(P53 + 2)}};
+	struct vstats_hist_spec dvs = {.scheme = VSTATS_USR, .usr = dv, .nusr = 2};
+	struct vstats_value dx[] = {I(P53), I(P53 + 1), I(P53 + 1), I(P53 + 2), I(P53 + 3)};
+	expect_exact(VSTATS_DVHIST, VSTATS_INT, &dvs, dx, 5,
+		     (struct vstats_region[]){{0x1p53, 1}, {0x1p53 + 2, 3}, {INFINITY, 1}}, 3);
+	/* u64 dvhist 2^63, UINT64_MAX: below the first, 2^63 - 1 joins 2^63;
+	 * the gap joins UINT64_MAX, at 2^64 */
+	struct vstats_bucket udv[] = {{U(1ull << 63), U(0)}, {U(UINT64_MAX), U(0)}};
+	struct vstats_hist_spec udvs = {.scheme = VSTATS_USR, .usr = udv, .nusr = 2};
+	struct vstats_value udx[] = {U(7), U(1ull << 63), U((1ull << 63) + 1), U(UINT64_MAX - 1),
+				     U(UINT64_MAX)};
+	expect_exact(VSTATS_DVHIST, VSTATS_UINT, &udvs, udx, 5,
+		     (struct vstats_region[]){{0x1p63, 2}, {0x1p64, 3}, {INFINITY, 0}}, 3);
+
+	/* s64 crhist, the user's bounds 0, 2^53 + 1, 2^53 + 2, 2^54: 2^53 is
+	 * served; 2^53 + 1 (was merged into 2^53) and 2^54 - 1 are not, so
+	 * they join the open last bucket, served at 2^63 */
+	struct vstats_bucket cu[] = {
+	    {I(0), I(0)}, {I(P53 + 1), I(0)}, {I(P53 + 2), I(0)}, {I(2 * P53), I(0)}};
+	struct vstats_hist_spec cus = {.scheme = VSTATS_USR, .usr = cu, .nusr = 4};
+	struct vstats_value ex[] = {I(-1),	    I(P53),	I(P53 + 1),  I(P53 + 2),
+				    I(2 * P53 - 1), I(2 * P53), I(INT64_MAX)};
+	expect_exact(VSTATS_CRHIST, VSTATS_INT, &cus, ex, 7,
+		     (struct vstats_region[]){{-1, 1}, {0x1p53, 1}, {0x1p63, 5}, {INFINITY, 0}}, 4);
+
+	/* s64 lin from 2^60 by 5: every bound 2^60 + 5k - 1 is past what a
+	 * double holds, so all join the last, at 2^63; below the first,
+	 * 2^60 - 1 joins them too */
+	struct vstats_hist_spec lin = {
+	    .scheme = VSTATS_LIN, .lb = I(1ll << 60), .ub = I((1ll << 60) + 10), .stepinc = 5};
+	struct vstats_value lx[] = {I(1), I((1ll << 60) + 4), I((1ll << 60) + 12)};
+	expect_exact(VSTATS_CRHIST, VSTATS_INT, &lin, lx, 3,
+		     (struct vstats_region[]){{0x1p63, 3}, {INFINITY, 0}}, 2);
+
+	/* linexp 0..2^54 (base 2, 2 steps): [2^k, 2^(k+1)) from 2; 2^53 - 1
+	 * is served, 2^54 - 1 joins the open [2^54, ..), at 2^63 */
+	struct vstats_hist_spec lx2 = {
+	    .scheme = VSTATS_LINEXP, .lb = I(0), .ub = I(2 * P53), .stepbase = 2, .nlinsteps = 2};
+	struct vstats_value lex[] = {I(P53 - 1), I(P53), I(P53 + 1), I(3 * (P53 / 2))};
+	expect_exact(VSTATS_CRHIST, VSTATS_INT, &lx2, lex, 4,
+		     (struct vstats_region[]){{0x1p53 - 1, 1}, {0x1p63, 3}, {INFINITY, 0}}, 3);
+}
+
 /* n updates at once are n updates: the counts, the sum, MAX and MIN, the
  * digest's weight. */
 static void test_weighted_updates(void **state)
@@ -498,12 +648,19 @@ static void test_rollthedice(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sum_max_min),		cmocka_unit_test(test_crhist_schemes),
-	    cmocka_unit_test(test_crhist_flags),	cmocka_unit_test(test_float_lin_bounds),
-	    cmocka_unit_test(test_discrete_histograms), cmocka_unit_test(test_hist_regions),
-	    cmocka_unit_test(test_weighted_updates),	cmocka_unit_test(test_refused_specs),
-	    cmocka_unit_test(test_tdigest_exact_cases), cmocka_unit_test(test_tdigest_rank_error),
-	    cmocka_unit_test(test_tdigest_memory),	cmocka_unit_test(test_rollthedice),
+	    cmocka_unit_test(test_sum_max_min),
+	    cmocka_unit_test(test_crhist_schemes),
+	    cmocka_unit_test(test_crhist_flags),
+	    cmocka_unit_test(test_float_lin_bounds),
+	    cmocka_unit_test(test_discrete_histograms),
+	    cmocka_unit_test(test_hist_regions),
+	    cmocka_unit_test(test_regions_beyond_doubles),
+	    cmocka_unit_test(test_weighted_updates),
+	    cmocka_unit_test(test_refused_specs),
+	    cmocka_unit_test(test_tdigest_exact_cases),
+	    cmocka_unit_test(test_tdigest_rank_error),
+	    cmocka_unit_test(test_tdigest_memory),
+	    cmocka_unit_test(test_rollthedice),
 	};
 	return cmocka_run_group_tests_name("vstats", tests, NULL, NULL);
 }
