@@ -1589,8 +1589,20 @@ static void test_sample_rates(void **state)
 	free(text);
 	for (size_t i = 0; i < p->srcs.n; i++)
 		assert_false(p->src[i]->sampled);
-	/* every spec form; the last pair for a template wins */
+	/* one template named twice, in any spec form, is EINVAL as a
+	 * definition's attribute named twice is (review 2, finding 6) */
+	text = iface_as(p, "POST", "sample_rates", "ex_voi=0,ex_voi=100", true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "EINVAL: pair 2: template \"ex_voi\" named twice (pair 1)\n");
+	free(text);
 	snprintf(body, sizeof(body), "\"ex_voi\":%u=10, :%u=100,\n", h0, h0);
+	text = iface_as(p, "POST", "sample_rates", body, true, S(1), &status);
+	assert_int_equal(status, 400);
+	free(text);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		assert_false(p->src[i]->sampled);
+	/* every spec form */
+	snprintf(body, sizeof(body), "\"ex_voi\":%u=100, :%u=50,\n", h0, h1);
 	text = iface_as(p, "POST", "sample_rates", body, true, S(1), &status);
 	assert_int_equal(status, 200);
 	free(text);
