@@ -162,10 +162,15 @@ static void rec_fill(struct rec *r, enum bs_log_level level, const char *collect
 #define LINE_MAX 4096
 #define LINE_CLOSE 32
 
+#define LINE_KEYS (LOG_PAIRS_MAX + 4) /* the line's own keys and the pairs */
+
 struct line {
 	char buf[LINE_MAX];
 	size_t len;
 	bool full; /* something was left out: nothing more is added */
+	/* logfmt: where each key written is in buf, to keep them apart */
+	size_t key_at[LINE_KEYS], key_len[LINE_KEYS];
+	size_t nkeys;
 };
 
 /* Adds s[0..n) whole, or nothing and marks the line full. */
@@ -193,17 +198,22 @@ static void add_close(struct line *l, const char *s)
 	l->len += n;
 }
 
-/* Unicode's bidirectional controls: they reorder what a reader sees beside
- * them (a VM named to hide what follows), so they are written escaped. */
-static bool is_bidi(uint32_t cp)
+/* Characters written escaped though valid: Unicode's bidirectional
+ * controls, which reorder what a reader sees beside them (a VM named to
+ * hide what follows); the C1 controls, U+0080..U+009F (U+009B is an 8-bit
+ * CSI a terminal may act on); and the line and paragraph separators
+ * U+2028 and U+2029, which end a line for some readers (and a JavaScript
+ * string before ES2019). */
+static bool escaped_cp(uint32_t cp)
 {
 	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
+	       (cp >= 0x2066 && cp <= 0x2069) || (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 ||
+	       cp == 0x2029;
 }
 
 /* The bytes of the character at s, as written inside a quoted string
  * (JSON's rules, which logfmt shares): escapes for " \ and controls,
- * \ufffd for a byte of invalid UTF-8, \uXXXX for a bidirectional control.
+ * \ufffd for a byte of invalid UTF-8, \uXXXX for one escaped_cp names.
  * *used is how many bytes of s it took. */
 static size_t quoted_char(const unsigned char *s, char out[8], size_t *used)
 {
@@ -225,7 +235,7 @@ static size_t quoted_char(const unsigned char *s, char out[8], size_t *used)
 	uint32_t cp = len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
 	for (size_t i = 1; i < len; i++)
 		cp = cp << 6 | (s[i] & 0x3fu);
-	if (is_bidi(cp))
+	if (escaped_cp(cp))
 		return (size_t)snprintf(out, 8, "\\u%04x", (unsigned)cp);
 	memcpy(out, s, len);
 	return len;
@@ -249,7 +259,7 @@ static bool add_quoted(struct line *l, const char *s)
 }
 
 /* logfmt quotes only what needs it: a value written plain is printable
- * ASCII or valid UTF-8 other than a bidirectional control. */
+ * ASCII or valid UTF-8 other than what escaped_cp names. */
 static void add_logfmt_value(struct line *l, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -271,6 +281,38 @@ static void add_logfmt_value(struct line *l, const char *s)
 			break;
 }
 
+/* Whether the key at buf[at..len) was written on the line already. */
+static bool key_taken(const struct line *l, size_t at)
+{
+	size_t n = l->len - at;
+
+	for (size_t i = 0; i < l->nkeys; i++)
+		if (l->key_len[i] == n && memcmp(l->buf + l->key_at[i], l->buf + at, n) == 0)
+			return true;
+	return false;
+}
+
+/* The logfmt key just written at buf[at..len), made unlike every key
+ * before it on the line: mending ("ms g", "ms=g" and "ms\"g" are all
+ * ms_g) must not make two pairs one key. The second takes _2, the next _3,
+ * in the order written, so the same line is always written the same. */
+static bool logfmt_key_apart(struct line *l, size_t at)
+{
+	size_t base = l->len;
+	char suffix[24];
+
+	for (unsigned n = 2; key_taken(l, at); n++) {
+		l->len = base;
+		if (!add(l, suffix, (size_t)snprintf(suffix, sizeof(suffix), "_%u", n)))
+			return false;
+	}
+	if (l->nkeys < LINE_KEYS) {
+		l->key_at[l->nkeys] = at;
+		l->key_len[l->nkeys++] = l->len - at;
+	}
+	return true;
+}
+
 /* A pair is written whole or, when its key does not fit, not at all. */
 static void add_pair(struct line *l, const char *k, const char *v, bool first)
 {
@@ -287,6 +329,7 @@ static void add_pair(struct line *l, const char *k, const char *v, bool first)
 		/* A key is a collector's word: one that would break the line's
 		 * syntax has those characters made _. */
 		const unsigned char *u = (const unsigned char *)(*k ? k : "_");
+		size_t at = l->len;
 		for (size_t i = 0, used; ok && u[i]; i += used) {
 			char esc[8];
 			size_t n = quoted_char(u + i, esc, &used);
@@ -294,7 +337,7 @@ static void add_pair(struct line *l, const char *k, const char *v, bool first)
 			    n == used && u[i] > ' ' && u[i] != '"' && u[i] != '=' && u[i] != '\\';
 			ok = keep ? add(l, (const char *)u + i, n) : add_char(l, '_');
 		}
-		ok = ok && add_char(l, '=');
+		ok = ok && logfmt_key_apart(l, at) && add_char(l, '=');
 		if (ok)
 			add_logfmt_value(l, v);
 	}

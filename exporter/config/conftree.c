@@ -8,6 +8,7 @@
 #include "readfile.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -372,17 +373,67 @@ int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min, ui
 {
 	int rc;
 	const struct conf_node *c = scalar_child(node, key, &rc);
-	char *end;
+	uint64_t v;
 
 	if (!c)
 		return rc;
-	errno = 0;
-	unsigned long long v = strtoull(c->scalar, &end, 10);
-	if (c->scalar[0] < '0' || c->scalar[0] > '9' || *end || errno)
+	if (conf_parse_u64(c->scalar, &v) < 0)
 		return conf_errorf(c, "'%s' must be a whole number, not '%s'", key, c->scalar);
 	if (v < min || v > max)
 		return conf_errorf(c, "'%s' must be between %llu and %llu, not %llu", key,
-				   (unsigned long long)min, (unsigned long long)max, v);
+				   (unsigned long long)min, (unsigned long long)max,
+				   (unsigned long long)v);
+	*out = v;
+	return 0;
+}
+
+int conf_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int conf_parse_i64(const char *s, int64_t *out)
+{
+	const char *digits = s[0] == '-' ? s + 1 : s;
+	char *end;
+
+	/* strtoll alone would take leading blanks and a '+' */
+	if (digits[0] < '0' || digits[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int conf_get_i64(const struct conf_node *node, const char *key, int64_t min, int64_t max,
+		 int64_t *out)
+{
+	int rc;
+	const struct conf_node *c = scalar_child(node, key, &rc);
+	int64_t v;
+
+	if (!c)
+		return rc;
+	if (conf_parse_i64(c->scalar, &v) < 0)
+		return conf_errorf(
+		    c, "'%s' must be a whole number from %" PRId64 " to %" PRId64 ", not '%s'", key,
+		    min, max, c->scalar);
+	if (v < min || v > max)
+		return conf_errorf(c,
+				   "'%s' must be between %" PRId64 " and %" PRId64 ", not %" PRId64,
+				   key, min, max, v);
 	*out = v;
 	return 0;
 }

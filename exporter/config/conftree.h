@@ -60,6 +60,13 @@ int conf_get_str(const struct conf_node *node, const char *key, const char **out
 int conf_get_bool(const struct conf_node *node, const char *key, bool *out);
 int conf_get_u64(const struct conf_node *node, const char *key, uint64_t min, uint64_t max,
 		 uint64_t *out);
+/* An integer of the full s64 range, exact (a double rounds past 2^53). */
+int conf_get_i64(const struct conf_node *node, const char *key, int64_t min, int64_t max,
+		 int64_t *out);
+/* Decimal whole numbers, exact over the type's whole range: no blanks,
+ * no '+', nothing after the digits. 0, or -EINVAL. */
+int conf_parse_u64(const char *s, uint64_t *out);
+int conf_parse_i64(const char *s, int64_t *out);
 int conf_get_f64(const struct conf_node *node, const char *key, double min, double max,
 		 double *out);
 /* A Prometheus-style duration ("1m30s", "500ms") or a number of seconds. */

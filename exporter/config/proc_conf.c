@@ -17,14 +17,7 @@
 
 static int get_i64(const struct conf_node *n, const char *key, int64_t *out)
 {
-	double v;
-	int rc = conf_get_f64(n, key, -9.2e18, 9.2e18, &v);
-
-	if (rc == 0 && v != floor(v))
-		return conf_errorf(conf_child(n, key), "'%s' must be a whole number", key);
-	if (rc == 0)
-		*out = (int64_t)v;
-	return rc;
+	return conf_get_i64(n, key, INT64_MIN, INT64_MAX, out);
 }
 
 static int pick(const struct conf_node *n, const char *key, const char *const *names, size_t nn,
@@ -133,23 +126,19 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 	if (n->kind != BS_CONF_SCALAR)
 		return conf_errorf(n, "a number expected");
 	out->dtype = d;
-	if (d == VSTATS_UINT) { /* exact past 2^53, where a double rounds */
-		errno = 0;
-		out->u = strtoull(n->scalar, &end, 10);
-		if (n->scalar[0] < '0' || n->scalar[0] > '9' || *end || errno)
-			return conf_errorf(n, "a whole number from 0 to 2^64-1 expected");
-		return 0;
-	}
-	double v = strtod(n->scalar, &end);
-	if (end == n->scalar || *end || !isfinite(v) ||
-	    (d == VSTATS_INT && (v != floor(v) || fabs(v) > 9.2e18)))
-		return conf_errorf(n, d == VSTATS_INT
-					  ? "a whole number from -9.2e18 to 9.2e18 expected"
-					  : "a number expected");
+	/* integers exact past 2^53, where a double rounds */
+	if (d == VSTATS_UINT)
+		return conf_parse_u64(n->scalar, &out->u) < 0
+			   ? conf_errorf(n, "a whole number from 0 to 2^64-1 expected")
+			   : 0;
 	if (d == VSTATS_INT)
-		out->i = (int64_t)v;
-	else
-		out->f = v;
+		return conf_parse_i64(n->scalar, &out->i) < 0
+			   ? conf_errorf(n, "a whole number from -2^63 to 2^63-1 expected")
+			   : 0;
+	double v = strtod(n->scalar, &end);
+	if (end == n->scalar || *end || !isfinite(v))
+		return conf_errorf(n, "a number expected");
+	out->f = v;
 	return 0;
 }
 

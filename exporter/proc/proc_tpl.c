@@ -188,11 +188,14 @@ err_free_vois:
 	return -ENOMEM;
 }
 
-/* The rates' templates, each found as stats_tpl_fetch_allocid finds it;
- * later pairs for one template win. -ESRCH naming none. */
+/* The rates' templates, each found as stats_tpl_fetch_allocid finds it.
+ * A template named by two pairs (in any of its spec forms) is -EINVAL, as
+ * a definition's attribute named twice is: which one should win is the
+ * writer's mistake, not ours to guess. -ESRCH naming none. */
 static int resolve_rates(struct proc *p, const struct vstats_rate *rates, size_t n, uint32_t *pct,
 			 struct proc_reply *r)
 {
+	size_t named[PROC_GROUPS_MAX] = {0}; /* by group: the pair naming it, from 1 */
 	int id, rc = 0;
 
 	memcpy(pct, p->sample_pct, sizeof(p->sample_pct));
@@ -203,7 +206,16 @@ static int resolve_rates(struct proc *p, const struct vstats_rate *rates, size_t
 			rc = id;
 			continue;
 		}
-		pct[p->tpl[id].group] = rates[i].pct;
+		uint32_t g = p->tpl[id].group;
+		if (named[g]) {
+			statproc_text_printf(
+			    &r->text, "EINVAL: pair %zu: template \"%s\" named twice (pair %zu)\n",
+			    i + 1, p->conf->group[g].tpl.name, named[g]);
+			rc = -EINVAL;
+			continue;
+		}
+		named[g] = i + 1;
+		pct[g] = rates[i].pct;
 	}
 	return rc;
 }

@@ -136,6 +136,7 @@ static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
     [SELFSTATS_REFUSED_URI] = "uri_too_long",
     [SELFSTATS_REFUSED_NO_FDS] = "no_free_fd",
     [SELFSTATS_REFUSED_ADDRESS_LIMIT] = "address_limit",
+    [SELFSTATS_REFUSED_NUL_PATH] = "nul_in_path",
 };
 static uint64_t refusal_count[SELFSTATS_REFUSALS];
 static int web_reload_ok = -1; /* -1: no web config */

@@ -65,6 +65,7 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_URI,		 /* 414: more arguments than a request may have */
 	SELFSTATS_REFUSED_NO_FDS,	 /* a connection closed unserved: no fd was free */
 	SELFSTATS_REFUSED_ADDRESS_LIMIT, /* its address held --web.max-connections-per-address */
+	SELFSTATS_REFUSED_NUL_PATH,	 /* 400: the path holds %00, which would cut it */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

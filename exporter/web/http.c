@@ -60,6 +60,7 @@ struct http_server {
 };
 
 static char uri_refused; /* a request's context: answered 414 already */
+static char uri_nul;	 /* a request's context: its path holds %00, to answer 400 */
 
 /* A POST's body, gathered across the handler's calls. */
 struct body {
@@ -360,7 +361,7 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 {
 	struct request *rq = *con_cls;
 
-	if (rq && *con_cls != &uri_refused) {
+	if (rq && *con_cls != &uri_refused && *con_cls != &uri_nul) {
 		free(rq->body);
 		free(rq->user);
 		webgen_put(rq->web);
@@ -538,10 +539,23 @@ static void answer_raw(struct MHD_Connection *c, const char *text, size_t len)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
+/* Whether the path, once unescaped, holds a NUL: libmicrohttpd decodes
+ * %00 and hands on a string the NUL cuts, so "/metrics%00.png" would be
+ * served as /metrics and a proxy's rule on the path's end bypassed. The
+ * one check for every path; collect[] checks its values itself. */
+static bool path_has_nul(const char *path, size_t len)
+{
+	for (size_t i = 0; i + 2 < len; i++)
+		if (path[i] == '%' && path[i + 1] == '0' && path[i + 2] == '0')
+			return true;
+	return false;
+}
+
 /* MHD_OPTION_URI_LOG_CALLBACK: the request target, before libmicrohttpd
  * parses its arguments. One with more than a request may have is answered
  * 414 here and the connection closed; its context marks it, so the handler
- * never runs for it. */
+ * never runs for it. One whose path holds %00 is marked for the handler
+ * to answer 400. */
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	static const char answer[] = "HTTP/1.1 414 URI Too Long\r\n"
@@ -552,10 +566,10 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 	size_t args = q ? 1 : 0;
 	(void)cls;
 
-	for (; q && *q && args <= HTTP_URI_ARGS_MAX; q++)
-		args += *q == '&';
+	for (const char *p = q; p && *p && args <= HTTP_URI_ARGS_MAX; p++)
+		args += *p == '&';
 	if (args <= HTTP_URI_ARGS_MAX)
-		return NULL;
+		return path_has_nul(uri, q ? (size_t)(q - uri) : strlen(uri)) ? &uri_nul : NULL;
 	answer_raw(c, answer, sizeof(answer) - 1);
 	selfstats_http_refused(SELFSTATS_REFUSED_URI);
 	selfstats_http_response(MHD_HTTP_URI_TOO_LONG);
@@ -567,7 +581,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_size, void **con_cls)
 {
 	struct http_server *s = cls;
-	struct request *rq = *con_cls;
+	struct request *rq = *con_cls == &uri_nul ? NULL : *con_cls;
 	(void)version;
 
 	if (*con_cls == &uri_refused)
@@ -579,8 +593,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!rq) {
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
+		bool nul = *con_cls == &uri_nul;
 		*rq = (struct request){.s = s, .c = c, .web = weblive_get(s->opt.web)};
 		*con_cls = rq;
+		if (nul) { /* refused at once, any body unread */
+			selfstats_http_refused(SELFSTATS_REFUSED_NUL_PATH);
+			return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
+						"the path holds an encoded NUL (%00)\n");
+		}
 		if (framing_ambiguous(c)) {
 			selfstats_http_refused(SELFSTATS_REFUSED_FRAMING);
 			return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,

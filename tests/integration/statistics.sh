@@ -66,6 +66,23 @@ check "templates/:hash" test "$(get "templates/:$H0")" = "0 \"ev_voi\":$H0"
 check "an unknown template: 404 ESRCH" \
 	sh -c "[ \$(curl -s -o '$WORK/r' -w '%{http_code}' '$URL/templates/nosuch') = 404 ] && grep -qx 'ESRCH: no template matches' '$WORK/r'"
 
+# ---- an encoded NUL cuts no path (review 2, finding 5): 400, counted ----
+nul_code() { curl -s --path-as-is -o "$WORK/r" -w '%{http_code}' "$@"; }
+nul_refused() { metric "$P" 'binstat_exporter_http_refused_total{reason="nul_in_path"}'; }
+bad400() { metric "$P" 'binstat_exporter_http_responses_total{code="400"}'; }
+R0=$(nul_refused) C0=$(bad400)
+check "GET templates/0%00xyz: 400, not slot 0" test "$(nul_code "$URL/templates/0%00xyz")" = 400
+check "GET /metrics%00.png: 400, not the metrics" \
+	sh -c "[ \$(curl -s --path-as-is -o '$WORK/r' -w '%{http_code}' 'http://127.0.0.1:$P/metrics%00.png') = 400 ] && ! grep -q '^example_' '$WORK/r' && grep -q 'encoded NUL' '$WORK/r'"
+check "GET events/0/data%00junk: 400" test "$(nul_code "$URL/events/0/data%00junk")" = 400
+get events/0/definition >"$WORK/def_before"
+check "POST events/0/definition%00junk: 400, not applied" \
+	sh -c "[ \$(curl -s --path-as-is -o '$WORK/r' -w '%{http_code}' --data-binary 'name=ev_n on=0' '$URL/events/0/definition%00junk') = 400 ] && [ \"\$(curl -s '$URL/events/0/definition')\" = \"\$(cat '$WORK/def_before')\" ]"
+check "%2500 is a literal %00, not a NUL: 404 as any unknown template" \
+	test "$(nul_code "$URL/templates/%2500")" = 404
+check "the four counted: http_refused_total{reason=\"nul_in_path\"} +4, responses_total{code=\"400\"} +4" \
+	test "$(($(nul_refused) - ${R0:-0}))/$(($(bad400) - ${C0:-0}))" = 4/4
+
 # ---- sample rates at run time (stats_tpl_sample_rates) ----
 check "sample_rates: \"name\":hash=pct" test "$(get sample_rates)" = "\"ev_voi\":$H0=100,\"big_voi\":$H1=100"
 printf 'ev_voi=0, nosuch=5' >"$WORK/b"

@@ -148,6 +148,42 @@ static void test_getters(void **state)
 	config_free(c);
 }
 
+/* s64 and u64 read exactly over their whole range (review 2, finding 4):
+ * 2^53 + 1 through a double is 2^53. */
+static void test_integer_getters_exact(void **state)
+{
+	(void)state;
+	struct config *c = load("collectors:\n  x:\n    a: 9007199254740993\n"
+				"    max: 9223372036854775807\n    min: -9223372036854775808\n"
+				"    umax: 18446744073709551615\n    over: 9223372036854775808\n"
+				"    plus: '+1'\n    blank: ' 1'\n    frac: 1.0\n    exp: 1e3\n");
+	const struct conf_node *x = config_find(c, "x")->node;
+	int64_t i = 0;
+	uint64_t u = 0;
+
+	assert_int_equal(conf_get_i64(x, "a", INT64_MIN, INT64_MAX, &i), 0);
+	assert_true(i == 9007199254740993LL);
+	assert_int_equal(conf_get_u64(x, "a", 0, UINT64_MAX, &u), 0);
+	assert_true(u == 9007199254740993ULL);
+	assert_int_equal(conf_get_i64(x, "max", INT64_MIN, INT64_MAX, &i), 0);
+	assert_true(i == INT64_MAX);
+	assert_int_equal(conf_get_i64(x, "min", INT64_MIN, INT64_MAX, &i), 0);
+	assert_true(i == INT64_MIN);
+	assert_int_equal(conf_get_u64(x, "umax", 0, UINT64_MAX, &u), 0);
+	assert_true(u == UINT64_MAX);
+	assert_int_equal(conf_get_i64(x, "missing", 0, 1, &i), -ENOENT);
+	assert_int_equal(conf_get_i64(x, "a", 0, 9007199254740992LL, &i), -EINVAL);
+	assert_non_null(strstr(c->doc->err, "t.yml:3:8: 'a' must be between 0 and "
+					    "9007199254740992, not 9007199254740993"));
+	static const char *const bad[] = {"over", "plus", "blank", "frac", "exp"};
+	for (size_t k = 0; k < 5; k++) {
+		c->doc->has_err = false;
+		assert_int_equal(conf_get_i64(x, bad[k], INT64_MIN, INT64_MAX, &i), -EINVAL);
+		assert_non_null(strstr(c->doc->err, "must be a whole number"));
+	}
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +192,7 @@ int main(void)
 	    cmocka_unit_test(test_errors_have_positions),
 	    cmocka_unit_test(test_hostile_yaml),
 	    cmocka_unit_test(test_getters),
+	    cmocka_unit_test(test_integer_getters_exact),
 	};
 	return cmocka_run_group_tests_name("conf", tests, NULL, NULL);
 }

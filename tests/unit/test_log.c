@@ -362,6 +362,56 @@ static void test_invalid_utf8_escaped(void **state)
 	assert_non_null(strstr(logged(valid_utf8), " name=\xc3\xa9t\xc3\xa9\n"));
 }
 
+static void c1_line(void)
+{
+	log_info("loaded", "path",
+		 "/etc/a\xc2\x9b"
+		 "1m\xc2\x80z\xe2\x80\xa8y\xe2\x80\xa9x",
+		 "ok", "\xc2\xa0\xc2\xa9"); /* U+00A0, U+00A9: past C1, written as they are */
+}
+
+/* C1 controls (U+009B, an 8-bit CSI) and U+2028/U+2029 are escaped in
+ * JSON and make a logfmt value quoted and escaped (review 2, finding 6). */
+static void test_c1_and_separators_escaped(void **state)
+{
+	(void)state;
+	log_setup(BS_LOG_INFO, true);
+	const char *text = logged(c1_line);
+	assert_non_null(strstr(
+	    text,
+	    "\"path\":\"/etc/a\\u009b1m\\u0080z\\u2028y\\u2029x\",\"ok\":\"\xc2\xa0\xc2\xa9\"}\n"));
+	assert_null(strstr(text, "\xc2\x9b"));
+	assert_null(strstr(text, "\xe2\x80\xa8"));
+	log_setup(BS_LOG_INFO, false);
+	text = logged(c1_line);
+	assert_non_null(strstr(
+	    text, " path=\"/etc/a\\u009b1m\\u0080z\\u2028y\\u2029x\" ok=\xc2\xa0\xc2\xa9\n"));
+	assert_null(strstr(text, "\xc2\x80"));
+	assert_null(strstr(text, "\xe2\x80\xa9"));
+}
+
+static void mended_alike(void)
+{
+	collector_line(BS_LOG_INFO, "mine", "alike", "ms g", "1", "ms=g", "2", "ms\"g", "3",
+		       "ms_g_2", "4", "ms_g", "5", "", "6", "=", "7", (char *)NULL);
+}
+
+/* Keys that mending makes alike stay apart in logfmt, numbered in the
+ * order written; JSON keeps the keys as they are (review 2, finding 6). */
+static void test_logfmt_mended_keys_apart(void **state)
+{
+	(void)state;
+	log_setup(BS_LOG_INFO, false);
+	const char *text = logged(mended_alike);
+	assert_non_null(strstr(text, " collector=mine ms_g=1 ms_g_2=2 ms_g_3=3 ms_g_2_2=4 "
+				     "ms_g_4=5 _=6 __2=7\n"));
+	log_setup(BS_LOG_INFO, true);
+	text = logged(mended_alike);
+	assert_non_null(strstr(text, "\"ms g\":\"1\",\"ms=g\":\"2\",\"ms\\\"g\":\"3\","
+				     "\"ms_g_2\":\"4\",\"ms_g\":\"5\",\"\":\"6\",\"=\":\"7\"}\n"));
+	log_setup(BS_LOG_INFO, false);
+}
+
 static char big[6000];
 static char big_msg[32]; /* one kind a round: no round is held back */
 
@@ -458,6 +508,8 @@ int main(void)
 	    cmocka_unit_test(test_invalid_utf8_escaped),
 	    cmocka_unit_test(test_long_line_closed),
 	    cmocka_unit_test(test_collector_keys_renamed),
+	    cmocka_unit_test(test_c1_and_separators_escaped),
+	    cmocka_unit_test(test_logfmt_mended_keys_apart),
 	};
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

@@ -849,7 +849,7 @@ static void test_stats3_edge_errors(void **state)
 			 "9200000000000000000, stepinc: 100000000000000000}",
 			 "t.yml:7:21: the buckets pass the largest value");
 	expect_tpl_error("dvhist: {values: [1, 10000000000000000000]}",
-			 "t.yml:7:34: a whole number from -9.2e18 to 9.2e18 expected");
+			 "t.yml:7:34: a whole number from -2^63 to 2^63-1 expected");
 	/* taken: adjacent ranges, both flags on a drhist, stepbase 1 for exp,
 	 * values as far apart as an int64 allows */
 	struct config *c = config_load(
@@ -864,6 +864,58 @@ static void test_stats3_edge_errors(void **state)
 	if (!c)
 		fail_msg("%s", err);
 	config_free(c);
+}
+
+/* Integers of the configuration past 2^53 are read exactly (review 2,
+ * finding 4): through a double, ..993 became ..992 and ..995 ..996, and
+ * the documented default 2^63-1 could not be written. */
+static void test_config_integers_exact(void **state)
+{
+	char err[CONF_ERR_MAX];
+	(void)state;
+
+	struct config *c =
+	    config_load("t.yml",
+			"processing:\n  groups:\n    - name: g\n      select: m\n"
+			"      statistics:\n"
+			"        - {name: a, type: value, range_min: 9007199254740993, "
+			"range_max: 9007199254740995}\n"
+			"        - {name: b, type: value, range_min: -9223372036854775808, "
+			"range_max: 9223372036854775807}\n"
+			"      template:\n        stats:\n"
+			"          - dvhist: {values: [9007199254740993, 9007199254740995]}\n"
+			"          - drhist: {buckets: [[-9223372036854775808, 9007199254740993], "
+			"[9007199254740993, 9223372036854775807]]}\n",
+			"/p", err, sizeof(err));
+	if (!c)
+		fail_msg("%s", err);
+	const struct proc_group_conf *g = &c->processing->group[0];
+	assert_true(g->stat[0].def.range_min == 9007199254740993LL);
+	assert_true(g->stat[0].def.range_max == 9007199254740995LL);
+	assert_true(g->stat[1].def.range_min == INT64_MIN);
+	assert_true(g->stat[1].def.range_max == INT64_MAX);
+	assert_int_equal(g->tpl.nspec, 2);
+	assert_true(g->tpl.usr[0][0].lb.i == 9007199254740993LL);
+	assert_true(g->tpl.usr[0][1].lb.i == 9007199254740995LL);
+	assert_true(g->tpl.usr[1][0].lb.i == INT64_MIN);
+	assert_true(g->tpl.usr[1][0].ub.i == 9007199254740993LL);
+	assert_true(g->tpl.usr[1][1].ub.i == INT64_MAX);
+	config_free(c);
+
+	/* one past the s64, and numbers that are not whole, keep their place */
+	expect_conf_error("processing:\n  groups:\n    - name: g\n      select: m\n"
+			  "      statistics:\n"
+			  "        - {name: a, type: value, range_max: 9223372036854775808}\n",
+			  "t.yml:6:45: 'range_max' must be a whole number");
+	expect_conf_error("processing:\n  groups:\n    - name: g\n      select: m\n"
+			  "      statistics:\n"
+			  "        - {name: a, type: value, range_min: 1.5}\n",
+			  "t.yml:6:45: 'range_min' must be a whole number");
+	expect_tpl_error("dvhist: {values: [9007199254740993, 9007199254740992]}", "t.yml:7:21: ");
+	expect_tpl_error("dvhist: {values: [1, 9223372036854775808]}",
+			 "t.yml:7:34: a whole number from -2^63 to 2^63-1 expected");
+	expect_tpl_error("dvhist: {values: [1, 2.5]}",
+			 "t.yml:7:34: a whole number from -2^63 to 2^63-1 expected");
 }
 
 static void test_write_allow(void **state)
@@ -1537,8 +1589,20 @@ static void test_sample_rates(void **state)
 	free(text);
 	for (size_t i = 0; i < p->srcs.n; i++)
 		assert_false(p->src[i]->sampled);
-	/* every spec form; the last pair for a template wins */
+	/* one template named twice, in any spec form, is EINVAL as a
+	 * definition's attribute named twice is (review 2, finding 6) */
+	text = iface_as(p, "POST", "sample_rates", "ex_voi=0,ex_voi=100", true, S(1), &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(text, "EINVAL: pair 2: template \"ex_voi\" named twice (pair 1)\n");
+	free(text);
 	snprintf(body, sizeof(body), "\"ex_voi\":%u=10, :%u=100,\n", h0, h0);
+	text = iface_as(p, "POST", "sample_rates", body, true, S(1), &status);
+	assert_int_equal(status, 400);
+	free(text);
+	for (size_t i = 0; i < p->srcs.n; i++)
+		assert_false(p->src[i]->sampled);
+	/* every spec form */
+	snprintf(body, sizeof(body), "\"ex_voi\":%u=100, :%u=50,\n", h0, h1);
 	text = iface_as(p, "POST", "sample_rates", body, true, S(1), &status);
 	assert_int_equal(status, 200);
 	free(text);
@@ -2094,6 +2158,7 @@ int main(void)
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
 	    cmocka_unit_test(test_stats3_edge_errors),
+	    cmocka_unit_test(test_config_integers_exact),
 	    cmocka_unit_test(test_write_allow),
 	    cmocka_unit_test(test_keys_by_the_emitters_rules),
 	    cmocka_unit_test(test_long_keys),
