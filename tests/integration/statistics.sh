@@ -75,9 +75,11 @@ check "GET templates/0%00xyz: 400, not slot 0" test "$(nul_code "$URL/templates/
 check "GET /metrics%00.png: 400, not the metrics" \
 	sh -c "[ \$(curl -s --path-as-is -o '$WORK/r' -w '%{http_code}' 'http://127.0.0.1:$P/metrics%00.png') = 400 ] && ! grep -q '^example_' '$WORK/r' && grep -q 'encoded NUL' '$WORK/r'"
 check "GET events/0/data%00junk: 400" test "$(nul_code "$URL/events/0/data%00junk")" = 400
-get events/0/definition >"$WORK/def_before"
+# (Only the written attribute is compared: a definition line also holds
+# live counts, hits_out_of_range and the like, which the sampler moves.)
+check "ev_n is on before" sh -c "curl -s '$URL/events/0/definition' | grep -q '^name=ev_n on=1 '"
 check "POST events/0/definition%00junk: 400, not applied" \
-	sh -c "[ \$(curl -s --path-as-is -o '$WORK/r' -w '%{http_code}' --data-binary 'name=ev_n on=0' '$URL/events/0/definition%00junk') = 400 ] && [ \"\$(curl -s '$URL/events/0/definition')\" = \"\$(cat '$WORK/def_before')\" ]"
+	sh -c "[ \$(curl -s --path-as-is -o '$WORK/r' -w '%{http_code}' --data-binary 'name=ev_n on=0' '$URL/events/0/definition%00junk') = 400 ] && curl -s '$URL/events/0/definition' | grep -q '^name=ev_n on=1 '"
 check "%2500 is a literal %00, not a NUL: 404 as any unknown template" \
 	test "$(nul_code "$URL/templates/%2500")" = 404
 check "the four counted: http_refused_total{reason=\"nul_in_path\"} +4, responses_total{code=\"400\"} +4" \
