@@ -270,7 +270,7 @@ check: format-check checksrc
 	$(MAKE) zlib-fallback
 	$(MAKE) asan
 	$(MAKE) -j2 build-fuzz/libfuzzed.a
-	$(MAKE) fuzz FUZZ_SECONDS=10
+	$(MAKE) -j2 fuzz FUZZ_SECONDS=10
 	@echo "make check: all suites passed"
 
 # The packages (tests/integration/deb.sh: the .deb and .rpm built, lintian,
@@ -343,12 +343,13 @@ build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzzed.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< build-fuzz/libfuzzed.a $(LIBS) $(shell pkg-config --libs libxml-2.0)
 
-fuzz: $(FUZZERS)
-	@set -eo pipefail; for f in $(FUZZERS); do \
-		mkdir -p build-fuzz/corpus/$$(basename $$f); \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
-			build-fuzz/corpus/$$(basename $$f) 2>&1 | tail -1; \
-	done
+# Each target a job of its own, so that `make -j2 fuzz` runs two at once
+# (a fuzzer uses one core, and its time is wall-clock time).
+fuzz: $(patsubst build-fuzz/%,fuzz-run-%,$(FUZZERS))
+fuzz-run-%: build-fuzz/%
+	@set -o pipefail; mkdir -p build-fuzz/corpus/$*; \
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+		build-fuzz/corpus/$* 2>&1 | tail -1 | sed 's/^/$*: /'
 
 # One suite, or one case of a unit suite: `make test T=test_conf`,
 # `make test T=test_conf:yaml_errors` (a cmocka pattern), `make test T=kvm`
