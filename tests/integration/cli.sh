@@ -25,11 +25,7 @@ YAML
 # ---- item 6: a collector's pairs are fields --------------------------
 P=$(free_port)
 start_exporter "$WORK/cfg.yml" "$P" --log.format=json
-until grep -q '"first scan done"' "$WORK/exporter.log" 2>/dev/null; do
-	kill -0 "$LAST_PID" 2>/dev/null || break
-	[ $((n = ${n:-0} + 1)) -gt 100 ] && break
-	sleep 0.1
-done
+wait_for_log '"first scan done"'
 cp "$WORK/exporter.log" "$WORK/json.log"
 check "json: every line is a JSON object" $PY -c "
 import json
@@ -59,11 +55,7 @@ wait "$LAST_PID" 2>/dev/null
 : >"$WORK/exporter.log"
 P=$(free_port)
 start_exporter "$WORK/cfg.yml" "$P"
-n=0
-until grep -q 'first scan done' "$WORK/exporter.log"; do
-	[ $((n += 1)) -gt 100 ] && break
-	sleep 0.1
-done
+wait_for_log 'first scan done'
 check "logfmt: KVM's first scan line holds its pairs as fields" \
 	grep -Eq ' level=info msg="first scan done" collector=kvm vms=[0-9]+ stats_fds=[0-9]+ duration_ms=[0-9.]+$' "$WORK/exporter.log"
 
@@ -181,22 +173,14 @@ if command -v openssl >/dev/null; then
 		--web.listen-address="127.0.0.1:$P" --web.max-requests=0 >>"$WORK/exporter.log" 2>&1 &
 	PIDS+=($!)
 	WPID=$!
-	n=0
-	until grep -q 'msg="web endpoint"' "$WORK/exporter.log"; do
-		[ $((n += 1)) -gt 100 ] && break
-		sleep 0.1
-	done
+	wait_for_log 'msg="web endpoint"'
 	check "start-up log: TLS, client certificates, basic auth, rate limit, no request limit" \
 		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=RequireAndVerifyClientCert basic_auth=on users=1 rate_limit=\"one request per 0.100 s, burst 5\" max_requests=\"no limit\"$" "$WORK/exporter.log"
 	# Review 30, finding 13: a reload that drops every user and the rate
 	# limit says so in the same summary line.
 	printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n' >"$WORK/web-good.yml"
 	kill -HUP "$WPID"
-	n=0
-	until [ "$(grep -c 'msg="web endpoint"' "$WORK/exporter.log")" -ge 2 ]; do
-		[ $((n += 1)) -gt 100 ] && break
-		sleep 0.1
-	done
+	wait_for_log 'msg="web endpoint"' 2
 	check "reload: the web endpoint line again, with no users and no rate limit" \
 		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=NoClientCert basic_auth=off users=0 rate_limit=off max_requests=\"no limit\"$" "$WORK/exporter.log"
 	kill "$WPID"
@@ -316,11 +300,7 @@ else
 		P=$(free_port)
 		# shellcheck disable=SC2086
 		start_exporter "$WORK/proc.yml" "$P" $flags
-		n=0
-		until grep -q 'msg=collectors' "$WORK/exporter.log"; do
-			[ $((n += 1)) -gt 100 ] && break
-			sleep 0.1
-		done
+		wait_for_log 'msg=collectors'
 		check "$flags: the processing does not run, and is said off" \
 			grep -Eq ' msg=collectors running=synthetic failed="" off=processing$' "$WORK/exporter.log"
 		kill "$LAST_PID"
@@ -328,11 +308,7 @@ else
 	: >"$WORK/exporter.log"
 	P=$(free_port)
 	start_exporter "$WORK/proc.yml" "$P" --collector.disable-defaults --collector.processing
-	n=0
-	until grep -q 'msg=collectors' "$WORK/exporter.log"; do
-		[ $((n += 1)) -gt 100 ] && break
-		sleep 0.1
-	done
+	wait_for_log 'msg=collectors'
 	check "--collector.disable-defaults --collector.processing: the processing alone runs" \
 		grep -Eq ' msg=collectors running=processing failed="" off=' "$WORK/exporter.log"
 	kill "$LAST_PID"

@@ -127,6 +127,16 @@ wait_for_metric() {
 	return 1
 }
 
+# wait_for_log PATTERN [COUNT]: true once the exporter's log holds COUNT
+# (default 1) lines matching PATTERN (grep), within 10 s.
+wait_for_log() {
+	for _ in $(seq 100); do
+		[ "$(grep -c -- "$1" "$WORK/exporter.log" 2>/dev/null)" -ge "${2:-1}" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # require_lone_kvm NAME: ends the script with a visible SKIP unless /dev/kvm
 # works and no other VMM runs (the tests count every VM on the host).
 require_lone_kvm() {

@@ -54,7 +54,7 @@ stop_container() {
 	if kill -0 "$NSPAWN" 2>/dev/null; then
 		echo "the container did not power off within 30 s: killing it"
 		[ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null # its PID 1: the whole PID namespace goes
-		sleep 1
+		for _ in $(seq 50); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$NSPAWN" 2>/dev/null
 	fi
 	wait "$NSPAWN" 2>/dev/null
