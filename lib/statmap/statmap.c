@@ -88,8 +88,10 @@ static int append(char *out, size_t *n, const char *src, size_t len)
 	return 0;
 }
 
+/* The template with each placeholder's name part cut to at most part_cap
+ * bytes; -ERANGE when the result does not fit. */
 static int expand_template(const struct statmap *m, const char *tmpl, const char *const *values,
-			   char *out, size_t *n)
+			   size_t part_cap, char *out, size_t *n)
 {
 	char part[STATMAP_NAME_BUF];
 	int rc = 0;
@@ -106,34 +108,70 @@ static int expand_template(const struct statmap *m, const char *tmpl, const char
 		int k = key_index(m, p + 1, (size_t)(close - p - 1));
 		if (k < 0)
 			return -EINVAL;
-		rc = append(out, n, part, statmap_sanitize(values[k], part, sizeof(part)));
+		size_t len = statmap_sanitize(values[k], part, sizeof(part));
+		while (len > part_cap || (len > 0 && part[len - 1] == '_'))
+			len--; /* a cut part ends in a letter or digit, as a whole one does */
+		rc = append(out, n, part, len);
 		p = close + 1;
 	}
 	return rc;
+}
+
+static int expand_with_unit(const struct statmap *m, const char *tmpl, const char *const *values,
+			    const char *unit, size_t part_cap, char *out, size_t *n)
+{
+	int rc = expand_template(m, tmpl, values, part_cap, out, n);
+	if (rc < 0)
+		return rc;
+	if (out[0] >= '0' && out[0] <= '9') { /* "{stat}" of "5min_load" */
+		if (*n + 1 > STATMAP_NAME_MAX)
+			return -ERANGE;
+		memmove(out + 1, out, *n + 1);
+		out[0] = '_';
+		(*n)++;
+	}
+	if (!unit)
+		return 0;
+	size_t ul = strlen(unit);
+	bool has = *n > ul && out[*n - ul - 1] == '_' && strcmp(out + *n - ul, unit) == 0;
+	if (!has && (append(out, n, "_", 1) < 0 || append(out, n, unit, ul) < 0))
+		return -ERANGE;
+	return 0;
+}
+
+/* Expanded whole when it fits; else with every name part cut to the
+ * longest length that fits, never below STATMAP_PART_MIN bytes, so that a
+ * long statistic name still shows as much of itself as a name can hold
+ * (DCI4's gatherer shows at least a name's first twenty characters). */
+static int expand_fitting(const struct statmap *m, const char *tmpl, const char *const *values,
+			  const char *unit, char *out, size_t *n)
+{
+	size_t lo = STATMAP_PART_MIN, hi = STATMAP_NAME_MAX;
+	int rc = expand_with_unit(m, tmpl, values, unit, hi, out, n);
+
+	if (rc != -ERANGE)
+		return rc;
+	if (expand_with_unit(m, tmpl, values, unit, lo, out, n) < 0)
+		return -ERANGE;
+	while (hi - lo > 1) { /* lo fits, hi does not */
+		size_t mid = lo + (hi - lo) / 2;
+		if (expand_with_unit(m, tmpl, values, unit, mid, out, n) == 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return expand_with_unit(m, tmpl, values, unit, lo, out, n);
 }
 
 int statmap_expand(const struct statmap *m, const char *tmpl, const char *const *values,
 		   const char *unit, char *out)
 {
 	size_t n;
-	int rc = expand_template(m, tmpl, values, out, &n);
+	int rc = expand_fitting(m, tmpl, values, unit, out, &n);
 	if (rc < 0)
 		return rc;
-	if (unit) {
-		size_t ul = strlen(unit);
-		bool has = n > ul && out[n - ul - 1] == '_' && strcmp(out + n - ul, unit) == 0;
-		if (!has && (append(out, &n, "_", 1) < 0 || append(out, &n, unit, ul) < 0))
-			return -ERANGE;
-	}
 	if (n == 0)
 		return -ERANGE;
-	if (out[0] >= '0' && out[0] <= '9') { /* "{stat}" of "5min_load" */
-		if (n + 1 > STATMAP_NAME_MAX)
-			return -ERANGE;
-		memmove(out + 1, out, n + 1);
-		out[0] = '_';
-		n++;
-	}
 	for (size_t i = 0; i < n; i++)
 		if (!name_char(out[i], i == 0))
 			return -ERANGE;

@@ -14,6 +14,7 @@
 #define STATMAP_RULES_MAX 1024
 #define STATMAP_NAME_MAX 200 /* bytes of a generated metric name */
 #define STATMAP_NAME_BUF (STATMAP_NAME_MAX + 1)
+#define STATMAP_PART_MIN 20 /* bytes a placeholder keeps when a name is cut to fit */
 
 /* One rule; strings point into the configuration, which outlives it. */
 struct statmap_rule {
@@ -51,9 +52,11 @@ const struct statmap_rule *statmap_match(const struct statmap *m, const char *co
 
 /* Expands a template: "{key}" becomes that key's value made a name part
  * (statmap_sanitize); "_<unit>" is appended when the name does not end in it.
- * Writes a valid metric name of at most STATMAP_NAME_MAX bytes into out
- * (STATMAP_NAME_BUF bytes). -EINVAL for an unknown placeholder, -ERANGE
- * when the result is too long or not a valid name. */
+ * A name that would pass STATMAP_NAME_MAX bytes has its placeholders' parts
+ * cut to fit (each keeps at least STATMAP_PART_MIN bytes). Writes a valid
+ * metric name of at most STATMAP_NAME_MAX bytes into out (STATMAP_NAME_BUF
+ * bytes). -EINVAL for an unknown placeholder, -ERANGE when the result
+ * cannot fit or is not a valid name. */
 int statmap_expand(const struct statmap *m, const char *tmpl, const char *const *values,
 		   const char *unit, char *out);
 

@@ -71,7 +71,28 @@ static void test_expand(void **state)
 	memset(long_stat, 'a', sizeof(long_stat) - 1);
 	long_stat[sizeof(long_stat) - 1] = '\0';
 	const char *lv[] = {"m", "t", long_stat};
-	assert_int_equal(statmap_expand(&m, "x_{stat}", lv, NULL, out), -ERANGE);
+	/* Past the name's limit the statistic's part is cut, not the name refused. */
+	assert_int_equal(statmap_expand(&m, "x_{stat}", lv, NULL, out), 0);
+	assert_int_equal(strlen(out), STATMAP_NAME_MAX);
+	assert_memory_equal(out, "x_aaaa", 6);
+	assert_int_equal(statmap_expand(&m, "x_{stat}", lv, "bytes", out), 0);
+	assert_int_equal(strlen(out), STATMAP_NAME_MAX);
+	assert_string_equal(out + STATMAP_NAME_MAX - 6, "_bytes");
+	/* Two long parts share what is left; a cut part never ends in '_'. */
+	char spaced[300];
+	for (size_t i = 0; i < sizeof(spaced) - 1; i++)
+		spaced[i] = i % 10 == 9 ? ' ' : 'b';
+	spaced[sizeof(spaced) - 1] = '\0';
+	const char *two[] = {spaced, "t", long_stat};
+	assert_int_equal(statmap_expand(&m, "{module}_{stat}", two, NULL, out), 0);
+	assert_true(strlen(out) <= STATMAP_NAME_MAX && strlen(out) > STATMAP_NAME_MAX - 12);
+	assert_null(strstr(out, "__"));
+	assert_non_null(strstr(out, "_aaaaaaaaaaaaaaaaaaaa"));
+	/* A template whose fixed text leaves less than STATMAP_PART_MIN bytes. */
+	char tmpl[STATMAP_NAME_MAX];
+	memset(tmpl, 'x', sizeof(tmpl));
+	memcpy(tmpl + STATMAP_NAME_MAX - 16, "_{stat}", 8); /* 185 fixed bytes */
+	assert_int_equal(statmap_expand(&m, tmpl, lv, NULL, out), -ERANGE);
 }
 
 static void test_help(void **state)
