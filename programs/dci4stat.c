@@ -26,6 +26,9 @@ static void print_supplier(const char *path, const struct dci4_info *in)
 	       in->s_version / 100, in->s_version % 100,
 	       in->type < 4 ? supplier_type[in->type] : "other", in->i_version / 100,
 	       in->i_version % 100, path);
+	if (in->features)
+		printf("    features 0x%08x: DCI4 defines none, the value must be 0\n",
+		       in->features);
 }
 
 /* Describes, reads and prints one supplier; returns 0 or -errno. */
@@ -65,7 +68,10 @@ static int show(const char *path)
 		char text[DCI4_TEXT_MAX];
 		if (d[i].type == ST_UNUSED)
 			continue;
-		dci4_format_value(&d[i], values + off[i], text);
+		if ((d[i].type == ST_ADDRESS || d[i].type == ST_TIME) && info.i_version < 101)
+			snprintf(text, sizeof(text), "(refused: a type of interface 1.01)");
+		else
+			dci4_format_value(&d[i], values + off[i], text);
 		printf("    %-32s %s\n", d[i].name, text);
 	}
 out_disconnect:

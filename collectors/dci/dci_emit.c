@@ -82,6 +82,29 @@ static const char *supplier_type(uint32_t t)
 	return t < 4 ? names[t] : "unknown";
 }
 
+/* At least what DCI4's gatherer contracts to show of a title and a
+ * description, whatever max_label_length says. */
+#define DCI_TITLE_SHOWN 20
+#define DCI_DESCRIPTION_SHOWN 50
+
+static size_t at_least(size_t max, size_t floor)
+{
+	return max > floor ? max : floor;
+}
+
+static void emit_features(struct dci_set *set, struct bs_emitter *em)
+{
+	bs_family(em, "dci_supplier_features", BS_GAUGE, NULL,
+		  "The supplier's features word; DCI4 defines no features, so any value but 0 is "
+		  "the supplier's fault.");
+	for (size_t i = 0; i < set->n; i++) {
+		struct dci_sup *s = set->sup[i];
+		struct bs_label l = {"supplier", s->name};
+		if (s->state != DCI_GONE && s->have_info)
+			bs_sample_u64(em, &l, 1, s->info.features);
+	}
+}
+
 static void emit_suppliers(struct dci_set *set, const struct dci_config *cfg, struct bs_emitter *em)
 {
 	char mod[DCI4_STRING_MAX], title[DCI4_STRING_MAX], desc[DCI4_STRING_MAX];
@@ -109,8 +132,9 @@ static void emit_suppliers(struct dci_set *set, const struct dci_config *cfg, st
 		struct bs_label l[] = {
 		    {"supplier", s->name},
 		    {"module", label_cut(s->info.module, mod, max)},
-		    {"title", label_cut(s->info.title, title, max)},
-		    {"description", label_cut(s->info.description, desc, max)},
+		    {"title", label_cut(s->info.title, title, at_least(max, DCI_TITLE_SHOWN))},
+		    {"description",
+		     label_cut(s->info.description, desc, at_least(max, DCI_DESCRIPTION_SHOWN))},
 		    {"type", supplier_type(s->info.type)},
 		    {"version", ver},
 		    {"interface_version", iver},
@@ -197,6 +221,7 @@ int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct famgroup 
 	     struct bs_emitter *em)
 {
 	emit_suppliers(set, cfg, em);
+	emit_features(set, em);
 	if (famgroup_stale(g, set->epoch) && rebuild(set, g, &member_ops) < 0)
 		return -ENOMEM;
 	famgroup_emit(g, &member_ops, (void *)cfg, em);

@@ -112,6 +112,8 @@ static int on_info(struct exchange *x, struct dci_sup *s, const uint8_t *b, uint
 		return rc;
 	s->info = info;
 	s->have_info = true;
+	if (info.features != 0) /* DCI4 defines none: the value must be 0 */
+		bs_drop(x->em, "features_set", 1);
 	if ((uint64_t)s->info.max_stat + 1 > x->cfg->max_stats)
 		return -E2BIG; /* "a billion statistics": nothing allocated */
 	double age = (double)(x->now_ns - s->described_ns) / 1e9;

@@ -10,7 +10,7 @@
 #define DEFAULT_TEMPLATE "dci_{module}_{stat}"
 #define MERGE_GAP_BYTES 256 /* static values re-read rather than one more request */
 
-struct dci_layout *dci_layout_new(uint32_t max_stat, const uint8_t reset[8])
+struct dci_layout *dci_layout_new(uint32_t max_stat, const uint8_t reset[8], uint32_t i_version)
 {
 	struct dci_layout *l = calloc(1, sizeof(*l));
 	if (!l)
@@ -21,6 +21,7 @@ struct dci_layout *dci_layout_new(uint32_t max_stat, const uint8_t reset[8])
 		return NULL;
 	}
 	memcpy(l->reset, reset, 8);
+	l->i_version = i_version;
 	return l;
 }
 
@@ -59,10 +60,17 @@ static const unsigned int_width[] = {
     [ST_INTEGER8] = 1, [ST_INTEGER16] = 2, [ST_INTEGER32] = 4, [ST_INTEGER64] = 8};
 static const unsigned address_bytes[] = {[SAF_ETHERNET] = 6, [SAF_IP] = 4, [SAF_ECONET] = 2};
 
-/* The kind a statistic maps to, or DCI_SKIP with *why set. */
-static enum dci_kind kind_of(const struct dci_stat *s, const char **why)
+/* The kind a statistic maps to, or DCI_SKIP with *why set. Address and
+ * time statistics came with interface 1.01: a 1.00 supplier that sends
+ * them describes something its interface does not have. */
+static enum dci_kind kind_of(const struct dci_stat *s, uint32_t i_version, const char **why)
 {
 	*why = "unknown_format";
+	if ((s->type == ST_ADDRESS || s->type == ST_TIME) &&
+	    i_version < DCI_IVERSION_ADDRESS_TIME) {
+		*why = "type_needs_interface_1_01";
+		return DCI_SKIP;
+	}
 	switch (s->type) {
 	case ST_UNUSED:
 		*why = NULL;
@@ -114,7 +122,7 @@ static void map_stats(struct dci_layout *l, const struct statmap *map, const cha
 		struct dci_stat *s = &l->stat[i];
 		const char *why;
 		names[i][0] = '\0';
-		if ((s->kind = kind_of(s, &why)) == DCI_SKIP) {
+		if ((s->kind = kind_of(s, l->i_version, &why)) == DCI_SKIP) {
 			if (why)
 				drop(ctx, why);
 			continue;

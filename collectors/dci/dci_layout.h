@@ -40,6 +40,7 @@ struct dci_run {
 
 struct dci_layout {
 	uint8_t reset[8];
+	uint32_t i_version; /* the supplier's interface version, 100 for 1.00 */
 	uint32_t nstats;
 	struct dci_stat *stat;
 	size_t value_bytes;
@@ -47,8 +48,12 @@ struct dci_layout {
 	unsigned nrun;
 };
 
-/* Room for statistics 0..max_stat, all DCI_SKIP until described. */
-struct dci_layout *dci_layout_new(uint32_t max_stat, const uint8_t reset[8]);
+/* The first interface version with address and time statistics (1.01). */
+#define DCI_IVERSION_ADDRESS_TIME 101
+
+/* Room for statistics 0..max_stat, all DCI_SKIP until described, of a
+ * supplier of interface version i_version. */
+struct dci_layout *dci_layout_new(uint32_t max_stat, const uint8_t reset[8], uint32_t i_version);
 void dci_layout_free(struct dci_layout *l);
 /* Stores statistic i's description (i < nstats). */
 int dci_layout_set(struct dci_layout *l, uint32_t i, const struct dci4_desc *d);
@@ -58,7 +63,8 @@ typedef void dci_drop_fn(void *ctx, const char *reason);
 /* After every statistic is set: offsets, kinds, metric names (rules, the
  * default template dci_{module}_{stat}, collisions resolved) and the
  * ranges to read. -E2BIG when the values exceed DCI_VALUES_MAX. Statistics
- * skipped for what they are count a drop each (unknown_type, invalid_name). */
+ * skipped for what they are count a drop each (unknown_type, invalid_name,
+ * type_needs_interface_1_01). */
 int dci_layout_finish(struct dci_layout *l, const struct statmap *map, const char *module,
 		      const char *title, const char *supplier, dci_drop_fn *drop, void *ctx);
 

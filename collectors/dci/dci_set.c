@@ -43,7 +43,7 @@ int dci_sup_build(struct dci_set *set, struct dci_sup *s, uint32_t max_stat, siz
 	/* Its own layout goes when this one is adopted: only the rest counts. */
 	if (set->stats_total - own + set->stats_building + want > cap)
 		return -EDQUOT;
-	if (!(s->building = dci_layout_new(max_stat, s->info.reset)))
+	if (!(s->building = dci_layout_new(max_stat, s->info.reset, s->info.i_version)))
 		return -ENOMEM;
 	s->building_extra = want > own ? want - own : 0;
 	set->stats_building += s->building_extra;

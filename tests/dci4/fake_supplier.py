@@ -15,7 +15,11 @@ big (170 strings of 4 KiB: 0.7 MB of values), reset (at its third SP_INFO
 its statistics change, "renamed" and "added" of values 500 and 501, with a
 new reset value), partial (300 integers of 4 and 8 bytes, stat i = 7 * i + 1,
 and never more than one record in a reply, however large the buffer), drip
-(every reply sent a byte at a time, one each 100 ms: an SP_INFO takes 9 s).
+(every reply sent a byte at a time, one each 100 ms: an SP_INFO takes 9 s),
+features (a features word of 5, where DCI4 defines none), v100 (interface
+1.00, yet an address and a time statistic besides its integers), longnames
+(a 100-character title, a 200-character description, statistics named with
+60 and 250 characters).
 LOGFILE gets one line per request:
 "op first last bufsize".
 """
@@ -29,7 +33,8 @@ import time
 DIR, NAME, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 LOG = open(sys.argv[4], "a", buffering=1) if len(sys.argv) > 4 else None
 SA_DESCRIBE, SA_READ, SP_INFO = 0, 1, 2
-ST_STRING, ST_INTEGER32, ST_INTEGER64 = 2, 5, 6
+ST_STRING, ST_INTEGER32, ST_INTEGER64, ST_ADDRESS, ST_TIME = 2, 5, 6, 7, 8
+SAF_IP, STF_CTIME = 1, 1
 SIF_UNSIGNED = 1
 SV_STATIC, SV_VOLATILE = 0, 2
 
@@ -44,6 +49,14 @@ if MODE == "hijack":
     stats[2][5] = b"rx_bytes"
 if MODE == "netdevlike":
     stats[3][5] = b"rx_bytes"
+if MODE == "v100":
+    stats += [[ST_ADDRESS, SAF_IP, 0, 4, SV_STATIC, b"ipv4"],
+              [ST_TIME, STF_CTIME, 0, 8, SV_STATIC, b"changed"]]
+LONG_STAT = b"stat_" + b"abcdefghij" * 5 + b"_tail"  # 60 characters
+LONGER_STAT = b"long_" + b"0123456789" * 24 + b"_end_"  # 250 characters
+if MODE == "longnames":
+    stats[0][5] = LONG_STAT
+    stats[3][5] = LONGER_STAT
 if MODE == "partial":
     stats = [[ST_INTEGER32 if i % 2 else ST_INTEGER64, SIF_UNSIGNED, 1, 4 if i % 2 else 8,
               SV_VOLATILE, b"p%03d" % i] for i in range(300)]
@@ -70,8 +83,15 @@ def info():
             reset_value = b"RESET2\0\0"
     max_stat = 10**9 if MODE == "billion" else len(stats) - 1
     module = b"dci4-netdev\0" if MODE in ("hijack", "netdevlike") else b"fake\0"
-    strings = [module, (NAME + "\0").encode(), b"A hostile supplier\0"]
-    body = struct.pack("<IIIIII", 0, 101, 0, max_stat, 0, 100) + reset_value
+    title = (NAME + "\0").encode()
+    description = b"A hostile supplier\0"
+    if MODE == "longnames":
+        title = b"Title-" + b"T" * 94 + b"\0"
+        description = b"Description-" + b"d" * 188 + b"\0"
+    strings = [module, title, description]
+    version = 100 if MODE == "v100" else 101
+    features = 5 if MODE == "features" else 0
+    body = struct.pack("<IIIIII", 0, version, features, max_stat, 0, 100) + reset_value
     body += struct.pack("<III", *(len(s) for s in strings)) + b"".join(strings)
     return header(SP_INFO, len(body)) + body
 
@@ -88,6 +108,10 @@ def desc_record(s):
 def value(i, s):
     if s[0] == ST_STRING:
         return b"static text".ljust(s[3], b"\0")
+    if s[0] == ST_ADDRESS:
+        return bytes([192, 0, 2, 1])
+    if s[0] == ST_TIME:
+        return (1700000000).to_bytes(8, "little")
     if MODE == "partial":
         v = 7 * i + 1
     elif MODE == "reset" and reset_value != b"RESET\0\0\0":

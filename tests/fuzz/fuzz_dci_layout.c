@@ -69,11 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	uint32_t max = data[0] % 64, split = data[1] | (uint32_t)data[2] << 8;
+	uint32_t i_version = data[0] & 0x80 ? 100 : DCI_IVERSION_ADDRESS_TIME;
 	data += 3;
 	size -= 3;
 	if (split > size)
 		split = (uint32_t)size;
-	struct dci_layout *l = dci_layout_new(max, reset);
+	struct dci_layout *l = dci_layout_new(max, reset, i_version);
 	if (!l)
 		return 0;
 	if (dci4_parse_range(data, split, 0, max, 65536, take_desc, l, &done) == 0 &&

@@ -449,4 +449,37 @@ check "DCI processing: on /metrics too" sh -c "
 	promtool check metrics <'$WORK/pm.txt' >/dev/null"
 kill "$LAST_PID"
 
+# ---- what DCI4 says a supplier must do, and a gatherer must show ----
+D=$(dir_with contract)
+start_fake "$D" fake.features features
+start_fake "$D" fake.v100 v100
+start_fake "$D" fake.long longnames
+CFG=$(config "$D")
+echo "    max_label_length: 8" >>"$CFG"
+PORT=$(free_port)
+start_exporter "$CFG" "$PORT"
+scrape "$PORT" >"$WORK/contract.txt"
+check "features: a supplier's nonzero features word is shown and counted, its statistics kept" sh -c "
+	grep -qxF 'dci_supplier_features{supplier=\"fake.features\"} 5' '$WORK/contract.txt' &&
+	grep -qxF 'dci_supplier_features{supplier=\"fake.v100\"} 0' '$WORK/contract.txt' &&
+	grep -qE '^binstat_collector_dropped_total\{collector=\"dci\",reason=\"features_set\"\} 1$' '$WORK/contract.txt' &&
+	grep -q '^dci_fake_bytes{supplier=\"fake.features\"}' '$WORK/contract.txt'"
+check "interface 1.00: its address and time statistics refused and counted, its integers served" sh -c "
+	grep -qE '^binstat_collector_dropped_total\{collector=\"dci\",reason=\"type_needs_interface_1_01\"\} 2$' '$WORK/contract.txt' &&
+	! grep -qE '^dci_fake_(ipv4_info|changed)' '$WORK/contract.txt' &&
+	grep -q '^dci_fake_bytes{supplier=\"fake.v100\"}' '$WORK/contract.txt' &&
+	grep -q 'supplier=\"fake.v100\".*interface_version=\"1.00\"' '$WORK/contract.txt'"
+check "dci4stat: the features word and the 1.00 supplier's refused types said" sh -c "
+	'$B/dci4stat' -d '$D' fake.features | grep -q 'features 0x00000005' &&
+	'$B/dci4stat' -d '$D' fake.v100 | grep -q 'ipv4 .*refused: a type of interface 1.01'"
+check "gatherer contract: max_label_length 8 still shows a title's first 20 and a description's first 50 characters" \
+	grep -qF 'title="Title-TTTTTTTTTTTTTT",description="Description-dddddddddddddddddddddddddddddddddddddd"' "$WORK/contract.txt"
+check "gatherer contract: a 60-character statistic name served whole" \
+	grep -q '^dci_fake_stat_abcdefghij.*abcdefghij_tail{supplier="fake.long"} ' "$WORK/contract.txt"
+check "gatherer contract: a 250-character statistic name cut to the 200-byte metric name, not dropped" sh -c "
+	n=\$(grep -oE '^dci_fake_long_0123456789[0-9_]*' '$WORK/contract.txt' | head -1) &&
+	[ \${#n} = 200 ] && ! grep -q 'reason=\"invalid_name\"' '$WORK/contract.txt'"
+check "gatherer contract: promtool accepts it" sh -c "promtool check metrics <'$WORK/contract.txt'"
+kill "$LAST_PID"
+
 summary

@@ -22,7 +22,7 @@ static const uint8_t reset[8] = "RESET01";
 static struct dci_layout *build(const struct dci4_desc *d, uint32_t n, const struct statmap *map,
 				struct drops *drops)
 {
-	struct dci_layout *l = dci_layout_new(n - 1, reset);
+	struct dci_layout *l = dci_layout_new(n - 1, reset, DCI_IVERSION_ADDRESS_TIME);
 	assert_non_null(l);
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(dci_layout_set(l, i, &d[i]), 0);
@@ -77,6 +77,45 @@ static void test_kinds_and_names(void **state)
 	/* Offsets follow the sizes, skipped statistics included. */
 	assert_int_equal(l->stat[3].offset, 12);
 	assert_int_equal(l->value_bytes, 8 + 4 + 4 + 16 + 8 + 8 + 4 + 4 + 12);
+	dci_layout_free(l);
+}
+
+/* Address and time statistics exist from interface 1.01: a 1.00 supplier's
+ * are refused and counted, the rest of its statistics kept. */
+static void test_interface_1_00_has_no_address_or_time(void **state)
+{
+	static const struct dci4_desc d[] = {
+	    D(ST_INTEGER32, 0, 4, SV_VOLATILE, "packets"),
+	    D(ST_ADDRESS, SAF_IP, 4, SV_STATIC, "ipv4"),
+	    D(ST_TIME, STF_CTIME, 8, SV_VARIABLE, "changed"),
+	    D(ST_STRING, 0, 16, SV_STATIC, "driver"),
+	};
+	struct statmap map = {.keys = keys, .nkeys = 4, .fallback = {.scale = 1}};
+	struct drops drops = {0};
+	(void)state;
+	struct dci_layout *l = dci_layout_new(3, reset, 100);
+	assert_non_null(l);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(dci_layout_set(l, i, &d[i]), 0);
+	assert_int_equal(dci_layout_finish(l, &map, "m", "t", "s", record_drop, &drops), 0);
+	assert_int_equal(l->stat[0].kind, DCI_INT);
+	assert_int_equal(l->stat[1].kind, DCI_SKIP);
+	assert_int_equal(l->stat[2].kind, DCI_SKIP);
+	assert_int_equal(l->stat[3].kind, DCI_TEXT);
+	assert_int_equal(drops.n, 2);
+	assert_string_equal(drops.reason[0], "type_needs_interface_1_01");
+	assert_string_equal(drops.reason[1], "type_needs_interface_1_01");
+	dci_layout_free(l);
+
+	/* The same statistics from a 1.01 supplier are all taken. */
+	memset(&drops, 0, sizeof(drops));
+	l = dci_layout_new(3, reset, DCI_IVERSION_ADDRESS_TIME);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(dci_layout_set(l, i, &d[i]), 0);
+	assert_int_equal(dci_layout_finish(l, &map, "m", "t", "s", record_drop, &drops), 0);
+	assert_int_equal(l->stat[1].kind, DCI_TEXT);
+	assert_int_equal(l->stat[2].kind, DCI_TIME);
+	assert_int_equal(drops.n, 0);
 	dci_layout_free(l);
 }
 
@@ -170,7 +209,7 @@ static void test_same_and_caps(void **state)
 	dci_layout_free(a);
 
 	/* More value bytes than one supplier may hold: refused. */
-	struct dci_layout *big = dci_layout_new(299, reset);
+	struct dci_layout *big = dci_layout_new(299, reset, DCI_IVERSION_ADDRESS_TIME);
 	struct dci4_desc s = D(ST_STRING, 0, DCI4_VALUE_MAX, SV_STATIC, "s");
 	for (uint32_t i = 0; i < 300; i++)
 		assert_int_equal(dci_layout_set(big, i, &s), 0);
@@ -182,6 +221,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kinds_and_names),
+	    cmocka_unit_test(test_interface_1_00_has_no_address_or_time),
 	    cmocka_unit_test(test_runs),
 	    cmocka_unit_test(test_rules_applied),
 	    cmocka_unit_test(test_same_and_caps),
