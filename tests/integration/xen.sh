@@ -91,10 +91,18 @@ has "xen_pv_stats_set_statistics{$TX} 5"
 check "normal: promtool accepts the output" sh -c "promtool check metrics <'$WORK/b'"
 check "normal: two sets mapped (name pages unmapped after the copy)" test "$(gnt_maps)" = 2
 
+check "advertised: the sets' keys in xenstore, event-channel written" sh -c "
+	xenstore-exists /local/domain/1/stats/network-0/Tx/event-channel &&
+	xenstore-exists /local/domain/1/stats/network-0/Rx/event-channel"
 kill -TERM "$LAST_GUEST"
 check "withdrawal: the sets' series go at once" until_gone "domid=\"1\""
 check "withdrawal: ports and mappings released" sh -c "test $(gnt_maps) = 0"
 wait "$LAST_GUEST" 2>/dev/null
+check "withdrawal: each set's keys, then the provider's key with no set left, gone from xenstore" sh -c "
+	! xenstore-exists /local/domain/1/stats/network-0/Tx &&
+	! xenstore-exists /local/domain/1/stats/network-0/Rx &&
+	! xenstore-exists /local/domain/1/stats/network-0 &&
+	xenstore-exists /local/domain/1/stats && [ -z \"\$(xenstore-list /local/domain/1/stats)\" ]"
 
 # How a withdrawal learns that the agent closed its port: the guest asks Xen
 # for its port's state (EVTCHNOP_status on DOMID_SELF); with a 5 s grace
