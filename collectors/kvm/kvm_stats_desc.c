@@ -17,12 +17,27 @@ static uint32_t le32(const unsigned char *p)
 	return v;
 }
 
+/* The API's first posting showed a 16-byte header, {name_size, count,
+ * desc_offset, data_offset}, with the id inline after it; the kernel merged
+ * six words, {flags, name_size, num_desc, id_offset, desc_offset,
+ * data_offset}. A file in the draft's layout has a name size where flags
+ * (0) stand and "kvm-" where desc_offset stands: read as the kernel's, its
+ * fields would be nonsense, so it is refused under a reason that says why. */
+static bool draft_layout(const unsigned char *p)
+{
+	return le32(p) != 0 && memcmp(p + 16, "kvm-", 4) == 0;
+}
+
 int kvm_stats_parse_header(const void *buf, size_t len, struct kvm_stats_hdr *h, const char **why)
 {
 	const unsigned char *p = buf;
 
 	if (len < KVM_HDR_SIZE) {
 		*why = "short_header";
+		return -EINVAL;
+	}
+	if (draft_layout(p)) {
+		*why = "draft_header_layout";
 		return -EINVAL;
 	}
 	h->flags = le32(p);

@@ -274,6 +274,23 @@ static void test_bad_headers(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (kvm_stats_parse_header(bad[i], 24, &h, &why) == 0)
 			fail_msg("bad header %zu accepted", i);
+
+	/* The draft's 16-byte header, id inline: name_size 48, count 2,
+	 * desc_offset 64, data_offset 224, then "kvm-1234". Refused as such,
+	 * never read as the kernel's six words. */
+	unsigned char draft[64] = {0};
+	uint32_t draft_words[4] = {48, 2, 64, 224};
+	memcpy(draft, draft_words, sizeof(draft_words));
+	memcpy(draft + 16, "kvm-1234", 8);
+	assert_int_equal(kvm_stats_parse_header(draft, sizeof(draft), &h, &why), -EINVAL);
+	assert_string_equal(why, "draft_header_layout");
+	/* The kernel's layout whose id happens to sit right after the header is
+	 * not mistaken for it: its flags are 0. */
+	uint32_t kernel_words[6] = {0, 48, 2, 24, 72, 200};
+	unsigned char kernel[64] = {0};
+	memcpy(kernel, kernel_words, sizeof(kernel_words));
+	memcpy(kernel + 24, "kvm-1234", 8);
+	assert_int_equal(kvm_stats_parse_header(kernel, sizeof(kernel), &h, &why), 0);
 }
 
 static void test_bad_files(void **state)
