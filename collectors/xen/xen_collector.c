@@ -1,7 +1,7 @@
-/* The Xen collector plugin: the monitoring agent of the PV driver
- * statistics interface (seed 000). A watcher thread keeps the registry of
- * domains and sets current from xenstore watches; collect asks every live
- * set for an update at once and writes what came back. */
+/* The Xen collector plugin: the monitoring agent of Xen PV statistics
+ * sets. A watcher thread keeps the registry of domains and sets current
+ * from xenstore watches; collect asks every live set for an update at once
+ * and writes what came back. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
