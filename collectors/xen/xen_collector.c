@@ -307,7 +307,7 @@ static void xen_describe(void *state, char *buf, size_t len)
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_xen = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "xen",
-    .description = "Xen PV driver and agent statistics sets (the monitoring agent)",
+    .description = "Xen PV statistics sets of guests' drivers and agents (the monitoring agent)",
     .init = xen_init,
     .collect = xen_collect,
     .shutdown = xen_shutdown,
