@@ -262,6 +262,8 @@ checksrc:
 	@tools/checksrc
 	@tools/checksrc --self-test tests/checksrc/bad.c.txt
 	@tools/checksrc --self-test tests/checksrc/layer.c.txt exporter/out/selftest.c
+	@tools/checksrc --self-test tests/checksrc/words.c.txt
+	@tools/mdlinks --self-test tests/checksrc/render.md.txt
 	@tools/mdlinks $$(git ls-files "*.md")
 
 check: format-check checksrc

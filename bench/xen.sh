@@ -72,9 +72,9 @@ echo "xen: $DOMAINS domains x 2 providers x 2 sets x 64 statistics, timeout ${TI
 run 0 "every provider answers"
 run 10 "every 10th domain silent"
 
-# The exporter as it was when the goal was set (issue 15: a third of its
-# CPU per scrape), built from this clone's history and run on the same
-# guests and stand-in, alternated with this build.
+# The baseline (default 5f3c9f1: the exporter before its Xen scrape's CPU
+# was cut, the target being a third of it), built from this clone's history
+# and run on the same guests and stand-in, alternated with this build.
 BASELINE=${XEN_BENCH_BASELINE-5f3c9f1}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "$BASELINE" ] || ! git -C "$TOP" cat-file -e "$BASELINE^{commit}" 2>/dev/null; then

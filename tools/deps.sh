@@ -7,7 +7,7 @@ set -eu
 run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl libxml2-dev
 	libgnutls28-dev libsystemd-dev libcrypt-dev libisal-dev)
 test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-client
-	python3 gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
+	python3 python3-markdown-it gzip qemu-system-x86 clang libclang-rt-14-dev xen-utils-4.17 xenstore-utils
 	wrk strace iproute2 util-linux golang-go golang-github-influxdata-tdigest-dev
 	openssl systemd chromium prometheus-alertmanager groff-base
 	debhelper lintian fakeroot rpm cpio

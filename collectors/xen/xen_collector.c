@@ -1,7 +1,7 @@
-/* The Xen collector plugin: the monitoring agent of the PV driver
- * statistics interface (seed 000). A watcher thread keeps the registry of
- * domains and sets current from xenstore watches; collect asks every live
- * set for an update at once and writes what came back. */
+/* The Xen collector plugin: the monitoring agent of Xen PV statistics
+ * sets. A watcher thread keeps the registry of domains and sets current
+ * from xenstore watches; collect asks every live set for an update at once
+ * and writes what came back. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -307,7 +307,7 @@ static void xen_describe(void *state, char *buf, size_t len)
 BS_COLLECTOR_EXPORT const struct bs_collector binstat_collector_xen = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "xen",
-    .description = "Xen PV driver and agent statistics sets (the monitoring agent)",
+    .description = "Xen PV statistics sets of guests' drivers and agents (the monitoring agent)",
     .init = xen_init,
     .collect = xen_collect,
     .shutdown = xen_shutdown,

@@ -160,7 +160,7 @@ int dci4_decode_desc(const uint8_t *buf, size_t len, struct dci4_desc *d)
 	uint32_t nl = dci4_get32(buf + 28);
 	if (d->size % 4 || d->size > DCI4_VALUE_MAX)
 		return -ERANGE;
-	if (d->spare != 0 || d->name_tag != 0) /* both "must be zero" (seed 003) */
+	if (d->spare != 0 || d->name_tag != 0) /* both "must be zero" in DCI4 */
 		return -EPROTO;
 	if (d->type == ST_UNUSED)
 		return d->size == 0 && nl == 0 ? DESC_FIXED : -EPROTO;

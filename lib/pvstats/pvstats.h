@@ -1,5 +1,5 @@
-/* The provider's half of the Xen PV statistics interface (seed 000), for a
- * guest's drivers and agents: advertise sets of statistics in xenstore,
+/* The provider's half of Xen PV statistics sets (docs/xen-pv-stats.md),
+ * for a guest's drivers and agents: advertise sets of statistics in xenstore,
  * share their name and value pages with the toolstack domain, answer its
  * update requests, and withdraw cleanly. Links libxenstore, libxengnttab
  * (grant sharing) and libxenevtchn, as a guest has them. */

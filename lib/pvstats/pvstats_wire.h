@@ -1,5 +1,5 @@
-/* The page layout of the Xen PV statistics interface (seed 000), the one
- * definition the provider library and the collector share: name pages of
+/* The page layout of Xen PV statistics sets (docs/xen-pv-stats.md), the
+ * one definition the provider library and the collector share: name pages of
  * 64-byte {uint8_t type; char name[63];} tuples ending at type 0, and value
  * pages with each statistic's 64-byte value at its tuple's offset. */
 #ifndef PVSTATS_WIRE_H

@@ -402,10 +402,11 @@ check "lock-out: 76 connections from 10 uids do not shut the exporter out" test 
 kill "$LAST_PID" "$HOGS"
 for u in $(seq 60000 60008) 61000; do pkill -U "$u" 2>/dev/null; done
 
-# ---- processing of DCI series (issue 29, item 17): a statistic and a template each ----
+# ---- processing of DCI series: a statistic and a template each ----
 # The C supplier's temperature_delta is -5 at every read and packets_received
 # grows by about one a millisecond: every sample of the first is exactly -5,
-# and both seed 001's products and the template's sum add up the same deltas.
+# and both the products total (a Linux statistics infrastructure value) and
+# the template's sum add up the same deltas.
 D=$(dir_with processing)
 start_c_supplier "$D"
 CFG=$(config "$D" \
@@ -438,7 +439,7 @@ assert d['temp_voi_tdigest count'] == n and int(d['temp_voi_sum']) == -5 * int(n
 assert d['temp_voi_max'] == d['temp_voi_min'] == d['temp_voi_tdigest 0.5'] == '-5', d"
 check "DCI processing: the packet counter's deltas" until_samples "$SURL/pkts/0/data" pkts_range 5
 curl -s "$SURL/pkts/0/data" >"$WORK/pkts.txt"
-check "DCI processing: seed 001's products and the template's sum add the same deltas, each at least 1" \
+check "DCI processing: the products total and the template's sum add the same deltas, each at least 1" \
 	data_check "$WORK/pkts.txt" "
 assert d['pkts_n'] == d['pkts_voi_sum'], d
 assert int(f['pkts_range'][1]) >= 1 and int(d['pkts_voi_min']) >= 1, f"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile local peers against the KVM collector (issue 12, KVM part): each
+# Hostile local peers against the KVM collector: each
 # attack next to a good VMM, with the exporter's scrapes, fds and memory
 # checked while and after it runs. Peers: tests/kvm/hostile_peer.py.
 # Usage: tests/integration/hostile_kvm.sh BUILD_DIR

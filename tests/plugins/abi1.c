@@ -28,7 +28,7 @@ static int abi1_init(const struct bs_host *h, const struct bs_conf *c, void **s)
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)a->value);
 	h->log(BS_LOG_INFO, "abi1", "abi1 ready", "value", v, (char *)NULL);
 	/* Keys the line writes itself: they must not be duplicated or
-	 * overridden (review 30, finding 8). */
+	 * overridden by the collector's pairs. */
 	h->log(BS_LOG_INFO, "abi1", "odd keys", "msg", "INJECTED", "level", "debug", "collector",
 	       "other", (char *)NULL);
 	*s = a;

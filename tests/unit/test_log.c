@@ -325,7 +325,7 @@ static void test_journal_stream_mismatch(void **state)
 	fake_journal_stop(&j);
 }
 
-/* The reviewer's VM name: a control, a quote, bytes that are no UTF-8, a
+/* A hostile VM name: a control, a quote, bytes that are no UTF-8, a
  * right-to-left override. */
 #define HOSTILE                                                                                    \
 	"a\x01"                                                                                    \
@@ -371,7 +371,7 @@ static void c1_line(void)
 }
 
 /* C1 controls (U+009B, an 8-bit CSI) and U+2028/U+2029 are escaped in
- * JSON and make a logfmt value quoted and escaped (review 2, finding 6). */
+ * JSON and make a logfmt value quoted and escaped. */
 static void test_c1_and_separators_escaped(void **state)
 {
 	(void)state;
@@ -397,7 +397,7 @@ static void mended_alike(void)
 }
 
 /* Keys that mending makes alike stay apart in logfmt, numbered in the
- * order written; JSON keeps the keys as they are (review 2, finding 6). */
+ * order written; JSON keeps the keys as they are. */
 static void test_logfmt_mended_keys_apart(void **state)
 {
 	(void)state;
