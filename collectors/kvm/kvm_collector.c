@@ -80,6 +80,12 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 		  "it lacks CAP_SYS_PTRACE over them (the log says what). Their VMs are not "
 		  "served.");
 	bs_sample_u64(em, NULL, 0, k->denied.pids.n);
+	if (!k->handover.path)
+		return;
+	bs_family(em, "kvm_collector_handover_senders", BS_GAUGE, NULL,
+		  "Hand-over connections open whose sender handed over stats fds the collector "
+		  "holds. 0 while VMMs run after a restart: their senders have not sent again.");
+	bs_sample_u64(em, NULL, 0, kvm_handover_senders(&k->handover));
 }
 
 /* The first walk may still run when the first scrape comes. */
@@ -132,6 +138,9 @@ static void kvm_describe(void *state, char *buf, size_t len)
 	}
 	int n = snprintf(buf, len, "%zu VMs (%zu handed over), %zu vCPUs, %zu stats fds",
 			 k->set.vms.n, handed, vcpus, k->set.nfds);
+	if (k->handover.path && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", %zu hand-over senders connected",
+			      kvm_handover_senders(&k->handover));
 	/* After a newline: a warning the landing page shows apart, in red. */
 	if (k->denied.pids.n && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,

@@ -168,6 +168,18 @@ static void handover_drop(void *ctx, const char *reason)
 	pthread_mutex_unlock(&k->lock);
 }
 
+static bool handover_holds(void *ctx, pid_t from)
+{
+	struct kvm_collector *k = ctx;
+	bool held = false;
+
+	pthread_mutex_lock(&k->lock);
+	for (size_t i = 0; i < k->set.vms.n && !held; i++)
+		held = k->set.vm[i]->from == from; /* a VM is freed with its last fd */
+	pthread_mutex_unlock(&k->lock);
+	return held;
+}
+
 /* At shutdown, after the watcher stopped: nothing else touches the set. */
 static void handover_release(void *ctx,
 			     void (*give)(void *gctx, const struct kvm_vm *vm, int fd, int vcpu),
@@ -593,13 +605,22 @@ int kvm_watch_open(struct kvm_collector *k)
 	else
 		k->host->log(BS_LOG_WARN, "kvm", "no uevents: new VMs appear at the next rescan",
 			     "err", strerror(-k->ueventfd), (char *)NULL);
-	const struct kvm_handover_host hooks = {k, handover_take, handover_drop, handover_release};
-	if (k->handover.path &&
-	    (rc = kvm_handover_start(&k->handover, &hooks, k->epfd, k->wakefd)) < 0) {
+	const struct kvm_handover_host hooks = {k, handover_take, handover_drop, handover_holds,
+						handover_release};
+	if (!k->handover.path)
+		return 0;
+	if ((rc = kvm_handover_start(&k->handover, &hooks, k->epfd, k->wakefd)) < 0) {
 		k->host->log(BS_LOG_ERROR, "kvm", "cannot listen for hand-over", "path",
 			     k->handover.path, "err", strerror(-rc), (char *)NULL);
 		return rc;
 	}
+	/* A restart starts with no VM handed over: they come back as their
+	 * senders reconnect (kvm_collector_handover_senders says how many). */
+	if (!k->handover.inherited)
+		k->host->log(BS_LOG_INFO, "kvm",
+			     "listening for hand-over: no VM is held until senders connect; a "
+			     "sender that keeps its connection sends again after a restart",
+			     "path", k->handover.path, (char *)NULL);
 	return 0;
 }
 
