@@ -11,7 +11,7 @@
  * Trust: a peer is allowed by uid or group. What it sends must be a stats
  * fd KVM made (kvm_statsfd_identify), of the kind its message claims; it
  * may name as the VMM only itself, or a process it could ptrace (same uids,
- * or root). The collector's take (kvm_collector.c) then holds it to its
+ * or root). The collector's take (kvm_watch.c) then holds it to its
  * caps: its fds only ever form VMs of their own, never joining discovered
  * VMs or another peer's; and it may hold at most max_fds_per_peer fds, all
  * peers max_fds, in at most handover.max_vms VMs, apart from the room

@@ -19,7 +19,7 @@
 #define KVM_HANDOVER_NOFD_PAUSE_MS 100 /* accept rests this long when no fd is left */
 
 /* The server's tags in the watcher's epoll set, which the collector's own
- * (VMM pids, and UINT64_MAX, - 1 and - 3: kvm_collector.c) share. */
+ * (VMM pids, and UINT64_MAX, - 1 and - 3: kvm_watch.c) share. */
 #define KVM_TAG_LISTEN (UINT64_MAX - 2)
 #define KVM_TAG_CONN (1ull << 62) /* | the connection's index */
 
