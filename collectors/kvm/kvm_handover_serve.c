@@ -286,12 +286,14 @@ static void adopt_gift(struct kvm_handover_server *s, struct kvm_handover_gift *
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &g->conns[i];
 		struct kvm_handover_peer peer;
-		int slot;
+		if (c->fd < 0)
+			continue;
 		/* The new allow-lists apply to connections already open too. */
-		if (c->fd >= 0 && (allowed_peer(s, c->fd, &peer) < 0 ||
-				   (slot = add_conn(s, c->fd, &peer, now)) < 0))
+		int slot =
+		    allowed_peer(s, c->fd, &peer) < 0 ? -EACCES : add_conn(s, c->fd, &peer, now);
+		if (slot < 0)
 			close(c->fd);
-		else if (c->fd >= 0)
+		else
 			s->conns[slot].sent_fds = c->sent_fds;
 	}
 	s->host.take(s->host.ctx, g->fds.p, g->fds.n);

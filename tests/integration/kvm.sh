@@ -286,7 +286,9 @@ printf '      idle_timeout_seconds: 1\n' >>"$WORK/hr.yml"
 PR=$(free_port)
 start_exporter "$WORK/hr.yml" "$PR"
 EXPR=$LAST_PID
-LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 2 1 $IO
+# (The shim before the sanitizer's runtime in the ASan build's fixture.)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 2 1 $IO
 FR=$FX
 scrape_until_fds "$PR" "$WORK/hr1.txt" 4
 check "restart: the shim hands over 2 VMs and their vCPUs (4 stats fds), one sender" sh -c \
