@@ -294,19 +294,33 @@ scrape_until_fds "$PR" "$WORK/hr1.txt" 4
 check "restart: the shim hands over 2 VMs and their vCPUs (4 stats fds), one sender" sh -c \
 	"[ '$(value "$WORK/hr1.txt" kvm_collector_vms)' = 2 ] && [ '$(value "$WORK/hr1.txt" kvm_collector_stats_fds)' = 4 ] &&
 	[ '$(value "$WORK/hr1.txt" kvm_collector_handover_senders)' = 1 ]"
-$PY -c 'import socket, sys, time
+# silent_peer: connects and waits (5 s at most) for the exporter to close it.
+silent_peer() {
+	$PY -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(sys.argv[1])
-time.sleep(3)' "$WORK/hr.sock" &
-PIDS+=("$!")
+s.settimeout(5)
+sys.exit(s.recv(1) != b"")' "$WORK/hr.sock"
+}
+sockets_of() { ls -l "/proc/$1/fd" | grep -o 'socket:\[[0-9]*\]' | sort | tr '\n' ' '; }
+S0=$(sockets_of "$FR")
 IDLE='binstat_collector_dropped_total{collector="kvm",reason="handover_idle_closed"}'
-for _ in $(seq 50); do
-	scrape "$PR" "$WORK/hr2.txt"
-	[ -n "$(value "$WORK/hr2.txt" "$IDLE")" ] && break
-	sleep 0.1
-done
+silent_peer
+closed=$?
+scrape "$PR" "$WORK/hr2.txt"
 check "restart: past the idle timeout the silent peer is closed ($(value "$WORK/hr2.txt" "$IDLE")), the sender kept" sh -c \
-	"[ '$(value "$WORK/hr2.txt" "$IDLE")' = 1 ] && [ '$(value "$WORK/hr2.txt" kvm_collector_handover_senders)' = 1 ]"
+	"[ $closed = 0 ] && [ '$(value "$WORK/hr2.txt" "$IDLE")' = 1 ] && [ '$(value "$WORK/hr2.txt" kvm_collector_handover_senders)' = 1 ]"
+# A reload (SIGHUP) passes the sender's connection on as a sender's: it is
+# still the same one after another idle timeout.
+n=$(grep -c 'configuration reloaded' "$WORK/exporter.log")
+kill -HUP "$EXPR"
+for _ in $(seq 50); do [ "$(grep -c 'configuration reloaded' "$WORK/exporter.log")" -gt "$n" ] && break; sleep 0.1; done
+silent_peer
+closed=$?
+scrape "$PR" "$WORK/hr2b.txt"
+check "restart: after a reload and an idle timeout, the sender keeps its one connection ($S0)" sh -c \
+	"[ $closed = 0 ] && [ '$(sockets_of "$FR")' = '$S0' ] && [ '$(value "$WORK/hr2b.txt" kvm_collector_handover_senders)' = 1 ] &&
+	[ '$(value "$WORK/hr2b.txt" kvm_collector_vms)' = 2 ]"
 check "restart: the landing page names the sender" sh -c \
 	"curl -s http://127.0.0.1:$PR/ | grep -q '1 hand-over senders connected'"
 kill "$EXPR"
