@@ -338,7 +338,14 @@ check "restart: the 2 VMs are back ${back_ms} ms after the new exporter started,
 	"[ '$(value "$WORK/hr3.txt" kvm_collector_vms)' = 2 ] && [ '$(value "$WORK/hr3.txt" kvm_collector_handover_senders)' = 1 ] && [ $back_ms -lt 5000 ]"
 check "restart: the new exporter says VMs come back as senders reconnect" \
 	grep -q 'listening for hand-over: no VM is held until senders connect' "$WORK/exporter.log"
-kill "$FR" "$EXPR"
+# The shim names the VM from its environment (libvirt's <qemu:env>).
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 BINSTAT_KVM_NAME=web9 \
+	BINSTAT_KVM_UUID=0c5e2a4d-0000-4000-8000-00000000000f LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" \
+	BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 1 1 $IO
+FN=$FX
+check "restart: the shim names its VM by BINSTAT_KVM_NAME and BINSTAT_KVM_UUID" \
+	wait_for_metric "$PR" '^kvm_vm_info{vm="web9",name="web9",uuid="0c5e2a4d-0000-4000-8000-00000000000f",pid="'"$FN"'",vmm="kvm_fixture"'
+kill "$FR" "$FN" "$EXPR"
 # A handed-over VMM's vCPU threads are found too (no look at its fds runs).
 FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
 FHS=$FX

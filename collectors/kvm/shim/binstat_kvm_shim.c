@@ -7,7 +7,9 @@
  * exporter's hand-over socket, from a thread of its own that keeps the
  * connection: when the connection ends (the exporter restarted), it
  * connects again, with a backoff of 0.1 s doubling to 5 s, and sends every
- * stats fd again. The VMM's own threads never wait on the exporter. */
+ * stats fd again. The VMM's own threads never wait on the exporter.
+ * BINSTAT_KVM_NAME and BINSTAT_KVM_UUID, when set, name the VM (name=,
+ * uuid=): libvirt sets them per domain with <qemu:env>. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +41,7 @@ static int vcpu_of[SHIM_FDS];  /* vCPU id + 1 of the vCPU fd at that index; 0 fo
 static bool sent[SHIM_FDS];    /* its stats fd went over the current connection */
 static int wake = -1;	       /* eventfd: a stats fd to send */
 static pthread_once_t sender_once = PTHREAD_ONCE_INIT;
+static char ident[200]; /* "name=...\nuuid=...\n" from the environment, or "" */
 
 static void resolve(void)
 {
@@ -50,14 +53,29 @@ static void resolve(void)
 
 /* ---- the hand-over sender ---- */
 
+/* "KEY=VALUE\n" at the end of ident for an environment variable that is
+ * set, printable and short enough for the exporter (which refuses more). */
+static void ident_add(const char *key, const char *var, size_t max)
+{
+	const char *v = getenv(var);
+	size_t n = strlen(ident);
+
+	if (!v || !*v || strlen(v) > max)
+		return;
+	for (const char *p = v; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			return;
+	snprintf(ident + n, sizeof(ident) - n, "%s=%s\n", key, v);
+}
+
 /* One stats fd with its text (the protocol: collectors/kvm/README.md);
  * never waits. Returns 0, -EAGAIN (the socket is full) or -errno (the
  * connection is over). The caller holds the lock, so the fd stays open. */
 static int send_one(int sock, int fd, int vcpu)
 {
-	char text[96]; /* the longest: 18 + 32 + 1 + 19 bytes */
-	int n = snprintf(text, sizeof(text), "BINSTAT-KVM 1\nvmm=%.32s\n",
-			 program_invocation_short_name);
+	char text[96 + sizeof(ident)]; /* the longest: 18 + 32 + 1 + ident + 19 bytes */
+	int n = snprintf(text, sizeof(text), "BINSTAT-KVM 1\nvmm=%.32s\n%s",
+			 program_invocation_short_name, ident);
 	if (vcpu >= 0)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "vcpu=%d\n", vcpu);
 	union {
@@ -168,6 +186,8 @@ static void start_sender(void)
 	char *copy = strdup(path);
 	if (!copy)
 		return;
+	ident_add("name", "BINSTAT_KVM_NAME", 127);
+	ident_add("uuid", "BINSTAT_KVM_UUID", 36);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
