@@ -2,10 +2,16 @@
  * when idle), checks every fd and every claim a peer makes, and keeps its
  * socket and what was handed over across a reload.
  *
+ * A connection that has handed over fds the set still holds stays open
+ * while it is silent (a sender keeps it to learn of the exporter's end,
+ * and sends again after a restart: README.md, "Hand-over socket"); any
+ * other is closed after idle_timeout. The per-uid and overall caps hold
+ * for both.
+ *
  * Trust: a peer is allowed by uid or group. What it sends must be a stats
  * fd KVM made (kvm_statsfd_identify), of the kind its message claims; it
  * may name as the VMM only itself, or a process it could ptrace (same uids,
- * or root). The collector's take (kvm_collector.c) then holds it to its
+ * or root). The collector's take (kvm_watch.c) then holds it to its
  * caps: its fds only ever form VMs of their own, never joining discovered
  * VMs or another peer's; and it may hold at most max_fds_per_peer fds, all
  * peers max_fds, in at most handover.max_vms VMs, apart from the room
@@ -73,6 +79,7 @@ int kvm_handover_start(struct kvm_handover_server *s, const struct kvm_handover_
 	for (; *p; p = &(*p)->reg_next)
 		running |= strcmp((*p)->path, s->path) == 0;
 	*p = s;
+	s->inherited = running;
 	if (!running) {
 		/* Anyone may connect; the peer's credentials decide. */
 		s->listenfd = unixsock_listen(s->path, SOCK_SEQPACKET, 0666, 64, &s->sockid);
@@ -91,6 +98,7 @@ static size_t conns_of_uid(const struct kvm_handover_server *s, uid_t uid)
 	return n;
 }
 
+/* The connection's slot, or -ENOSPC. */
 static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_handover_peer *peer,
 		    uint64_t now)
 {
@@ -100,8 +108,23 @@ static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_hand
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_CONN | slot};
 	if (slot == KVM_HANDOVER_CONNS_MAX || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -ENOSPC;
-	s->conns[slot] = (struct kvm_conn){fd, *peer, now};
-	return 0;
+	s->conns[slot] = (struct kvm_conn){fd, *peer, now, false};
+	return slot;
+}
+
+/* Counts the senders again after a change in the watcher thread. */
+static void count_senders(struct kvm_handover_server *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
+		n += s->conns[i].fd >= 0 && s->conns[i].sent_fds &&
+		     s->host.holds(s->host.ctx, s->conns[i].peer.pid);
+	__atomic_store_n(&s->senders, n, __ATOMIC_RELAXED);
+}
+
+size_t kvm_handover_senders(const struct kvm_handover_server *s)
+{
+	return __atomic_load_n(&s->senders, __ATOMIC_RELAXED);
 }
 
 /* The peer's credentials, if the allow-lists let it in. */
@@ -209,7 +232,9 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 		struct kvm_handed_fd f = {pid, c->peer.pid, fd, m.vcpu, m.ident};
 		owner_uids(s, c, &f);
 		s->host.take(s->host.ctx, &f, 1);
+		c->sent_fds = true;
 	}
+	count_senders(s);
 }
 
 int kvm_handover_idle(struct kvm_handover_server *s)
@@ -226,6 +251,10 @@ int kvm_handover_idle(struct kvm_handover_server *s)
 		if (c->fd < 0)
 			continue;
 		uint64_t due = c->last_ns + (uint64_t)(s->idle_s * 1e9);
+		if (due <= now && c->sent_fds && s->host.holds(s->host.ctx, c->peer.pid)) {
+			c->last_ns = now; /* a sender's: looked at again an idle time on */
+			due = now + (uint64_t)(s->idle_s * 1e9);
+		}
 		if (due <= now) {
 			drop(s, "handover_idle_closed");
 			close_conn(c);
@@ -233,6 +262,7 @@ int kvm_handover_idle(struct kvm_handover_server *s)
 			next = due;
 		}
 	}
+	count_senders(s);
 	return next == UINT64_MAX ? -1 : (int)((next - now) / 1000000u + 1);
 }
 
@@ -256,12 +286,18 @@ static void adopt_gift(struct kvm_handover_server *s, struct kvm_handover_gift *
 	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
 		struct kvm_conn *c = &g->conns[i];
 		struct kvm_handover_peer peer;
+		if (c->fd < 0)
+			continue;
 		/* The new allow-lists apply to connections already open too. */
-		if (c->fd >= 0 &&
-		    (allowed_peer(s, c->fd, &peer) < 0 || add_conn(s, c->fd, &peer, now) < 0))
+		int slot =
+		    allowed_peer(s, c->fd, &peer) < 0 ? -EACCES : add_conn(s, c->fd, &peer, now);
+		if (slot < 0)
 			close(c->fd);
+		else
+			s->conns[slot].sent_fds = c->sent_fds;
 	}
 	s->host.take(s->host.ctx, g->fds.p, g->fds.n);
+	count_senders(s);
 	growarr_free(&g->fds);
 	free(g);
 }

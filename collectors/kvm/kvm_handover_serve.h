@@ -19,7 +19,7 @@
 #define KVM_HANDOVER_NOFD_PAUSE_MS 100 /* accept rests this long when no fd is left */
 
 /* The server's tags in the watcher's epoll set, which the collector's own
- * (VMM pids, and UINT64_MAX, - 1 and - 3: kvm_collector.c) share. */
+ * (VMM pids, and UINT64_MAX, - 1 and - 3: kvm_watch.c) share. */
 #define KVM_TAG_LISTEN (UINT64_MAX - 2)
 #define KVM_TAG_CONN (1ull << 62) /* | the connection's index */
 
@@ -41,6 +41,10 @@ struct kvm_handover_host {
 	/* Counts a drop found outside a scrape; "handover_no_fds" (an fd or a
 	 * connection lost for want of fds) is also for the operator to hear of. */
 	void (*drop)(void *ctx, const char *reason);
+	/* Whether the set holds stats fds peer `from` handed over: its
+	 * connection then stays open however long it is silent, so that the
+	 * sender learns of the exporter's end (a restart) by the connection's. */
+	bool (*holds)(void *ctx, pid_t from);
 	/* Gives every handed-over fd the set holds to `give`, which owns it
 	 * from then on, and forgets it. */
 	void (*release)(void *ctx,
@@ -52,6 +56,7 @@ struct kvm_conn {
 	int fd; /* -1: a free slot */
 	struct kvm_handover_peer peer;
 	uint64_t last_ns; /* when it last sent anything */
+	bool sent_fds;	  /* it handed over a stats fd that passed the checks */
 };
 
 struct kvm_handover_gift;
@@ -64,7 +69,7 @@ struct kvm_handover_server {
 	const char *proc; /* the pid rule's /proc */
 	uint64_t allow_uid[KVM_HANDOVER_IDS_MAX], allow_gid[KVM_HANDOVER_IDS_MAX];
 	size_t nallow_uid, nallow_gid;
-	double idle_s; /* a connection silent this long is closed */
+	double idle_s; /* a connection silent this long is closed, unless it is a sender's */
 
 	struct kvm_handover_host host;
 	int epfd, wakefd; /* the watcher's: connections join the one, the other wakes it */
@@ -77,6 +82,8 @@ struct kvm_handover_server {
 	 * fds to the next when it stops. */
 	struct kvm_handover_server *reg_next;
 	struct kvm_handover_gift *gift; /* received, not adopted yet: under the registry lock */
+	size_t senders; /* connections open that sent fds the set holds; atomic, read by scrapes */
+	bool inherited; /* the socket came from the previous generation (a reload) */
 };
 
 /* No socket, no connections; the options empty. */
@@ -94,6 +101,9 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn);
 /* Closes connections idle past their time, and wakes a listener resting
  * for want of fds when its time is up; returns ms to the next such, or -1. */
 int kvm_handover_idle(struct kvm_handover_server *s);
+/* The senders connected now (struct kvm_handover_server's senders), from
+ * any thread. */
+size_t kvm_handover_senders(const struct kvm_handover_server *s);
 /* Takes what the previous generation passed on (after a wake-up). */
 void kvm_handover_adopt(struct kvm_handover_server *s);
 /* After the watcher stopped: passes the socket, connections and handed-over

@@ -94,28 +94,33 @@ static void owner_mark(const struct kvm_vmset *set, const struct kvm_identity *i
 }
 
 /* The vm label: the name, else the uuid, else the kernel's id, marked with
- * the VMM's uid when it is not trusted (owner_mark); made unique by the
- * id, then an ordinal, when several VMs claim the same name (VMs one
- * thread created share the id too). A thread group says what it is: the
- * name, the thread's id, and an asterisk for all that thread's vCPUs. A
- * trusted VM whose label an untrusted one holds (a trusted name that looks
- * marked) takes it, and the other is named again. `vm` is in the set. */
+ * the VMM's uid when it is not trusted (owner_mark): a nameless VM keeps
+ * the kernel's id whoever runs it (kvm-TID, kvm-TID/uid-N). Made unique by
+ * the id, then an ordinal, when several VMs claim the same name (VMs one
+ * thread created share the id too; a nameless one takes the ordinal at
+ * once). A thread group says what it is: the name, the thread's id, and an
+ * asterisk for all that thread's vCPUs. A trusted VM whose label an
+ * untrusted one holds (a trusted name that looks marked) takes it, and the
+ * other is named again. `vm` is in the set. */
 static void vm_label(struct kvm_vmset *set, struct kvm_vm *vm)
 {
 	const char *name = vm->ident.name[0]   ? vm->ident.name
 			   : vm->ident.uuid[0] ? vm->ident.uuid
-					       : "";
+					       : vm->id;
+	bool nameless = name == vm->id;
 	char mark[24], base[90 + sizeof(mark)], first[KVM_LABEL_MAX];
 	struct kvm_vm *holder;
 
 	owner_mark(set, &vm->ident, mark, sizeof(mark));
 	vm->trusted = !mark[0];
 	/* Cut at a character: a label cut inside one is invalid UTF-8. */
-	snprintf(base, sizeof(base), "%.*s%s", (int)utf8_cut(name, 90), name, mark);
-	if (vm->thread_group)
-		snprintf(first, sizeof(first), "%s%s%.40s/*", base, base[0] ? "/" : "", vm->id);
-	else if (!base[0])
-		snprintf(first, sizeof(first), "%s", vm->id);
+	snprintf(base, sizeof(base), "%.*s%s", (int)utf8_cut(name, nameless ? 40 : 90), name, mark);
+	if (vm->thread_group && nameless)
+		snprintf(first, sizeof(first), "%s/*", base);
+	else if (vm->thread_group)
+		snprintf(first, sizeof(first), "%s/%.40s/*", base, vm->id);
+	else if (nameless)
+		snprintf(first, sizeof(first), "%s", base);
 	else if (!(holder = label_holder(set, base, vm)) || (vm->trusted && !holder->trusted))
 		snprintf(first, sizeof(first), "%s", base);
 	else

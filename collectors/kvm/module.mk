@@ -1,4 +1,4 @@
-# The KVM collector (seed 000): the binary stats fds of VMs and vCPUs.
+# The KVM collector: the binary statistics fds of VMs and vCPUs (KVM_GET_STATS_FD).
 # (The keys: collectors/example/module.mk.)
 kvm_LIBS := unixsock collkit
 kvm_PKGS := libxml-2.0

@@ -286,7 +286,43 @@ until_served "$PS" "$T3"
 check "squatting: a trusted VM named like a marked one takes that name ($(label_of "$WORK/sq.txt" "$T3"), $(label_of "$WORK/sq.txt" "$U4"))" sh -c "
 	[ '$(label_of "$WORK/sq.txt" "$T3")' = web2/uid-65534 ] &&
 	echo '$(label_of "$WORK/sq.txt" "$U4")' | grep -qx 'web2/uid-65534/kvm-[0-9]*'"
-kill "$U1" "$U2" "$U3" "$U4" "$T2" "$T3" "$EXPS"
+# A nameless VM (no -name, no -uuid) keeps the kernel's id as its name
+# whoever runs it: an untrusted VMM's VMs are that id marked
+# (kvm-TID/uid-65534), one for each of its two VMs, as a root VMM's is the
+# bare id.
+start_nameless() { # start_nameless VMS [COMMAND PREFIX...]: a VMM with no -name; sets FX
+	local ready="$WORK/sq/ready.$RANDOM"
+	"${@:2}" "$FIXTURE" "$1" 1 $IO "$ready" >>"$WORK/fixture.log" 2>&1 &
+	FX=$!
+	PIDS+=("$FX")
+	for _ in $(seq 200); do [ -s "$ready" ] && return 0; sleep 0.05; done
+	return 1
+}
+named_by_id() { # named_by_id FILE PID MARK: every VM of PID is vm="STATS_ID$MARK"; prints them
+	awk -v pid="$2" -v mark="$3" 'index($0, "kvm_vm_info{") == 1 && index($0, ",pid=\"" pid "\",") {
+		vm = $0; sub(/^kvm_vm_info\{vm="/, "", vm); sub(/".*/, "", vm)
+		id = $0; sub(/.*,stats_id="/, "", id); sub(/".*/, "", id)
+		printf "%s ", vm; n++; if (id !~ /^kvm-[0-9]+$/ || vm != id mark) bad++
+	} END { print ""; exit !(n && !bad) }' "$1"
+}
+start_nameless 2 "${NOBODY[@]}"
+U5=$FX
+start_nameless 1
+T4=$FX
+for _ in $(seq 50); do
+	scrape "$PS" "$WORK/nl.txt"
+	[ "$(grep -c "^kvm_vm_info{.*,pid=\"$U5\"," "$WORK/nl.txt")" = 2 ] &&
+		grep -q "^kvm_vm_info{.*,pid=\"$T4\"," "$WORK/nl.txt" && break
+	sleep 0.1
+done
+NL_U=$(named_by_id "$WORK/nl.txt" "$U5" /uid-65534)
+ok_u=$?
+NL_T=$(named_by_id "$WORK/nl.txt" "$T4" "")
+ok_t=$?
+check "nameless VMs of an untrusted VMM keep the kernel's id, marked: $NL_U" \
+	sh -c "[ $ok_u = 0 ] && [ \$(grep -c '^kvm_vm_info{.*,pid=\"$U5\",' '$WORK/nl.txt') = 2 ]"
+check "a nameless VM of a root VMM is the kernel's id: $NL_T" test $ok_t = 0
+kill "$U1" "$U2" "$U3" "$U4" "$U5" "$T2" "$T3" "$T4" "$EXPS"
 
 # 13. No fd left (RLIMIT_NOFILE reached): the fds a peer hands over then
 # are lost, counted as handover_no_fds (not malformed) and logged once at

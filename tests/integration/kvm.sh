@@ -277,6 +277,75 @@ check "hand-over: the guest's halt counted" test "$(value "$WORK/ho.txt" 'kvm_vc
 kill "$FH"
 for _ in $(seq 50); do [ "$(held_stats_fds "$EXPH")" = 0 ] && break; sleep 0.05; done
 check "hand-over: the sender's exit closes its fds" test "$(held_stats_fds "$EXPH")" = 0
+# A restart under a sender that keeps its connection (the preload shim with
+# BINSTAT_KVM_HANDOVER): its connection outlives the idle timeout, which
+# still closes a silent peer that sent nothing; at the exporter's end the
+# sender reconnects and sends again, so its VMs are back within seconds.
+handover_config "$WORK/hr.yml" "$WORK/hr.sock" "$(id -u)"
+printf '      idle_timeout_seconds: 1\n' >>"$WORK/hr.yml"
+PR=$(free_port)
+start_exporter "$WORK/hr.yml" "$PR"
+EXPR=$LAST_PID
+# (The shim before the sanitizer's runtime in the ASan build's fixture.)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 2 1 $IO
+FR=$FX
+scrape_until_fds "$PR" "$WORK/hr1.txt" 4
+check "restart: the shim hands over 2 VMs and their vCPUs (4 stats fds), one sender" sh -c \
+	"[ '$(value "$WORK/hr1.txt" kvm_collector_vms)' = 2 ] && [ '$(value "$WORK/hr1.txt" kvm_collector_stats_fds)' = 4 ] &&
+	[ '$(value "$WORK/hr1.txt" kvm_collector_handover_senders)' = 1 ]"
+# silent_peer: connects and waits (5 s at most) for the exporter to close it.
+silent_peer() {
+	$PY -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.settimeout(5)
+sys.exit(s.recv(1) != b"")' "$WORK/hr.sock"
+}
+sockets_of() { ls -l "/proc/$1/fd" | grep -o 'socket:\[[0-9]*\]' | sort | tr '\n' ' '; }
+S0=$(sockets_of "$FR")
+IDLE='binstat_collector_dropped_total{collector="kvm",reason="handover_idle_closed"}'
+silent_peer
+closed=$?
+scrape "$PR" "$WORK/hr2.txt"
+check "restart: past the idle timeout the silent peer is closed ($(value "$WORK/hr2.txt" "$IDLE")), the sender kept" sh -c \
+	"[ $closed = 0 ] && [ '$(value "$WORK/hr2.txt" "$IDLE")' = 1 ] && [ '$(value "$WORK/hr2.txt" kvm_collector_handover_senders)' = 1 ]"
+# A reload (SIGHUP) passes the sender's connection on as a sender's: it is
+# still the same one after another idle timeout.
+n=$(grep -c 'configuration reloaded' "$WORK/exporter.log")
+kill -HUP "$EXPR"
+for _ in $(seq 50); do [ "$(grep -c 'configuration reloaded' "$WORK/exporter.log")" -gt "$n" ] && break; sleep 0.1; done
+silent_peer
+closed=$?
+scrape "$PR" "$WORK/hr2b.txt"
+check "restart: after a reload and an idle timeout, the sender keeps its one connection ($S0)" sh -c \
+	"[ $closed = 0 ] && [ '$(sockets_of "$FR")' = '$S0' ] && [ '$(value "$WORK/hr2b.txt" kvm_collector_handover_senders)' = 1 ] &&
+	[ '$(value "$WORK/hr2b.txt" kvm_collector_vms)' = 2 ]"
+check "restart: the landing page names the sender" sh -c \
+	"curl -s http://127.0.0.1:$PR/ | grep -q '1 hand-over senders connected'"
+kill "$EXPR"
+for _ in $(seq 100); do kill -0 "$EXPR" 2>/dev/null || break; sleep 0.05; done
+t0=$(date +%s%N)
+start_exporter "$WORK/hr.yml" "$PR"
+EXPR=$LAST_PID
+for _ in $(seq 100); do
+	scrape "$PR" "$WORK/hr3.txt"
+	[ "$(value "$WORK/hr3.txt" kvm_collector_stats_fds)" = 4 ] && break
+	sleep 0.1
+done
+back_ms=$((($(date +%s%N) - t0) / 1000000))
+check "restart: the 2 VMs are back ${back_ms} ms after the new exporter started, from the sender" sh -c \
+	"[ '$(value "$WORK/hr3.txt" kvm_collector_vms)' = 2 ] && [ '$(value "$WORK/hr3.txt" kvm_collector_handover_senders)' = 1 ] && [ $back_ms -lt 5000 ]"
+check "restart: the new exporter says VMs come back as senders reconnect" \
+	grep -q 'listening for hand-over: no VM is held until senders connect' "$WORK/exporter.log"
+# The shim names the VM from its environment (libvirt's <qemu:env>).
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 BINSTAT_KVM_NAME=web9 \
+	BINSTAT_KVM_UUID=0c5e2a4d-0000-4000-8000-00000000000f LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" \
+	BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 1 1 $IO
+FN=$FX
+check "restart: the shim names its VM by BINSTAT_KVM_NAME and BINSTAT_KVM_UUID" \
+	wait_for_metric "$PR" '^kvm_vm_info{vm="web9",name="web9",uuid="0c5e2a4d-0000-4000-8000-00000000000f",pid="'"$FN"'",vmm="kvm_fixture"'
+kill "$FR" "$FN" "$EXPR"
 # A handed-over VMM's vCPU threads are found too (no look at its fds runs).
 FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
 FHS=$FX

@@ -1,21 +1,47 @@
 /* LD_PRELOAD shim for a VMM: keeps a KVM stats fd open for every VM and vCPU
  * the VMM creates, so the exporter's passive discovery can copy it. Nothing
  * else in the VMM changes. A stats fd holds a reference on its VM, so each is
- * closed when the VMM closes the VM or vCPU it belongs to. */
+ * closed when the VMM closes the VM or vCPU it belongs to.
+ *
+ * With BINSTAT_KVM_HANDOVER=SOCKET it also hands every stats fd over to the
+ * exporter's hand-over socket, from a thread of its own that keeps the
+ * connection: when the connection ends (the exporter restarted), it
+ * connects again, with a backoff of 0.1 s doubling to 5 s, and sends every
+ * stats fd again. The VMM's own threads never wait on the exporter.
+ * BINSTAT_KVM_NAME and BINSTAT_KVM_UUID, when set, name the VM (name=,
+ * uuid=): libvirt sets them per domain with <qemu:env>. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHIM_FDS 65536 /* VM and vCPU fd numbers tracked; beyond, no stats fd */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
 
 static int (*real_ioctl)(int, unsigned long, ...); /* checksrc: varargs libc's ioctl */
 static int (*real_close)(int);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int stats_of[SHIM_FDS]; /* stats fd + 1 of the VM or vCPU fd at that index */
+static int vcpu_of[SHIM_FDS];  /* vCPU id + 1 of the vCPU fd at that index; 0 for a VM */
+static bool sent[SHIM_FDS];    /* its stats fd went over the current connection */
+static int wake = -1;	       /* eventfd: a stats fd to send */
+static pthread_once_t sender_once = PTHREAD_ONCE_INIT;
+static char ident[200]; /* "name=...\nuuid=...\n" from the environment, or "" */
 
 static void resolve(void)
 {
@@ -25,8 +51,165 @@ static void resolve(void)
 		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
 }
 
-/* Opens and remembers the stats fd of a VM or vCPU fd the VMM just got. */
-static void keep_stats_fd(int owner)
+/* ---- the hand-over sender ---- */
+
+/* "KEY=VALUE\n" at the end of ident for an environment variable that is
+ * set, printable and short enough for the exporter (which refuses more). */
+static void ident_add(const char *key, const char *var, size_t max)
+{
+	const char *v = getenv(var);
+	size_t n = strlen(ident);
+
+	if (!v || !*v || strlen(v) > max)
+		return;
+	for (const char *p = v; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			return;
+	snprintf(ident + n, sizeof(ident) - n, "%s=%s\n", key, v);
+}
+
+/* One stats fd with its text (the protocol: collectors/kvm/README.md);
+ * never waits. Returns 0, -EAGAIN (the socket is full) or -errno (the
+ * connection is over). The caller holds the lock, so the fd stays open. */
+static int send_one(int sock, int fd, int vcpu)
+{
+	char text[96 + sizeof(ident)]; /* the longest: 18 + 32 + 1 + ident + 19 bytes */
+	int n = snprintf(text, sizeof(text), "BINSTAT-KVM 1\nvmm=%.32s\n%s",
+			 program_invocation_short_name, ident);
+	if (vcpu >= 0)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "vcpu=%d\n", vcpu);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {text, (size_t)n};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+/* Sends every stats fd not sent over this connection yet: 0, -EAGAIN, or
+ * -errno when the connection is over. */
+static int send_pending(int sock)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SHIM_FDS && rc == 0; i++) {
+		if (!stats_of[i] || sent[i])
+			continue;
+		rc = send_one(sock, stats_of[i] - 1, vcpu_of[i] - 1);
+		sent[i] = rc == 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || strlen(path) >= sizeof(sa.sun_path))
+		goto err_close;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto err_close;
+	pthread_mutex_lock(&lock);
+	memset(sent, 0, sizeof(sent)); /* a new exporter holds nothing of ours */
+	pthread_mutex_unlock(&lock);
+	return s;
+err_close:
+	if (s >= 0)
+		real_close(s);
+	return -1;
+}
+
+/* Serves one connection until it ends: sends what is new, and waits for a
+ * new stats fd, room in the socket, or the exporter's end (EOF, EPIPE). */
+static void serve_connection(int sock)
+{
+	for (;;) {
+		int rc = send_pending(sock);
+		if (rc < 0 && rc != -EAGAIN)
+			return;
+		struct pollfd p[2] = {{sock, POLLIN | (rc == -EAGAIN ? POLLOUT : 0), 0},
+				      {wake, POLLIN, 0}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return;
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+			return; /* the exporter never writes: this is its end */
+		uint64_t n;
+		if (p[1].revents & POLLIN && read(wake, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			return;
+	}
+}
+
+static void *sender(void *arg)
+{
+	const char *path = arg;
+	unsigned backoff_ms = BACKOFF_MIN_MS;
+
+	for (;;) {
+		int sock = connect_to(path);
+		if (sock >= 0) {
+			backoff_ms = BACKOFF_MIN_MS;
+			serve_connection(sock);
+			real_close(sock);
+		}
+		struct timespec ts = {backoff_ms / 1000, (long)(backoff_ms % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
+	}
+	return NULL;
+}
+
+/* The sender's thread, started at the VMM's first stats fd when
+ * BINSTAT_KVM_HANDOVER names a socket; it takes no signal of the VMM's. */
+static void start_sender(void)
+{
+	const char *path = getenv("BINSTAT_KVM_HANDOVER");
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (!path || !*path || (wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return;
+	char *copy = strdup(path);
+	if (!copy)
+		return;
+	ident_add("name", "BINSTAT_KVM_NAME", 127);
+	ident_add("uuid", "BINSTAT_KVM_UUID", 36);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, sender, copy) != 0)
+		free(copy);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void wake_sender(void)
+{
+	uint64_t one = 1;
+	if (wake >= 0 && write(wake, &one, sizeof(one)) < 0)
+		return; /* the counter is full: the sender is awake anyway */
+}
+
+/* ---- the VMM's calls ---- */
+
+/* Opens and remembers the stats fd of a VM or vCPU fd the VMM just got;
+ * vcpu -1 for a VM. */
+static void keep_stats_fd(int owner, int vcpu)
 {
 	if (owner < 0 || owner >= SHIM_FDS)
 		return;
@@ -34,12 +217,16 @@ static void keep_stats_fd(int owner)
 	if (s < 0)
 		return; /* an old kernel: nothing to keep */
 	fcntl(s, F_SETFD, FD_CLOEXEC);
+	pthread_once(&sender_once, start_sender);
 	pthread_mutex_lock(&lock);
 	int old = stats_of[owner];
 	stats_of[owner] = s + 1;
+	vcpu_of[owner] = vcpu + 1;
+	sent[owner] = false;
 	pthread_mutex_unlock(&lock);
 	if (old)
 		real_close(old - 1);
+	wake_sender();
 }
 
 int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own prototype */
@@ -50,8 +237,10 @@ int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own protot
 	va_end(ap);
 	resolve();
 	int rc = real_ioctl(fd, req, arg);
-	if (rc >= 0 && (req == KVM_CREATE_VM || req == KVM_CREATE_VCPU))
-		keep_stats_fd(rc);
+	if (rc >= 0 && req == KVM_CREATE_VM)
+		keep_stats_fd(rc, -1);
+	else if (rc >= 0 && req == KVM_CREATE_VCPU)
+		keep_stats_fd(rc, (int)(unsigned long)arg); /* the vCPU id KVM names it by */
 	return rc;
 }
 
