@@ -26,15 +26,17 @@ XEN=$(ls "$DEBS"/binstat-exporter-xen_*.deb 2>/dev/null || true)
 deps() { dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/:any//; s/ //g'; }
 PKGS=$({ deps "$MAIN"; [ -z "$XEN" ] || deps "$XEN"; } |
 	grep -v -x -e '' -e adduser -e binstat-exporter | sort -u | paste -sd,)
-KEY=$(printf '%s extract %s\n' "$SUITE" "$PKGS" | sha256sum | cut -c1-12)
+KEY=$(printf '%s extract+debs %s\n' "$SUITE" "$PKGS" | sha256sum | cut -c1-12)
 BASE="$CACHE/base-$KEY.tar"
 mkdir -p "$CACHE"
 if [ ! -s "$BASE" ]; then
 	rm -rf "$CACHE"/base-*.tar "$CACHE"/base-*.tar.tmp.*
 	echo "mmdebstrap: $SUITE, $PKGS"
 	# Built aside and renamed: a run beside this one never takes half a root.
-	# (--format: the name's ending does not say tar.)
-	mmdebstrap --quiet --format=tar --variant=extract --include="$PKGS" "$SUITE" "$BASE.tmp.$$"
+	# (--format: the name's ending does not say tar. The .debs are kept in
+	# it for the package database written below.)
+	mmdebstrap --quiet --format=tar --variant=extract --skip=essential/unlink,cleanup/apt/cache \
+		--include="$PKGS" "$SUITE" "$BASE.tmp.$$"
 	mv "$BASE.tmp.$$" "$BASE"
 fi
 
@@ -44,6 +46,14 @@ mkdir -p "$STAGE"
 tar -xf "$BASE" -C "$STAGE"
 dpkg-deb -x "$MAIN" "$STAGE"
 [ -z "$XEN" ] || dpkg-deb -x "$XEN" "$STAGE"
+
+# dpkg's database names every package in the image, each as installed, so
+# that a scanner (trivy, grype, syft) finds them and their versions; dpkg
+# itself is not there to read it.
+for deb in "$STAGE"/var/cache/apt/archives/*.deb "$MAIN" $XEN; do
+	dpkg-deb -f "$deb" | sed '1a Status: install ok installed'
+	echo
+done >"$STAGE/var/lib/dpkg/status"
 
 # Pruned: what only a host with systemd, a person or another program reads
 # (the units and their defaults file, manual pages, documentation but each
@@ -55,7 +65,7 @@ find usr/share/doc -type f ! -name copyright -delete
 find usr/share -mindepth 1 -maxdepth 1 ! -name doc -exec rm -rf {} +
 rm -rf etc/default lib/systemd usr/bin/dci4stat usr/bin/dci4-netdev \
 	usr/lib/binstat_exporter/libbinstat_kvm_shim.so usr/lib/x86_64-linux-gnu/gconv \
-	var/cache/* var/log/* var/lib/apt
+	var/cache/* var/log/* var/lib/apt etc/apt etc/dpkg etc/fstab dev/*
 find . -xtype l -delete # links left dangling by the pruning
 
 # The health check a runtime execs (no curl or shell here), built with
