@@ -77,6 +77,7 @@ cc $(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS) $(dpkg-buil
 # The user, and the directories the runtime mounts over.
 mkdir -p etc tmp run/dci4 proc sys dev
 chmod 1777 tmp
+ln -sfn /run var/run # as on Debian: libxenstore looks for /var/run/xenstored/socket
 printf 'root:x:0:0:root:/root:/usr/sbin/nologin\nbinstat_exporter:x:%s:%s::/nonexistent:/usr/sbin/nologin\n' \
 	$USER_ID $USER_ID >etc/passwd
 printf 'root:x:0:\nbinstat_exporter:x:%s:\n' $USER_ID >etc/group

@@ -124,7 +124,7 @@ ct_run() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
 	shift
 	CTS+=("$name")
-	"${PODMAN[@]}" run -d --name "$name" "${LIMITS[@]}" --network=host --read-only --cap-drop=all \
+	"${PODMAN[@]}" run -d --name "$name" "${LIMITS[@]}" --network=host --read-only --cap-drop=all --security-opt=no-new-privileges \
 		"${MOUNTS[@]}" "${flags[@]}" "$IMAGE" --config.file=/etc/binstat_exporter/binstat_exporter.yml \
 		--web.listen-address="127.0.0.1:$port" --log.format=json "$@" >"$WORK/$name.id" 2>"$WORK/$name.err" ||
 		{ cat "$WORK/$name.err"; return 1; }
