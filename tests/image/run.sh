@@ -214,7 +214,17 @@ t0=$(date +%s%N)
 ms=$((($(date +%s%N) - t0) / 1000000))
 code=$("${PODMAN[@]}" inspect -f '{{.State.ExitCode}}' $CT)
 check "podman stop: $ms ms, exit code $code (SIGTERM handled; no SIGKILL after the 10 s)" test "$ms" -lt 5000 -a "$code" = 0
-check "the log says shutting down on SIGTERM" sh -c "${PODMAN[*]} logs $CT 2>&1 | grep -q '\"msg\":\"shutting down\".*SIGTERM'"
+ct_log $CT >"$WORK/stop.log"
+own=$($PY -c "
+import json, datetime
+ts = {}
+for l in open('$WORK/stop.log'):
+    if l.startswith('{'):
+        e = json.loads(l)
+        ts[e['msg']] = datetime.datetime.fromisoformat(e['ts'].replace('Z', '+00:00'))
+print(int((ts['stopped'] - ts['shutting down']).total_seconds() * 1000))" 2>/dev/null)
+check "the log says shutting down on SIGTERM, then stopped ${own:-?} ms later" sh -c \
+	"grep -q '\"msg\":\"shutting down\".*SIGTERM' '$WORK/stop.log' && [ -n '$own' ]"
 
 # ------------- 2. no capability: the VM counted and said, DCI4 still served
 if [ -n "$HAVE_KVM" ]; then
