@@ -287,6 +287,8 @@ check-packages: testbins
 check-systemd: $(B)/tests/kvm_fixture
 	tests/systemd/run.sh $(B)
 
+include mk/image.mk
+
 # Figures, not pass/fail: the writer against its Go peer, then scrapes over HTTP.
 bench: all $(TEST_PLUGINS) $(BENCH_BINS) $(B)/tests/kvm_fixture $(XEN_TESTS)
 	bench/writer.sh $(B)

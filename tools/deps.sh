@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages binstat_exporter needs and are missing:
 #   tools/deps.sh run    to build and run
-#   tools/deps.sh test   to build and pass `make check` and `make check-systemd`
+#   tools/deps.sh test   to build and pass `make check`, `make check-systemd` and `make check-image`
 #   tools/deps.sh bench  to run `make bench` with its Go peer
 set -eu
 run=(build-essential pkg-config libmicrohttpd-dev libyaml-dev zlib1g-dev libxen-dev curl libxml2-dev
@@ -12,7 +12,7 @@ test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-clien
 	openssl systemd chromium prometheus-alertmanager groff-base
 	debhelper lintian fakeroot rpm cpio
 	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
-	mmdebstrap systemd-container)
+	mmdebstrap systemd-container podman runc catatonit)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17 libdeflate-dev
 	xenstore-utils golang-github-influxdata-tdigest-dev)
 case "${1:-}" in
