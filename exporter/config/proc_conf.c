@@ -36,7 +36,7 @@ static int pick(const struct conf_node *n, const char *key, const char *const *n
 	return conf_errorf(conf_child(n, key), "'%s' cannot be '%s'", key, v);
 }
 
-/* ---- seed 001 statistics ---- */
+/* ---- Linux statistics infrastructure statistics ---- */
 
 static int stat_type_attrs(const struct conf_node *n, struct proc_stat_conf *s)
 {
@@ -106,7 +106,7 @@ static int load_stat(const struct conf_node *n, struct proc_stat_conf *s)
 	return conf_check_unused(n);
 }
 
-/* ---- seed 004 templates ---- */
+/* ---- FreeBSD stats(3) templates ---- */
 
 static int get_value(const struct conf_node *n, const char *key, enum vstats_dtype d,
 		     struct vstats_value *out)

@@ -1,6 +1,6 @@
 /* The `processing:` section: which series are sampled between scrapes and
- * how each is processed (seed 001's statistics and a stats(3) template of
- * seed 004), checked with file, line and column. */
+ * how each is processed (the Linux statistics infrastructure's statistics and a stats(3) template
+ * of FreeBSD), checked with file, line and column. */
 #ifndef BS_PROC_CONF_H
 #define BS_PROC_CONF_H
 
@@ -13,7 +13,7 @@
 #include "vstats.h"
 
 #define PROC_GROUPS_MAX 64
-#define PROC_STATS_MAX 16     /* seed 001 statistics per group */
+#define PROC_STATS_MAX 16     /* statistics per group */
 #define PROC_QUANTILES_MAX 16 /* of a t-digest */
 #define PROC_ALLOW_MAX 16
 #define PROC_MEMORY_DEFAULT (256ull << 20) /* max_memory_bytes */
@@ -46,7 +46,8 @@ struct proc_group_conf {
 	const char *select_text;
 	struct selector select;
 	enum proc_x x;
-	double x_scale; /* seed 001's X is the integer nearest x * x_scale */
+	double x_scale; /* the Linux statistics infrastructure's X is the integer nearest x *
+			   x_scale */
 	struct proc_stat_conf stat[PROC_STATS_MAX];
 	uint32_t nstats;
 	bool has_template;

@@ -79,7 +79,7 @@ bool proc_names_reserved(const char *name)
 }
 
 /* One name for owner: its own already is no clash; one the exporter or
- * Prometheus keeps is nobody's (review 2, finding 3). */
+ * Prometheus keeps is nobody's. */
 static int claim(struct proc_names *n, const char *name, uint32_t owner, const char **clash,
 		 uint32_t *other)
 {
@@ -111,7 +111,7 @@ static int claim(struct proc_names *n, const char *name, uint32_t owner, const c
 /* Family a b (its name a then b) of that type, as the emitter claims it
  * (emitter_family_base_len): a counter's _total is stripped first, so a
  * counter a_total claims a, a_total and a_created, not a_total_total
- * (review 2, finding 1). */
+ *. */
 static int claim_family(struct proc_names *n, const char *a, const char *b,
 			enum bs_metric_type type, uint32_t owner, const char **clash,
 			uint32_t *other)
@@ -163,7 +163,7 @@ bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_
 	return false;
 }
 
-/* The families of each seed 001 type (proc_emit.c writes them), the
+/* The families of each Linux statistics infrastructure type (proc_emit.c writes them), the
  * out-of-range count of every one aside. */
 static const struct {
 	const char *suffix;

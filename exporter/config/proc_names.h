@@ -32,7 +32,7 @@ struct proc_names {
 	char refused[320]; /* the reserved name an -EPERM's *clash points to */
 };
 
-/* What a seed 001 statistic's names depend on: its type and, for a
+/* What a Linux statistics infrastructure statistic's names depend on: its type and, for a
  * history, whether its mode is range (PROC_SHAPE_OF). A mask of shapes
  * is what the sources of one statistic have among them. */
 #define PROC_SHAPE_OF(d)                                                                           \
@@ -42,8 +42,7 @@ struct proc_names {
 
 void proc_names_init(struct proc_names *n);
 /* Whether name is one the exporter serves itself or Prometheus adds to
- * a scrape: up, scrape_*, process_* and binstat_* (review 2, finding
- * 3). */
+ * a scrape: up, scrape_*, process_* and binstat_*. */
 bool proc_names_reserved(const char *name);
 void proc_names_free(struct proc_names *n);
 /* Claims the names of statistic `name` in each shape of the mask (a

@@ -1,7 +1,7 @@
 /* The sampler and the sources it feeds. Each pass runs the collectors
  * that produce selected series with a probe emitter, which formats
  * nothing: it only matches series against the groups' selectors and
- * feeds the values: a counter's or gauge's value as one X (seed 001's
+ * feeds the values: a counter's or gauge's value as one X (the Linux statistics infrastructure's
  * (X, 1)), a histogram's buckets as (X, Y) pairs, X a bucket's value and
  * Y its increase. The sources' lock is taken per value, never across a
  * collector's I/O; a collector busy with a scrape is skipped, not waited
@@ -310,9 +310,8 @@ static struct xval x_delta(struct bs_value prev, struct bs_value v)
 	return (struct xval){false, 0, fb >= fa ? fb - fa : fb};
 }
 
-/* The X of seed 001's (X, 1) and the VOI's value, from the sampled value;
- * false when there is none yet (a delta's first sample) or it is not a
- * number. */
+/* The X of the Linux statistics infrastructure's (X, 1) and the VOI's value, from the sampled
+ * value; false when there is none yet (a delta's first sample) or it is not a number. */
 static bool x_of(const struct proc_group_conf *g, struct proc_source *s, struct bs_value v,
 		 uint64_t now_ns, struct xval *x)
 {
@@ -362,7 +361,7 @@ static bool x_within(const struct xval *x, __int128 lo, __int128 hi, __int128 *o
 	return *out >= lo && *out <= hi;
 }
 
-/* Seed 001's X, an s64. */
+/* The Linux statistics infrastructure's X, an s64. */
 static bool x_s64(const struct xval *x, int64_t *out)
 {
 	__int128 v;
@@ -407,7 +406,7 @@ static bool voi_value(const struct proc_group_conf *g, const struct xval *x,
  * history's periods count whole passes however late each ran), and Y
  * updates of X to its VOI. A single sampled value (`single`) may be a
  * relative update. An X a statistic's s64 or the VOI's dtype cannot hold
- * is not given to it, and counted as out_of_range: seed 001's exploiters
+ * is not given to it, and counted as out_of_range: the Linux statistics infrastructure's exploiters
  * pass s64s, and stats(3) takes a value of the VOI's dtype only. */
 static void feed_pair(struct proc *p, struct proc_source *s, const struct xval *x, uint64_t y,
 		      bool single, uint64_t due_ns)

@@ -1,7 +1,7 @@
 /* Processing between scrapes: a sampler thread reads the series the
  * `processing:` groups select, from the running collectors, at its own
- * rate, and feeds each value to that source's statistics (seed 001) and
- * template VOI (seed 004). Scrapes write what they hold (proc_emit.c);
+ * rate, and feeds each value to that source's statistics (the Linux statistics infrastructure) and
+ * template VOI (FreeBSD's stats(3)). Scrapes write what they hold (proc_emit.c);
  * the /statistics/ interface reads and changes them (proc_iface.c). */
 #ifndef BS_PROC_H
 #define BS_PROC_H
@@ -98,7 +98,7 @@ struct proc_counters {
 	/* A series written twice in one collect, a family claimed twice: a
 	 * scrape serves the first only, and so does the processing. */
 	uint64_t duplicate_series, duplicate_family;
-	/* Pairs a seed 001 total could not take whole (hits_saturated). */
+	/* Pairs a Linux statistics infrastructure total could not take whole (hits_saturated). */
 	uint64_t saturated;
 	uint64_t memory_limit; /* a new source max_memory_bytes has no room for */
 };
@@ -144,7 +144,7 @@ struct proc {
 	/* The clock a scrape brings the histories up to: the one the
 	 * /statistics/ interface is given (monoclock_ns); tests set theirs. */
 	uint64_t (*clock_ns)(void);
-	/* Family names and a collector's (review 29, finding 1): every name
+	/* Family names and a collector's: every name
 	 * the processing's families could claim (read-only once built); the
 	 * names collectors were seen to claim among them, whose families of
 	 * the processing are not served from then on, so the collector's
@@ -153,7 +153,7 @@ struct proc {
 	struct proc_names ours, lost, warned;
 	/* The names the processing's own families claimed in the scrape
 	 * under way (partial: one could not be kept), so that an own clash
-	 * is told from a collector's (review 2, finding 1). Under lock. */
+	 * is told from a collector's. Under lock. */
 	struct proc_names served;
 	bool served_partial;
 };
@@ -174,7 +174,7 @@ int proc_start(struct proc *p, const struct proc_input *in);
 void proc_free(struct proc *p);
 
 /* One sampling pass due at due_ns, run at now_ns (the sampler's; tests
- * call it directly): values are read at now, and seed 001 takes them at
+ * call it directly): values are read at now, and the Linux statistics infrastructure takes them at
  * the time they were due. proc_tick: due when it runs. */
 void proc_tick_at(struct proc *p, uint64_t due_ns, uint64_t now_ns);
 void proc_tick(struct proc *p, uint64_t now_ns);
@@ -182,7 +182,7 @@ void proc_tick(struct proc *p, uint64_t now_ns);
  * True when a group selected it. */
 bool proc_feed(struct proc *p, const char *name, const struct bs_label *labels, size_t n,
 	       double value, uint64_t now_ns);
-/* Feeds one sample of a histogram series (seed 001's own (X, Y)): from
+/* Feeds one sample of a histogram series (the Linux statistics infrastructure's own (X, Y)): from
  * the second on, each bucket's increase Y with its value X (its le; the
  * open last bucket's, the last finite le), times x_scale. A histogram
  * the emitter would refuse, or with more than PROC_HIST_BUCKETS_MAX

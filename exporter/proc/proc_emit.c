@@ -1,9 +1,9 @@
 /* The built-in collector "processing": every source's statistics as
  * Prometheus families, under the sources' lock (memory only, no I/O),
- * each as it is defined now. Seed 001: value a counter (a gauge where X
+ * each as it is defined now. Linux statistics infrastructure: value a counter (a gauge where X
  * can be negative); range _samples, _min, _avg, _max; array and list
  * histograms; history its last complete period; raw only on the
- * /statistics/ interface. Seed 004: _sum, _max, _min, the CR/DR/DV
+ * /statistics/ interface. stats(3): _sum, _max, _min, the CR/DR/DV
  * histograms, the t-digest a summary. Every histogram counts every value
  * it was given: le=x all at most x, +Inf and _count all, _sum their sum.
  * Each statistic's out-of-range or out-of-band count is a counter of its
@@ -47,10 +47,10 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 /* A family of the processing, unless a collector's claims one of its
  * names: then the collector's is served, each scrape (never one then
  * the other), the processing's counted as duplicate_family and logged
- * once (review 29, finding 1). Only a collector's family puts a name in
+ * once. Only a collector's family puts a name in
  * the sticky lost set: one of the processing's own families claiming
  * it first this scrape (which a load and a write refuse, so should not
- * be) is a drop of this scrape alone (review 2, finding 1). Under the
+ * be) is a drop of this scrape alone. Under the
  * lock. */
 static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
 		   enum bs_metric_type t, const char *help)
@@ -101,9 +101,9 @@ static void emit_regions(struct bs_emitter *em, struct proc_scratch *sc, size_t 
 	em->ops->histogram(em, l, n, &h);
 }
 
-/* ---- seed 001 ---- */
+/* ---- the Linux statistics infrastructure ---- */
 
-/* The families a seed 001 statistic writes, by its current definition:
+/* The families a Linux statistics infrastructure statistic writes, by its current definition:
  * a value's total (a counter, or a gauge where X can be negative), an
  * array's or a list's histogram, a range's four figures, a history's last
  * complete period, a list's missed and everyone's out-of-range count. */
@@ -127,8 +127,10 @@ enum fam {
 #define BIT(f) (1u << (f))
 /* The three that are named <name> alone: one of them per scrape. */
 #define FAM_NAMED (BIT(FAM_COUNTER) | BIT(FAM_GAUGE) | BIT(FAM_HIST))
-#define RANGE_HELP "Seed 001 range statistic: samples, minimum, average and maximum of X."
-#define LAST_HELP "Seed 001 history statistic: its last complete period."
+#define RANGE_HELP                                                                                 \
+	"Linux statistics infrastructure range statistic: samples, minimum, average and maximum "  \
+	"of X."
+#define LAST_HELP "Linux statistics infrastructure history statistic: its last complete period."
 
 static const struct {
 	const char *suffix;
@@ -136,12 +138,15 @@ static const struct {
 	const char *help;
 } famdef[FAM_N] = {
     [FAM_COUNTER] = {"", BS_COUNTER,
-		     "Seed 001 value statistic: total of Y, or of X*Y (mode products), since its "
+		     "Linux statistics infrastructure value statistic: total of Y, or of X*Y (mode "
+		     "products), since its "
 		     "reset."},
     [FAM_GAUGE] = {"", BS_GAUGE,
-		   "Seed 001 value statistic: total of X*Y since its reset, X as low as "
+		   "Linux statistics infrastructure value statistic: total of X*Y since its reset, "
+		   "X as low as "
 		   "range_min < 0."},
-    [FAM_HIST] = {"", BS_HISTOGRAM, "Seed 001 array or list statistic: Y by X."},
+    [FAM_HIST] = {"", BS_HISTOGRAM,
+		  "Linux statistics infrastructure array or list statistic: Y by X."},
     [FAM_SAMPLES] = {"_samples", BS_COUNTER, RANGE_HELP},
     [FAM_MIN] = {"_min", BS_GAUGE, RANGE_HELP},
     [FAM_AVG] = {"_avg", BS_GAUGE, RANGE_HELP},
@@ -371,7 +376,7 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 			each_source(p, g, em, stat_series, &a);
 }
 
-/* ---- seed 004 ---- */
+/* ---- FreeBSD's stats(3) ---- */
 
 struct voi_arg {
 	uint32_t k; /* the statistic's index in the VOI */
@@ -465,7 +470,7 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 					   : sum_is_counter(gc, st)		      ? BS_COUNTER
 										      : BS_GAUGE;
 		if (family(p, em, t->name, suffix[st], type,
-			   "Seed 004 (stats(3)) statistic of the variable of interest."))
+			   "FreeBSD stats(3) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
 		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST) {
 			char oob[32];
@@ -567,7 +572,8 @@ static void proc_describe(void *state, char *buf, size_t len)
 const struct bs_collector proc_source = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "processing",
-    .description = "statistics processed between scrapes (seeds 001 and 004)",
+    .description = "statistics processed between scrapes (the Linux statistics infrastructure and "
+		   "FreeBSD's stats(3))",
     .collect = proc_collect,
     .describe = proc_describe,
 };

@@ -1,4 +1,4 @@
-/* The /statistics/ interface of seed 001, one interface per group and
+/* The /statistics/ interface of the Linux statistics infrastructure, one interface per group and
  * source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
  * and (POST, for allowed clients) takes definition lines, all or nothing;
  * `data` prints the data file (?format=json: the template's blob as
@@ -235,7 +235,7 @@ static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
  * count of refusals, each listed. A value's products total keeps the
  * type its configuration gives it (one type per family, whatever a
  * write does to one source's range_min): a counter is refused an X that
- * could make it go down (review 29, finding 8). */
+ * could make it go down. */
 static int check_batch(const struct proc_group_conf *g, const struct statproc_batch *b,
 		       struct proc_reply *r)
 {
@@ -277,7 +277,7 @@ static unsigned stat_shapes(const struct proc *p, uint32_t g, uint32_t k,
  * another statistic or template serves (a scrape would serve only one
  * of them): the count refused (1), each listed, -ENOMEM. Every name the
  * others serve is taken first, then those of s's group as the batch
- * leaves them (review 29, finding 1). */
+ * leaves them. */
 static int check_names(const struct proc *p, const struct proc_source *s,
 		       const struct statproc_batch *b, struct proc_reply *r)
 {
@@ -332,8 +332,8 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 }
 
 /* Whether what the batch leaves s holding fits max_memory_bytes beside
- * every other source (review 29, finding 9: entries_max=65536 on every
- * statistic of every source had no total bound): computed from the
+ * every other source (entries_max=65536 on every statistic of every
+ * source would otherwise have no total bound): computed from the
  * definitions before anything is allocated. *bytes: s's bytes then. The
  * count refused (1), with the reason. */
 static int check_memory(const struct proc *p, const struct proc_source *s,

@@ -1,5 +1,5 @@
-/* stats(3)'s operations as verbs of the /statistics/ interface (seed
- * 004): the template list with slot ids and hashes (kern.stats.templates,
+/* stats(3)'s operations as verbs of the /statistics/ interface (FreeBSD's
+ * stats(3)): the template list with slot ids and hashes (kern.stats.templates,
  * stats_tpl_fetch_allocid, stats_tpl_id2name), the sample rates read and
  * changed at run time (stats_tpl_sample_rates), and a source's blob as
  * stats_blob_tostr's JSON, written by a stats_blob_visit. Each template

@@ -1,5 +1,5 @@
-/* Seed 001's two files as text: a statistic's definition line and its
- * lines of the data file, byte for byte in the seed's formats. Times are
+/* The Linux statistics infrastructure's two files as text: a statistic's definition line and its
+ * lines of the data file, byte for byte in the infrastructure's formats. Times are
  * printk-style, [seconds.microseconds] of the caller's clock. */
 #include "statproc.h"
 #include "statproc_priv.h"
@@ -83,7 +83,7 @@ void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t)
 		break;
 	}
 	statproc_text_printf(t, " hits_out_of_range=%" PRIu64, s->hits_out_of_range);
-	if (s->hits_saturated) /* not the seed's: only once a total saturated */
+	if (s->hits_saturated) /* not the infrastructure's: only once a total saturated */
 		statproc_text_printf(t, " hits_saturated=%" PRIu64, s->hits_saturated);
 	statproc_text_printf(t, " data=");
 	put_time(t, s->reset_ns);

@@ -1,4 +1,4 @@
-/* FreeBSD stats(3)'s statistics of a variable of interest (seed 004): SUM,
+/* FreeBSD stats(3)'s statistics of a variable of interest: SUM,
  * MAX, MIN, the CRHIST, DRHIST and DVHIST histograms with their
  * out-of-band count, and a t-digest; absolute and relative updates,
  * snapshots with reset, and the template sample-rate dice. Pure: the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Processing between scrapes against the running daemon: the sampler's
-# rate, seed 001's statistics and a stats(3) template on /metrics (checked
-# by promtool, the strict OpenMetrics parser and a real Prometheus), the
+# rate, the Linux statistics infrastructure's statistics and a stats(3)
+# template on /metrics (checked by promtool, the strict OpenMetrics parser and a real Prometheus), the
 # /statistics/ interface and who may write to it, reload, configuration
 # errors; and, where /dev/kvm works, statistics of a real VM's counters.
 # Usage: tests/integration/processing.sh BUILD_DIR
@@ -104,7 +104,7 @@ check "the array's buckets on /metrics are its data file's lines" test "$agreed"
 curl -s "$URL/statistics/" >"$WORK/list.txt"
 check "GET /statistics/ lists the interface" grep -qx 'events/0 example_events_total{device="vda"}' "$WORK/list.txt"
 curl -s "$URL/statistics/events/0/definition" >"$WORK/def.txt"
-check "definition lines in seed 001's syntax" grep -Eqx 'name=ev_hist_period on=1 type=history range_min=-9223372036854775808 range_max=9223372036854775807 entries_max=4 mode=range period=1000000 hits_out_of_range=0 data=\[[0-9]+\.[0-9]{6}\] started=\[[0-9]+\.[0-9]{6}\] stopped=\[[0-9]+\.[0-9]{6}\] units=x/samples' "$WORK/def.txt"
+check "definition lines in the Linux statistics infrastructure's syntax" grep -Eqx 'name=ev_hist_period on=1 type=history range_min=-9223372036854775808 range_max=9223372036854775807 entries_max=4 mode=range period=1000000 hits_out_of_range=0 data=\[[0-9]+\.[0-9]{6}\] started=\[[0-9]+\.[0-9]{6}\] stopped=\[[0-9]+\.[0-9]{6}\] units=x/samples' "$WORK/def.txt"
 curl -s "$URL/statistics/events/0/data" >"$WORK/data.txt"
 check "data: array lines <=N and >N" sh -c "grep -qx 'ev_hist <=0 0' '$WORK/data.txt' && grep -qx 'ev_hist >8 0' '$WORK/data.txt'"
 check "data: raw ring of 3 timestamped pairs" test "$(grep -c '^ev_raw \[' "$WORK/data.txt")" = 3

@@ -80,7 +80,8 @@ static void test_rate_and_value(void **state)
 	proc_feed(p, "c_total", NULL, 0, 0, S(0));
 	proc_feed(p, "c_total", NULL, 0, 10, S(0.5));  /* 20/s, scaled: 20000 */
 	proc_feed(p, "c_total", NULL, 0, 10, S(0.75)); /* 0/s */
-	proc_feed(p, "g", NULL, 0, 2.4, S(0));	       /* value: rounded for seed 001 */
+	proc_feed(p, "g", NULL, 0, 2.4,
+		  S(0)); /* value: rounded for the Linux statistics infrastructure */
 	proc_feed(p, "g", NULL, 0, -7, S(1));
 	char *text = iface_as(p, "GET", "r/0/data", NULL, false, S(1), &status);
 	assert_string_equal(text, "r_r 2 0 10000.000 20000\n");
@@ -146,7 +147,7 @@ static void test_interface_writes(void **state)
 			    "line 3: ENOENT: no statistic of that name\n"
 			    "nothing applied: 2 lines refused\n");
 	free(text);
-	/* all or nothing (issue 29, item 11): lines 1 and 4 did not apply */
+	/* all or nothing: lines 1 and 4 did not apply */
 	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "ex_n 1\nex_r 1 1 1.000 1\nex_sum 1\nex_max 1\n");
 	free(text);
@@ -471,7 +472,7 @@ static void test_empty_tdigest(void **state)
 
 /* ---- a statistic redefined through POST, on /metrics ---- */
 
-/* Every seed 001 type (value and history in two modes), each line with
+/* Every Linux statistics infrastructure type (value and history in two modes), each line with
  * all its type-specific attributes, and the families each serves: the
  * TYPE lines of the text format, sorted. */
 static const struct {
@@ -643,7 +644,7 @@ static void check_against_data(const char *text, const char *data, const char *d
 	}
 }
 
-/* Each seed 001 type changed into each other through POST: /metrics
+/* Each Linux statistics infrastructure type changed into each other through POST: /metrics
  * declares the families of the type the statistic has now (not the one
  * configured) and shows what the data file shows. */
 static void test_type_changes_on_metrics(void **state)
@@ -726,7 +727,7 @@ static void test_type_conflict(void **state)
 	done(p);
 }
 
-/* Review 29, finding 8: a range_min written on one source does not change
+/* A range_min written on one source does not change
  * the type of its value total (one type per family): a gauge as
  * configured stays one, and a counter is refused a range_min that could
  * make it go down. */
@@ -866,9 +867,8 @@ static void test_stats3_edge_errors(void **state)
 	config_free(c);
 }
 
-/* Integers of the configuration past 2^53 are read exactly (review 2,
- * finding 4): through a double, ..993 became ..992 and ..995 ..996, and
- * the documented default 2^63-1 could not be written. */
+/* Integers of the configuration past 2^53 are read exactly: through a double, ..993 became ..992
+ * and ..995 ..996, and the documented default 2^63-1 could not be written. */
 static void test_config_integers_exact(void **state)
 {
 	char err[CONF_ERR_MAX];
@@ -1146,7 +1146,7 @@ static void test_type_changes_under_load(void **state)
 	done(r.p);
 }
 
-/* ---- issue 29: the /statistics/ interface (items 11 to 14, 16) ---- */
+/* ---- the /statistics/ interface ---- */
 
 /* A gauge "g" of 1, no labels. */
 static int gauge_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
@@ -1243,7 +1243,7 @@ static void test_series_in_any_order(void **state)
 	done(p);
 }
 
-/* Item 13: seed 001 takes each value at the time its pass was due, so
+/* The Linux statistics infrastructure takes each value at the time its pass was due, so
  * with passes at 4 Hz run up to 199 ms late, every 1 s period holds 4
  * (with the time each ran, a late boundary pass lands in the next). */
 static void test_history_by_due_time(void **state)
@@ -1271,7 +1271,7 @@ static void test_history_by_due_time(void **state)
 }
 
 /* Item 11: a POST is all or nothing, and its reply names every refused
- * line with its error (the seed's errno names); item 9 through the
+ * line with its error (the infrastructure's errno names); item 9 through the
  * interface: an overlong word refuses its line. */
 static void test_post_all_or_nothing(void **state)
 {
@@ -1316,7 +1316,7 @@ static void test_post_all_or_nothing(void **state)
 	assert_non_null(strstr(text, "name=ex_r on=1 type=list range_min=0 range_max=9 "
 				     "entries_max=8 hits_missed=0"));
 	free(text);
-	/* Review 29, 9: a key twice is refused, not read as its first one */
+	/* A key twice is refused, not read as its first one */
 	before = iface_as(p, "GET", "ex/0/definition", NULL, false, S(4), &status);
 	static const char *const twice[] = {"name=ex_r name=ex_n range_max=77",
 					    "name=ex_r range_max=7 range_max=8", "on=0 on=1",
@@ -1446,7 +1446,7 @@ static void test_template_list(void **state)
 	assert_int_equal(status, 400);
 	assert_true(strncmp(text, "EINVAL: ", 8) == 0);
 	free(text);
-	/* Review 29, 9: ids are strict decimals; an empty one (".../%00",
+	/* Ids are strict decimals; an empty one (".../%00",
 	 * decoded by the server to a NUL) is no id, never slot 0. */
 	static const char *const not_ids[] = {"templates/00", "templates/01", "templates/",
 					      "templates/0x0"};
@@ -1480,7 +1480,7 @@ static void test_template_name_twice(void **state)
 			  "x: rate makes the VOI a double");
 }
 
-/* Review 29, finding 1: a family name is one statistic's or template's
+/* A family name is one statistic's or template's
  * across the processing; a clash is refused at the later definition. */
 static void test_family_names_clash(void **state)
 {
@@ -1590,7 +1590,7 @@ static void test_sample_rates(void **state)
 	for (size_t i = 0; i < p->srcs.n; i++)
 		assert_false(p->src[i]->sampled);
 	/* one template named twice, in any spec form, is EINVAL as a
-	 * definition's attribute named twice is (review 2, finding 6) */
+	 * definition's attribute named twice is */
 	text = iface_as(p, "POST", "sample_rates", "ex_voi=0,ex_voi=100", true, S(1), &status);
 	assert_int_equal(status, 400);
 	assert_string_equal(text, "EINVAL: pair 2: template \"ex_voi\" named twice (pair 1)\n");
@@ -1694,8 +1694,8 @@ static void test_u64_voi_end_to_end(void **state)
 	u64_value = UINT64_MAX - 2;
 	proc_tick(p, S(2));
 	char *text = iface_as(p, "GET", "big/0/data", NULL, false, S(3), &status);
-	/* 2^63 + 5 + 2^64 - 3 passes 2^64: the sum stays at 2^64 - 1 (finding
-	 * 7 of review 29: saturated, counted in errs; it wrapped before). */
+	/* 2^63 + 5 + 2^64 - 3 passes 2^64: the sum stays at 2^64 - 1 (saturated,
+	 * counted in errs, not wrapped). */
 	assert_string_equal(text, "big_sum 18446744073709551615\nbig_max 18446744073709551613\n"
 				  "big_min 9223372036854775813\n");
 	free(text);
@@ -1742,7 +1742,7 @@ static char *scrape_beside(struct proc *p, bool collector_first, uint64_t *dups)
 	return text;
 }
 
-/* Review 29, finding 1: a collector's family that takes a name of the
+/* A collector's family that takes a name of the
  * processing's (not knowable at load) wins, every scrape from the first
  * clash on, seen by a scrape or by the sampler: the processing's is
  * counted, never served by turns. */
@@ -1779,9 +1779,9 @@ static void test_collector_family_wins(void **state)
 	done(p);
 }
 
-/* Review 2, finding 1: a counter a_total claims what the emitter claims
+/* A counter a_total claims what the emitter claims
  * for it (a, a_total, a_created), so a clash with it is refused at load
- * and at a write, as the reviewer's t2 and t3 found it was not. */
+ * and at a write, which it once was not. */
 static void test_total_stripped_names_clash(void **state)
 {
 	int status;
@@ -1841,7 +1841,7 @@ static void test_total_stripped_names_clash(void **state)
 	done(p);
 }
 
-/* Review 2, finding 1: the sticky lost set (names a collector took) is
+/* The sticky lost set (names a collector took) is
  * never filled by a clash among the processing's own families: one that
  * a load or a write should have refused (made here by renaming a loaded
  * statistic) costs its scrape only, and the family is served again once
@@ -1871,9 +1871,9 @@ static void test_own_clash_not_lost(void **state)
 	done(p);
 }
 
-/* Review 2, finding 3: a statistic or template may not serve the
+/* A statistic or template may not serve the
  * exporter's own names (process_*, binstat_*) nor those Prometheus adds
- * to a scrape (up, scrape_*): refused at load (the reviewer's t1) and
+ * to a scrape (up, scrape_*): refused at load and
  * at a write. */
 static void test_reserved_names(void **state)
 {
@@ -1958,7 +1958,7 @@ static void test_busy_at_discovery_looked_at_again(void **state)
 	done(p);
 }
 
-/* ---- issue 29 review: values (findings 2, 3 and 4) ---- */
+/* ---- values past what a double holds, and the clock ---- */
 
 /* The le of every bucket of fam{labels}, in order; their number. */
 static size_t bucket_les(const char *text, const char *fam, const char *labels, double *le,
@@ -1973,7 +1973,7 @@ static size_t bucket_les(const char *text, const char *fam, const char *labels, 
 	return n;
 }
 
-/* Finding 2: arrays whose bounds a double cannot tell apart are served,
+/* Arrays whose bounds a double cannot tell apart are served,
  * exactly. The default range (all of s64) in log2 steps: bound 0 is
  * -2^63, bound i -2^63 + 2^(i-1), the last finite range_max = 2^63 - 1.
  * Near -2^63 doubles are 1024 apart, so -2^63 + 2^k is a double only
@@ -2009,7 +2009,7 @@ static void test_array_bounds_beyond_doubles(void **state)
 	size_t lines = 0;
 	for (const char *q = strstr(data, "a1 "); q; q = strstr(q + 1, "\na1 "))
 		lines++;
-	assert_int_equal(lines, 66); /* the seed's view is unchanged */
+	assert_int_equal(lines, 66); /* the infrastructure's view is unchanged */
 	free(data);
 	uint64_t dropped;
 	char *text = metrics_dropping(p, &dropped);
@@ -2039,7 +2039,7 @@ static void test_array_bounds_beyond_doubles(void **state)
 	done(p);
 }
 
-/* Finding 3: a scrape moves a history on by the clock, as a read of the
+/* A scrape moves a history on by the clock, as a read of the
  * data file does: its last complete period is the one before now, with
  * every new X out of range and with no sample at all, and /metrics and
  * the data file agree at any moment. */
@@ -2091,7 +2091,7 @@ static void test_history_moves_on_by_scrape(void **state)
 	done(p);
 }
 
-/* Finding 4: a products total, and a template's sum of values, of a
+/* A products total, and a template's sum of values, of a
  * histogram source with a negative le go down: gauges, whatever x is. A
  * products total whose range_min is 0 takes no negative X and stays a
  * counter. Buckets -2, 0.5, 3, 7.9 and +Inf are X -2, 1, 3, 8 and 8 (an

@@ -1,5 +1,5 @@
 /* The processing's numbers taken exactly through the sampler's probe
- * (review 29, findings 5 to 7): the increase of two integer samples in
+ *: the increase of two integer samples in
  * integers, values an s64 cannot hold counted and never clamped, sums
  * that saturate instead of wrapping, and a collector's duplicate series
  * and families taken exactly as a scrape takes them. Each case feeds a
@@ -63,7 +63,7 @@ static void tick1(struct proc *p, double t, struct item it)
 	p->in = (struct proc_input){0};
 }
 
-/* Finding 6: a u64 counter at 2^60 rising by 1 a sample. A double holds
+/* A u64 counter at 2^60 rising by 1 a sample. A double holds
  * 2^60 + 1 as 2^60, so each delta was 0; in integers each is 1. */
 static void test_large_u64_delta_exact(void **state)
 {
@@ -88,7 +88,7 @@ static void test_large_u64_delta_exact(void **state)
 	done(p);
 }
 
-/* Finding 6: an i64 gauge near the s64 limits, x: delta (INT64_MAX - 9
+/* An i64 gauge near the s64 limits, x: delta (INT64_MAX - 9
  * to INT64_MAX by 3s and 6s: deltas 3, 6), and x: value past 2^53
  * (2^61 + 1, which a double rounds to 2^61); a whole x_scale multiplies
  * in integers (delta 1 of 2^53 + k, times 1000). */
@@ -127,7 +127,7 @@ static void test_i64_and_scaled_exact(void **state)
 	done(p);
 }
 
-/* Finding 7: values near and past the s64 limits, x: value. 9.21e18 and
+/* Values near and past the s64 limits, x: value. 9.21e18 and
  * -9.21e18 fit an s64 and are taken as they are (they were clamped to the
  * s64 limits); 2^64 - 1 and -2^63 - 1 (a double: -9223372036854777856)
  * fit no s64: the range and the s64 VOI do not take them and each is
@@ -162,7 +162,7 @@ static void test_out_of_s64_counted_not_clamped(void **state)
 	done(p);
 }
 
-/* Finding 7: one template's sums agree: two values of 9e18 pass the s64
+/* One template's sums agree: two values of 9e18 pass the s64
  * range together; the SUM stays at INT64_MAX (it wrapped to a negative)
  * and counts the update it could not take whole in errs. */
 static void test_sum_saturates(void **state)
@@ -188,7 +188,7 @@ static void test_sum_saturates(void **state)
 	done(p);
 }
 
-/* Finding 5: a collector writes dv_total{device="a"} twice a pass, the
+/* A collector writes dv_total{device="a"} twice a pass, the
  * second time 1000 more (as the review's feeder did). A scrape serves the
  * first and refuses the second (duplicate_series); the processing took
  * both, and each next value looked like a reset (d_p 2090, d_r 19 20
@@ -228,7 +228,7 @@ static void test_duplicate_series_first_only(void **state)
 	done(p);
 }
 
-/* Finding 5: a collect that writes family fv twice (device a, then b).
+/* A collect that writes family fv twice (device a, then b).
  * A scrape refuses the second family (duplicate_family) and so its
  * series (no_family); the processing kept fv{device="b"} as g/1. Now it
  * keeps fv{device="a"} alone, and counts the family refused. A family
@@ -274,7 +274,7 @@ static void test_refused_family_not_processed(void **state)
 	done(p);
 }
 
-/* Item A (review 29, finding 2 for lists): a list's X past 2^53, by
+/* A list's X past 2^53, by
  * hand. entries_max 2, range_min 0; X: -1 (below the range), 5 (missed
  * below A), A = 2^60 + 1 twice, 2^60 + 100 (missed between), B = 2^60 +
  * 512 (a double), 2^61 (missed above). A and the gaps' bounds 2^60 + 1
@@ -409,7 +409,7 @@ static void test_label_order_one_source(void **state)
 }
 
 /* Item D: three X of 9e18. Their total passes the s64 range: the
- * seed's range wrapped it (average -2.8e18, the sign wrong); it is now
+ * kernel's range wrapped it (average -2.8e18, the sign wrong); it is now
  * kept in 128 bits, the average exact in the data file and on /metrics.
  * A products total stays at INT64_MAX (it wrapped negative), each pair
  * it could not take counted: hits_saturated=2 in the definition line,
@@ -507,7 +507,7 @@ static void hist_exact(const char *text, const char *fam, const char *dev, const
 	assert_true(fabsl(v - sum) <= fabsl(sum) * 1e-15L);
 }
 
-/* Review 2, finding 2, through the sampler: a stats(3) histogram's le
+/* Through the sampler, a stats(3) histogram's le
  * past 2^53 is served only where a double holds it, else its region
  * joins the next. u (u64): crhist exp 0..2^62 by 2, whose bound 2^61 - 2
  * was le 2^61 counting 1 of the 3 values up to it (now 2^55 - 2 ..

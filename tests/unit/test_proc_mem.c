@@ -1,6 +1,6 @@
-/* The processing's total memory bound, max_memory_bytes (review 29,
- * finding 9): the running total is the sum of what each source holds,
- * through new sources, writes, sample rates and expiry; a write, a rate
+/* The processing's total memory bound, max_memory_bytes: the running
+ * total is the sum of what each source holds, through
+ * new sources, writes, sample rates and expiry; a write, a rate
  * or a new source that would pass the bound is refused with nothing
  * changed (a source counted as memory_limit); a configuration whose first
  * source of each group would not fit is an error with its position. */
@@ -148,7 +148,7 @@ static const char *raw16_yaml = "processing:\n"
 				"        - {name: r2, type: history, mode: range, entries_max: 8}\n"
 				"        - {name: r3, type: list, entries_max: 8}\n";
 
-/* The reviewer's case: entries_max=65536 written on a statistic is 2 MiB;
+/* The blow-up case: entries_max=65536 written on a statistic is 2 MiB;
  * past the bound it is refused, EFBIG, and nothing of the write applies,
  * the lines that would have fitted neither. */
 static void test_post_over_bound_refused(void **state)

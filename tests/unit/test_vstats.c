@@ -334,7 +334,7 @@ static void expect_exact(enum vstats_stype t, enum vstats_dtype d, const struct 
 
 #define P53 (1ll << 53)
 
-/* Review 2, finding 2: a region's largest value past 2^53 is served as le
+/* A region's largest value past 2^53 is served as le
  * only where a double holds it (INT64_MAX as 2^63, UINT64_MAX as 2^64),
  * else it joins the next region: every le counts exactly the values up
  * to it. Hand-computed streams; each failed before (a region whose le

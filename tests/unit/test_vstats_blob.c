@@ -1,4 +1,4 @@
-/* lib/vstats' stats(3) text and blob utilities (issue 29, item 16): u64
+/* lib/vstats' stats(3) text and blob utilities: u64
  * VOIs past 2^63, the template hash, the three template spec forms,
  * stats_tpl_sample_rates' input with every malformed case, and
  * stats_blob_visit's order and flags. */
