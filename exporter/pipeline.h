@@ -1,5 +1,5 @@
 /* One configuration generation as the daemon runs it: the collectors
- * (run/) and, when configured, the processing stage (proc/) sampling them,
+ * (run/) and, when configured, the processing stage (processing/) sampling them,
  * its output served by scrapes as the built-in source "processing". The
  * two stages never see each other; this is where they are joined. */
 #ifndef BS_PIPELINE_H

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "proc.h"
+#include "processing.h"
 #include "selfstats.h"
 #include "version.h"
 
@@ -65,7 +65,7 @@ static void head(struct statproc_text *t, const struct landing_input *in)
 			     style, BS_VERSION, BS_REVISION, BS_COMPILER);
 	escaped(t, in->telemetry_path);
 	statproc_text_printf(t, "\">Metrics</a>");
-	if (in->set && collset_builtin(in->set, proc_source.name))
+	if (in->set && collset_builtin(in->set, processing_collector()->name))
 		statproc_text_printf(t, "<a href=\"/statistics/\">Statistics interface</a>");
 	statproc_text_printf(t, "<a href=\"/-/healthy\">Health</a><a href=\"/-/ready\">Ready</a>"
 				"</nav>\n");

@@ -9,7 +9,8 @@
  * Each statistic's out-of-range or out-of-band count is a counter of its
  * own. The source's labels are kept and `source_metric` names the series
  * sampled. */
-#include "proc.h"
+#include "emit.h"
+#include "stage_priv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -24,18 +25,18 @@
 #define NAME_BUF (NAMES_METRIC_MAX + 1)
 
 /* Calls fn for every source of group g with its labels and source_metric. */
-typedef void source_fn(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-		       size_t n, const void *arg);
+typedef void source_fn(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+		       const void *arg);
 
-static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, source_fn *fn,
+static void each_source(struct processing *p, uint32_t g, struct bs_emitter *em, source_fn *fn,
 			const void *arg)
 {
 	struct bs_label l[LABELS_MAX];
 
-	const struct proc_group_srcs *gs = &p->grp[g];
+	const struct stage_group_srcs *gs = &p->grp[g];
 
 	for (size_t i = 0; i < gs->srcs.n; i++) {
-		const struct proc_source *s = gs->src[i];
+		const struct source *s = gs->src[i];
 		if (s->nlabels + 1 > LABELS_MAX)
 			continue;
 		memcpy(l, s->labels, s->nlabels * sizeof(*l));
@@ -52,7 +53,7 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
  * it first this scrape (which a load and a write refuse, so should not
  * be) is a drop of this scrape alone. Under the
  * lock. */
-static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
+static bool family(struct processing *p, struct bs_emitter *em, const char *a, const char *b,
 		   enum bs_metric_type t, const char *help)
 {
 	char name[NAME_BUF];
@@ -62,19 +63,20 @@ static bool family(struct proc *p, struct bs_emitter *em, const char *a, const c
 
 	if ((size_t)snprintf(name, sizeof(name), "%s%s", a, b) >= sizeof(name))
 		return false;
-	bool lost = proc_names_clashes(&p->lost, name, t);
+	bool lost = processing_names_clashes(&p->lost, name, t);
 	if (!lost && (rc = bs_family(em, name, t, NULL, help)) != -EEXIST) {
-		if (rc == 0 && proc_names_family(&p->served, name, t, 0, &clash, &other) == -ENOMEM)
+		if (rc == 0 &&
+		    processing_names_family(&p->served, name, t, 0, &clash, &other) == -ENOMEM)
 			p->served_partial = true;
 		return rc == 0;
 	}
-	bool ours = !lost && (p->served_partial || proc_names_clashes(&p->served, name, t));
+	bool ours = !lost && (p->served_partial || processing_names_clashes(&p->served, name, t));
 	if (lost)
 		bs_drop(em, "duplicate_family", 1); /* bs_family's EEXIST counts its own */
 	else if (!ours)
-		proc_names_family(&p->lost, name, t, 0, &clash, &other);
-	if (!proc_names_find(&p->warned, name, NULL) &&
-	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0) {
+		processing_names_family(&p->lost, name, t, 0, &clash, &other);
+	if (!processing_names_find(&p->warned, name, NULL) &&
+	    processing_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0) {
 		if (ours)
 			log_warn("two of the processing's families take one name: the later is "
 				 "not served (rename the statistic or template)",
@@ -90,7 +92,7 @@ static bool family(struct proc *p, struct bs_emitter *em, const char *a, const c
 
 /* A histogram's regions as the emitter takes them, with the sum of what
  * it observed. */
-static void emit_regions(struct bs_emitter *em, struct proc_scratch *sc, size_t k, double sum,
+static void emit_regions(struct bs_emitter *em, struct emit_scratch *sc, size_t k, double sum,
 			 struct bs_label *l, size_t n)
 {
 	for (size_t i = 0; i < k; i++) {
@@ -138,13 +140,11 @@ static const struct {
 	const char *help;
 } famdef[FAM_N] = {
     [FAM_COUNTER] = {"", BS_COUNTER,
-		     "Linux statistics infrastructure value statistic: total of Y, or of X*Y (mode "
-		     "products), since its "
-		     "reset."},
+		     "Linux statistics infrastructure value statistic: total of Y, or of X*Y "
+		     "(mode products), since its reset."},
     [FAM_GAUGE] = {"", BS_GAUGE,
-		   "Linux statistics infrastructure value statistic: total of X*Y since its reset, "
-		   "X as low as "
-		   "range_min < 0."},
+		   "Linux statistics infrastructure value statistic: total of X*Y since its "
+		   "reset, X as low as range_min < 0."},
     [FAM_HIST] = {"", BS_HISTOGRAM,
 		  "Linux statistics infrastructure array or list statistic: Y by X."},
     [FAM_SAMPLES] = {"_samples", BS_COUNTER, RANGE_HELP},
@@ -167,16 +167,16 @@ static const struct {
  * histogram source's X its bucket's le, x_scale may be negative); the
  * total takes only X in range, so range_min decides: the configured one,
  * which holds for every source, so a family has one type for all of them,
- * and a write that would let a counter go down is refused (proc_iface.c). */
+ * and a write that would let a counter go down is refused (iface_request.c). */
 static bool value_is_gauge(const struct statproc_def *d, const struct statproc_def *conf,
-			   enum proc_x x)
+			   enum processing_x x)
 {
 	(void)x;
 	return d->mode == STATPROC_PRODUCTS && conf->range_min < 0;
 }
 
 static uint32_t fams_of(const struct statproc_def *d, const struct statproc_def *conf,
-			enum proc_x x)
+			enum processing_x x)
 {
 	switch (d->type) {
 	case STATPROC_VALUE:
@@ -201,8 +201,8 @@ struct stat_arg {
 	uint32_t k;			 /* the statistic's index in the group */
 	const struct statproc_def *conf; /* its configured definition */
 	enum fam fam;
-	enum proc_x x;
-	struct proc_scratch *sc;
+	enum processing_x x;
+	struct emit_scratch *sc;
 };
 
 /* field: 0 samples, 1 min, 2 avg, 3 max. */
@@ -228,7 +228,7 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 /* A bucket of count up to bound b: served when a double holds b, else
  * carried into the next bucket served (vstats_region_bound, the rule of
  * the stats(3) histograms). */
-static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
+static void bound_add(struct emit_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
 		      uint64_t count)
 {
 	vstats_region_bound(sc->region, r, carry, (struct vstats_value){VSTATS_INT, {.i = b}},
@@ -240,7 +240,7 @@ static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64
  * bound a double cannot hold joins the next one (the data file still
  * tells them apart), so every le served counts exactly the X up to it. */
 static void array_hist(struct bs_emitter *em, const struct statproc_stat *st,
-		       struct proc_scratch *sc, struct bs_label *l, size_t n)
+		       struct emit_scratch *sc, struct bs_label *l, size_t n)
 {
 	uint32_t k = st->data.array.n;
 	uint64_t carry = 0;
@@ -268,7 +268,7 @@ static int cmp_entry_x(const void *a, const void *b)
  * a bound a double cannot hold (past 2^53) joins the next one, so every
  * le counts exactly the X up to it. Nothing is below INT64_MIN. */
 static void list_hist(struct bs_emitter *em, const struct statproc_stat *st,
-		      struct proc_scratch *sc, struct bs_label *l, size_t n)
+		      struct emit_scratch *sc, struct bs_label *l, size_t n)
 {
 	const uint64_t *missed = st->data.list.missed_y; /* all 0 until the list was full */
 	struct statproc_list_entry *e = sc->entry;
@@ -337,8 +337,8 @@ static void stat_figure(struct bs_emitter *em, const struct statproc_stat *st,
 /* A source's figure for the family, from its statistic as it is defined
  * now; one whose <name> family is another type than the one served is
  * counted, not written. */
-static void stat_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-			size_t n, const void *arg)
+static void stat_series(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+			const void *arg)
 {
 	const struct stat_arg *a = arg;
 	const struct statproc_stat *st = &s->stat[a->k];
@@ -355,10 +355,10 @@ static void stat_series(struct bs_emitter *em, const struct proc_source *s, stru
  * takes one type per name: when sources disagree on <name>'s, the
  * configured type keeps it while a source has it, else the first
  * source's type does. */
-static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter *em)
+static void emit_stat(struct processing *p, uint32_t g, uint32_t k, struct bs_emitter *em)
 {
-	const struct proc_group_conf *gc = &p->conf->group[g];
-	const struct proc_stat_conf *c = &gc->stat[k];
+	const struct processing_group_conf *gc = &p->conf->group[g];
+	const struct processing_stat_conf *c = &gc->stat[k];
 	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, &c->def, gc->x) & FAM_NAMED;
 	struct stat_arg a = {k, &c->def, FAM_COUNTER, gc->x, p->scratch};
 
@@ -381,8 +381,8 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 struct voi_arg {
 	uint32_t k; /* the statistic's index in the VOI */
 	bool oob;
-	const struct proc_template_conf *tpl;
-	struct proc_scratch *sc;
+	const struct processing_template_conf *tpl;
+	struct emit_scratch *sc;
 };
 
 static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, struct vstats_value v)
@@ -400,7 +400,7 @@ static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, st
 static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, struct tdigest *td,
 			    struct bs_label *l, size_t n)
 {
-	double q[PROC_QUANTILES_MAX];
+	double q[PROCESSING_QUANTILES_MAX];
 	bool empty = tdigest_count(td) == 0;
 
 	for (uint32_t i = 0; !empty && i < a->tpl->nquantile; i++)
@@ -413,8 +413,8 @@ static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, stru
 	em->ops->summary(em, l, n, &sum);
 }
 
-static void voi_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-		       size_t n, const void *arg)
+static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+		       const void *arg)
 {
 	const struct voi_arg *a = arg;
 	const struct vstats_stat *st;
@@ -450,17 +450,17 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 /* The sum of values never goes down only where no value is below 0: a
  * u64 VOI (it refuses a negative X) of increases. An s64 or double VOI
  * takes whatever X is, a histogram source's negative le included. */
-static bool sum_is_counter(const struct proc_group_conf *gc, enum vstats_stype st)
+static bool sum_is_counter(const struct processing_group_conf *gc, enum vstats_stype st)
 {
-	return st == VSTATS_SUM && gc->x == PROC_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
+	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
 }
 
-static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
+static void emit_template(struct processing *p, uint32_t g, struct bs_emitter *em)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
 					     "_drhist",	       "_dvhist", "_tdigest"};
-	const struct proc_group_conf *gc = &p->conf->group[g];
-	const struct proc_template_conf *t = &gc->tpl;
+	const struct processing_group_conf *gc = &p->conf->group[g];
+	const struct processing_template_conf *t = &gc->tpl;
 
 	for (uint32_t k = 0; k < t->nspec; k++) {
 		enum vstats_stype st = t->spec[k].stype;
@@ -482,9 +482,9 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 	}
 }
 
-static void emit_self(struct proc *p, struct bs_emitter *em)
+static void emit_self(struct processing *p, struct bs_emitter *em)
 {
-	const struct proc_counters *c = &p->count;
+	const struct stage_counters *c = &p->count;
 	struct bs_label l;
 
 	bs_family(em, "binstat_processing_sources", BS_GAUGE, NULL,
@@ -533,20 +533,20 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 /* Every history brought up to now, as a read of its data file would: a
  * scrape serves the last period that is complete now, even when no
  * sample came since (all out of range, or a source not seen lately). */
-static void catch_up(struct proc *p, uint64_t now_ns)
+static void catch_up(struct processing *p, uint64_t now_ns)
 {
 	for (size_t i = 0; i < p->srcs.n; i++)
 		for (uint32_t k = 0; k < p->conf->group[p->src[i]->group].nstats; k++)
 			statproc_catch_up(&p->src[i]->stat[k], now_ns);
 }
 
-static int proc_collect(void *state, struct bs_emitter *em)
+static int emit_collect(void *state, struct bs_emitter *em)
 {
-	struct proc *p = state;
+	struct processing *p = state;
 
 	pthread_mutex_lock(&p->lock);
 	catch_up(p, p->clock_ns());
-	proc_names_free(&p->served); /* what this scrape's families claim */
+	processing_names_free(&p->served); /* what this scrape's families claim */
 	p->served_partial = false;
 	emit_self(p, em);
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
@@ -559,9 +559,9 @@ static int proc_collect(void *state, struct bs_emitter *em)
 	return 0;
 }
 
-static void proc_describe(void *state, char *buf, size_t len)
+static void emit_describe(void *state, char *buf, size_t len)
 {
-	struct proc *p = state;
+	struct processing *p = state;
 
 	pthread_mutex_lock(&p->lock);
 	snprintf(buf, len, "%zu series processed in %u groups", p->srcs.n,
@@ -569,11 +569,11 @@ static void proc_describe(void *state, char *buf, size_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
-const struct bs_collector proc_source = {
+const struct bs_collector emit_collector = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "processing",
     .description = "statistics processed between scrapes (the Linux statistics infrastructure and "
 		   "FreeBSD's stats(3))",
-    .collect = proc_collect,
-    .describe = proc_describe,
+    .collect = emit_collect,
+    .describe = emit_describe,
 };

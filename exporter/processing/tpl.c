@@ -1,10 +1,11 @@
 /* stats(3)'s operations as verbs of the /statistics/ interface (FreeBSD's
  * stats(3)): the template list with slot ids and hashes (kern.stats.templates,
- * stats_tpl_fetch_allocid, stats_tpl_id2name), the sample rates read and
- * changed at run time (stats_tpl_sample_rates), and a source's blob as
+ * stats_tpl_fetch_allocid, stats_tpl_id2name), and a source's blob as
  * stats_blob_tostr's JSON, written by a stats_blob_visit. Each template
  * has one VOI, named after its group. Callers hold the processing's lock. */
-#include "proc.h"
+#include "tpl.h"
+#include "reply.h"
+#include "stage_priv.h"
 
 #include <errno.h>
 #include <float.h>
@@ -14,52 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-void proc_tpl_init(struct proc *p)
+void tpl_init(struct processing *p)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
-		const struct proc_group_conf *c = &p->conf->group[g];
+		const struct processing_group_conf *c = &p->conf->group[g];
 		p->sample_pct[g] = c->tpl.sample_pct;
 		if (c->has_template)
-			p->tpl[p->ntpl++] = (struct proc_tpl){
+			p->tpl[p->ntpl++] = (struct tpl_slot){
 			    g, vstats_tpl_hash(c->tpl.name, c->name, c->tpl.dtype, c->tpl.relative,
 					       c->tpl.spec, c->tpl.nspec)};
 	}
 }
 
-const char *proc_errname(int rc)
-{
-	switch (-rc) {
-	case EINVAL:
-		return "EINVAL";
-	case ENOENT:
-		return "ENOENT";
-	case ESRCH:
-		return "ESRCH";
-	case EFBIG:
-		return "EFBIG";
-	case EEXIST:
-		return "EEXIST";
-	case EOPNOTSUPP:
-		return "EOPNOTSUPP";
-	case ENOMEM:
-		return "ENOMEM";
-	}
-	return "EIO";
-}
-
-void proc_fail(struct proc_reply *r, int status, int rc, const char *why)
-{
-	r->status = status;
-	statproc_text_printf(&r->text, "%s: %s\n", proc_errname(rc), why);
-}
-
-static const char *tpl_name(const struct proc *p, uint32_t id)
+const char *tpl_name(const struct processing *p, uint32_t id)
 {
 	return p->conf->group[p->tpl[id].group].tpl.name;
 }
 
 /* The template list's line: the slot id and stats(3)'s normative spec. */
-static void tpl_line(const struct proc *p, uint32_t id, struct proc_reply *r)
+static void tpl_line(const struct processing *p, uint32_t id, struct stage_reply *r)
 {
 	statproc_text_printf(&r->text, "%" PRIu32 " \"%s\":%" PRIu32 "\n", id, tpl_name(p, id),
 			     p->tpl[id].hash);
@@ -67,7 +41,7 @@ static void tpl_line(const struct proc *p, uint32_t id, struct proc_reply *r)
 
 /* stats_tpl_fetch_allocid: the last template matching the name (and the
  * hash, when given), or the hash alone; -ESRCH for none. */
-static int fetch_allocid(const struct proc *p, const struct vstats_tplspec *spec)
+int tpl_find(const struct processing *p, const struct vstats_tplspec *spec)
 {
 	for (uint32_t i = p->ntpl; i-- > 0;) {
 		bool hash_ok = !spec->hash || spec->hash == p->tpl[i].hash;
@@ -93,7 +67,7 @@ static bool all_digits(const char *s)
 /* GET templates (every template) and templates/<id or spec>: a number is
  * a slot id (stats_tpl_id2name; names never start with a digit), anything
  * else a spec (stats_tpl_fetch_allocid). */
-void proc_tpl_get(struct proc *p, const char *what, struct proc_reply *r)
+void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 {
 	struct vstats_tplspec spec;
 	const char *why;
@@ -105,171 +79,26 @@ void proc_tpl_get(struct proc *p, const char *what, struct proc_reply *r)
 		return;
 	}
 	if (*what >= '0' && *what <= '9' && !all_digits(what)) {
-		proc_fail(r, 400, -EINVAL, "a slot id is a decimal number without leading zeros");
+		reply_fail(r, 400, -EINVAL, "a slot id is a decimal number without leading zeros");
 		return;
 	}
 	if (all_digits(what)) {
 		unsigned long v = strlen(what) < 10 ? strtoul(what, NULL, 10) : ULONG_MAX;
 		if (v >= p->ntpl)
-			proc_fail(r, 404, -ENOENT, "no template has that id");
+			reply_fail(r, 404, -ENOENT, "no template has that id");
 		else
 			tpl_line(p, (uint32_t)v, r);
 		return;
 	}
 	if (vstats_tplspec_parse(what, strlen(what), &spec, &why) < 0) {
-		proc_fail(r, 400, -EINVAL, why);
+		reply_fail(r, 400, -EINVAL, why);
 		return;
 	}
-	if ((id = fetch_allocid(p, &spec)) < 0) {
-		proc_fail(r, 404, id, "no template matches");
+	if ((id = tpl_find(p, &spec)) < 0) {
+		reply_fail(r, 404, id, "no template matches");
 		return;
 	}
 	tpl_line(p, (uint32_t)id, r);
-}
-
-/* GET sample_rates: stats_tpl_sample_rates' "name":hash=pct list. */
-void proc_rates_get(struct proc *p, struct proc_reply *r)
-{
-	for (uint32_t i = 0; i < p->ntpl; i++)
-		statproc_text_printf(&r->text, "%s\"%s\":%" PRIu32 "=%" PRIu32, i ? "," : "",
-				     tpl_name(p, i), p->tpl[i].hash,
-				     p->sample_pct[p->tpl[i].group]);
-	statproc_text_printf(&r->text, "\n");
-}
-
-/* A source's VOI as a new rate would leave it: made now for a source the
- * dice newly choose, so that nothing can fail once the change begins. */
-struct resample {
-	struct proc_source *s;
-	bool sampled;
-	struct vstats_voi voi; /* newly chosen: its new VOI */
-};
-
-static bool chosen(uint32_t pct, const struct proc_source *s)
-{
-	return vstats_rollthedice(&pct, 1, s->key, strlen(s->key)) == 0;
-}
-
-/* Every source whose choice the rates change, with the VOIs it will
- * need: 0; -EFBIG, before any VOI is made, when the VOIs gained would pass
- * max_memory_bytes (*more: the bytes they would add); -ENOMEM; nothing
- * kept on failure. */
-static int plan_resample(struct proc *p, const uint32_t *pct, struct resample *plan, size_t *n,
-			 uint64_t *more)
-{
-	uint64_t gained = 0, lost = 0;
-	const char *why;
-	size_t k;
-
-	*n = 0;
-	for (size_t i = 0; i < p->srcs.n; i++) {
-		struct proc_source *s = p->src[i];
-		const struct proc_group_conf *g = &p->conf->group[s->group];
-		bool now = g->has_template && chosen(pct[s->group], s);
-		if (now == s->sampled)
-			continue;
-		*(now ? &gained : &lost) += g->tpl.voi_bytes;
-		plan[(*n)++] = (struct resample){s, now, {0}};
-	}
-	*more = gained > lost ? gained - lost : 0;
-	if (!proc_mem_fits(p, *more))
-		return -EFBIG;
-	for (k = 0; k < *n; k++) {
-		const struct proc_group_conf *g = &p->conf->group[plan[k].s->group];
-		if (plan[k].sampled && vstats_voi_init(&plan[k].voi, g->tpl.dtype, g->tpl.relative,
-						       g->tpl.spec, g->tpl.nspec, &why) < 0)
-			goto err_free_vois;
-	}
-	return 0;
-err_free_vois:
-	while (k-- > 0)
-		if (plan[k].sampled)
-			vstats_voi_free(&plan[k].voi);
-	return -ENOMEM;
-}
-
-/* The rates' templates, each found as stats_tpl_fetch_allocid finds it.
- * A template named by two pairs (in any of its spec forms) is -EINVAL, as
- * a definition's attribute named twice is: which one should win is the
- * writer's mistake, not ours to guess. -ESRCH naming none. */
-static int resolve_rates(struct proc *p, const struct vstats_rate *rates, size_t n, uint32_t *pct,
-			 struct proc_reply *r)
-{
-	size_t named[PROC_GROUPS_MAX] = {0}; /* by group: the pair naming it, from 1 */
-	int id, rc = 0;
-
-	memcpy(pct, p->sample_pct, sizeof(p->sample_pct));
-	for (size_t i = 0; i < n; i++) {
-		if ((id = fetch_allocid(p, &rates[i].spec)) < 0) {
-			statproc_text_printf(&r->text, "ESRCH: pair %zu: no template matches\n",
-					     i + 1);
-			rc = id;
-			continue;
-		}
-		uint32_t g = p->tpl[id].group;
-		if (named[g]) {
-			statproc_text_printf(
-			    &r->text, "EINVAL: pair %zu: template \"%s\" named twice (pair %zu)\n",
-			    i + 1, p->conf->group[g].tpl.name, named[g]);
-			rc = -EINVAL;
-			continue;
-		}
-		named[g] = i + 1;
-		pct[g] = rates[i].pct;
-	}
-	return rc;
-}
-
-/* POST sample_rates: every template named gets its new rate, and every
- * source of its group is chosen again by the same dice (a raised rate
- * keeps the sources it had, a lowered one drops VOIs); all or nothing. */
-void proc_rates_post(struct proc *p, const char *body, struct proc_reply *r)
-{
-	struct vstats_rate rates[PROC_GROUPS_MAX];
-	uint32_t pct[PROC_GROUPS_MAX];
-	struct resample *plan;
-	const char *why;
-	uint64_t more;
-	size_t n, np;
-	int rc;
-
-	if ((rc = vstats_rates_parse(body, rates, PROC_GROUPS_MAX, &n, &why)) < 0) {
-		proc_fail(r, 400, rc, why);
-		return;
-	}
-	if (resolve_rates(p, rates, n, pct, r) < 0) {
-		r->status = 400;
-		return;
-	}
-	plan = calloc(p->srcs.n ? p->srcs.n : 1, sizeof(*plan));
-	if ((rc = plan ? plan_resample(p, pct, plan, &np, &more) : -ENOMEM) < 0) {
-		free(plan);
-		if (rc == -EFBIG) {
-			r->status = 400;
-			statproc_text_printf(&r->text,
-					     "EFBIG: the VOIs these rates give would add %" PRIu64
-					     " bytes to the processing's %" PRIu64
-					     ", past max_memory_bytes (%" PRIu64
-					     "): nothing changed\n",
-					     more, p->mem_bytes, p->conf->max_memory_bytes);
-		} else {
-			proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
-		}
-		return;
-	}
-	for (size_t i = 0; i < np; i++) {
-		struct proc_source *s = plan[i].s;
-		size_t voi = p->conf->group[s->group].tpl.voi_bytes;
-		if (s->sampled)
-			vstats_voi_free(&s->voi);
-		s->voi = plan[i].voi;
-		s->sampled = plan[i].sampled;
-		s->bytes = s->sampled ? s->bytes + voi : s->bytes - voi;
-		p->mem_bytes = s->sampled ? p->mem_bytes + voi : p->mem_bytes - voi;
-	}
-	free(plan);
-	memcpy(p->sample_pct, pct, sizeof(pct));
-	statproc_text_printf(&r->text, "ok\n");
 }
 
 /* ---- stats_blob_tostr(SB_STRFMT_JSON, SB_TOSTR_META) ---- */
@@ -390,18 +219,18 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 
 /* GET data?format=json (and POST snapshot?format=json): the source's
  * blob as stats_blob_tostr writes it with SB_TOSTR_META. */
-void proc_tpl_json(struct proc *p, struct proc_source *s, struct proc_reply *r)
+void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 {
-	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct processing_group_conf *g = &p->conf->group[s->group];
 	struct json j = {&r->text, g->tpl.name, g->name, true};
 	uint32_t hists = 0, hash = 0;
 
 	if (!g->has_template) {
-		proc_fail(r, 404, -EINVAL, "this interface has no template: no blob");
+		reply_fail(r, 404, -EINVAL, "this interface has no template: no blob");
 		return;
 	}
 	if (!s->sampled) {
-		proc_fail(r, 404, -EINVAL, "this source was not sampled (sample_pct)");
+		reply_fail(r, 404, -EINVAL, "this source was not sampled (sample_pct)");
 		return;
 	}
 	for (uint32_t i = 0; i < p->ntpl; i++)
