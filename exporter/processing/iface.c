@@ -24,9 +24,8 @@ static void list(struct processing *p, struct stage_reply *r)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++)
 		for (size_t i = 0; i < p->grp[g].srcs.n; i++)
-			statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
-					     p->conf->group[g].name, p->grp[g].src[i]->id,
-					     p->grp[g].src[i]->key);
+			textbuf_printf(&r->text, "%s/%" PRIu32 " %s\n", p->conf->group[g].name,
+				       p->grp[g].src[i]->id, p->grp[g].src[i]->key);
 }
 
 static struct source *find(struct processing *p, const char *path, const char **rest)
@@ -57,21 +56,21 @@ static void template_line(struct processing *p, const struct source *s, struct s
 {
 	const struct processing_template_conf *t = &p->conf->group[s->group].tpl;
 
-	statproc_text_printf(&r->text,
-			     "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
-			     t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
-			     s->sampled ? s->voi.updates : 0);
+	textbuf_printf(&r->text,
+		       "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
+		       t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
+		       s->sampled ? s->voi.updates : 0);
 }
 
 static void say_value(struct stage_reply *r, const char *name, const char *what,
 		      struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
-		statproc_text_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
+		textbuf_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
 	else if (v.dtype == VSTATS_UINT)
-		statproc_text_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
+		textbuf_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
 	else
-		statproc_text_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
+		textbuf_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
 }
 
 static void say_bound(char *out, size_t size, struct vstats_value v)
@@ -92,10 +91,10 @@ static void hist_lines(struct stage_reply *r, const char *name, const char *kind
 	for (uint32_t i = 0; i < st->hist.n; i++) {
 		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);
 		say_bound(ub, sizeof(ub), st->hist.bkt[i].ub);
-		statproc_text_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
-				     st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
+		textbuf_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
+			       st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
 	}
-	statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
+	textbuf_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
 }
 
 /* The VOI's statistics, a line per figure: `<template>_<stat> ...`. MAX
@@ -126,13 +125,13 @@ static void template_data(struct processing *p, struct source *s, struct stage_r
 			break;
 		case VSTATS_TDGST:
 			for (uint32_t i = 0; tdigest_count(st->td) > 0 && i < t->nquantile; i++)
-				statproc_text_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
-						     t->quantile[i],
-						     tdigest_quantile(st->td, t->quantile[i]));
-			statproc_text_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
-					     tdigest_count(st->td));
-			statproc_text_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
-					     tdigest_sum(st->td));
+				textbuf_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
+					       t->quantile[i],
+					       tdigest_quantile(st->td, t->quantile[i]));
+			textbuf_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
+				       tdigest_count(st->td));
+			textbuf_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
+				       tdigest_sum(st->td));
 			break;
 		}
 	}
@@ -226,8 +225,8 @@ static int take_lines(const struct processing_group_conf *g, struct statproc_bat
 			rc = take_line(g, b, t, line, &why);
 		}
 		if (rc < 0) {
-			statproc_text_printf(&r->text, "line %d: %s: %s\n", lineno,
-					     reply_errname(rc), why ? why : "refused");
+			textbuf_printf(&r->text, "line %d: %s: %s\n", lineno, reply_errname(rc),
+				       why ? why : "refused");
 			refused++;
 		}
 		body += n + (body[n] == '\n');
@@ -249,13 +248,13 @@ static int check_batch(const struct processing_group_conf *g, const struct statp
 		const struct statproc_def *d = statproc_batch_def(b, i);
 		if (d->type == STATPROC_VALUE && d->mode == STATPROC_PRODUCTS && d->range_min < 0 &&
 		    g->stat[i].def.range_min >= 0) {
-			statproc_text_printf(&r->text,
-					     "%s: %s: range_min below 0 would let its total, a "
-					     "counter on /metrics as configured (range_min %" PRId64
-					     "), go down; configure range_min below 0 to make it "
-					     "a gauge\n",
-					     reply_errname(-EINVAL), g->stat[i].name,
-					     g->stat[i].def.range_min);
+			textbuf_printf(&r->text,
+				       "%s: %s: range_min below 0 would let its total, a "
+				       "counter on /metrics as configured (range_min %" PRId64
+				       "), go down; configure range_min below 0 to make it "
+				       "a gauge\n",
+				       reply_errname(-EINVAL), g->stat[i].name,
+				       g->stat[i].def.range_min);
 			refused++;
 		}
 	}
@@ -317,21 +316,20 @@ static int check_names(const struct processing *p, const struct source *s,
 							   &clash, &other);
 		}
 	if (rc == -EPERM)
-		statproc_text_printf(
-		    &r->text,
-		    "EINVAL: %s would serve '%s', a name the exporter serves itself "
-		    "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
-		    "scrape_*)\n",
-		    gc->stat[k - 1].name, clash);
+		textbuf_printf(&r->text,
+			       "EINVAL: %s would serve '%s', a name the exporter serves itself "
+			       "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
+			       "scrape_*)\n",
+			       gc->stat[k - 1].name, clash);
 	if (rc == -EEXIST) {
 		const struct processing_group_conf *og = &p->conf->group[other >> 8];
 		bool tpl = (other & 0xff) == PROCESSING_NAMES_TEMPLATE;
-		statproc_text_printf(&r->text,
-				     "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
-				     "a family name is one family's across the processing\n",
-				     reply_errname(rc), gc->stat[k - 1].name, clash,
-				     tpl ? "template" : "statistic",
-				     tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
+		textbuf_printf(&r->text,
+			       "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
+			       "a family name is one family's across the processing\n",
+			       reply_errname(rc), gc->stat[k - 1].name, clash,
+			       tpl ? "template" : "statistic",
+			       tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
 	}
 	processing_names_free(&names);
 	return rc == -EEXIST || rc == -EPERM ? 1 : rc;
@@ -354,12 +352,11 @@ static int check_memory(const struct processing *p, const struct source *s,
 	*bytes = s->bytes - now + then;
 	if (then <= now || srctab_fits(p, then - now))
 		return 0;
-	statproc_text_printf(&r->text,
-			     "%s: this source's statistics would hold %zu bytes (%zu now), the "
-			     "processing's %" PRIu64 " in all, past max_memory_bytes (%" PRIu64
-			     ")\n",
-			     reply_errname(-EFBIG), *bytes, s->bytes,
-			     p->mem_bytes - s->bytes + *bytes, p->conf->max_memory_bytes);
+	textbuf_printf(&r->text,
+		       "%s: this source's statistics would hold %zu bytes (%zu now), the "
+		       "processing's %" PRIu64 " in all, past max_memory_bytes (%" PRIu64 ")\n",
+		       reply_errname(-EFBIG), *bytes, s->bytes, p->mem_bytes - s->bytes + *bytes,
+		       p->conf->max_memory_bytes);
 	return 1;
 }
 
@@ -382,8 +379,8 @@ static void write_definitions(struct processing *p, struct source *s, const char
 	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0 ||
 	    (refused == 0 && (refused = check_memory(p, s, &b, &bytes, r)) > 0)) {
 		r->status = 400;
-		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
-				     refused == 1 ? "" : "s");
+		textbuf_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
+			       refused == 1 ? "" : "s");
 	} else if (refused < 0 || statproc_batch_commit(&b, now_ns) < 0) {
 		reply_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 	} else {
@@ -391,7 +388,7 @@ static void write_definitions(struct processing *p, struct source *s, const char
 		s->voi_stopped = !t.on;
 		if (t.reset && s->sampled)
 			vstats_voi_reset(&s->voi);
-		statproc_text_printf(&r->text, "ok\n");
+		textbuf_printf(&r->text, "ok\n");
 	}
 	statproc_batch_free(&b);
 }
@@ -433,15 +430,15 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			vstats_voi_reset(&s->voi);
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
-		statproc_text_printf(&r->text, "%s\n",
-				     r->status == 405 ? "method not allowed" : "not found");
+		textbuf_printf(&r->text, "%s\n",
+			       r->status == 405 ? "method not allowed" : "not found");
 	}
 }
 
 static void forbid(struct stage_reply *r)
 {
 	r->status = 403;
-	statproc_text_printf(&r->text, "changing statistics is not enabled for this client\n");
+	textbuf_printf(&r->text, "changing statistics is not enabled for this client\n");
 }
 
 /* templates[/<id or spec>] and sample_rates; false for another path (an
@@ -462,7 +459,7 @@ static bool tpl_verb(struct processing *p, const char *path, bool post, const ch
 		   (strncmp(path, "templates/", 10) == 0 && !strchr(path + 10, '/'))) {
 		if (post) {
 			r->status = 405;
-			statproc_text_printf(&r->text, "method not allowed\n");
+			textbuf_printf(&r->text, "method not allowed\n");
 		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
 			reply_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
@@ -495,7 +492,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 		return;
 	} else if (!(s = find(p, path, &what))) {
 		r->status = 404;
-		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
+		textbuf_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
@@ -509,7 +506,7 @@ void iface_request(struct processing *p, const char *method, const char *path, c
 	char *copy = strdup(path);
 
 	r->status = 200;
-	r->text = (struct statproc_text){.max = 64u << 20};
+	r->text = (struct textbuf){.max = 64u << 20};
 	if (!copy) {
 		r->text.failed = true;
 	} else {
@@ -522,6 +519,6 @@ void iface_request(struct processing *p, const char *method, const char *path, c
 		r->status = 500;
 		r->text.len = 0;
 		r->text.failed = false; /* the room already held takes the reason */
-		statproc_text_printf(&r->text, "out of memory\n");
+		textbuf_printf(&r->text, "out of memory\n");
 	}
 }

@@ -17,10 +17,9 @@
 void rates_get(struct processing *p, struct stage_reply *r)
 {
 	for (uint32_t i = 0; i < p->ntpl; i++)
-		statproc_text_printf(&r->text, "%s\"%s\":%" PRIu32 "=%" PRIu32, i ? "," : "",
-				     tpl_name(p, i), p->tpl[i].hash,
-				     p->sample_pct[p->tpl[i].group]);
-	statproc_text_printf(&r->text, "\n");
+		textbuf_printf(&r->text, "%s\"%s\":%" PRIu32 "=%" PRIu32, i ? "," : "",
+			       tpl_name(p, i), p->tpl[i].hash, p->sample_pct[p->tpl[i].group]);
+	textbuf_printf(&r->text, "\n");
 }
 
 /* A source's VOI as a new rate would leave it: made now for a source the
@@ -87,16 +86,15 @@ static int resolve_rates(struct processing *p, const struct vstats_rate *rates, 
 	memcpy(pct, p->sample_pct, sizeof(p->sample_pct));
 	for (size_t i = 0; i < n; i++) {
 		if ((id = tpl_find(p, &rates[i].spec)) < 0) {
-			statproc_text_printf(&r->text, "ESRCH: pair %zu: no template matches\n",
-					     i + 1);
+			textbuf_printf(&r->text, "ESRCH: pair %zu: no template matches\n", i + 1);
 			rc = id;
 			continue;
 		}
 		uint32_t g = p->tpl[id].group;
 		if (named[g]) {
-			statproc_text_printf(
-			    &r->text, "EINVAL: pair %zu: template \"%s\" named twice (pair %zu)\n",
-			    i + 1, p->conf->group[g].tpl.name, named[g]);
+			textbuf_printf(&r->text,
+				       "EINVAL: pair %zu: template \"%s\" named twice (pair %zu)\n",
+				       i + 1, p->conf->group[g].tpl.name, named[g]);
 			rc = -EINVAL;
 			continue;
 		}
@@ -132,12 +130,11 @@ void rates_post(struct processing *p, const char *body, struct stage_reply *r)
 		free(plan);
 		if (rc == -EFBIG) {
 			r->status = 400;
-			statproc_text_printf(&r->text,
-					     "EFBIG: the VOIs these rates give would add %" PRIu64
-					     " bytes to the processing's %" PRIu64
-					     ", past max_memory_bytes (%" PRIu64
-					     "): nothing changed\n",
-					     more, p->mem_bytes, p->conf->max_memory_bytes);
+			textbuf_printf(&r->text,
+				       "EFBIG: the VOIs these rates give would add %" PRIu64
+				       " bytes to the processing's %" PRIu64
+				       ", past max_memory_bytes (%" PRIu64 "): nothing changed\n",
+				       more, p->mem_bytes, p->conf->max_memory_bytes);
 		} else {
 			reply_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 		}
@@ -154,5 +151,5 @@ void rates_post(struct processing *p, const char *body, struct stage_reply *r)
 	}
 	free(plan);
 	memcpy(p->sample_pct, pct, sizeof(pct));
-	statproc_text_printf(&r->text, "ok\n");
+	textbuf_printf(&r->text, "ok\n");
 }

@@ -28,5 +28,5 @@ const char *reply_errname(int rc)
 void reply_fail(struct stage_reply *r, int status, int rc, const char *why)
 {
 	r->status = status;
-	statproc_text_printf(&r->text, "%s: %s\n", reply_errname(rc), why);
+	textbuf_printf(&r->text, "%s: %s\n", reply_errname(rc), why);
 }

@@ -10,7 +10,7 @@
 
 #include <binstat/collector.h>
 
-#include "statproc.h"
+#include "textbuf.h"
 
 /* How the sampler reaches the collectors, which it never sees: n of them,
  * collector i collected into e by collect(ctx, i, e, wait_ns), which
@@ -26,7 +26,7 @@ struct stage_input {
 
 struct stage_reply {
 	int status; /* HTTP status */
-	struct statproc_text text;
+	struct textbuf text;
 };
 
 #endif

@@ -35,8 +35,8 @@ const char *tpl_name(const struct processing *p, uint32_t id)
 /* The template list's line: the slot id and stats(3)'s normative spec. */
 static void tpl_line(const struct processing *p, uint32_t id, struct stage_reply *r)
 {
-	statproc_text_printf(&r->text, "%" PRIu32 " \"%s\":%" PRIu32 "\n", id, tpl_name(p, id),
-			     p->tpl[id].hash);
+	textbuf_printf(&r->text, "%" PRIu32 " \"%s\":%" PRIu32 "\n", id, tpl_name(p, id),
+		       p->tpl[id].hash);
 }
 
 /* stats_tpl_fetch_allocid: the last template matching the name (and the
@@ -104,7 +104,7 @@ void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 /* ---- stats_blob_tostr(SB_STRFMT_JSON, SB_TOSTR_META) ---- */
 
 struct json {
-	struct statproc_text *t;
+	struct textbuf *t;
 	const char *tplname, *voiname;
 	bool one_hist; /* the VOI's only histogram is "HIST", as in stats(3) */
 };
@@ -112,46 +112,45 @@ struct json {
 /* A value as stats_voistatdata_tostr prints its dtype; a double's
  * infinities (no JSON number) as the largest finite, as stats(3)'s
  * numeric limits stand for the ends. */
-static void json_value(struct statproc_text *t, struct vstats_value v)
+static void json_value(struct textbuf *t, struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
-		statproc_text_printf(t, "%" PRId64, v.i);
+		textbuf_printf(t, "%" PRId64, v.i);
 	else if (v.dtype == VSTATS_UINT)
-		statproc_text_printf(t, "%" PRIu64, v.u);
+		textbuf_printf(t, "%" PRIu64, v.u);
 	else
-		statproc_text_printf(t, "%.17g", isinf(v.f) ? copysign(DBL_MAX, v.f) : v.f);
+		textbuf_printf(t, "%.17g", isinf(v.f) ? copysign(DBL_MAX, v.f) : v.f);
 }
 
-static void json_hist(struct statproc_text *t, const struct vstats_hist *h)
+static void json_hist(struct textbuf *t, const struct vstats_hist *h)
 {
-	statproc_text_printf(t, "\"nbkts\":%" PRIu32 ",\"oob\":%" PRIu64 ",\"bkts\":[", h->n,
-			     h->oob);
+	textbuf_printf(t, "\"nbkts\":%" PRIu32 ",\"oob\":%" PRIu64 ",\"bkts\":[", h->n, h->oob);
 	for (uint32_t i = 0; i < h->n; i++) {
-		statproc_text_printf(t, "%s{\"lb\":", i ? "," : "");
+		textbuf_printf(t, "%s{\"lb\":", i ? "," : "");
 		json_value(t, h->bkt[i].lb);
-		statproc_text_printf(t, ",\"ub\":");
+		textbuf_printf(t, ",\"ub\":");
 		json_value(t, h->bkt[i].ub);
-		statproc_text_printf(t, ",\"cnt\":%" PRIu64 "}", h->count[i]);
+		textbuf_printf(t, ",\"cnt\":%" PRIu64 "}", h->count[i]);
 	}
-	statproc_text_printf(t, "]");
+	textbuf_printf(t, "]");
 }
 
-static void json_tdigest(struct statproc_text *t, struct tdigest *td)
+static void json_tdigest(struct textbuf *t, struct tdigest *td)
 {
 	size_t n = tdigest_centroids(td);
 	double mu, cnt;
 
-	statproc_text_printf(t,
-			     "\"smplcnt\":%" PRIu64 ",\"compcnt\":%" PRIu64
-			     ",\"maxctds\":%zu,\"nctds\":%zu,\"ctds\":[",
-			     (uint64_t)tdigest_count(td), tdigest_merges(td),
-			     tdigest_centroids_max(td), n);
+	textbuf_printf(t,
+		       "\"smplcnt\":%" PRIu64 ",\"compcnt\":%" PRIu64
+		       ",\"maxctds\":%zu,\"nctds\":%zu,\"ctds\":[",
+		       (uint64_t)tdigest_count(td), tdigest_merges(td), tdigest_centroids_max(td),
+		       n);
 	for (size_t i = 0; i < n; i++) {
 		tdigest_centroid(td, i, &mu, &cnt);
-		statproc_text_printf(t, "%s{\"mu\":%.17g,\"cnt\":%" PRIu64 "}", i ? "," : "", mu,
-				     (uint64_t)cnt);
+		textbuf_printf(t, "%s{\"mu\":%.17g,\"cnt\":%" PRIu64 "}", i ? "," : "", mu,
+			       (uint64_t)cnt);
 	}
-	statproc_text_printf(t, "]");
+	textbuf_printf(t, "]");
 }
 
 static bool is_hist(enum vstats_stype st)
@@ -171,13 +170,13 @@ static const char *stat_key(const struct json *j, enum vstats_stype st)
 	return names[st];
 }
 
-static void json_stat_data(const struct vstats_stat *st, struct statproc_text *t)
+static void json_stat_data(const struct vstats_stat *st, struct textbuf *t)
 {
 	switch (st->stype) {
 	case VSTATS_SUM:
 	case VSTATS_MAX:
 	case VSTATS_MIN:
-		statproc_text_printf(t, "\"val\":");
+		textbuf_printf(t, "\"val\":");
 		json_value(t, st->v);
 		break;
 	case VSTATS_CRHIST:
@@ -196,24 +195,24 @@ static void json_stat_data(const struct vstats_stat *st, struct statproc_text *t
 static int json_visit(const struct vstats_visit *v, void *ctx)
 {
 	struct json *j = ctx;
-	struct statproc_text *t = j->t;
+	struct textbuf *t = j->t;
 
 	if (v->flags & VSTATS_IT_FIRST_CB)
-		statproc_text_printf(t, "{\"tplname\":\"%s\",\"tplhash\":%" PRIu32 ",\"vois\":{",
-				     j->tplname, v->tplhash);
+		textbuf_printf(t, "{\"tplname\":\"%s\",\"tplhash\":%" PRIu32 ",\"vois\":{",
+			       j->tplname, v->tplhash);
 	if (v->flags & VSTATS_IT_FIRST_VOISTAT)
-		statproc_text_printf(t, "\"%s\":{\"stats\":{", j->voiname);
-	statproc_text_printf(t, "\"%s\":", stat_key(j, v->stat->stype));
+		textbuf_printf(t, "\"%s\":{\"stats\":{", j->voiname);
+	textbuf_printf(t, "\"%s\":", stat_key(j, v->stat->stype));
 	if (v->valid) {
-		statproc_text_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
+		textbuf_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
 		json_stat_data(v->stat, t);
-		statproc_text_printf(t, "}");
+		textbuf_printf(t, "}");
 	} else {
-		statproc_text_printf(t, "null");
+		textbuf_printf(t, "null");
 	}
 	if (v->flags & VSTATS_IT_LAST_VOISTAT)
-		statproc_text_printf(t, "}}");
-	statproc_text_printf(t, v->flags & VSTATS_IT_LAST_CB ? "}}\n" : ",");
+		textbuf_printf(t, "}}");
+	textbuf_printf(t, v->flags & VSTATS_IT_LAST_CB ? "}}\n" : ",");
 	return 0;
 }
 

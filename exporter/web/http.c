@@ -116,7 +116,7 @@ static enum MHD_Result reply_text(struct request *rq, unsigned code, const char 
 static enum MHD_Result landing(struct request *rq)
 {
 	struct http_server *s = rq->s;
-	struct statproc_text page = {0};
+	struct textbuf page = {0};
 	struct landing_input in = {
 	    .telemetry_path = s->opt.telemetry_path,
 	    .config_file = s->opt.config_file,
@@ -132,7 +132,7 @@ static enum MHD_Result landing(struct request *rq)
 	else
 		ret = reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	collset_put(in.set);
-	statproc_text_free(&page);
+	textbuf_free(&page);
 	return ret;
 }
 
@@ -409,7 +409,7 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	free(with_query);
 	collset_put(set);
 	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	return ret;
 }
 

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "textbuf.h"
+
 #define STATPROC_NAME_MAX 128
 #define STATPROC_LIST_MAX                                                                          \
 	2047				   /* entries_max of a list: with the gap below            \
@@ -138,28 +140,16 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns);
  * could not take the pair whole (counted in hits_saturated). */
 bool statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
 
-/* Text the formatters append to; `failed` once an append found no memory
- * or passed `max` bytes (the text is then incomplete). */
-struct statproc_text {
-	char *p;
-	size_t len, cap, max;
-	bool failed;
-};
-
-void statproc_text_free(struct statproc_text *t);
-/* Appends formatted text (grows it, up to max). */
-void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* An array's discriminator i, the upper bound of its interval i: the
  * intervals end at range_max, so the last is range_max itself. False when
  * that is range_max's rather than the step's (the step passed it). */
 bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
 /* The statistic's definition line, in the Linux statistics infrastructure's syntax, with its
  * newline. */
-void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t);
+void statproc_format_def(const struct statproc_stat *s, struct textbuf *t);
 /* Its lines of the data file. A history that is on is first brought up to
  * now (periods without data are entries of zero). */
-void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t);
+void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct textbuf *t);
 
 /* Brings a history that is on up to now, as a read of its data file
  * does (statproc_format_data calls it): each period begun since is an

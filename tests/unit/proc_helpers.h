@@ -70,7 +70,7 @@ static inline char *iface_as(struct processing *p, const char *method, const cha
 	processing_iface(p, method, path, body, may_write, now, &r);
 	*status = r.status;
 	char *text = strdup(r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	return text;
 }
 

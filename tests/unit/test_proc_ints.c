@@ -15,7 +15,7 @@ static char *data(struct processing *p, const char *path)
 	processing_iface(p, "GET", path, NULL, false, S(100), &r);
 	assert_int_equal(r.status, 200);
 	char *text = strdup(r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	return text;
 }
 
@@ -256,7 +256,7 @@ static void test_refused_family_not_processed(void **state)
 	}
 	processing_iface(p, "GET", "", NULL, false, S(10), &r);
 	assert_string_equal(r.text.p, "g/0 fv{device=\"a\"}\n");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "f_r 3 1 2.000 3\n");
 	free(text);
@@ -392,7 +392,7 @@ static void test_label_order_one_source(void **state)
 	}
 	processing_iface(p, "GET", "", NULL, false, S(10), &r);
 	assert_string_equal(r.text.p, "g/0 ov{a=\"1\",b=\"2\"}\n");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "r 3 10 10.000 10\n");
 	free(text);

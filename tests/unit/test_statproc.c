@@ -19,22 +19,22 @@
 static char *def_line(const struct statproc_stat *s)
 {
 	static char out[1024];
-	struct statproc_text t = {0};
+	struct textbuf t = {0};
 	statproc_format_def(s, &t);
 	assert_false(t.failed);
 	snprintf(out, sizeof(out), "%.*s", (int)t.len, t.p);
-	statproc_text_free(&t);
+	textbuf_free(&t);
 	return out;
 }
 
 static char *data_lines(struct statproc_stat *s, uint64_t now)
 {
 	static char out[8192];
-	struct statproc_text t = {0};
+	struct textbuf t = {0};
 	statproc_format_data(s, now, &t);
 	assert_false(t.failed);
 	snprintf(out, sizeof(out), "%.*s", t.p ? (int)t.len : 0, t.p ? t.p : "");
-	statproc_text_free(&t);
+	textbuf_free(&t);
 	return out;
 }
 
