@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +483,26 @@ static void emit_template(struct processing *p, uint32_t g, struct bs_emitter *e
 	}
 }
 
+/* binstat_processing_dropped_total's reasons, each a counter of
+ * struct stage_counters. */
+static const struct {
+	const char *reason;
+	size_t at;
+} dropped[] = {
+    {"too_many_sources", offsetof(struct stage_counters, too_many_sources)},
+    {"not_a_number", offsetof(struct stage_counters, not_a_number)},
+    {"collector_busy", offsetof(struct stage_counters, busy)},
+    {"source_expired", offsetof(struct stage_counters, expired_sources)},
+    {"key_too_long", offsetof(struct stage_counters, key_too_long)},
+    {"invalid_histogram", offsetof(struct stage_counters, invalid_histogram)},
+    {"out_of_range", offsetof(struct stage_counters, out_of_range)},
+    {"duplicate_series", offsetof(struct stage_counters, duplicate_series)},
+    {"duplicate_family", offsetof(struct stage_counters, duplicate_family)},
+    /* a total kept at its limit, or a range not taking it */
+    {"saturated", offsetof(struct stage_counters, saturated)},
+    {"memory_limit", offsetof(struct stage_counters, memory_limit)},
+};
+
 static void emit_self(struct processing *p, struct bs_emitter *em)
 {
 	const struct stage_counters *c = &p->count;
@@ -506,28 +527,10 @@ static void emit_self(struct processing *p, struct bs_emitter *em)
 	bs_sample_u64(em, NULL, 0, c->values);
 	bs_family(em, "binstat_processing_dropped", BS_COUNTER, NULL,
 		  "Values or sources the processing could not take, by reason.");
-	l = (struct bs_label){"reason", "too_many_sources"};
-	bs_sample_u64(em, &l, 1, c->too_many_sources);
-	l.value = "not_a_number";
-	bs_sample_u64(em, &l, 1, c->not_a_number);
-	l.value = "collector_busy";
-	bs_sample_u64(em, &l, 1, c->busy);
-	l.value = "source_expired";
-	bs_sample_u64(em, &l, 1, c->expired_sources);
-	l.value = "key_too_long";
-	bs_sample_u64(em, &l, 1, c->key_too_long);
-	l.value = "invalid_histogram";
-	bs_sample_u64(em, &l, 1, c->invalid_histogram);
-	l.value = "out_of_range";
-	bs_sample_u64(em, &l, 1, c->out_of_range);
-	l.value = "duplicate_series";
-	bs_sample_u64(em, &l, 1, c->duplicate_series);
-	l.value = "duplicate_family";
-	bs_sample_u64(em, &l, 1, c->duplicate_family);
-	l.value = "saturated"; /* a total kept at its limit, or a range not taking it */
-	bs_sample_u64(em, &l, 1, c->saturated);
-	l.value = "memory_limit";
-	bs_sample_u64(em, &l, 1, c->memory_limit);
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		l = (struct bs_label){"reason", dropped[i].reason};
+		bs_sample_u64(em, &l, 1, *(const uint64_t *)((const char *)c + dropped[i].at));
+	}
 }
 
 /* Every history brought up to now, as a read of its data file would: a
