@@ -51,3 +51,13 @@ int pipeline_build(struct config *cfg, const struct bs_host *host, struct collse
 	*out = set;
 	return 0;
 }
+
+void pipeline_hand_over(struct collset *set, struct collset *old)
+{
+	const char *name = processing_collector()->name;
+	struct processing *p = collset_builtin(set, name),
+			  *o = old ? collset_builtin(old, name) : NULL;
+
+	if (p && o)
+		processing_take_over(p, o);
+}

@@ -16,4 +16,8 @@
  * sampler starts unless host is only checking. Errors as collset_build. */
 int pipeline_build(struct config *cfg, const struct bs_host *host, struct collset **out, char *err,
 		   size_t errlen);
+/* A reload: set, just built, takes over from old (the running generation,
+ * or NULL) what the processing stage keeps for definitions that did not
+ * change. */
+void pipeline_hand_over(struct collset *set, struct collset *old);
 #endif

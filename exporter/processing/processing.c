@@ -3,6 +3,7 @@
  * and the doors the rest of the daemon uses: the built-in collector a
  * scrape runs (emit.c) and the /statistics/ interface (iface.c). */
 #include "processing.h"
+#include "carry.h"
 #include "emit.h"
 #include "iface.h"
 #include "sampler.h"
@@ -87,6 +88,11 @@ void processing_free(struct processing *p)
 void processing_release(void *p)
 {
 	processing_free(p);
+}
+
+void processing_take_over(struct processing *p, struct processing *old)
+{
+	carry_over(p, old);
 }
 
 const struct bs_collector *processing_collector(void)

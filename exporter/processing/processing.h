@@ -27,6 +27,12 @@ void processing_free(struct processing *p);
 /* processing_free for a void * owner (the collector set). */
 void processing_release(void *p);
 
+/* A reload: p, the stage the new configuration made, takes the data of
+ * old, the running one's, for every statistic, template and source whose
+ * definition is the same in both; old's sampler stops. Changed
+ * definitions start afresh, and the log names them. */
+void processing_take_over(struct processing *p, struct processing *old);
+
 /* The scrape's built-in collector "processing": writes every statistic;
  * its state is the struct processing (collect and describe only, no init). */
 const struct bs_collector *processing_collector(void);

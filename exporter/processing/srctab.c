@@ -214,6 +214,25 @@ static struct source *source_alloc(size_t size, const char *key, size_t len, con
 /* A new source, if what it would hold fits max_memory_bytes (computed
  * from its group's configured definitions before anything is allocated):
  * 0, -EFBIG past the limit, -ENOMEM. histogram: made by a histogram. */
+/* s into the arrays and the index: 0, -ENOMEM with nothing changed. */
+static int table_insert(struct processing *p, struct source *s)
+{
+	if (growarr_push(&p->srcs, &s) < 0)
+		return -ENOMEM;
+	if (growarr_push(&p->grp[s->group].srcs, &s) < 0) {
+		p->srcs.n--;
+		return -ENOMEM;
+	}
+	if (p->srcs.n * 2 <= p->index_cap) {
+		index_insert(p, p->srcs.n - 1);
+	} else if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
+		p->srcs.n--;
+		p->grp[s->group].srcs.n--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int srctab_add(struct processing *p, uint32_t group, const char *key, size_t len, uint64_t h,
 	       const char *name, const struct bs_label *labels, size_t n, bool histogram,
 	       uint64_t now_ns, struct source **out)
@@ -234,30 +253,88 @@ int srctab_add(struct processing *p, uint32_t group, const char *key, size_t len
 	s->hash = h;
 	s->seen_ns = now_ns;
 	s->histogram = histogram;
-	if (source_stats(p, s, sampled, now_ns) < 0)
-		goto err_free;
-	if (growarr_push(&p->srcs, &s) < 0)
-		goto err_free;
-	if (growarr_push(&p->grp[group].srcs, &s) < 0) {
-		p->srcs.n--;
-		goto err_free;
-	}
-	if (p->srcs.n * 2 > p->index_cap) {
-		if (index_rebuild(p, p->index_cap ? 2 * p->index_cap : 128) < 0) {
-			p->srcs.n--;
-			p->grp[group].srcs.n--;
-			goto err_free;
-		}
-	} else {
-		index_insert(p, p->srcs.n - 1);
+	if (source_stats(p, s, sampled, now_ns) < 0 || table_insert(p, s) < 0) {
+		source_free(p, s);
+		return -ENOMEM;
 	}
 	s->id = p->next_id[group]++;
 	srctab_resize(p, s, bytes);
 	*out = s;
 	return 0;
-err_free:
+}
+
+int srctab_adopt(struct processing *p, struct source *s)
+{
+	size_t bytes = srctab_bytes(p, s);
+	int rc;
+
+	s->bytes = 0; /* its share of the table it left was given back */
+	s->next_fed = NULL;
+	s->expired = false;
+	s->fed_pass = 0; /* no pass of this table's sampler */
+	if (p->srcs.n >= p->conf->max_sources)
+		return -E2BIG;
+	if (!srctab_fits(p, bytes))
+		return -EFBIG;
+	if ((rc = table_insert(p, s)) < 0)
+		return rc;
+	if (s->id >= p->next_id[s->group])
+		p->next_id[s->group] = s->id + 1;
+	srctab_resize(p, s, bytes);
+	return 0;
+}
+
+void srctab_discard(struct processing *p, struct source *s)
+{
 	source_free(p, s);
-	return -ENOMEM;
+}
+
+/* Takes the sources marked `expired` out of the table, each freed or
+ * (free_them false) left to whoever marked it, its share given back
+ * either way. The count taken out. */
+static size_t remove_marked(struct processing *p, bool free_them)
+{
+	size_t kept = 0, n0 = p->srcs.n;
+
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		struct source *s = p->src[i];
+		if (s->next_fed && s->next_fed->expired)
+			s->next_fed = NULL;
+	}
+	for (uint32_t g = 0; g < p->conf->ngroups; g++) { /* before any is freed */
+		struct stage_group_srcs *gs = &p->grp[g];
+		size_t n = 0;
+		for (size_t i = 0; i < gs->srcs.n; i++)
+			if (!gs->src[i]->expired)
+				gs->src[n++] = gs->src[i];
+		gs->srcs.n = n;
+	}
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		struct source *s = p->src[i];
+		if (!s->expired)
+			p->src[kept++] = s;
+		else if (free_them)
+			source_free(p, s);
+		else
+			srctab_resize(p, s, 0);
+	}
+	if (kept != p->srcs.n) {
+		p->srcs.n = kept;
+		index_rebuild(p, p->index_cap); /* same size: cannot grow the table */
+	}
+	return n0 - kept;
+}
+
+size_t srctab_take_marked(struct processing *p)
+{
+	return remove_marked(p, false);
+}
+
+void srctab_drop_group(struct processing *p, uint32_t group)
+{
+	for (size_t i = 0; i < p->srcs.n; i++)
+		p->src[i]->expired = p->src[i]->group == group;
+	remove_marked(p, true);
 }
 
 /* Sources not seen for the ttl are freed, and every next_fed that
@@ -274,36 +351,8 @@ void srctab_expire(struct processing *p, uint64_t now_ns)
 		p->src[i]->expired = now_ns - p->src[i]->seen_ns > ttl;
 		kept += !p->src[i]->expired;
 	}
-	if (kept == p->srcs.n) {
-		pthread_mutex_unlock(&p->lock);
-		return;
-	}
-	kept = 0;
-	for (size_t i = 0; i < p->srcs.n; i++) {
-		struct source *s = p->src[i];
-		if (s->next_fed && s->next_fed->expired)
-			s->next_fed = NULL;
-	}
-	for (uint32_t g = 0; g < p->conf->ngroups; g++) { /* before any is freed */
-		struct stage_group_srcs *gs = &p->grp[g];
-		size_t n = 0;
-		for (size_t i = 0; i < gs->srcs.n; i++)
-			if (!gs->src[i]->expired)
-				gs->src[n++] = gs->src[i];
-		gs->srcs.n = n;
-	}
-	for (size_t i = 0; i < p->srcs.n; i++) {
-		if (p->src[i]->expired) {
-			source_free(p, p->src[i]);
-			p->count.expired_sources++;
-		} else {
-			p->src[kept++] = p->src[i];
-		}
-	}
-	if (kept != p->srcs.n) {
-		p->srcs.n = kept;
-		index_rebuild(p, p->index_cap); /* same size: cannot grow the table */
-	}
+	if (kept != p->srcs.n)
+		p->count.expired_sources += remove_marked(p, true);
 	pthread_mutex_unlock(&p->lock);
 }
 

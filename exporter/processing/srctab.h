@@ -38,6 +38,18 @@ struct source *srctab_find(struct processing *p, uint32_t group, const char *key
 int srctab_add(struct processing *p, uint32_t group, const char *key, size_t len, uint64_t h,
 	       const char *name, const struct bs_label *labels, size_t n, bool histogram,
 	       uint64_t now_ns, struct source **out);
+/* Puts s, a source another table gave up (srctab_take_marked), into p's
+ * under its id, its bytes counted anew from p's definitions: 0; -E2BIG
+ * past max_sources, -EFBIG past max_memory_bytes, -ENOMEM, s then the
+ * caller's to discard. */
+int srctab_adopt(struct processing *p, struct source *s);
+/* Frees a source that is in no table, its statistics those of p's group. */
+void srctab_discard(struct processing *p, struct source *s);
+/* Takes the sources marked `expired` out of the table unfreed, their
+ * share given back: the caller owns them. The count taken. */
+size_t srctab_take_marked(struct processing *p);
+/* Frees every source of group. */
+void srctab_drop_group(struct processing *p, uint32_t group);
 /* Sources not seen for the ttl are freed, and every next_fed that
  * pointed at one forgotten. Takes the lock. */
 void srctab_expire(struct processing *p, uint64_t now_ns);

@@ -30,7 +30,7 @@ struct source {
 	 * order each pass finds each one here, by comparing the labels,
 	 * without building its key or reading the index. NULL: none known. */
 	struct source *next_fed;
-	bool expired; /* being freed: no next_fed may point here */
+	bool expired; /* leaving the table: no next_fed may point here */
 	/* The collector pass (the sampler's pass) that last fed it: written again
 	 * in the same pass, it is a duplicate a scrape refuses. */
 	uint64_t fed_pass;
