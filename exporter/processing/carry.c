@@ -32,10 +32,13 @@ static void changed(struct changes *c, const char *what, const char *group, cons
 	size_t len = strlen(c->more);
 
 	snprintf(id, sizeof(id), "%s%s%s", group, name ? "/" : "", name ? name : "");
-	if (c->n++ < CHANGED_LOGGED)
+	if (c->n++ < CHANGED_LOGGED) {
 		log_info("reload: a definition changed, its data start afresh", what, id);
-	else if (len + strlen(id) + 2 < sizeof(c->more))
-		snprintf(c->more + len, sizeof(c->more) - len, "%s%s", len ? " " : "", id);
+	} else if (len + strlen(id) + 2 < sizeof(c->more)) { /* past it, left out: bounded */
+		if (len)
+			c->more[len++] = ' ';
+		memcpy(c->more + len, id, strlen(id) + 1);
+	}
 }
 
 static bool same_str(const char *a, const char *b)

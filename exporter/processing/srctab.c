@@ -266,8 +266,11 @@ int srctab_add(struct processing *p, uint32_t group, const char *key, size_t len
 int srctab_adopt(struct processing *p, struct source *s)
 {
 	size_t bytes = srctab_bytes(p, s);
+	struct srctab_key kp;
 	int rc;
 
+	srctab_key_split(s->key, s->keylen, &kp);
+	s->hash = srctab_hash(s->group, s->key, &kp); /* the group's index may differ */
 	s->bytes = 0; /* its share of the table it left was given back */
 	s->next_fed = NULL;
 	s->expired = false;

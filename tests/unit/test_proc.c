@@ -2152,6 +2152,107 @@ static void test_sums_that_go_down_are_gauges(void **state)
 	done(p);
 }
 
+/* ---- a reload's hand-over ---- */
+
+static const char *const takeover_yaml[2] = {
+    "processing:\n  groups:\n"
+    "    - {name: g, select: c_total, x: delta,\n"
+    "       statistics: [{name: v, type: value}, {name: w, type: raw, entries_max: 2},\n"
+    "                    {name: h, type: history, mode: range, period: 1s, entries_max: 4}],\n"
+    "       template: {name: t, stats: [{tdigest: {quantiles: [0.5]}}]}}\n"
+    "    - {name: k, select: d_total, x: delta, statistics: [{name: kv, type: value}]}\n"
+    "    - {name: u, select: e_total, statistics: [{name: uv, type: value}],\n"
+    "       template: {name: ut, stats: [sum]}}\n",
+    /* w's entries_max, k's x and u's template changed; v, h, t as they were */
+    "processing:\n  groups:\n"
+    "    - {name: u, select: e_total, statistics: [{name: uv, type: value}],\n"
+    "       template: {name: ut, stats: [max]}}\n"
+    "    - {name: g, select: c_total, x: delta,\n"
+    "       statistics: [{name: h, type: history, mode: range, period: 1s, entries_max: 4},\n"
+    "                    {name: v, type: value}, {name: w, type: raw, entries_max: 3}],\n"
+    "       template: {name: t, stats: [{tdigest: {quantiles: [0.5]}}]}}\n"
+    "    - {name: k, select: d_total, x: value, statistics: [{name: kv, type: value}]}\n"};
+
+static struct processing *made_from(const char *yaml, struct config **c)
+{
+	char err[CONF_ERR_MAX];
+	struct processing *p;
+
+	if (!(*c = config_load("t.yml", yaml, "/plugins", err, sizeof(err))))
+		fail_msg("config: %s", err);
+	assert_int_equal(processing_new((*c)->processing, &p), 0);
+	p->clock_ns = test_clock;
+	return p;
+}
+
+static void assert_budget(const struct processing *p)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < p->srcs.n; i++) {
+		assert_int_equal(p->src[i]->bytes, srctab_bytes(p, p->src[i]));
+		sum += p->src[i]->bytes;
+	}
+	assert_int_equal(p->mem_bytes, sum);
+}
+
+/* The new stage takes a source of each unchanged group with its id and
+ * every unchanged statistic's and template's data, in whatever order the
+ * file now lists them; a changed statistic, template or group starts
+ * afresh; both budgets stay the sum of their sources. */
+static void test_take_over_keeps_unchanged(void **state)
+{
+	struct config *c0, *c1;
+	struct processing *old = made_from(takeover_yaml[0], &c0), *p;
+	int status;
+	(void)state;
+
+	test_now = 0;
+	for (int i = 0; i <= 10; i++) {
+		feed_value(old, "c_total", NULL, 0, 3 * i, S(0.25 * i));
+		feed_value(old, "d_total", NULL, 0, i, S(0.25 * i));
+		feed_value(old, "e_total", NULL, 0, i, S(0.25 * i));
+	}
+	test_now = S(3);
+	p = made_from(takeover_yaml[1], &c1);
+	feed_value(p, "c_total", NULL, 0, 99, S(3)); /* its sampler's own, since started */
+	processing_take_over(p, old);
+	assert_budget(p);
+	assert_budget(old);
+	assert_int_equal(old->srcs.n, 1); /* k's, whose selection changed */
+	assert_int_equal(p->srcs.n, 2);
+	char *text = iface_as(p, "GET", "g/0/data", NULL, false, S(3), &status);
+	assert_int_equal(status, 200);
+	assert_non_null(strstr(text, "h [0.000000] 3 3 3.000 3\nh [1.000000] 4 3 3.000 3\n"
+				     "h [2.000000] 3 3 3.000 3\n"));
+	assert_non_null(strstr(text, "v 10\n"));
+	assert_null(strstr(text, "w [")); /* w changed: no data yet */
+	assert_non_null(strstr(text, "t_tdigest count 10\n"));
+	free(text);
+	text = iface_as(p, "GET", "g/0/definition", NULL, false, S(3), &status);
+	assert_non_null(strstr(text, "name=w on=1 type=raw range_min=-9223372036854775808 "
+				     "range_max=9223372036854775807 entries_max=3 "));
+	free(text);
+	text = iface_as(p, "GET", "u/0/data", NULL, false, S(3), &status);
+	assert_non_null(strstr(text, "uv 11\n")); /* unchanged: kept */
+	assert_null(strstr(text, "ut_sum"));	  /* the old template's statistic is gone */
+	free(text);
+	text = iface_as(p, "GET", "u/0/definition", NULL, false, S(3), &status);
+	/* the new template's VOI is fresh */
+	assert_non_null(strstr(text, "# template=ut state=on sampled=1 relative=0 updates=0\n"));
+	free(text);
+	feed_value(p, "c_total", NULL, 0, 33, S(3.25)); /* the delta goes on from 30 */
+	assert_int_equal(p->srcs.n, 2);			/* found by its series */
+	text = iface_as(p, "GET", "g/0/data", NULL, false, S(3.25), &status);
+	assert_non_null(strstr(text, "v 11\n"));
+	assert_non_null(strstr(text, "w [3.250000] 0 3 1\n"));
+	free(text);
+	processing_free(p);
+	processing_free(old);
+	config_free(c1);
+	config_free(c0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2192,6 +2293,7 @@ int main(void)
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
 	    cmocka_unit_test(test_history_moves_on_by_scrape),
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
+	    cmocka_unit_test(test_take_over_keeps_unchanged),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }
