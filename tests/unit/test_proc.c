@@ -963,6 +963,7 @@ static void test_write_allow(void **state)
 struct race {
 	struct processing *p;
 	volatile bool stop;
+	unsigned rounds; /* race_redefine's passes over every type (atomic) */
 };
 
 static void *race_feed(void *arg)
@@ -1115,8 +1116,11 @@ static void *race_redefine(void *arg)
 	struct race *r = arg;
 	int status;
 
-	for (unsigned i = 0; !r->stop; i++)
+	for (unsigned i = 0; !r->stop; i++) {
 		free(iface_as(r->p, "POST", "g/0/definition", lines[i % 6], true, i, &status));
+		if (i % 6 == 5)
+			__atomic_add_fetch(&r->rounds, 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -1131,7 +1135,10 @@ static void test_type_changes_under_load(void **state)
 	feed_value(r.p, "c_total", NULL, 0, 0, 0); /* the source exists from here */
 	assert_int_equal(pthread_create(&feeder, NULL, race_feed, &r), 0);
 	assert_int_equal(pthread_create(&redefiner, NULL, race_redefine, &r), 0);
-	for (int i = 0; i < 2000; i++) {
+	/* 2000 reads, and on until the redefiner went through every type
+	 * once (a loaded host may start it late), within a bound */
+	for (int i = 0; i < 2000 || (!__atomic_load_n(&r.rounds, __ATOMIC_RELAXED) && i < 200000);
+	     i++) {
 		char *def = iface_as(r.p, "GET", "g/0/definition", NULL, false, 0, &status);
 		assert_int_equal(status, 200);
 		assert_non_null(strstr(def, "name=s on=1 type="));
