@@ -19,7 +19,9 @@
 
 #include "log.h"
 
-#define CHANGED_LOGGED 8 /* lines naming a changed definition; then a count */
+/* Lines naming a changed definition, then one with a count: fewer than
+ * the log writes of one kind a second (LOG_BURST). */
+#define CHANGED_LOGGED 4
 
 struct changes {
 	unsigned n;

@@ -4,6 +4,7 @@
  * rate, write permission, configuration errors; and a sampler racing a
  * reader, which must never see a statistic half updated. */
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ static uint64_t test_clock(void)
 #define PROCESSING_TEST_MADE(p) (test_now = 0, (p)->clock_ns = test_clock)
 #include "proc_helpers.h"
 
+#include "monoclock.h"
 #include "names.h"
 
 static const char *delta_yaml =
@@ -2260,6 +2262,49 @@ static void test_take_over_keeps_unchanged(void **state)
 	config_free(c0);
 }
 
+/* A reload with more changed definitions than the log names one a line:
+ * four lines, then one with the count of the others and their names. */
+static void test_take_over_logs_bounded(void **state)
+{
+	char yaml[2][4096], line[512];
+	struct config *c0, *c1;
+	int saved = dup(2), lines = 0, summary = 0;
+	FILE *log = tmpfile();
+	(void)state;
+
+	for (int v = 0; v < 2; v++) {
+		size_t n = (size_t)snprintf(yaml[v], sizeof(yaml[v]), "processing:\n  groups:\n");
+		for (int g = 0; g < 10; g++)
+			n += (size_t)snprintf(yaml[v] + n, sizeof(yaml[v]) - n,
+					      "    - {name: g%d, select: c%d_total, statistics: "
+					      "[{name: s%d, type: raw, entries_max: %d}]}\n",
+					      g, g, g, 2 + v);
+	}
+	struct processing *old = made_from(yaml[0], &c0), *p = made_from(yaml[1], &c1);
+	assert_non_null(log);
+	/* the log writes at most LOG_BURST lines of a kind a second, and the
+	 * test before logged some: from the next second on (within one) */
+	for (uint64_t sec = monoclock_ns() / 1000000000u; monoclock_ns() / 1000000000u == sec;)
+		poll(NULL, 0, 10);
+	assert_int_equal(dup2(fileno(log), 2), 2);
+	processing_take_over(p, old);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	rewind(log);
+	while (fgets(line, sizeof(line), log)) {
+		lines += strstr(line, "a definition changed, its data start afresh") != NULL;
+		summary += strstr(line, "more definitions changed") && strstr(line, "count=6") &&
+			   strstr(line, "g4/s4 g5/s5 g6/s6 g7/s7 g8/s8 g9/s9");
+	}
+	fclose(log);
+	assert_int_equal(lines, 4);
+	assert_int_equal(summary, 1);
+	processing_free(p);
+	processing_free(old);
+	config_free(c1);
+	config_free(c0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2301,6 +2346,7 @@ int main(void)
 	    cmocka_unit_test(test_history_moves_on_by_scrape),
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
 	    cmocka_unit_test(test_take_over_keeps_unchanged),
+	    cmocka_unit_test(test_take_over_logs_bounded),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }
