@@ -68,6 +68,7 @@ $(B)/exporter/libdaemon.a: $(DAEMON_SRCS:%.c=$(B)/%.o)
 LIBRARIES   = $(notdir $(wildcard lib/*))
 dci4_USES   = unixsock collkit
 vstats_USES = collkit
+statproc_USES = collkit
 pvstats_PKGS = xenstore xengnttab xenevtchn xencall
 lib_a       = $(foreach l,$(1),$(B)/lib/lib$(l).a)
 lib_incs    = $(foreach l,$(1),-Ilib/$(l))

@@ -290,7 +290,7 @@ int cli_apply_collectors(const struct cli *c, struct config *cfg, char *err, siz
 		return -1;
 	}
 	if (!proc_on && cfg->processing) {
-		proc_conf_free(cfg->processing);
+		processing_conf_free(cfg->processing);
 		cfg->processing = NULL;
 		cfg->processing_off = true;
 	}

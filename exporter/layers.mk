@@ -3,10 +3,10 @@
 # compiled with only these -I paths, and tools/checksrc reads this file to
 # refuse an include that breaks them. exporter/ itself (the daemon's
 # start-up and wiring) and the tests see every folder.
-EXPORTER_LAYERS := web run proc model config expo out base
-web_MAY    := run proc model config expo out base
+EXPORTER_LAYERS := web run processing model config expo out base
+web_MAY    := run processing model config expo out base
 run_MAY    := model config expo out base
-proc_MAY   := model config expo out base
+processing_MAY := model config expo out base
 model_MAY  := expo out base
 config_MAY := expo base
 expo_MAY   := out base

@@ -96,6 +96,7 @@ static void reload(const struct cli *cli)
 		selfstats_reload(false, err);
 		return;
 	}
+	pipeline_hand_over(set, current); /* current: written by this thread alone */
 	pthread_mutex_lock(&current_lock);
 	struct collset *old = current;
 	current = set;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "proc.h"
+#include "processing.h"
 
 static int sample(void *set, size_t i, struct bs_emitter *e, uint64_t wait_ns)
 {
@@ -17,19 +17,19 @@ static int sample(void *set, size_t i, struct bs_emitter *e, uint64_t wait_ns)
 static int attach_processing(struct collset *set, const struct bs_host *host)
 {
 	const struct config *cfg = collset_config(set);
-	struct proc_input in = {.n = collset_count(set), .collect = sample, .ctx = set};
-	struct proc *p;
+	struct stage_input in = {.n = collset_count(set), .collect = sample, .ctx = set};
+	struct processing *p;
 	int rc;
 
-	if ((rc = proc_new(cfg->processing, &p)) < 0)
+	if ((rc = processing_new(cfg->processing, &p)) < 0)
 		return rc;
-	if ((rc = collset_add_builtin(set, &proc_source, p, proc_release)) < 0) {
-		proc_free(p);
+	if ((rc = collset_add_builtin(set, processing_collector(), p, processing_release)) < 0) {
+		processing_free(p);
 		return rc;
 	}
 	/* The set owns p now; a sampler that cannot start leaves the
 	 * interface and the scrape's figures, without new samples. */
-	if (!(host->flags & BS_HOST_CHECK_ONLY) && (rc = proc_start(p, &in)) < 0)
+	if (!(host->flags & BS_HOST_CHECK_ONLY) && (rc = processing_start(p, &in)) < 0)
 		log_error("processing sampler failed to start", "err", strerror(-rc));
 	return 0;
 }
@@ -50,4 +50,14 @@ int pipeline_build(struct config *cfg, const struct bs_host *host, struct collse
 	}
 	*out = set;
 	return 0;
+}
+
+void pipeline_hand_over(struct collset *set, struct collset *old)
+{
+	const char *name = processing_collector()->name;
+	struct processing *p = collset_builtin(set, name),
+			  *o = old ? collset_builtin(old, name) : NULL;
+
+	if (p && o)
+		processing_take_over(p, o);
 }

@@ -126,7 +126,7 @@ struct config *config_load(const char *file, const char *text, const char *defau
 		goto err_copy_message;
 	if ((n = conf_child(root, "collectors")) && load_collectors(c, n) < 0)
 		goto err_copy_message;
-	if ((n = conf_child(root, "processing")) && proc_conf_load(n, &c->processing) < 0)
+	if ((n = conf_child(root, "processing")) && processing_conf_load(n, &c->processing) < 0)
 		goto err_copy_message;
 	/* Top level only: each collector's plugin checks its own options. */
 	for (size_t i = 0; i < root->n; i++)
@@ -173,7 +173,7 @@ void config_free(struct config *c)
 {
 	if (!c)
 		return;
-	proc_conf_free(c->processing); /* its strings are the document's */
+	processing_conf_free(c->processing); /* its strings are the document's */
 	conf_free(c->flag_doc);
 	conf_free(c->doc);
 	free(c);

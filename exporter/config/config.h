@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "proc_conf.h"
+#include "processing_conf.h"
 #include <stdint.h>
 
 #include "conftree.h"
@@ -29,8 +29,8 @@ struct config {
 	const char *plugin_dir;
 	struct config_collector collector[CONFIG_COLLECTORS_MAX];
 	size_t ncollectors;
-	struct proc_conf *processing; /* NULL: no `processing:` section */
-	bool processing_off;	      /* the section was there, a --collector flag turned it off */
+	struct processing_conf *processing; /* NULL: no `processing:` section */
+	bool processing_off; /* the section was there, a --collector flag turned it off */
 };
 
 /* Loads and checks everything but the collectors' own options (their

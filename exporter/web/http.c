@@ -28,7 +28,7 @@
 #include "log.h"
 #include "monoclock.h"
 #include "negotiate.h"
-#include "proc.h"
+#include "processing.h"
 #include "scrape.h"
 #include "selfstats.h"
 #include "version.h"
@@ -116,7 +116,7 @@ static enum MHD_Result reply_text(struct request *rq, unsigned code, const char 
 static enum MHD_Result landing(struct request *rq)
 {
 	struct http_server *s = rq->s;
-	struct statproc_text page = {0};
+	struct textbuf page = {0};
 	struct landing_input in = {
 	    .telemetry_path = s->opt.telemetry_path,
 	    .config_file = s->opt.config_file,
@@ -132,7 +132,7 @@ static enum MHD_Result landing(struct request *rq)
 	else
 		ret = reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	collset_put(in.set);
-	statproc_text_free(&page);
+	textbuf_free(&page);
 	return ret;
 }
 
@@ -376,7 +376,7 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	struct http_server *s = rq->s;
 	struct body *b = rq->body;
 	struct collset *set = s->opt.current(s->opt.ctx);
-	struct proc_reply r;
+	struct stage_reply r;
 	unsigned char addr[16];
 	enum MHD_Result ret;
 
@@ -384,13 +384,13 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_CONTENT_TOO_LARGE, "body larger than 64 KiB\n");
 	}
-	struct proc *proc = set ? collset_builtin(set, proc_source.name) : NULL;
+	struct processing *proc = set ? collset_builtin(set, processing_collector()->name) : NULL;
 	if (!proc) {
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_NOT_FOUND, "no processing: section configured\n");
 	}
 	bool may_write = httpguard_client_addr(rq->c, addr) &&
-			 proc_conf_may_write(collset_config(set)->processing, addr, rq->user);
+			 processing_conf_may_write(collset_config(set)->processing, addr, rq->user);
 	if (b && memchr(b->data, '\0', b->len)) { /* would hide what follows it */
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_BAD_REQUEST, "EINVAL: the body holds a NUL byte\n");
@@ -404,12 +404,12 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	proc_iface(proc, method, with_query ? with_query : path, b ? b->data : NULL, may_write,
-		   monoclock_ns(), &r);
+	processing_iface(proc, method, with_query ? with_query : path, b ? b->data : NULL,
+			 may_write, monoclock_ns(), &r);
 	free(with_query);
 	collset_put(set);
 	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	return ret;
 }
 

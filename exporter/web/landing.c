@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "proc.h"
+#include "processing.h"
 #include "selfstats.h"
 #include "version.h"
 
@@ -22,27 +22,27 @@ static const char style[] =
     "th{background:#f3f3f3}.ok{color:#1a6e1a}.bad{color:#b00020;font-weight:bold}"
     "small{color:#666}nav a{margin-right:1.2em}";
 
-static void escaped(struct statproc_text *t, const char *s)
+static void escaped(struct textbuf *t, const char *s)
 {
 	while (s && *s) {
 		size_t n = strcspn(s, "<>&\"'");
 		if (n)
-			statproc_text_printf(t, "%.*s", (int)n, s);
+			textbuf_printf(t, "%.*s", (int)n, s);
 		s += n;
 		if (!*s)
 			break;
-		statproc_text_printf(t, "%s",
-				     *s == '<'	 ? "&lt;"
-				     : *s == '>' ? "&gt;"
-				     : *s == '&' ? "&amp;"
-				     : *s == '"' ? "&quot;"
-						 : "&#39;");
+		textbuf_printf(t, "%s",
+			       *s == '<'   ? "&lt;"
+			       : *s == '>' ? "&gt;"
+			       : *s == '&' ? "&amp;"
+			       : *s == '"' ? "&quot;"
+					   : "&#39;");
 		s++;
 	}
 }
 
 /* "2026-11-23 17:40:02 UTC (3 s ago)" */
-static void when(struct statproc_text *t, double unix_s)
+static void when(struct textbuf *t, double unix_s)
 {
 	char buf[64];
 	time_t secs = (time_t)unix_s;
@@ -51,80 +51,80 @@ static void when(struct statproc_text *t, double unix_s)
 
 	gmtime_r(&secs, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	statproc_text_printf(t, "%s (%.0f s ago)", buf, ago < 0 ? 0 : ago);
+	textbuf_printf(t, "%s (%.0f s ago)", buf, ago < 0 ? 0 : ago);
 }
 
-static void head(struct statproc_text *t, const struct landing_input *in)
+static void head(struct textbuf *t, const struct landing_input *in)
 {
-	statproc_text_printf(t,
-			     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-			     "<title>binstat_exporter</title><style>%s</style></head>\n<body>\n"
-			     "<h1>binstat_exporter</h1>\n"
-			     "<p>Version %s (revision %s, compiler %s). KVM, Xen and DCI4 binary "
-			     "statistics for Prometheus.</p>\n<nav><a href=\"",
-			     style, BS_VERSION, BS_REVISION, BS_COMPILER);
+	textbuf_printf(t,
+		       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		       "<title>binstat_exporter</title><style>%s</style></head>\n<body>\n"
+		       "<h1>binstat_exporter</h1>\n"
+		       "<p>Version %s (revision %s, compiler %s). KVM, Xen and DCI4 binary "
+		       "statistics for Prometheus.</p>\n<nav><a href=\"",
+		       style, BS_VERSION, BS_REVISION, BS_COMPILER);
 	escaped(t, in->telemetry_path);
-	statproc_text_printf(t, "\">Metrics</a>");
-	if (in->set && collset_builtin(in->set, proc_source.name))
-		statproc_text_printf(t, "<a href=\"/statistics/\">Statistics interface</a>");
-	statproc_text_printf(t, "<a href=\"/-/healthy\">Health</a><a href=\"/-/ready\">Ready</a>"
-				"</nav>\n");
+	textbuf_printf(t, "\">Metrics</a>");
+	if (in->set && collset_builtin(in->set, processing_collector()->name))
+		textbuf_printf(t, "<a href=\"/statistics/\">Statistics interface</a>");
+	textbuf_printf(t, "<a href=\"/-/healthy\">Health</a><a href=\"/-/ready\">Ready</a>"
+			  "</nav>\n");
 }
 
-static void configuration(struct statproc_text *t, const struct landing_input *in)
+static void configuration(struct textbuf *t, const struct landing_input *in)
 {
 	struct selfstats_reload_info r;
 
 	selfstats_reload_get(&r);
-	statproc_text_printf(t, "<h2>Configuration</h2>\n<table>\n<tr><th>File</th><td>");
+	textbuf_printf(t, "<h2>Configuration</h2>\n<table>\n<tr><th>File</th><td>");
 	escaped(t, in->config_file);
-	statproc_text_printf(t, "</td></tr>\n<tr><th>Last load</th>");
+	textbuf_printf(t, "</td></tr>\n<tr><th>Last load</th>");
 	if (r.ok) {
-		statproc_text_printf(t, "<td class=\"ok\">succeeded ");
+		textbuf_printf(t, "<td class=\"ok\">succeeded ");
 		when(t, r.success_unix);
 	} else {
-		statproc_text_printf(t, "<td class=\"bad\">failed ");
+		textbuf_printf(t, "<td class=\"bad\">failed ");
 		when(t, r.attempt_unix);
-		statproc_text_printf(t, ": ");
+		textbuf_printf(t, ": ");
 		escaped(t, r.error);
-		statproc_text_printf(t, "<br><small>still running the configuration loaded ");
+		textbuf_printf(t, "<br><small>still running the configuration loaded ");
 		when(t, r.success_unix);
-		statproc_text_printf(t, "</small>");
+		textbuf_printf(t, "</small>");
 	}
-	statproc_text_printf(t, "</td></tr>\n<tr><th>Web config</th><td>");
+	textbuf_printf(t, "</td></tr>\n<tr><th>Web config</th><td>");
 	if (in->web_config_file) {
 		escaped(t, in->web_config_file);
-		statproc_text_printf(t, ": TLS %s, basic auth %s (%zu users), rate limit %s",
-				     in->web->tls ? "on" : "off", in->web->nusers ? "on" : "off",
-				     in->web->nusers, in->web->rate_interval > 0 ? "on" : "off");
+		textbuf_printf(t, ": TLS %s, basic auth %s (%zu users), rate limit %s",
+			       in->web->tls ? "on" : "off", in->web->nusers ? "on" : "off",
+			       in->web->nusers, in->web->rate_interval > 0 ? "on" : "off");
 	} else {
-		statproc_text_printf(t, "none: plain HTTP, no authentication");
+		textbuf_printf(t, "none: plain HTTP, no authentication");
 	}
-	statproc_text_printf(t,
-			     "</td></tr>\n<tr><th>Exporter metrics</th><td>%s</td></tr>\n"
-			     "</table>\n",
-			     in->exporter_metrics ? "served"
-						  : "left out (--web.disable-exporter-metrics)");
+	textbuf_printf(t,
+		       "</td></tr>\n<tr><th>Exporter metrics</th><td>%s</td></tr>\n"
+		       "</table>\n",
+		       in->exporter_metrics ? "served"
+					    : "left out (--web.disable-exporter-metrics)");
 }
 
-static void drops(struct statproc_text *t, const struct collstats *cs)
+static void drops(struct textbuf *t, const struct collstats *cs)
 {
 	bool any = false;
 	for (size_t i = 0; i < cs->ndrops; i++) {
 		if (!cs->drops[i].n)
 			continue;
-		statproc_text_printf(t, "%s", any ? "<br>" : "");
+		textbuf_printf(t, "%s", any ? "<br>" : "");
 		escaped(t, cs->drops[i].reason);
-		statproc_text_printf(t, ": %llu", (unsigned long long)cs->drops[i].n);
+		textbuf_printf(t, ": %llu", (unsigned long long)cs->drops[i].n);
 		any = true;
 	}
 	if (!any)
-		statproc_text_printf(t, "none");
+		textbuf_printf(t, "none");
 }
 
 /* A describe line; what follows its first newline is a warning the
  * collector wants seen (collector-abi.md), shown apart and in red. */
-static void found(struct statproc_text *t, char *line)
+static void found(struct textbuf *t, char *line)
 {
 	char *warning = strchr(line, '\n');
 
@@ -132,78 +132,77 @@ static void found(struct statproc_text *t, char *line)
 		*warning++ = '\0';
 	escaped(t, line[0] ? line : "-");
 	if (warning && *warning) {
-		statproc_text_printf(t, "<br><span class=\"bad\">warning: ");
+		textbuf_printf(t, "<br><span class=\"bad\">warning: ");
 		escaped(t, warning);
-		statproc_text_printf(t, "</span>");
+		textbuf_printf(t, "</span>");
 	}
 }
 
-static void collector_row(struct statproc_text *t, const struct instance *inst)
+static void collector_row(struct textbuf *t, const struct instance *inst)
 {
 	struct instance_info in;
 	struct collstats cs;
 
 	collset_instance_info(inst, &in);
 	bool have = selfstats_collector_get(in.name, &cs);
-	statproc_text_printf(t, "<tr><td><b>");
+	textbuf_printf(t, "<tr><td><b>");
 	escaped(t, in.name);
-	statproc_text_printf(t, "</b>");
+	textbuf_printf(t, "</b>");
 	if (in.description) {
-		statproc_text_printf(t, "<br><small>");
+		textbuf_printf(t, "<br><small>");
 		escaped(t, in.description);
-		statproc_text_printf(t, "</small>");
+		textbuf_printf(t, "</small>");
 	}
-	statproc_text_printf(t, "</td>");
+	textbuf_printf(t, "</td>");
 	if (in.error) {
-		statproc_text_printf(t, "<td class=\"bad\" colspan=\"3\">not running: ");
+		textbuf_printf(t, "<td class=\"bad\" colspan=\"3\">not running: ");
 		escaped(t, in.error);
-		statproc_text_printf(t, "</td>");
+		textbuf_printf(t, "</td>");
 	} else if (!have || !cs.scraped) {
-		statproc_text_printf(t, "<td colspan=\"3\">not scraped yet</td>");
+		textbuf_printf(t, "<td colspan=\"3\">not scraped yet</td>");
 	} else {
-		statproc_text_printf(t, "<td class=\"%s\">%s ", cs.last_ok ? "ok" : "bad",
-				     cs.last_ok ? "succeeded" : "failed");
+		textbuf_printf(t, "<td class=\"%s\">%s ", cs.last_ok ? "ok" : "bad",
+			       cs.last_ok ? "succeeded" : "failed");
 		when(t, cs.last_unix);
 		if (!cs.last_ok && cs.why[0]) {
-			statproc_text_printf(t, ": ");
+			textbuf_printf(t, ": ");
 			escaped(t, cs.why);
 		}
 		if (cs.last_seconds < 1)
-			statproc_text_printf(t, "</td><td>%.1f ms</td><td>", cs.last_seconds * 1e3);
+			textbuf_printf(t, "</td><td>%.1f ms</td><td>", cs.last_seconds * 1e3);
 		else
-			statproc_text_printf(t, "</td><td>%.2f s</td><td>", cs.last_seconds);
+			textbuf_printf(t, "</td><td>%.2f s</td><td>", cs.last_seconds);
 		found(t, cs.found);
-		statproc_text_printf(t, "</td>");
+		textbuf_printf(t, "</td>");
 	}
-	statproc_text_printf(t, "<td>");
+	textbuf_printf(t, "<td>");
 	if (have)
 		drops(t, &cs);
 	else
-		statproc_text_printf(t, "none");
-	statproc_text_printf(t, "</td></tr>\n");
+		textbuf_printf(t, "none");
+	textbuf_printf(t, "</td></tr>\n");
 }
 
-static void collectors(struct statproc_text *t, const struct landing_input *in)
+static void collectors(struct textbuf *t, const struct landing_input *in)
 {
-	statproc_text_printf(t, "<h2>Collectors</h2>\n");
+	textbuf_printf(t, "<h2>Collectors</h2>\n");
 	if (!in->set || !collset_count(in->set)) {
-		statproc_text_printf(t, "<p>None enabled.</p>\n");
+		textbuf_printf(t, "<p>None enabled.</p>\n");
 		return;
 	}
-	statproc_text_printf(t,
-			     "<table>\n<tr><th>Collector</th><th>Last scrape</th>"
-			     "<th>Duration</th><th>Found</th><th>Dropped, by reason</th></tr>\n");
+	textbuf_printf(t, "<table>\n<tr><th>Collector</th><th>Last scrape</th>"
+			  "<th>Duration</th><th>Found</th><th>Dropped, by reason</th></tr>\n");
 	for (size_t i = 0; i < collset_count(in->set); i++)
 		collector_row(t, collset_at(in->set, i));
-	statproc_text_printf(t, "</table>\n");
+	textbuf_printf(t, "</table>\n");
 }
 
-bool landing_page(const struct landing_input *in, struct statproc_text *out)
+bool landing_page(const struct landing_input *in, struct textbuf *out)
 {
 	out->max = PAGE_MAX;
 	head(out, in);
 	configuration(out, in);
 	collectors(out, in);
-	statproc_text_printf(out, "</body></html>\n");
+	textbuf_printf(out, "</body></html>\n");
 	return !out->failed;
 }

@@ -8,7 +8,7 @@
 #include "collset.h"
 #include "webconf.h"
 
-#include "statproc.h"
+#include "textbuf.h"
 
 struct landing_input {
 	const char *telemetry_path;
@@ -20,6 +20,6 @@ struct landing_input {
 };
 
 /* Writes the page to out; false when out of memory. */
-bool landing_page(const struct landing_input *in, struct statproc_text *out);
+bool landing_page(const struct landing_input *in, struct textbuf *out);
 
 #endif

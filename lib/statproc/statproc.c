@@ -1,4 +1,4 @@
-/* Seed 001's data processing: a statistic's definition, its on/off and
+/* The Linux statistics infrastructure's data processing: a statistic's definition, its on/off and
  * reset, and what each type does with a reported (X, Y). */
 #include "statproc.h"
 #include "statproc_priv.h"
@@ -81,7 +81,7 @@ size_t statproc_history_entry_size(const struct statproc_def *d)
 	return d->mode == STATPROC_MODE_RANGE ? sizeof(struct statproc_range) : sizeof(int64_t);
 }
 
-/* Empty: no sentinels, all zero as the seed prints it; the first X taken
+/* Empty: no sentinels, all zero as the infrastructure prints it; the first X taken
  * sets both ends (range_add), so a range changed since stays right. */
 static void range_clear(struct statproc_range *r)
 {
@@ -249,7 +249,7 @@ void statproc_stop(struct statproc_stat *s, uint64_t now_ns)
 }
 
 /* A total of Y, or of X * Y, in an s64: past its limits it stays at the
- * limit it passed and says so (false). The seed's kernel code wrapped,
+ * limit it passed and says so (false). The kernel's code wrapped,
  * turning a large positive total negative; an exporter's figure must be
  * right or marked. */
 static bool value_add(int64_t *total, enum statproc_mode mode, int64_t x, uint64_t y)

@@ -1,6 +1,6 @@
-/* Seed 001's statistics: (X, Y) pairs processed as value, range, list,
+/* The Linux statistics infrastructure's statistics: (X, Y) pairs processed as value, range, list,
  * array, history or raw per a definition a user may change at run time,
- * with the seed's definition-line and data-file formats. Pure: the caller
+ * with the infrastructure's definition-line and data-file formats. Pure: the caller
  * passes the time, serialises calls per interface, and owns the text. */
 #ifndef STATPROC_H
 #define STATPROC_H
@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "textbuf.h"
 
 #define STATPROC_NAME_MAX 128
 #define STATPROC_LIST_MAX                                                                          \
@@ -46,7 +48,7 @@ struct statproc_def {
 struct statproc_range {
 	uint64_t num; /* total of Y */
 	/* Total of X * Y, exact: |X| <= 2^63 and num < 2^64 keep it inside
-	 * 128 bits (the seed's s64 wrapped, and its average with it). */
+	 * 128 bits (the infrastructure's s64 wrapped, and its average with it). */
 	__int128 acc;
 	int64_t min, max;
 };
@@ -71,7 +73,7 @@ struct statproc_stat {
 	uint64_t started_ns, stopped_ns, reset_ns;
 	uint64_t hits_out_of_range;
 	/* Pairs a total could not take whole: a value's or a history
-	 * period's total stays at the s64 limit (the seed's wrapped), a
+	 * period's total stays at the s64 limit (the infrastructure's wrapped), a
 	 * range whose total of Y would pass 2^64 - 1 does not take them. */
 	uint64_t hits_saturated;
 	union {
@@ -85,8 +87,8 @@ struct statproc_stat {
 		struct {
 			struct statproc_list_entry *e; /* most hits first */
 			uint32_t n;
-			uint64_t hits_missed; /* pairs, as the seed counts them */
-			/* What the seed does not keep but a Prometheus histogram
+			uint64_t hits_missed; /* pairs, as the infrastructure counts them */
+			/* What the infrastructure does not keep but a Prometheus histogram
 			 * needs to count every X: once the list is full its X
 			 * no longer change, and a missed X's Y is counted by
 			 * where it falls among them (missed_y[i]: below
@@ -138,27 +140,16 @@ void statproc_reset(struct statproc_stat *s, uint64_t now_ns);
  * could not take the pair whole (counted in hits_saturated). */
 bool statproc_add(struct statproc_stat *s, int64_t x, uint64_t y, uint64_t now_ns);
 
-/* Text the formatters append to; `failed` once an append found no memory
- * or passed `max` bytes (the text is then incomplete). */
-struct statproc_text {
-	char *p;
-	size_t len, cap, max;
-	bool failed;
-};
-
-void statproc_text_free(struct statproc_text *t);
-/* Appends formatted text (grows it, up to max). */
-void statproc_text_printf(struct statproc_text *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* An array's discriminator i, the upper bound of its interval i: the
  * intervals end at range_max, so the last is range_max itself. False when
  * that is range_max's rather than the step's (the step passed it). */
 bool statproc_array_bound(const struct statproc_def *d, uint32_t i, int64_t *out);
-/* The statistic's definition line, in seed 001's syntax, with its newline. */
-void statproc_format_def(const struct statproc_stat *s, struct statproc_text *t);
+/* The statistic's definition line, in the Linux statistics infrastructure's syntax, with its
+ * newline. */
+void statproc_format_def(const struct statproc_stat *s, struct textbuf *t);
 /* Its lines of the data file. A history that is on is first brought up to
  * now (periods without data are entries of zero). */
-void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct statproc_text *t);
+void statproc_format_data(struct statproc_stat *s, uint64_t now_ns, struct textbuf *t);
 
 /* Brings a history that is on up to now, as a read of its data file
  * does (statproc_format_data calls it): each period begun since is an
@@ -205,14 +196,13 @@ struct statproc_request {
 int statproc_parse(const char *line, struct statproc_request *r, const char **why);
 
 /* The lines of one write, applied to an interface's n statistics all or
- * nothing (seed 001's rules): each line is checked against what the lines
- * before it leave, and nothing changes before statproc_batch_commit. With
- * name= a line changes that statistic: a type change needs all the new
- * type's attributes, an attribute written with the value it has is no
- * change, and only a change of type or of a type-specific attribute (for
- * an array also of range_min or range_max, which bound its intervals)
- * discards the data; a redefined statistic that was on stays on. Without
- * name= only on=, on=0 and data=reset apply, to every statistic. */
+ * nothing (the Linux statistics infrastructure's rules): each line is checked against what the
+ * lines before it leave, and nothing changes before statproc_batch_commit. With name= a line
+ * changes that statistic: a type change needs all the new type's attributes, an attribute written
+ * with the value it has is no change, and only a change of type or of a type-specific attribute
+ * (for an array also of range_min or range_max, which bound its intervals) discards the data; a
+ * redefined statistic that was on stays on. Without name= only on=, on=0 and data=reset apply, to
+ * every statistic. */
 struct statproc_pending;
 struct statproc_batch {
 	struct statproc_stat *s;

@@ -1,4 +1,4 @@
-/* Lines written to an interface's definition file (seed 001, "Changing
+/* Lines written to an interface's definition file (the Linux statistics infrastructure, "Changing
  * attributes through the definition file"): attributes separated by
  * blanks, read-only ones and junk ignored. The lines of one write are a
  * batch, applied all or nothing: each is checked against what the lines
@@ -187,7 +187,7 @@ int statproc_parse(const char *line, struct statproc_request *r, const char **wh
 }
 
 /* The type-specific attributes a new type needs (the old type's do not
- * apply to it), as the seed asks. */
+ * apply to it), as the infrastructure asks. */
 static bool complete_for_new_type(const struct statproc_request *r)
 {
 	unsigned need = 0;
@@ -235,7 +235,7 @@ static int merge(const struct statproc_def *old, const struct statproc_request *
 }
 
 /* Whether data kept under a can stay under b: the same type with the same
- * type-specific attributes (the seed discards data on a change of either).
+ * type-specific attributes (the infrastructure discards data on a change of either).
  * An array's intervals run from range_min to range_max, so for an array
  * those bound what its counts mean too. */
 static bool data_fits(const struct statproc_def *a, const struct statproc_def *b)
@@ -270,7 +270,7 @@ static void pend_on(struct statproc_pending *p, int on)
 		p->on = false, p->stopped = true;
 }
 
-/* As the seed's implementation: a statistic whose data a redefinition
+/* As the infrastructure's own code: a statistic whose data a redefinition
  * discards is stopped, redefined, and started again if it was on. */
 static int pend_define(struct statproc_pending *p, const struct statproc_request *r,
 		       const char **why)

@@ -34,7 +34,7 @@ static void make(struct statproc_stat *s, uint64_t now)
 }
 
 /* Each line alone, as statproc_write applies it. */
-static void line_by_line(char *text, struct statproc_text *t)
+static void line_by_line(char *text, struct textbuf *t)
 {
 	struct statproc_stat s[NSTATS];
 	uint64_t now = 1000000;
@@ -111,7 +111,7 @@ static void as_rates(const char *text, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct statproc_text t = {.max = 1 << 20};
+	struct textbuf t = {.max = 1 << 20};
 	char *text = malloc(size + 1);
 
 	memcpy(text, data, size);
@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	as_rates(text, strlen(text));
 	as_one_post(text);
 	line_by_line(text, &t);
-	statproc_text_free(&t);
+	textbuf_free(&t);
 	free(text);
 	return 0;
 }

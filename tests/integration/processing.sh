@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Processing between scrapes against the running daemon: the sampler's
-# rate, seed 001's statistics and a stats(3) template on /metrics (checked
-# by promtool, the strict OpenMetrics parser and a real Prometheus), the
+# rate, the Linux statistics infrastructure's statistics and a stats(3)
+# template on /metrics (checked by promtool, the strict OpenMetrics parser and a real Prometheus), the
 # /statistics/ interface and who may write to it, reload, configuration
 # errors; and, where /dev/kvm works, statistics of a real VM's counters.
 # Usage: tests/integration/processing.sh BUILD_DIR
@@ -23,6 +23,7 @@ processing_config() { # processing_config FILE WRITE_ALLOW
         - {name: ev_list, type: list, entries_max: 4, range_min: 0, range_max: 100}
         - {name: ev_hist_period, type: history, mode: range, period: 1s, entries_max: 4}
         - {name: ev_raw, type: raw, entries_max: 3}
+        - {name: ev_kept, type: range, range_min: 0, range_max: 100}
       template:
         name: ev_voi
         stats:
@@ -104,7 +105,7 @@ check "the array's buckets on /metrics are its data file's lines" test "$agreed"
 curl -s "$URL/statistics/" >"$WORK/list.txt"
 check "GET /statistics/ lists the interface" grep -qx 'events/0 example_events_total{device="vda"}' "$WORK/list.txt"
 curl -s "$URL/statistics/events/0/definition" >"$WORK/def.txt"
-check "definition lines in seed 001's syntax" grep -Eqx 'name=ev_hist_period on=1 type=history range_min=-9223372036854775808 range_max=9223372036854775807 entries_max=4 mode=range period=1000000 hits_out_of_range=0 data=\[[0-9]+\.[0-9]{6}\] started=\[[0-9]+\.[0-9]{6}\] stopped=\[[0-9]+\.[0-9]{6}\] units=x/samples' "$WORK/def.txt"
+check "definition lines in the Linux statistics infrastructure's syntax" grep -Eqx 'name=ev_hist_period on=1 type=history range_min=-9223372036854775808 range_max=9223372036854775807 entries_max=4 mode=range period=1000000 hits_out_of_range=0 data=\[[0-9]+\.[0-9]{6}\] started=\[[0-9]+\.[0-9]{6}\] stopped=\[[0-9]+\.[0-9]{6}\] units=x/samples' "$WORK/def.txt"
 curl -s "$URL/statistics/events/0/data" >"$WORK/data.txt"
 check "data: array lines <=N and >N" sh -c "grep -qx 'ev_hist <=0 0' '$WORK/data.txt' && grep -qx 'ev_hist >8 0' '$WORK/data.txt'"
 check "data: raw ring of 3 timestamped pairs" test "$(grep -c '^ev_raw \[' "$WORK/data.txt")" = 3
@@ -132,6 +133,40 @@ sleep 0.5
 check "POST from a client not in write_allow is 403" \
 	test "$(curl -s -o /dev/null -w '%{http_code}' --data-binary 'on=0' "http://127.0.0.1:$PD/statistics/events/0/definition")" = 403
 check "... and reading still works" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PD/statistics/events/0/data")" = 200
+
+# reload: every statistic, template and source whose definition the file
+# still has unchanged keeps its data; a changed one starts afresh, logged
+K='{device="vda",source_metric="example_events_total"}'
+started() { # started STAT: its start stamp in the definition file
+	curl -s "$URL/statistics/events/0/definition" | sed -n "s/^name=$1 .* started=\(\[[^]]*\]\).*/\1/p"
+}
+reload_and_wait() { # reload_and_wait: SIGHUP, then until the reload is logged
+	local n
+	n=$(grep -c 'configuration reloaded' "$WORK/exporter.log")
+	kill -HUP "$EXP"
+	wait_for_log 'configuration reloaded' $((n + 1))
+}
+for _ in $(seq 100); do # enough samples that a reset cannot reach them again at once
+	[ "$(metric "$P" "ev_voi_tdigest_count$K")" -ge 20 ] 2>/dev/null && break
+	sleep 0.1
+done
+n0=$(metric "$P" "ev_n_total$K") r0=$(metric "$P" "ev_kept_samples_total$K")
+t0=$(metric "$P" "ev_voi_tdigest_count$K") h0=$(started ev_hist_period) k0=$(started ev_kept)
+reload_and_wait
+n1=$(metric "$P" "ev_n_total$K") r1=$(metric "$P" "ev_kept_samples_total$K")
+t1=$(metric "$P" "ev_voi_tdigest_count$K")
+check "reload, file unchanged: a value keeps its count ($n0, then $n1)" $PY -c "assert $n1 >= $n0 >= 20"
+check "... a range its samples ($r0, then $r1)" $PY -c "assert $r1 >= $r0 >= 20"
+check "... a template's t-digest its values ($t0, then $t1)" $PY -c "assert $t1 >= $t0 >= 20"
+check "... a history and a range their start ($h0 $k0)" \
+	sh -c "[ -n '$h0' ] && [ '$(started ev_hist_period)' = '$h0' ] && [ '$(started ev_kept)' = '$k0' ]"
+w0=$(started ev_raw)
+sed -i 's/{name: ev_raw, type: raw, entries_max: 3}/{name: ev_raw, type: raw, entries_max: 2}/' "$WORK/p.yml"
+reload_and_wait
+check "reload, one statistic changed: it starts afresh ($w0, then $(started ev_raw))" \
+	sh -c "[ -n '$w0' ] && [ '$(started ev_raw)' != '$w0' ] && curl -s '$URL/statistics/events/0/definition' | grep -q '^name=ev_raw on=1 type=raw .* entries_max=2 '"
+check "... the log names it" grep -q 'a definition changed, its data start afresh.*statistic=events/ev_raw' "$WORK/exporter.log"
+check "... and the others keep theirs" test "$(started ev_hist_period)" = "$h0"
 
 # reload: a new group appears, a bad section keeps the running one
 sed -i 's/- name: events/- name: events2/' "$WORK/p.yml"

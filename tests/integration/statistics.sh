@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The /statistics/ interface over HTTP against the running daemon (issue 29,
-# items 9 to 14 and 16): a POST all or nothing with every refused line named
-# by its stats(3) error, an overlong word, writing a definition back, on=0
+# The /statistics/ interface over HTTP against the running daemon: a POST
+# all or nothing with every refused line named by its stats(3) error, an
+# overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
 # stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
 # the blob as JSON), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
-# holding the resident memory of a blow-up by writes (review 29, finding 9).
+# holding the resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
@@ -66,7 +66,7 @@ check "templates/:hash" test "$(get "templates/:$H0")" = "0 \"ev_voi\":$H0"
 check "an unknown template: 404 ESRCH" \
 	sh -c "[ \$(curl -s -o '$WORK/r' -w '%{http_code}' '$URL/templates/nosuch') = 404 ] && grep -qx 'ESRCH: no template matches' '$WORK/r'"
 
-# ---- an encoded NUL cuts no path (review 2, finding 5): 400, counted ----
+# ---- an encoded NUL cuts no path: 400, counted ----
 nul_code() { curl -s --path-as-is -o "$WORK/r" -w '%{http_code}' "$@"; }
 nul_refused() { metric "$P" 'binstat_exporter_http_refused_total{reason="nul_in_path"}'; }
 bad400() { metric "$P" 'binstat_exporter_http_responses_total{code="400"}'; }
@@ -169,7 +169,7 @@ assert all(b - a == 1 for a, b in zip(stamps, stamps[1:])), stamps
 assert stamps[-1] <= $now, (stamps[-1], $now)
 assert all(int(l[2]) <= 10 for l in lines), lines"
 
-# ---- a scrape moves a history on by the clock (review 29, finding 3) ----
+# ---- a scrape moves a history on by the clock ----
 # Every new X out of range: within about two periods /metrics shows an
 # empty last period, with no read of the data file in between.
 LP='ev_p_last_period_samples{device="vda",source_metric="example_events_total"}'
@@ -192,7 +192,7 @@ check "... and the data file agrees: its last complete period is empty" $PY -c "
 lines = [l.split() for l in open('$WORK/p.txt') if l.startswith('ev_p ')]
 assert len(lines) >= 2 and lines[-2][2] == '0', lines"
 # ---- max_memory_bytes: a total bound on every source's statistics ----
-# (review 29, finding 9) Nine sources of 16 histories each; entries_max=65536
+# Nine sources of 16 histories each; entries_max=65536
 # with period=1 (µs) on every statistic of every source is 3 MiB a
 # statistic (a range entry is 48 bytes: its sum is 128 bits), 432 MiB in all, and each sampling pass writes every entry (a
 # period per µs), so what is allocated is resident. With a bound of 16 MiB
@@ -232,7 +232,7 @@ code=$(curl -s -o "$WORK/reply" -w '%{http_code}' --data-binary @"$WORK/b" "$MUR
 check "16 x entries_max=65536 on one source: 400 EFBIG, nothing applied ($code)" \
 	sh -c "[ $code = 400 ] && grep -q '^EFBIG: .*past max_memory_bytes (16777216)' '$WORK/reply' && grep -qx 'nothing applied: 1 line refused' '$WORK/reply' && curl -s '$MURL/blow/0/definition' | cmp -s - '$WORK/mdef0'"
 
-# then statistic by statistic on every source: the reviewer's blow-up
+# then statistic by statistic on every source: the blow-up
 ok=0 big=0 other=0
 for id in $(curl -s "$MURL/" | sed -n 's/^blow\/\([0-9]*\) .*/\1/p'); do
 	for k in $(seq 0 15); do

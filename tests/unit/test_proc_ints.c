@@ -1,5 +1,5 @@
 /* The processing's numbers taken exactly through the sampler's probe
- * (review 29, findings 5 to 7): the increase of two integer samples in
+ *: the increase of two integer samples in
  * integers, values an s64 cannot hold counted and never clamped, sums
  * that saturate instead of wrapping, and a collector's duplicate series
  * and families taken exactly as a scrape takes them. Each case feeds a
@@ -9,13 +9,13 @@
 
 #include <math.h>
 
-static char *data(struct proc *p, const char *path)
+static char *data(struct processing *p, const char *path)
 {
-	struct proc_reply r;
-	proc_iface(p, "GET", path, NULL, false, S(100), &r);
+	struct stage_reply r;
+	processing_iface(p, "GET", path, NULL, false, S(100), &r);
 	assert_int_equal(r.status, 200);
 	char *text = strdup(r.text.p ? r.text.p : "");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	return text;
 }
 
@@ -54,27 +54,28 @@ static struct bs_value i64v(int64_t i)
 }
 
 /* One pass at second t writing the one item it. */
-static void tick1(struct proc *p, double t, struct item it)
+static void tick1(struct processing *p, double t, struct item it)
 {
 	memset(pass_items, 0, sizeof(pass_items));
 	pass_items[0] = it;
-	p->in = (struct proc_input){.n = 1, .collect = items_collect};
-	proc_tick(p, S(t));
-	p->in = (struct proc_input){0};
+	p->in = (struct stage_input){.n = 1, .collect = items_collect};
+	sampler_tick(p, S(t));
+	p->in = (struct stage_input){0};
 }
 
-/* Finding 6: a u64 counter at 2^60 rising by 1 a sample. A double holds
+/* A u64 counter at 2^60 rising by 1 a sample. A double holds
  * 2^60 + 1 as 2^60, so each delta was 0; in integers each is 1. */
 static void test_large_u64_delta_exact(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: cv_total\n      x: delta\n"
-			      "      statistics:\n"
-			      "        - {name: b_prod, type: value, mode: products}\n"
-			      "        - {name: b_r, type: range}\n"
-			      "        - {name: b_a, type: array, range_min: 0, range_max: 4, "
-			      "base_interval: 1}\n"
-			      "      template: {name: bt, stats: [sum, max, min]}\n");
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - name: g\n      select: cv_total\n      x: delta\n"
+		 "      statistics:\n"
+		 "        - {name: b_prod, type: value, mode: products}\n"
+		 "        - {name: b_r, type: range}\n"
+		 "        - {name: b_a, type: array, range_min: 0, range_max: 4, "
+		 "base_interval: 1}\n"
+		 "      template: {name: bt, stats: [sum, max, min]}\n");
 	(void)state;
 
 	for (int k = 0; k <= 39; k++) /* 39 deltas of 1 */
@@ -88,13 +89,13 @@ static void test_large_u64_delta_exact(void **state)
 	done(p);
 }
 
-/* Finding 6: an i64 gauge near the s64 limits, x: delta (INT64_MAX - 9
+/* An i64 gauge near the s64 limits, x: delta (INT64_MAX - 9
  * to INT64_MAX by 3s and 6s: deltas 3, 6), and x: value past 2^53
  * (2^61 + 1, which a double rounds to 2^61); a whole x_scale multiplies
  * in integers (delta 1 of 2^53 + k, times 1000). */
 static void test_i64_and_scaled_exact(void **state)
 {
-	struct proc *p =
+	struct processing *p =
 	    make("processing:\n  groups:\n"
 		 "    - {name: d, select: 'iv{device=\"a\"}', x: delta,\n"
 		 "       statistics: [{name: d_r, type: range}]}\n"
@@ -110,9 +111,9 @@ static void test_i64_and_scaled_exact(void **state)
 		pass_items[0] = (struct item){"iv", BS_GAUGE, "a", i64v(d[k])};
 		pass_items[1] = (struct item){NULL, BS_GAUGE, "b", i64v((1ll << 61) + 1)};
 		pass_items[2] = (struct item){NULL, BS_GAUGE, "c", u64v((1ull << 53) + k)};
-		p->in = (struct proc_input){.n = 1, .collect = items_collect};
-		proc_tick(p, S(1 + k));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(1 + k));
+		p->in = (struct stage_input){0};
 	}
 	char *text = data(p, "d/0/data");
 	assert_string_equal(text, "d_r 2 3 4.500 6\n");
@@ -127,7 +128,7 @@ static void test_i64_and_scaled_exact(void **state)
 	done(p);
 }
 
-/* Finding 7: values near and past the s64 limits, x: value. 9.21e18 and
+/* Values near and past the s64 limits, x: value. 9.21e18 and
  * -9.21e18 fit an s64 and are taken as they are (they were clamped to the
  * s64 limits); 2^64 - 1 and -2^63 - 1 (a double: -9223372036854777856)
  * fit no s64: the range and the s64 VOI do not take them and each is
@@ -135,12 +136,12 @@ static void test_i64_and_scaled_exact(void **state)
  * counts the two below 0. */
 static void test_out_of_s64_counted_not_clamped(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: big\n"
-			      "      statistics: [{name: r, type: range}]\n"
-			      "      template: {name: t, stats: [sum, max, min]}\n"
-			      "    - name: u\n      select: big\n"
-			      "      template: {name: ut, dtype: u64, stats: [max]}\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: big\n"
+				    "      statistics: [{name: r, type: range}]\n"
+				    "      template: {name: t, stats: [sum, max, min]}\n"
+				    "    - name: u\n      select: big\n"
+				    "      template: {name: ut, dtype: u64, stats: [max]}\n");
 	(void)state;
 
 	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", u64v(9210000000000000000ull)});
@@ -162,15 +163,15 @@ static void test_out_of_s64_counted_not_clamped(void **state)
 	done(p);
 }
 
-/* Finding 7: one template's sums agree: two values of 9e18 pass the s64
+/* One template's sums agree: two values of 9e18 pass the s64
  * range together; the SUM stays at INT64_MAX (it wrapped to a negative)
  * and counts the update it could not take whole in errs. */
 static void test_sum_saturates(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: big\n"
-			      "      template: {name: t, stats: [sum, "
-			      "{crhist: {scheme: usr, bounds: [0]}}]}\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: big\n"
+				    "      template: {name: t, stats: [sum, "
+				    "{crhist: {scheme: usr, bounds: [0]}}]}\n");
 	(void)state;
 
 	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", i64v(9000000000000000000ll)});
@@ -188,28 +189,28 @@ static void test_sum_saturates(void **state)
 	done(p);
 }
 
-/* Finding 5: a collector writes dv_total{device="a"} twice a pass, the
+/* A collector writes dv_total{device="a"} twice a pass, the
  * second time 1000 more (as the review's feeder did). A scrape serves the
  * first and refuses the second (duplicate_series); the processing took
  * both, and each next value looked like a reset (d_p 2090, d_r 19 20
  * 110.000 200). Now it takes the first only: 19 increases of 10. */
 static void test_duplicate_series_first_only(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: dv_total\n      x: delta\n"
-			      "      statistics:\n"
-			      "        - {name: d_n, type: value}\n"
-			      "        - {name: d_p, type: value, mode: products}\n"
-			      "        - {name: d_r, type: range}\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: dv_total\n      x: delta\n"
+				    "      statistics:\n"
+				    "        - {name: d_n, type: value}\n"
+				    "        - {name: d_p, type: value, mode: products}\n"
+				    "        - {name: d_r, type: range}\n");
 	(void)state;
 
 	for (int i = 1; i <= 20; i++) {
 		memset(pass_items, 0, sizeof(pass_items));
 		pass_items[0] = (struct item){"dv", BS_COUNTER, "a", u64v(i * 10)};
 		pass_items[1] = (struct item){NULL, BS_COUNTER, "a", u64v(i * 10 + 1000)};
-		p->in = (struct proc_input){.n = 1, .collect = items_collect};
-		proc_tick(p, S(i));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(i));
+		p->in = (struct stage_input){0};
 	}
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "d_n 19\nd_p 190\nd_r 19 10 10.000 10\n");
@@ -228,7 +229,7 @@ static void test_duplicate_series_first_only(void **state)
 	done(p);
 }
 
-/* Finding 5: a collect that writes family fv twice (device a, then b).
+/* A collect that writes family fv twice (device a, then b).
  * A scrape refuses the second family (duplicate_family) and so its
  * series (no_family); the processing kept fv{device="b"} as g/1. Now it
  * keeps fv{device="a"} alone, and counts the family refused. A family
@@ -236,11 +237,11 @@ static void test_duplicate_series_first_only(void **state)
  * its name is refused as a scrape refuses it. */
 static void test_refused_family_not_processed(void **state)
 {
-	struct proc *p =
+	struct processing *p =
 	    make("processing:\n  groups:\n"
 		 "    - {name: g, select: fv, statistics: [{name: f_r, type: range}]}\n"
 		 "    - {name: h, select: hv, statistics: [{name: h_r, type: range}]}\n");
-	struct proc_reply r;
+	struct stage_reply r;
 	(void)state;
 
 	for (int i = 1; i <= 3; i++) {
@@ -249,13 +250,13 @@ static void test_refused_family_not_processed(void **state)
 		pass_items[1] = (struct item){"fv", BS_GAUGE, "b", u64v(100 + i)};
 		pass_items[2] = (struct item){"hv", BS_COUNTER, "c", u64v(i)}; /* hv, hv_total */
 		pass_items[3] = (struct item){"hv", BS_GAUGE, "d", u64v(i)};   /* hv: taken */
-		p->in = (struct proc_input){.n = 1, .collect = items_collect};
-		proc_tick(p, S(i));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(i));
+		p->in = (struct stage_input){0};
 	}
-	proc_iface(p, "GET", "", NULL, false, S(10), &r);
+	processing_iface(p, "GET", "", NULL, false, S(10), &r);
 	assert_string_equal(r.text.p, "g/0 fv{device=\"a\"}\n");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "f_r 3 1 2.000 3\n");
 	free(text);
@@ -274,7 +275,7 @@ static void test_refused_family_not_processed(void **state)
 	done(p);
 }
 
-/* Item A (review 29, finding 2 for lists): a list's X past 2^53, by
+/* A list's X past 2^53, by
  * hand. entries_max 2, range_min 0; X: -1 (below the range), 5 (missed
  * below A), A = 2^60 + 1 twice, 2^60 + 100 (missed between), B = 2^60 +
  * 512 (a double), 2^61 (missed above). A and the gaps' bounds 2^60 + 1
@@ -283,10 +284,10 @@ static void test_refused_family_not_processed(void **state)
  * 4), A and B - 1 join B, le B counts 6, +Inf and _count 7. */
 static void test_list_bounds_beyond_doubles(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: lv\n"
-			      "      statistics: [{name: l, type: list, entries_max: 2, "
-			      "range_min: 0}]\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: lv\n"
+				    "      statistics: [{name: l, type: list, entries_max: 2, "
+				    "range_min: 0}]\n");
 	static const int64_t x[] = {
 	    (1ll << 60) + 1, (1ll << 60) + 1, (1ll << 60) + 512, (1ll << 60) + 100, 5, -1,
 	    1ll << 61};
@@ -319,7 +320,7 @@ static void test_list_bounds_beyond_doubles(void **state)
  * second is a duplicate only. */
 static void test_nan_first_of_duplicate(void **state)
 {
-	struct proc *p =
+	struct processing *p =
 	    make("processing:\n  groups:\n"
 		 "    - {name: g, select: nv, statistics: [{name: r, type: range}]}\n");
 	static const double first[] = {5, NAN, 11}, second[] = {7, 9, NAN};
@@ -331,9 +332,9 @@ static void test_nan_first_of_duplicate(void **state)
 		    (struct item){"nv", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = first[i]}};
 		pass_items[1] =
 		    (struct item){NULL, BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = second[i]}};
-		p->in = (struct proc_input){.n = 1, .collect = items_collect};
-		proc_tick(p, S(1 + i));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(1 + i));
+		p->in = (struct stage_input){0};
 	}
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "r 2 5 8.000 11\n");
@@ -376,21 +377,22 @@ static int order_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wai
 
 static void test_label_order_one_source(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - {name: g, select: ov, x: delta, statistics: [{name: r, type: "
-			      "range}]}\n");
-	struct proc_reply r;
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: ov, x: delta, statistics: [{name: r, type: "
+		 "range}]}\n");
+	struct stage_reply r;
 	int k;
 	(void)state;
 
 	for (k = 1; k <= 4; k++) {
-		p->in = (struct proc_input){.ctx = &k, .n = 1, .collect = order_collect};
-		proc_tick(p, S(k));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.ctx = &k, .n = 1, .collect = order_collect};
+		sampler_tick(p, S(k));
+		p->in = (struct stage_input){0};
 	}
-	proc_iface(p, "GET", "", NULL, false, S(10), &r);
+	processing_iface(p, "GET", "", NULL, false, S(10), &r);
 	assert_string_equal(r.text.p, "g/0 ov{a=\"1\",b=\"2\"}\n");
-	statproc_text_free(&r.text);
+	textbuf_free(&r.text);
 	char *text = data(p, "g/0/data");
 	assert_string_equal(text, "r 3 10 10.000 10\n");
 	free(text);
@@ -409,18 +411,18 @@ static void test_label_order_one_source(void **state)
 }
 
 /* Item D: three X of 9e18. Their total passes the s64 range: the
- * seed's range wrapped it (average -2.8e18, the sign wrong); it is now
+ * kernel's range wrapped it (average -2.8e18, the sign wrong); it is now
  * kept in 128 bits, the average exact in the data file and on /metrics.
  * A products total stays at INT64_MAX (it wrapped negative), each pair
  * it could not take counted: hits_saturated=2 in the definition line,
  * saturated 2 on /metrics. */
 static void test_totals_past_s64(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: big\n"
-			      "      statistics:\n"
-			      "        - {name: r, type: range}\n"
-			      "        - {name: v, type: value, mode: products}\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: big\n"
+				    "      statistics:\n"
+				    "        - {name: r, type: range}\n"
+				    "        - {name: v, type: value, mode: products}\n");
 	(void)state;
 
 	for (int k = 0; k < 3; k++)
@@ -451,9 +453,9 @@ static void test_totals_past_s64(void **state)
  * remainder (half away from zero). */
 static void test_range_average_rounding(void **state)
 {
-	struct proc *p = make("processing:\n  groups:\n"
-			      "    - name: g\n      select: big\n"
-			      "      statistics: [{name: r, type: range}]\n");
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: big\n"
+				    "      statistics: [{name: r, type: range}]\n");
 	static const int64_t x[] = {INT64_MIN, INT64_MIN, INT64_MIN + 1};
 	(void)state;
 
@@ -507,7 +509,7 @@ static void hist_exact(const char *text, const char *fam, const char *dev, const
 	assert_true(fabsl(v - sum) <= fabsl(sum) * 1e-15L);
 }
 
-/* Review 2, finding 2, through the sampler: a stats(3) histogram's le
+/* Through the sampler, a stats(3) histogram's le
  * past 2^53 is served only where a double holds it, else its region
  * joins the next. u (u64): crhist exp 0..2^62 by 2, whose bound 2^61 - 2
  * was le 2^61 counting 1 of the 3 values up to it (now 2^55 - 2 ..
@@ -519,7 +521,7 @@ static void hist_exact(const char *text, const char *fam, const char *dev, const
  * le 2^53 with its 2^53 + 1. Each failed before. */
 static void test_template_bounds_beyond_doubles(void **state)
 {
-	struct proc *p =
+	struct processing *p =
 	    make("processing:\n  groups:\n"
 		 "    - {name: u, select: 'xv{device=\"u\"}', x: value,\n"
 		 "       template: {name: ut, dtype: u64, stats: [\n"
@@ -551,9 +553,9 @@ static void test_template_bounds_beyond_doubles(void **state)
 		pass_items[0] = (struct item){"xv", BS_GAUGE, "u", u64v(u[k])};
 		pass_items[1] = (struct item){NULL, BS_GAUGE, "s", i64v(sv[k])};
 		pass_items[2] = (struct item){NULL, BS_GAUGE, "b", i64v(b[k])};
-		p->in = (struct proc_input){.n = 1, .collect = items_collect};
-		proc_tick(p, S(1 + k));
-		p->in = (struct proc_input){0};
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(1 + k));
+		p->in = (struct stage_input){0};
 		ux[k] = u[k], sx[k] = sv[k], bx[k] = b[k];
 	}
 	char *text = metrics(p);
@@ -602,5 +604,5 @@ int main(void)
 	    cmocka_unit_test(test_range_average_rounding),
 	    cmocka_unit_test(test_template_bounds_beyond_doubles),
 	};
-	return cmocka_run_group_tests_name("proc_ints", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("processing_ints", tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
-/* The processing's total memory bound, max_memory_bytes (review 29,
- * finding 9): the running total is the sum of what each source holds,
- * through new sources, writes, sample rates and expiry; a write, a rate
+/* The processing's total memory bound, max_memory_bytes: the running
+ * total is the sum of what each source holds, through
+ * new sources, writes, sample rates and expiry; a write, a rate
  * or a new source that would pass the bound is refused with nothing
  * changed (a source counted as memory_limit); a configuration whose first
  * source of each group would not fit is an error with its position. */
@@ -10,28 +10,28 @@
 #include <malloc.h>
 #include <math.h>
 
-static char *iface(struct proc *p, const char *method, const char *path, const char *body,
+static char *iface(struct processing *p, const char *method, const char *path, const char *body,
 		   uint64_t now, int *status)
 {
 	return iface_as(p, method, path, body, true, now, status);
 }
 
-static void feed(struct proc *p, const char *vm, double v, uint64_t now)
+static void feed(struct processing *p, const char *vm, double v, uint64_t now)
 {
 	struct bs_label l[] = {{"vm", vm}};
-	proc_feed(p, "m_total", l, 1, v, now);
+	feed_value(p, "m_total", l, 1, v, now);
 }
 
 /* The running total is the sum over the sources, each source's share is
  * what its definitions make it, and what each statistic's data got from
  * the allocator is at least what was counted for it. */
-static void check_total(const struct proc *p)
+static void check_total(const struct processing *p)
 {
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < p->srcs.n; i++) {
-		const struct proc_source *s = p->src[i];
-		assert_int_equal(s->bytes, proc_source_bytes(p, s));
+		const struct source *s = p->src[i];
+		assert_int_equal(s->bytes, srctab_bytes(p, s));
 		sum += s->bytes;
 		for (uint32_t k = 0; k < p->conf->group[s->group].nstats; k++) {
 			const struct statproc_stat *st = &s->stat[k];
@@ -77,7 +77,7 @@ static const char *mixed_yaml =
  * a source, sample rates that give and take VOIs, expiry. */
 static void test_total_is_sum_of_sizes(void **state)
 {
-	struct proc *p = make(mixed_yaml);
+	struct processing *p = make(mixed_yaml);
 	char name[16];
 	int status;
 	(void)state;
@@ -90,13 +90,13 @@ static void test_total_is_sum_of_sizes(void **state)
 	double le[] = {0.1, 1, INFINITY};
 	uint64_t count[] = {1, 2, 3};
 	struct bs_histogram hg = {3, le, count, false, {0}};
-	proc_feed_histogram(p, "lat_seconds", (struct bs_label[]){{"vm", "x"}}, 1, &hg, S(1));
+	feed_histogram(p, "lat_seconds", (struct bs_label[]){{"vm", "x"}}, 1, &hg, S(1));
 	assert_int_equal(p->srcs.n, 21);
 	check_total(p);
 
 	/* one VOI by hand: a t-digest at its most, a crhist's 10 buckets and
 	 * its open last one, their counts and the 12 between them */
-	const struct proc_group_conf *g = &p->conf->group[0];
+	const struct processing_group_conf *g = &p->conf->group[0];
 	size_t tpl = tdigest_bytes_max(100) + 11 * (sizeof(struct vstats_bucket) + 8) + 12 * 8;
 	assert_int_equal(g->tpl.voi_bytes, tpl);
 	uint64_t before = p->mem_bytes;
@@ -130,7 +130,7 @@ static void test_total_is_sum_of_sizes(void **state)
 		snprintf(name, sizeof(name), "vm%d", i);
 		feed(p, name, i, S(8));
 	}
-	proc_tick(p, S(15));
+	sampler_tick(p, S(15));
 	assert_int_equal(p->srcs.n, 10);
 	check_total(p);
 	done(p);
@@ -148,12 +148,12 @@ static const char *raw16_yaml = "processing:\n"
 				"        - {name: r2, type: history, mode: range, entries_max: 8}\n"
 				"        - {name: r3, type: list, entries_max: 8}\n";
 
-/* The reviewer's case: entries_max=65536 written on a statistic is 2 MiB;
+/* The blow-up case: entries_max=65536 written on a statistic is 2 MiB;
  * past the bound it is refused, EFBIG, and nothing of the write applies,
  * the lines that would have fitted neither. */
 static void test_post_over_bound_refused(void **state)
 {
-	struct proc *p = make(raw16_yaml);
+	struct processing *p = make(raw16_yaml);
 	int status;
 	(void)state;
 
@@ -212,13 +212,14 @@ static void test_post_over_bound_refused(void **state)
  * memory_limit at each value it brings, until room is made. */
 static void test_new_source_over_bound_counted(void **state)
 {
-	struct proc *p = make("processing:\n"
-			      "  max_memory_bytes: 1MiB\n"
-			      "  source_ttl: 10s\n"
-			      "  groups:\n"
-			      "    - name: r\n"
-			      "      select: 'm_total'\n"
-			      "      statistics: [{name: r0, type: raw, entries_max: 10000}]\n");
+	struct processing *p =
+	    make("processing:\n"
+		 "  max_memory_bytes: 1MiB\n"
+		 "  source_ttl: 10s\n"
+		 "  groups:\n"
+		 "    - name: r\n"
+		 "      select: 'm_total'\n"
+		 "      statistics: [{name: r0, type: raw, entries_max: 10000}]\n");
 	char name[16];
 	(void)state;
 
@@ -243,7 +244,7 @@ static void test_new_source_over_bound_counted(void **state)
 	feed(p, "vm3", 1, S(9));
 	feed(p, "vm4", 1, S(9));
 	assert_int_equal(p->count.memory_limit, 4);
-	proc_tick(p, S(15));
+	sampler_tick(p, S(15));
 	assert_int_equal(p->srcs.n, 0);
 	assert_int_equal(p->mem_bytes, 0);
 	feed(p, "vm3", 1, S(16));
@@ -257,7 +258,7 @@ static void test_new_source_over_bound_counted(void **state)
  * VOI is made, nothing changed. */
 static void test_rates_over_bound_refused(void **state)
 {
-	struct proc *p =
+	struct processing *p =
 	    make("processing:\n"
 		 "  max_memory_bytes: 1MiB\n"
 		 "  groups:\n"
@@ -343,5 +344,5 @@ int main(void)
 	    cmocka_unit_test(test_rates_over_bound_refused),
 	    cmocka_unit_test(test_config_must_fit_one_source),
 	};
-	return cmocka_run_group_tests_name("proc_mem", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("processing_mem", tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* lib/statproc against hand-computed results on fixed (X, Y) streams:
- * every type of seed 001, its definition line and data lines byte for
+ * every type of the Linux statistics infrastructure, its definition line and data lines byte for
  * byte, bucket edges, out-of-range, entries_max overflow, resets, and the
  * definition file's rules for writes. */
 #include <setjmp.h>
@@ -19,22 +19,22 @@
 static char *def_line(const struct statproc_stat *s)
 {
 	static char out[1024];
-	struct statproc_text t = {0};
+	struct textbuf t = {0};
 	statproc_format_def(s, &t);
 	assert_false(t.failed);
 	snprintf(out, sizeof(out), "%.*s", (int)t.len, t.p);
-	statproc_text_free(&t);
+	textbuf_free(&t);
 	return out;
 }
 
 static char *data_lines(struct statproc_stat *s, uint64_t now)
 {
 	static char out[8192];
-	struct statproc_text t = {0};
+	struct textbuf t = {0};
 	statproc_format_data(s, now, &t);
 	assert_false(t.failed);
 	snprintf(out, sizeof(out), "%.*s", t.p ? (int)t.len : 0, t.p ? t.p : "");
-	statproc_text_free(&t);
+	textbuf_free(&t);
 	return out;
 }
 
@@ -58,7 +58,7 @@ static void test_value(void **state)
 			    "hits_out_of_range=2 data=[1.500000] started=[2.000000] "
 			    "stopped=[1.500000] units=bytes/requests\n");
 
-	/* mode=products: the seed's total of X * Y, signed (10 - 40); the
+	/* mode=products: the infrastructure's total of X * Y, signed (10 - 40); the
 	 * redefinition discards the data and keeps the statistic on */
 	assert_int_equal(statproc_write(&s, 1, "name=v mode=products range_min=-50", S(4), &why),
 			 0);
@@ -149,7 +149,7 @@ static void test_array_ends_at_range_max(void **state)
 	statproc_free(&s);
 }
 
-/* The seed's latency histogram: <=0 <=1 <=2 <=4 ... <=1024 >1024. */
+/* The kernel's latency histogram: <=0 <=1 <=2 <=4 ... <=1024 >1024. */
 static void test_array_log2(void **state)
 {
 	struct statproc_stat s;
@@ -370,7 +370,7 @@ static void test_bounds(void **state)
 	assert_int_equal(statproc_check(&h, &why), -EINVAL);
 }
 
-/* ---- issue 29, items 9, 10, 13 and 14 ---- */
+/* ---- definition and data files, writes ---- */
 
 /* Two statistics, on, with data: "v" a value of 2, "r" a range of 1. */
 static void two_with_data(struct statproc_stat s[2])
@@ -432,7 +432,7 @@ static void write_back_keeps(struct statproc_stat *s, uint64_t now)
 
 /* Item 10: a line written back exactly as read, a range change alone and
  * an attribute given the value it has discard nothing; a change of type
- * or of a type-specific attribute discards, as the seed says. */
+ * or of a type-specific attribute discards, as the infrastructure says. */
 static void test_write_back(void **state)
 {
 	static const struct statproc_def defs[] = {
@@ -509,7 +509,8 @@ static void test_range_moved_empty(void **state)
 	statproc_start(&s, 0);
 	statproc_add(&s, 4, 1, S(1));
 	assert_int_equal(statproc_write(&s, 1, "name=r data=reset", S(2), &why), 0);
-	assert_string_equal(data_lines(&s, S(2)), "r 0 0 0.000 0\n"); /* the seed's empty range */
+	assert_string_equal(data_lines(&s, S(2)),
+			    "r 0 0 0.000 0\n"); /* the infrastructure's empty range */
 	assert_int_equal(statproc_write(&s, 1, "name=r range_max=1000", S(3), &why), 0);
 	statproc_add(&s, 500, 1, S(4));
 	statproc_add(&s, 600, 1, S(4));
@@ -570,7 +571,7 @@ static void test_history_not_future(void **state)
 	/* read at 8.5: the newest period began at 8 and ends at 9 */
 	assert_string_equal(data_lines(&s, S(8.5)),
 			    "h [7.000000] 1 3 3.000 3\nh [8.000000] 1 5 5.000 5\n");
-	/* after a reset: the seed's empty range, no sentinel */
+	/* after a reset: the infrastructure's empty range, no sentinel */
 	statproc_reset(&s, S(9.1));
 	assert_string_equal(data_lines(&s, S(9.2)), "h [9.000000] 0 0 0.000 0\n");
 	statproc_free(&s);

@@ -1,8 +1,8 @@
 /* The `processing:` section: which series are sampled between scrapes and
- * how each is processed (seed 001's statistics and a stats(3) template of
- * seed 004), checked with file, line and column. */
-#ifndef BS_PROC_CONF_H
-#define BS_PROC_CONF_H
+ * how each is processed (the Linux statistics infrastructure's statistics and a stats(3) template
+ * of FreeBSD), checked with file, line and column. */
+#ifndef BS_PROCESSING_CONF_H
+#define BS_PROCESSING_CONF_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,23 +12,23 @@
 #include "statproc.h"
 #include "vstats.h"
 
-#define PROC_GROUPS_MAX 64
-#define PROC_STATS_MAX 16     /* seed 001 statistics per group */
-#define PROC_QUANTILES_MAX 16 /* of a t-digest */
-#define PROC_ALLOW_MAX 16
-#define PROC_MEMORY_DEFAULT (256ull << 20) /* max_memory_bytes */
+#define PROCESSING_GROUPS_MAX 64
+#define PROCESSING_STATS_MAX 16	    /* statistics per group */
+#define PROCESSING_QUANTILES_MAX 16 /* of a t-digest */
+#define PROCESSING_ALLOW_MAX 16
+#define PROCESSING_MEMORY_DEFAULT (256ull << 20) /* max_memory_bytes */
 
 /* What a sampled value becomes as the X of (X, Y = 1). */
-enum proc_x { PROC_X_VALUE, PROC_X_DELTA, PROC_X_RATE };
+enum processing_x { PROCESSING_X_VALUE, PROCESSING_X_DELTA, PROCESSING_X_RATE };
 
-struct proc_stat_conf {
+struct processing_stat_conf {
 	const char *name; /* a metric name: the families it writes start with it */
 	const char *units;
 	struct statproc_def def;
 	bool on;
 };
 
-struct proc_template_conf {
+struct processing_template_conf {
 	const char *name; /* the families' prefix */
 	uint32_t sample_pct;
 	bool relative;
@@ -36,29 +36,30 @@ struct proc_template_conf {
 	struct vstats_spec spec[VSTATS_STATS_MAX];
 	uint32_t nspec;
 	struct vstats_bucket *usr[VSTATS_STATS_MAX]; /* the user's buckets, owned */
-	double quantile[PROC_QUANTILES_MAX];
+	double quantile[PROCESSING_QUANTILES_MAX];
 	uint32_t nquantile;
 	size_t voi_bytes; /* the most one VOI of it allocates (vstats_voi_bytes) */
 };
 
-struct proc_group_conf {
+struct processing_group_conf {
 	const char *name;
 	const char *select_text;
 	struct selector select;
-	enum proc_x x;
-	double x_scale; /* seed 001's X is the integer nearest x * x_scale */
-	struct proc_stat_conf stat[PROC_STATS_MAX];
+	enum processing_x x;
+	double x_scale; /* the Linux statistics infrastructure's X is the integer nearest x *
+			   x_scale */
+	struct processing_stat_conf stat[PROCESSING_STATS_MAX];
 	uint32_t nstats;
 	bool has_template;
-	struct proc_template_conf tpl;
+	struct processing_template_conf tpl;
 };
 
-struct proc_allow {
+struct processing_allow {
 	unsigned char addr[16]; /* IPv4 as ::ffff:a.b.c.d */
 	unsigned prefix;	/* bits of addr that must match */
 };
 
-struct proc_conf {
+struct processing_conf {
 	double interval_s; /* sampling period */
 	uint64_t max_sources;
 	/* What every source's statistics may hold together (their structs,
@@ -66,28 +67,28 @@ struct proc_conf {
 	 * or a write past it is refused. */
 	uint64_t max_memory_bytes;
 	double source_ttl_s;
-	bool write;				 /* POST to the interfaces' definitions */
-	struct proc_allow allow[PROC_ALLOW_MAX]; /* clients POST is open to */
+	bool write; /* POST to the interfaces' definitions */
+	struct processing_allow allow[PROCESSING_ALLOW_MAX]; /* clients POST is open to */
 	uint32_t nallow;
-	const char *users[PROC_ALLOW_MAX]; /* write_users: basic-auth users POST is open to */
+	const char *users[PROCESSING_ALLOW_MAX]; /* write_users: basic-auth users POST is open to */
 	uint32_t nusers;
-	struct proc_group_conf group[PROC_GROUPS_MAX];
+	struct processing_group_conf group[PROCESSING_GROUPS_MAX];
 	uint32_t ngroups;
 };
 
 /* The bytes one source of g holds in its statistics as configured: their
  * structs, statproc_data_bytes of each definition, and its template's
  * voi_bytes when sampled. */
-uint64_t proc_conf_stats_bytes(const struct proc_group_conf *g, bool sampled);
+uint64_t processing_conf_stats_bytes(const struct processing_group_conf *g, bool sampled);
 
-/* Reads the section at node into a new proc_conf; -EINVAL with the error
+/* Reads the section at node into a new processing_conf; -EINVAL with the error
  * on the document, -ENOMEM. */
-int proc_conf_load(const struct conf_node *node, struct proc_conf **out);
-void proc_conf_free(struct proc_conf *pc);
+int processing_conf_load(const struct conf_node *node, struct processing_conf **out);
+void processing_conf_free(struct processing_conf *pc);
 /* Whether a client may write: its address (IPv6 or IPv4-mapped) must be
  * in write_allow and the user it authenticated as (NULL: none) in
  * write_users, each when given. */
-bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16],
-			 const char *user);
+bool processing_conf_may_write(const struct processing_conf *pc, const unsigned char addr[16],
+			       const char *user);
 
 #endif

@@ -1,12 +1,16 @@
-/* The /statistics/ interface of seed 001, one interface per group and
- * source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
+/* The /statistics/ interface of the Linux statistics infrastructure, one
+ * interface per group and source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
  * and (POST, for allowed clients) takes definition lines, all or nothing;
  * `data` prints the data file (?format=json: the template's blob as
  * stats(3) writes it); POST `snapshot` prints the template's statistics
  * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
- * template verbs, `templates` and `sample_rates`, are in proc_tpl.c. */
-#include "proc.h"
-#include "proc_names.h"
+ * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
+#include "iface.h"
+#include "rates.h"
+#include "reply.h"
+#include "srctab.h"
+#include "stage_priv.h"
+#include "tpl.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,16 +20,15 @@
 
 #define LINE_MAX_LEN 4096 /* of a definition line written */
 
-static void list(struct proc *p, struct proc_reply *r)
+static void list(struct processing *p, struct stage_reply *r)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++)
 		for (size_t i = 0; i < p->grp[g].srcs.n; i++)
-			statproc_text_printf(&r->text, "%s/%" PRIu32 " %s\n",
-					     p->conf->group[g].name, p->grp[g].src[i]->id,
-					     p->grp[g].src[i]->key);
+			textbuf_printf(&r->text, "%s/%" PRIu32 " %s\n", p->conf->group[g].name,
+				       p->grp[g].src[i]->id, p->grp[g].src[i]->key);
 }
 
-static struct proc_source *find(struct proc *p, const char *path, const char **rest)
+static struct source *find(struct processing *p, const char *path, const char **rest)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
 		size_t n = strlen(p->conf->group[g].name);
@@ -49,25 +52,25 @@ static struct proc_source *find(struct proc *p, const char *path, const char **r
 
 /* A comment line, so that the file written back as a whole applies none
  * of it (no on= here: a line without name= would start everything). */
-static void template_line(struct proc *p, const struct proc_source *s, struct proc_reply *r)
+static void template_line(struct processing *p, const struct source *s, struct stage_reply *r)
 {
-	const struct proc_template_conf *t = &p->conf->group[s->group].tpl;
+	const struct processing_template_conf *t = &p->conf->group[s->group].tpl;
 
-	statproc_text_printf(&r->text,
-			     "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
-			     t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
-			     s->sampled ? s->voi.updates : 0);
+	textbuf_printf(&r->text,
+		       "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
+		       t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
+		       s->sampled ? s->voi.updates : 0);
 }
 
-static void say_value(struct proc_reply *r, const char *name, const char *what,
+static void say_value(struct stage_reply *r, const char *name, const char *what,
 		      struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
-		statproc_text_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
+		textbuf_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
 	else if (v.dtype == VSTATS_UINT)
-		statproc_text_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
+		textbuf_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
 	else
-		statproc_text_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
+		textbuf_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
 }
 
 static void say_bound(char *out, size_t size, struct vstats_value v)
@@ -80,7 +83,7 @@ static void say_bound(char *out, size_t size, struct vstats_value v)
 		snprintf(out, size, "%.17g", v.f);
 }
 
-static void hist_lines(struct proc_reply *r, const char *name, const char *kind,
+static void hist_lines(struct stage_reply *r, const char *name, const char *kind,
 		       const struct vstats_stat *st)
 {
 	char lb[32], ub[32];
@@ -88,18 +91,18 @@ static void hist_lines(struct proc_reply *r, const char *name, const char *kind,
 	for (uint32_t i = 0; i < st->hist.n; i++) {
 		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);
 		say_bound(ub, sizeof(ub), st->hist.bkt[i].ub);
-		statproc_text_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
-				     st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
+		textbuf_printf(&r->text, "%s%s [%s,%s%s %" PRIu64 "\n", name, kind, lb, ub,
+			       st->stype == VSTATS_DVHIST ? "]" : ")", st->hist.count[i]);
 	}
-	statproc_text_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
+	textbuf_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
 }
 
 /* The VOI's statistics, a line per figure: `<template>_<stat> ...`. MAX
  * and MIN of nothing, and quantiles of an empty digest, have no value:
  * their lines are left out rather than show a sentinel or NaN. */
-static void template_data(struct proc *p, struct proc_source *s, struct proc_reply *r)
+static void template_data(struct processing *p, struct source *s, struct stage_reply *r)
 {
-	const struct proc_template_conf *t = &p->conf->group[s->group].tpl;
+	const struct processing_template_conf *t = &p->conf->group[s->group].tpl;
 	static const char *const names[] = {"_sum",    "_max",	  "_min",    "_crhist",
 					    "_drhist", "_dvhist", "_tdigest"};
 
@@ -122,21 +125,21 @@ static void template_data(struct proc *p, struct proc_source *s, struct proc_rep
 			break;
 		case VSTATS_TDGST:
 			for (uint32_t i = 0; tdigest_count(st->td) > 0 && i < t->nquantile; i++)
-				statproc_text_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
-						     t->quantile[i],
-						     tdigest_quantile(st->td, t->quantile[i]));
-			statproc_text_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
-					     tdigest_count(st->td));
-			statproc_text_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
-					     tdigest_sum(st->td));
+				textbuf_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
+					       t->quantile[i],
+					       tdigest_quantile(st->td, t->quantile[i]));
+			textbuf_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
+				       tdigest_count(st->td));
+			textbuf_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
+				       tdigest_sum(st->td));
 			break;
 		}
 	}
 }
 
-static void definition(struct proc *p, struct proc_source *s, struct proc_reply *r)
+static void definition(struct processing *p, struct source *s, struct stage_reply *r)
 {
-	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct processing_group_conf *g = &p->conf->group[s->group];
 
 	for (uint32_t i = 0; i < g->nstats; i++)
 		statproc_format_def(&s->stat[i], &r->text);
@@ -144,9 +147,9 @@ static void definition(struct proc *p, struct proc_source *s, struct proc_reply 
 		template_line(p, s, r);
 }
 
-static void data(struct proc *p, struct proc_source *s, uint64_t now_ns, struct proc_reply *r)
+static void data(struct processing *p, struct source *s, uint64_t now_ns, struct stage_reply *r)
 {
-	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct processing_group_conf *g = &p->conf->group[s->group];
 
 	for (uint32_t i = 0; i < g->nstats; i++)
 		statproc_format_data(&s->stat[i], now_ns, &r->text);
@@ -161,7 +164,7 @@ struct tpl_pending {
 	bool on, reset;
 };
 
-static bool names_stat(const struct proc_group_conf *g, const char *name)
+static bool names_stat(const struct processing_group_conf *g, const char *name)
 {
 	for (uint32_t i = 0; i < g->nstats; i++)
 		if (strcmp(g->stat[i].name, name) == 0)
@@ -178,7 +181,7 @@ static void tpl_take(struct tpl_pending *t, const struct statproc_request *rq)
 
 /* One line into the batch (the statistics) or the template's pending
  * state; 0, or the error with *why and nothing taken. */
-static int take_line(const struct proc_group_conf *g, struct statproc_batch *b,
+static int take_line(const struct processing_group_conf *g, struct statproc_batch *b,
 		     struct tpl_pending *t, const char *line, const char **why)
 {
 	struct statproc_request rq;
@@ -203,8 +206,8 @@ static int take_line(const struct proc_group_conf *g, struct statproc_batch *b,
 }
 
 /* Every line checked; the refused ones listed. The count refused. */
-static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
-		      struct tpl_pending *t, const char *body, struct proc_reply *r)
+static int take_lines(const struct processing_group_conf *g, struct statproc_batch *b,
+		      struct tpl_pending *t, const char *body, struct stage_reply *r)
 {
 	char line[LINE_MAX_LEN];
 	int lineno = 0, refused = 0, rc;
@@ -222,8 +225,8 @@ static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
 			rc = take_line(g, b, t, line, &why);
 		}
 		if (rc < 0) {
-			statproc_text_printf(&r->text, "line %d: %s: %s\n", lineno,
-					     proc_errname(rc), why ? why : "refused");
+			textbuf_printf(&r->text, "line %d: %s: %s\n", lineno, reply_errname(rc),
+				       why ? why : "refused");
 			refused++;
 		}
 		body += n + (body[n] == '\n');
@@ -235,9 +238,9 @@ static int take_lines(const struct proc_group_conf *g, struct statproc_batch *b,
  * count of refusals, each listed. A value's products total keeps the
  * type its configuration gives it (one type per family, whatever a
  * write does to one source's range_min): a counter is refused an X that
- * could make it go down (review 29, finding 8). */
-static int check_batch(const struct proc_group_conf *g, const struct statproc_batch *b,
-		       struct proc_reply *r)
+ * could make it go down. */
+static int check_batch(const struct processing_group_conf *g, const struct statproc_batch *b,
+		       struct stage_reply *r)
 {
 	int refused = 0;
 
@@ -245,13 +248,13 @@ static int check_batch(const struct proc_group_conf *g, const struct statproc_ba
 		const struct statproc_def *d = statproc_batch_def(b, i);
 		if (d->type == STATPROC_VALUE && d->mode == STATPROC_PRODUCTS && d->range_min < 0 &&
 		    g->stat[i].def.range_min >= 0) {
-			statproc_text_printf(&r->text,
-					     "%s: %s: range_min below 0 would let its total, a "
-					     "counter on /metrics as configured (range_min %" PRId64
-					     "), go down; configure range_min below 0 to make it "
-					     "a gauge\n",
-					     proc_errname(-EINVAL), g->stat[i].name,
-					     g->stat[i].def.range_min);
+			textbuf_printf(&r->text,
+				       "%s: %s: range_min below 0 would let its total, a "
+				       "counter on /metrics as configured (range_min %" PRId64
+				       "), go down; configure range_min below 0 to make it "
+				       "a gauge\n",
+				       reply_errname(-EINVAL), g->stat[i].name,
+				       g->stat[i].def.range_min);
 			refused++;
 		}
 	}
@@ -261,14 +264,15 @@ static int check_batch(const struct proc_group_conf *g, const struct statproc_ba
 /* The shapes of statistic k of group g among its sources, s's as the
  * batch leaves it (b: NULL, s's as it is), and the configured one, which
  * a new source takes. */
-static unsigned stat_shapes(const struct proc *p, uint32_t g, uint32_t k,
-			    const struct proc_source *s, const struct statproc_batch *b)
+static unsigned stat_shapes(const struct processing *p, uint32_t g, uint32_t k,
+			    const struct source *s, const struct statproc_batch *b)
 {
-	unsigned shapes = PROC_SHAPE_OF(&p->conf->group[g].stat[k].def);
+	unsigned shapes = PROCESSING_SHAPE_OF(&p->conf->group[g].stat[k].def);
 
 	for (size_t i = 0; i < p->grp[g].srcs.n; i++) {
-		const struct proc_source *o = p->grp[g].src[i];
-		shapes |= PROC_SHAPE_OF(o == s && b ? statproc_batch_def(b, k) : &o->stat[k].def);
+		const struct source *o = p->grp[g].src[i];
+		shapes |=
+		    PROCESSING_SHAPE_OF(o == s && b ? statproc_batch_def(b, k) : &o->stat[k].def);
 	}
 	return shapes;
 }
@@ -277,28 +281,28 @@ static unsigned stat_shapes(const struct proc *p, uint32_t g, uint32_t k,
  * another statistic or template serves (a scrape would serve only one
  * of them): the count refused (1), each listed, -ENOMEM. Every name the
  * others serve is taken first, then those of s's group as the batch
- * leaves them (review 29, finding 1). */
-static int check_names(const struct proc *p, const struct proc_source *s,
-		       const struct statproc_batch *b, struct proc_reply *r)
+ * leaves them. */
+static int check_names(const struct processing *p, const struct source *s,
+		       const struct statproc_batch *b, struct stage_reply *r)
 {
-	const struct proc_group_conf *gc = &p->conf->group[s->group];
-	struct proc_names names;
+	const struct processing_group_conf *gc = &p->conf->group[s->group];
+	struct processing_names names;
 	const char *clash = NULL;
 	uint32_t other = 0, k;
 	int rc = 0;
 
-	proc_names_init(&names);
+	processing_names_init(&names);
 	names.reserve = true;
 	for (uint32_t g = 0; rc != -ENOMEM && g < p->conf->ngroups; g++) {
-		const struct proc_group_conf *c = &p->conf->group[g];
+		const struct processing_group_conf *c = &p->conf->group[g];
 		for (k = 0; g != s->group && rc != -ENOMEM && k < c->nstats; k++)
-			rc = proc_names_stat(&names, c->stat[k].name,
-					     stat_shapes(p, g, k, NULL, NULL),
-					     PROC_NAMES_OWNER(g, k), &clash, &other);
+			rc = processing_names_stat(&names, c->stat[k].name,
+						   stat_shapes(p, g, k, NULL, NULL),
+						   PROCESSING_NAMES_OWNER(g, k), &clash, &other);
 		if (c->has_template && rc != -ENOMEM) /* an old clash is not this write's */
-			rc = proc_names_template(&names, c->tpl.name, c->tpl.spec, c->tpl.nspec,
-						 PROC_NAMES_OWNER(g, PROC_NAMES_TEMPLATE), &clash,
-						 &other);
+			rc = processing_names_template(
+			    &names, c->tpl.name, c->tpl.spec, c->tpl.nspec,
+			    PROCESSING_NAMES_OWNER(g, PROCESSING_NAMES_TEMPLATE), &clash, &other);
 	}
 	/* the statistics the batch leaves as they were, then those it changes */
 	rc = rc == -ENOMEM ? rc : 0;
@@ -307,37 +311,37 @@ static int check_names(const struct proc *p, const struct proc_source *s,
 			unsigned now = stat_shapes(p, s->group, k, NULL, NULL),
 				 then = stat_shapes(p, s->group, k, s, b);
 			if ((now != then) == pass)
-				rc = proc_names_stat(&names, gc->stat[k].name, then,
-						     PROC_NAMES_OWNER(s->group, k), &clash, &other);
+				rc = processing_names_stat(&names, gc->stat[k].name, then,
+							   PROCESSING_NAMES_OWNER(s->group, k),
+							   &clash, &other);
 		}
 	if (rc == -EPERM)
-		statproc_text_printf(
-		    &r->text,
-		    "EINVAL: %s would serve '%s', a name the exporter serves itself "
-		    "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
-		    "scrape_*)\n",
-		    gc->stat[k - 1].name, clash);
+		textbuf_printf(&r->text,
+			       "EINVAL: %s would serve '%s', a name the exporter serves itself "
+			       "(process_*, binstat_*) or Prometheus adds to a scrape (up, "
+			       "scrape_*)\n",
+			       gc->stat[k - 1].name, clash);
 	if (rc == -EEXIST) {
-		const struct proc_group_conf *og = &p->conf->group[other >> 8];
-		bool tpl = (other & 0xff) == PROC_NAMES_TEMPLATE;
-		statproc_text_printf(&r->text,
-				     "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
-				     "a family name is one family's across the processing\n",
-				     proc_errname(rc), gc->stat[k - 1].name, clash,
-				     tpl ? "template" : "statistic",
-				     tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
+		const struct processing_group_conf *og = &p->conf->group[other >> 8];
+		bool tpl = (other & 0xff) == PROCESSING_NAMES_TEMPLATE;
+		textbuf_printf(&r->text,
+			       "%s: %s would serve '%s', which %s '%s' of group '%s' serves: "
+			       "a family name is one family's across the processing\n",
+			       reply_errname(rc), gc->stat[k - 1].name, clash,
+			       tpl ? "template" : "statistic",
+			       tpl ? og->tpl.name : og->stat[other & 0xff].name, og->name);
 	}
-	proc_names_free(&names);
+	processing_names_free(&names);
 	return rc == -EEXIST || rc == -EPERM ? 1 : rc;
 }
 
 /* Whether what the batch leaves s holding fits max_memory_bytes beside
- * every other source (review 29, finding 9: entries_max=65536 on every
- * statistic of every source had no total bound): computed from the
+ * every other source (entries_max=65536 on every statistic of every
+ * source would otherwise have no total bound): computed from the
  * definitions before anything is allocated. *bytes: s's bytes then. The
  * count refused (1), with the reason. */
-static int check_memory(const struct proc *p, const struct proc_source *s,
-			const struct statproc_batch *b, size_t *bytes, struct proc_reply *r)
+static int check_memory(const struct processing *p, const struct source *s,
+			const struct statproc_batch *b, size_t *bytes, struct stage_reply *r)
 {
 	size_t now = 0, then = 0;
 
@@ -346,47 +350,45 @@ static int check_memory(const struct proc *p, const struct proc_source *s,
 		then += statproc_data_bytes(statproc_batch_def(b, k));
 	}
 	*bytes = s->bytes - now + then;
-	if (then <= now || proc_mem_fits(p, then - now))
+	if (then <= now || srctab_fits(p, then - now))
 		return 0;
-	statproc_text_printf(&r->text,
-			     "%s: this source's statistics would hold %zu bytes (%zu now), the "
-			     "processing's %" PRIu64 " in all, past max_memory_bytes (%" PRIu64
-			     ")\n",
-			     proc_errname(-EFBIG), *bytes, s->bytes,
-			     p->mem_bytes - s->bytes + *bytes, p->conf->max_memory_bytes);
+	textbuf_printf(&r->text,
+		       "%s: this source's statistics would hold %zu bytes (%zu now), the "
+		       "processing's %" PRIu64 " in all, past max_memory_bytes (%" PRIu64 ")\n",
+		       reply_errname(-EFBIG), *bytes, s->bytes, p->mem_bytes - s->bytes + *bytes,
+		       p->conf->max_memory_bytes);
 	return 1;
 }
 
 /* A POST to definition: all of it, or with any line refused none of it;
  * the reply lists every refused line. */
-static void write_definitions(struct proc *p, struct proc_source *s, const char *body,
-			      uint64_t now_ns, struct proc_reply *r)
+static void write_definitions(struct processing *p, struct source *s, const char *body,
+			      uint64_t now_ns, struct stage_reply *r)
 {
-	const struct proc_group_conf *g = &p->conf->group[s->group];
+	const struct processing_group_conf *g = &p->conf->group[s->group];
 	struct tpl_pending t = {!s->voi_stopped, false};
 	struct statproc_batch b;
 	size_t bytes = s->bytes;
 	int refused;
 
 	if (statproc_batch_init(&b, s->stat, g->nstats) < 0) {
-		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+		reply_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 		return;
 	}
 	if ((refused = take_lines(g, &b, &t, body, r)) > 0 ||
 	    (refused = check_batch(g, &b, r)) > 0 || (refused = check_names(p, s, &b, r)) > 0 ||
 	    (refused == 0 && (refused = check_memory(p, s, &b, &bytes, r)) > 0)) {
 		r->status = 400;
-		statproc_text_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
-				     refused == 1 ? "" : "s");
+		textbuf_printf(&r->text, "nothing applied: %d line%s refused\n", refused,
+			       refused == 1 ? "" : "s");
 	} else if (refused < 0 || statproc_batch_commit(&b, now_ns) < 0) {
-		proc_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
+		reply_fail(r, 500, -ENOMEM, "out of memory: nothing changed");
 	} else {
-		p->mem_bytes = p->mem_bytes - s->bytes + bytes;
-		s->bytes = bytes;
+		srctab_resize(p, s, bytes);
 		s->voi_stopped = !t.on;
 		if (t.reset && s->sampled)
 			vstats_voi_reset(&s->voi);
-		statproc_text_printf(&r->text, "ok\n");
+		textbuf_printf(&r->text, "ok\n");
 	}
 	statproc_batch_free(&b);
 }
@@ -406,8 +408,8 @@ static int format_of(char *query, bool *json)
 	return -EINVAL;
 }
 
-static void source_verb(struct proc *p, struct proc_source *s, const char *what, bool post,
-			bool json, const char *body, uint64_t now_ns, struct proc_reply *r)
+static void source_verb(struct processing *p, struct source *s, const char *what, bool post,
+			bool json, const char *body, uint64_t now_ns, struct stage_reply *r)
 {
 	if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
@@ -416,33 +418,33 @@ static void source_verb(struct proc *p, struct proc_source *s, const char *what,
 			definition(p, s, r);
 	} else if (strcmp(what, "data") == 0 && !post) {
 		if (json)
-			proc_tpl_json(p, s, r);
+			tpl_json(p, s, r);
 		else
 			data(p, s, now_ns, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
 		if (json)
-			proc_tpl_json(p, s, r);
+			tpl_json(p, s, r);
 		else
 			template_data(p, s, r);
 		if (s->sampled && r->status == 200)
 			vstats_voi_reset(&s->voi);
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
-		statproc_text_printf(&r->text, "%s\n",
-				     r->status == 405 ? "method not allowed" : "not found");
+		textbuf_printf(&r->text, "%s\n",
+			       r->status == 405 ? "method not allowed" : "not found");
 	}
 }
 
-static void forbid(struct proc_reply *r)
+static void forbid(struct stage_reply *r)
 {
 	r->status = 403;
-	statproc_text_printf(&r->text, "changing statistics is not enabled for this client\n");
+	textbuf_printf(&r->text, "changing statistics is not enabled for this client\n");
 }
 
 /* templates[/<id or spec>] and sample_rates; false for another path (an
  * interface path has two slashes, so a group may be named templates). */
-static bool tpl_verb(struct proc *p, const char *path, bool post, const char *body, bool may_write,
-		     struct proc_reply *r)
+static bool tpl_verb(struct processing *p, const char *path, bool post, const char *body,
+		     bool may_write, struct stage_reply *r)
 {
 	bool rates = strcmp(path, "sample_rates") == 0;
 
@@ -450,18 +452,18 @@ static bool tpl_verb(struct proc *p, const char *path, bool post, const char *bo
 		forbid(r);
 	} else if (rates) {
 		if (post)
-			proc_rates_post(p, body ? body : "", r);
+			rates_post(p, body ? body : "", r);
 		else
-			proc_rates_get(p, r);
+			rates_get(p, r);
 	} else if (strcmp(path, "templates") == 0 ||
 		   (strncmp(path, "templates/", 10) == 0 && !strchr(path + 10, '/'))) {
 		if (post) {
 			r->status = 405;
-			statproc_text_printf(&r->text, "method not allowed\n");
+			textbuf_printf(&r->text, "method not allowed\n");
 		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
-			proc_fail(r, 400, -EINVAL, "an empty template id or spec");
+			reply_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
-			proc_tpl_get(p, path[9] ? path + 10 : "", r);
+			tpl_get(p, path[9] ? path + 10 : "", r);
 		}
 	} else {
 		return false;
@@ -469,18 +471,18 @@ static bool tpl_verb(struct proc *p, const char *path, bool post, const char *bo
 	return true;
 }
 
-static void route(struct proc *p, const char *method, char *path, const char *body, bool may_write,
-		  uint64_t now_ns, struct proc_reply *r)
+static void route(struct processing *p, const char *method, char *path, const char *body,
+		  bool may_write, uint64_t now_ns, struct stage_reply *r)
 {
 	bool post = strcmp(method, "POST") == 0, json;
 	char *query = strchr(path, '?');
-	struct proc_source *s;
+	struct source *s;
 	const char *what = NULL;
 
 	if (query)
 		*query++ = '\0';
 	if (format_of(query, &json) < 0) {
-		proc_fail(r, 400, -EINVAL, "the query may only be format=text or format=json");
+		reply_fail(r, 400, -EINVAL, "the query may only be format=text or format=json");
 	} else if (*path == '\0') {
 		if (post)
 			r->status = 405;
@@ -490,7 +492,7 @@ static void route(struct proc *p, const char *method, char *path, const char *bo
 		return;
 	} else if (!(s = find(p, path, &what))) {
 		r->status = 404;
-		statproc_text_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
+		textbuf_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
@@ -498,13 +500,13 @@ static void route(struct proc *p, const char *method, char *path, const char *bo
 	}
 }
 
-void proc_iface(struct proc *p, const char *method, const char *path, const char *body,
-		bool may_write, uint64_t now_ns, struct proc_reply *r)
+void iface_request(struct processing *p, const char *method, const char *path, const char *body,
+		   bool may_write, uint64_t now_ns, struct stage_reply *r)
 {
 	char *copy = strdup(path);
 
 	r->status = 200;
-	r->text = (struct statproc_text){.max = 64u << 20};
+	r->text = (struct textbuf){.max = 64u << 20};
 	if (!copy) {
 		r->text.failed = true;
 	} else {
@@ -517,6 +519,6 @@ void proc_iface(struct proc *p, const char *method, const char *path, const char
 		r->status = 500;
 		r->text.len = 0;
 		r->text.failed = false; /* the room already held takes the reason */
-		statproc_text_printf(&r->text, "out of memory\n");
+		textbuf_printf(&r->text, "out of memory\n");
 	}
 }

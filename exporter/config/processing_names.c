@@ -1,7 +1,7 @@
 /* The names the processing's families claim, as the emitter's family
  * registry (exporter/model/famreg.c) claims them in a scrape, kept with
  * their owner so that a clash is found before a scrape drops a family. */
-#include "proc_names.h"
+#include "processing_names.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,15 +13,15 @@
 
 #define NAME_BUF (NAMES_METRIC_MAX + 64)
 
-void proc_names_init(struct proc_names *n)
+void processing_names_init(struct processing_names *n)
 {
 	memset(n, 0, sizeof(*n));
 }
 
-_Static_assert(sizeof(((struct proc_names *)0)->refused) > NAMES_METRIC_MAX,
+_Static_assert(sizeof(((struct processing_names *)0)->refused) > NAMES_METRIC_MAX,
 	       "a reserved name fits");
 
-void proc_names_free(struct proc_names *n)
+void processing_names_free(struct processing_names *n)
 {
 	for (size_t i = 0; i < n->cap; i++)
 		free(n->slot[i].name);
@@ -30,7 +30,7 @@ void proc_names_free(struct proc_names *n)
 	n->cap = n->used = 0;
 }
 
-static size_t slot_of(const struct proc_names *n, const char *name)
+static size_t slot_of(const struct processing_names *n, const char *name)
 {
 	size_t i = (size_t)hash_bytes(name, strlen(name), 0x70726f636e616d65ull) & (n->cap - 1);
 
@@ -39,9 +39,9 @@ static size_t slot_of(const struct proc_names *n, const char *name)
 	return i;
 }
 
-static int grow(struct proc_names *n)
+static int grow(struct processing_names *n)
 {
-	struct proc_names big = {.cap = n->cap ? 2 * n->cap : 64};
+	struct processing_names big = {.cap = n->cap ? 2 * n->cap : 64};
 
 	if (!(big.slot = calloc(big.cap, sizeof(*big.slot))))
 		return -ENOMEM;
@@ -54,7 +54,7 @@ static int grow(struct proc_names *n)
 	return 0;
 }
 
-bool proc_names_find(const struct proc_names *n, const char *name, uint32_t *owner)
+bool processing_names_find(const struct processing_names *n, const char *name, uint32_t *owner)
 {
 	size_t i;
 
@@ -66,7 +66,7 @@ bool proc_names_find(const struct proc_names *n, const char *name, uint32_t *own
 	return n->slot[i].name != NULL;
 }
 
-bool proc_names_reserved(const char *name)
+bool processing_names_reserved(const char *name)
 {
 	static const char *const prefix[] = {"scrape_", "process_", "binstat_"};
 
@@ -79,14 +79,14 @@ bool proc_names_reserved(const char *name)
 }
 
 /* One name for owner: its own already is no clash; one the exporter or
- * Prometheus keeps is nobody's (review 2, finding 3). */
-static int claim(struct proc_names *n, const char *name, uint32_t owner, const char **clash,
+ * Prometheus keeps is nobody's. */
+static int claim(struct processing_names *n, const char *name, uint32_t owner, const char **clash,
 		 uint32_t *other)
 {
 	size_t i;
 	int rc;
 
-	if (n->reserve && proc_names_reserved(name)) {
+	if (n->reserve && processing_names_reserved(name)) {
 		snprintf(n->refused, sizeof(n->refused), "%s", name);
 		*clash = n->refused;
 		return -EPERM;
@@ -111,8 +111,8 @@ static int claim(struct proc_names *n, const char *name, uint32_t owner, const c
 /* Family a b (its name a then b) of that type, as the emitter claims it
  * (emitter_family_base_len): a counter's _total is stripped first, so a
  * counter a_total claims a, a_total and a_created, not a_total_total
- * (review 2, finding 1). */
-static int claim_family(struct proc_names *n, const char *a, const char *b,
+ *. */
+static int claim_family(struct processing_names *n, const char *a, const char *b,
 			enum bs_metric_type type, uint32_t owner, const char **clash,
 			uint32_t *other)
 {
@@ -137,13 +137,15 @@ static int claim_family(struct proc_names *n, const char *a, const char *b,
 	return 0;
 }
 
-int proc_names_family(struct proc_names *n, const char *family, enum bs_metric_type type,
-		      uint32_t owner, const char **clash, uint32_t *other)
+int processing_names_family(struct processing_names *n, const char *family,
+			    enum bs_metric_type type, uint32_t owner, const char **clash,
+			    uint32_t *other)
 {
 	return claim_family(n, family, "", type, owner, clash, other);
 }
 
-bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_metric_type type)
+bool processing_names_clashes(const struct processing_names *n, const char *family,
+			      enum bs_metric_type type)
 {
 	char name[NAME_BUF];
 	size_t len = strlen(family);
@@ -157,13 +159,13 @@ bool proc_names_clashes(const struct proc_names *n, const char *family, enum bs_
 	const char *const *sfx = names_type_suffixes(type);
 	for (size_t k = 0; k < NAMES_SUFFIXES_MAX && sfx[k]; k++) {
 		snprintf(name, sizeof(name), "%.*s%s", (int)len, family, sfx[k]);
-		if (proc_names_find(n, name, NULL))
+		if (processing_names_find(n, name, NULL))
 			return true;
 	}
 	return false;
 }
 
-/* The families of each seed 001 type (proc_emit.c writes them), the
+/* The families of each Linux statistics infrastructure type (processing_emit.c writes them), the
  * out-of-range count of every one aside. */
 static const struct {
 	const char *suffix;
@@ -184,8 +186,8 @@ static const struct {
 	   {"_last_period_max", BS_GAUGE}}, /* a history of mode range */
 };
 
-int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uint32_t owner,
-		    const char **clash, uint32_t *other)
+int processing_names_stat(struct processing_names *n, const char *name, unsigned shapes,
+			  uint32_t owner, const char **clash, uint32_t *other)
 {
 	int rc;
 
@@ -197,8 +199,9 @@ int proc_names_stat(struct proc_names *n, const char *name, unsigned shapes, uin
 	return shapes ? claim_family(n, name, "_out_of_range", BS_COUNTER, owner, clash, other) : 0;
 }
 
-int proc_names_template(struct proc_names *n, const char *name, const struct vstats_spec *spec,
-			uint32_t nspec, uint32_t owner, const char **clash, uint32_t *other)
+int processing_names_template(struct processing_names *n, const char *name,
+			      const struct vstats_spec *spec, uint32_t nspec, uint32_t owner,
+			      const char **clash, uint32_t *other)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
 					     "_drhist",	       "_dvhist", "_tdigest"};

@@ -2,7 +2,7 @@
  * configuration error with its position, so what runs is bounded: groups,
  * statistics, buckets, sources, quantiles, and what one source of each
  * group holds against max_memory_bytes. */
-#include "proc_conf.h"
+#include "processing_conf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "names.h"
-#include "proc_names.h"
+#include "processing_names.h"
 
 static int get_i64(const struct conf_node *n, const char *key, int64_t *out)
 {
@@ -36,9 +36,9 @@ static int pick(const struct conf_node *n, const char *key, const char *const *n
 	return conf_errorf(conf_child(n, key), "'%s' cannot be '%s'", key, v);
 }
 
-/* ---- seed 001 statistics ---- */
+/* ---- Linux statistics infrastructure statistics ---- */
 
-static int stat_type_attrs(const struct conf_node *n, struct proc_stat_conf *s)
+static int stat_type_attrs(const struct conf_node *n, struct processing_stat_conf *s)
 {
 	static const char *const modes[] = {"increments", "products", "range"};
 	static const char *const scales[] = {"lin", "log2"};
@@ -71,7 +71,7 @@ static int stat_type_attrs(const struct conf_node *n, struct proc_stat_conf *s)
 	return 0;
 }
 
-static int load_stat(const struct conf_node *n, struct proc_stat_conf *s)
+static int load_stat(const struct conf_node *n, struct processing_stat_conf *s)
 {
 	static const char *const types[] = {"value", "range", "array", "list", "raw", "history"};
 	const char *why;
@@ -106,7 +106,7 @@ static int load_stat(const struct conf_node *n, struct proc_stat_conf *s)
 	return conf_check_unused(n);
 }
 
-/* ---- seed 004 templates ---- */
+/* ---- FreeBSD stats(3) templates ---- */
 
 static int get_value(const struct conf_node *n, const char *key, enum vstats_dtype d,
 		     struct vstats_value *out)
@@ -242,7 +242,7 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 	return hist_check(n, t, d, spec);
 }
 
-static int tdigest_spec(const struct conf_node *n, struct proc_template_conf *t,
+static int tdigest_spec(const struct conf_node *n, struct processing_template_conf *t,
 			struct vstats_spec *spec)
 {
 	const struct conf_node *q;
@@ -256,8 +256,9 @@ static int tdigest_spec(const struct conf_node *n, struct proc_template_conf *t,
 			 &spec->compression) == -EINVAL)
 		return -EINVAL;
 	if ((q = conf_child(n, "quantiles"))) {
-		if (q->kind != BS_CONF_SEQ || q->n == 0 || q->n > PROC_QUANTILES_MAX)
-			return conf_errorf(q, "quantiles: a list of 1 to %d", PROC_QUANTILES_MAX);
+		if (q->kind != BS_CONF_SEQ || q->n == 0 || q->n > PROCESSING_QUANTILES_MAX)
+			return conf_errorf(q, "quantiles: a list of 1 to %d",
+					   PROCESSING_QUANTILES_MAX);
 		for (size_t i = 0; i < q->n; i++) {
 			struct vstats_value v;
 			if (scalar_value(q->val[i], VSTATS_FLOAT, &v) < 0)
@@ -272,7 +273,7 @@ static int tdigest_spec(const struct conf_node *n, struct proc_template_conf *t,
 	return conf_check_unused(n);
 }
 
-static int template_stat(const struct conf_node *it, struct proc_template_conf *t,
+static int template_stat(const struct conf_node *it, struct processing_template_conf *t,
 			 enum vstats_dtype d)
 {
 	static const char *const kinds[] = {"sum",    "max",	"min",	  "crhist",
@@ -306,27 +307,27 @@ static int template_stat(const struct conf_node *it, struct proc_template_conf *
 
 /* The VOI's data type: s64, or u64 for counters that pass 2^63 (KVM's
  * are u64); the VOI of a rate is a double. */
-static int template_dtype(const struct conf_node *n, const struct proc_group_conf *g,
+static int template_dtype(const struct conf_node *n, const struct processing_group_conf *g,
 			  enum vstats_dtype *d)
 {
 	static const char *const names[] = {"s64", "u64"};
 	int k = 0, rc;
 
-	*d = g->x == PROC_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
+	*d = g->x == PROCESSING_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
 	if ((rc = pick(n, "dtype", names, 2, &k)) == -ENOENT)
 		return 0;
 	if (rc < 0)
 		return rc;
-	if (g->x == PROC_X_RATE)
+	if (g->x == PROCESSING_X_RATE)
 		return conf_errorf(conf_child(n, "dtype"),
 				   "x: rate makes the VOI a double: no dtype");
 	*d = k ? VSTATS_UINT : VSTATS_INT;
 	return 0;
 }
 
-static int load_template(const struct conf_node *n, struct proc_group_conf *g)
+static int load_template(const struct conf_node *n, struct processing_group_conf *g)
 {
-	struct proc_template_conf *t = &g->tpl;
+	struct processing_template_conf *t = &g->tpl;
 	const struct conf_node *stats;
 	uint64_t pct = 100;
 	const char *why;
@@ -366,9 +367,9 @@ static int load_template(const struct conf_node *n, struct proc_group_conf *g)
 
 /* stats_tpl_alloc's EEXIST: a name names one template, so the interface's
  * template list, specs and sample rates are unambiguous. */
-static int template_unique(const struct proc_conf *pc, size_t i, const struct conf_node *n)
+static int template_unique(const struct processing_conf *pc, size_t i, const struct conf_node *n)
 {
-	const struct proc_group_conf *g = &pc->group[i];
+	const struct processing_group_conf *g = &pc->group[i];
 
 	for (size_t j = 0; g->has_template && j < i; j++)
 		if (pc->group[j].has_template && strcmp(pc->group[j].tpl.name, g->tpl.name) == 0)
@@ -379,12 +380,12 @@ static int template_unique(const struct proc_conf *pc, size_t i, const struct co
 }
 
 /* What owns a name, for a message: "statistic 'a' of group 'g'". */
-static void owner_text(const struct proc_conf *pc, uint32_t owner, char *out, size_t size)
+static void owner_text(const struct processing_conf *pc, uint32_t owner, char *out, size_t size)
 {
-	const struct proc_group_conf *g = &pc->group[owner >> 8];
+	const struct processing_group_conf *g = &pc->group[owner >> 8];
 	uint32_t k = owner & 0xff;
 
-	if (k == PROC_NAMES_TEMPLATE)
+	if (k == PROCESSING_NAMES_TEMPLATE)
 		snprintf(out, size, "template '%s' of group '%s'", g->tpl.name, g->name);
 	else
 		snprintf(out, size, "statistic '%s' of group '%s'", g->stat[k].name, g->name);
@@ -395,11 +396,11 @@ static void owner_text(const struct proc_conf *pc, uint32_t owner, char *out, si
  * range a, a template's t_min beside a statistic t_min, a value a_total
  * (a counter: a, a_total, a_created) beside an array a all clash, and a
  * scrape would serve only one of them. Refused at the later one; so is
- * a name the exporter or Prometheus keeps (proc_names_reserved). */
-static int families_unique(const struct proc_conf *pc, uint32_t i, const struct conf_node *n,
-			   struct proc_names *names)
+ * a name the exporter or Prometheus keeps (processing_names_reserved). */
+static int families_unique(const struct processing_conf *pc, uint32_t i, const struct conf_node *n,
+			   struct processing_names *names)
 {
-	const struct proc_group_conf *g = &pc->group[i];
+	const struct processing_group_conf *g = &pc->group[i];
 	const struct conf_node *stats = conf_child(n, "statistics");
 	char mine[200], theirs[200];
 	const char *clash = NULL;
@@ -408,17 +409,19 @@ static int families_unique(const struct proc_conf *pc, uint32_t i, const struct 
 	uint32_t k;
 
 	for (k = 0; rc == 0 && k < g->nstats; k++)
-		rc = proc_names_stat(names, g->stat[k].name, PROC_SHAPE_OF(&g->stat[k].def),
-				     PROC_NAMES_OWNER(i, k), &clash, &other);
+		rc = processing_names_stat(names, g->stat[k].name,
+					   PROCESSING_SHAPE_OF(&g->stat[k].def),
+					   PROCESSING_NAMES_OWNER(i, k), &clash, &other);
 	if (rc == 0 && g->has_template)
-		rc = proc_names_template(names, g->tpl.name, g->tpl.spec, g->tpl.nspec,
-					 PROC_NAMES_OWNER(i, PROC_NAMES_TEMPLATE), &clash, &other);
+		rc = processing_names_template(names, g->tpl.name, g->tpl.spec, g->tpl.nspec,
+					       PROCESSING_NAMES_OWNER(i, PROCESSING_NAMES_TEMPLATE),
+					       &clash, &other);
 	else if (rc < 0)
 		k--;
 	if (rc != -EEXIST && rc != -EPERM)
 		return rc;
-	owner_text(pc, PROC_NAMES_OWNER(i, k < g->nstats ? k : PROC_NAMES_TEMPLATE), mine,
-		   sizeof(mine));
+	owner_text(pc, PROCESSING_NAMES_OWNER(i, k < g->nstats ? k : PROCESSING_NAMES_TEMPLATE),
+		   mine, sizeof(mine));
 	const struct conf_node *at = k < g->nstats ? stats->val[k] : conf_child(n, "template");
 	if (rc == -EPERM)
 		return conf_errorf(at,
@@ -433,12 +436,12 @@ static int families_unique(const struct proc_conf *pc, uint32_t i, const struct 
 			   mine, clash, theirs);
 }
 
-static int load_group(const struct conf_node *n, struct proc_group_conf *g)
+static int load_group(const struct conf_node *n, struct processing_group_conf *g)
 {
 	static const char *const xs[] = {"value", "delta", "rate"};
 	const struct conf_node *stats, *tpl;
 	char err[256];
-	int k = PROC_X_VALUE, rc;
+	int k = PROCESSING_X_VALUE, rc;
 
 	if (n->kind != BS_CONF_MAP)
 		return conf_errorf(n,
@@ -456,11 +459,11 @@ static int load_group(const struct conf_node *n, struct proc_group_conf *g)
 	if (pick(n, "x", xs, 3, &k) == -EINVAL ||
 	    conf_get_f64(n, "x_scale", 1e-18, 1e18, &g->x_scale) == -EINVAL)
 		return -EINVAL;
-	g->x = (enum proc_x)k;
+	g->x = (enum processing_x)k;
 	if ((stats = conf_child(n, "statistics"))) {
-		if (stats->kind != BS_CONF_SEQ || stats->n > PROC_STATS_MAX)
+		if (stats->kind != BS_CONF_SEQ || stats->n > PROCESSING_STATS_MAX)
 			return conf_errorf(stats, "statistics: a list of at most %d",
-					   PROC_STATS_MAX);
+					   PROCESSING_STATS_MAX);
 		for (size_t i = 0; i < stats->n; i++) {
 			if ((rc = load_stat(stats->val[i], &g->stat[i])) < 0)
 				return rc;
@@ -478,7 +481,7 @@ static int load_group(const struct conf_node *n, struct proc_group_conf *g)
 	return conf_check_unused(n);
 }
 
-uint64_t proc_conf_stats_bytes(const struct proc_group_conf *g, bool sampled)
+uint64_t processing_conf_stats_bytes(const struct processing_group_conf *g, bool sampled)
 {
 	uint64_t bytes = (uint64_t)g->nstats * sizeof(struct statproc_stat);
 
@@ -490,12 +493,12 @@ uint64_t proc_conf_stats_bytes(const struct proc_group_conf *g, bool sampled)
 /* Sources are not known at load, but the first of each group must fit
  * max_memory_bytes, or the processing could keep nothing: refused at
  * the group that passes it. */
-static int memory_fits(const struct proc_conf *pc, const struct conf_node *groups)
+static int memory_fits(const struct processing_conf *pc, const struct conf_node *groups)
 {
 	uint64_t total = 0;
 
 	for (uint32_t i = 0; i < pc->ngroups; i++) {
-		total += proc_conf_stats_bytes(&pc->group[i], true);
+		total += processing_conf_stats_bytes(&pc->group[i], true);
 		if (total > pc->max_memory_bytes)
 			return conf_errorf(groups->val[i],
 					   "one source of each group up to '%s' holds %" PRIu64
@@ -507,14 +510,14 @@ static int memory_fits(const struct proc_conf *pc, const struct conf_node *group
 	return 0;
 }
 
-static int load_allow(const struct conf_node *list, struct proc_conf *pc)
+static int load_allow(const struct conf_node *list, struct processing_conf *pc)
 {
-	if (list->kind != BS_CONF_SEQ || list->n > PROC_ALLOW_MAX)
+	if (list->kind != BS_CONF_SEQ || list->n > PROCESSING_ALLOW_MAX)
 		return conf_errorf(list, "write_allow: a list of at most %d addresses",
-				   PROC_ALLOW_MAX);
+				   PROCESSING_ALLOW_MAX);
 	for (size_t i = 0; i < list->n; i++) {
 		const struct conf_node *it = list->val[i];
-		struct proc_allow *a = &pc->allow[i];
+		struct processing_allow *a = &pc->allow[i];
 		char text[64], *slash;
 		unsigned char v4[4];
 		long prefix = -1;
@@ -548,11 +551,11 @@ static int load_allow(const struct conf_node *list, struct proc_conf *pc)
 	return 0;
 }
 
-static int load_users(const struct conf_node *list, struct proc_conf *pc)
+static int load_users(const struct conf_node *list, struct processing_conf *pc)
 {
-	if (list->kind != BS_CONF_SEQ || list->n > PROC_ALLOW_MAX)
+	if (list->kind != BS_CONF_SEQ || list->n > PROCESSING_ALLOW_MAX)
 		return conf_errorf(list, "write_users: a list of at most %d user names",
-				   PROC_ALLOW_MAX);
+				   PROCESSING_ALLOW_MAX);
 	for (size_t i = 0; i < list->n; i++) {
 		if (list->val[i]->kind != BS_CONF_SCALAR || !list->val[i]->scalar[0])
 			return conf_errorf(list->val[i], "a user name expected");
@@ -561,20 +564,20 @@ static int load_users(const struct conf_node *list, struct proc_conf *pc)
 	return 0;
 }
 
-int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
+int processing_conf_load(const struct conf_node *n, struct processing_conf **out)
 {
-	struct proc_conf *pc = calloc(1, sizeof(*pc));
+	struct processing_conf *pc = calloc(1, sizeof(*pc));
 	const struct conf_node *groups, *allow, *users;
-	struct proc_names names;
+	struct processing_names names;
 	int rc = -EINVAL;
 
 	if (!pc)
 		return -ENOMEM;
-	proc_names_init(&names);
+	processing_names_init(&names);
 	names.reserve = true;
 	pc->interval_s = 0.25;
 	pc->max_sources = 10000;
-	pc->max_memory_bytes = PROC_MEMORY_DEFAULT;
+	pc->max_memory_bytes = PROCESSING_MEMORY_DEFAULT;
 	pc->source_ttl_s = 300;
 	if (n->kind != BS_CONF_MAP) {
 		conf_errorf(n, "'processing' must be a mapping");
@@ -596,9 +599,9 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 		goto err_free;
 	}
 	if (!(groups = conf_child(n, "groups")) || groups->kind != BS_CONF_SEQ || groups->n == 0 ||
-	    groups->n > PROC_GROUPS_MAX) {
+	    groups->n > PROCESSING_GROUPS_MAX) {
 		conf_errorf(groups ? groups : n, "groups: a list of 1 to %d groups",
-			    PROC_GROUPS_MAX);
+			    PROCESSING_GROUPS_MAX);
 		goto err_free;
 	}
 	for (size_t i = 0; i < groups->n; i++) {
@@ -615,18 +618,18 @@ int proc_conf_load(const struct conf_node *n, struct proc_conf **out)
 		    (rc = families_unique(pc, (uint32_t)i, groups->val[i], &names)) < 0)
 			goto err_free;
 	}
-	proc_names_free(&names);
+	processing_names_free(&names);
 	if ((rc = memory_fits(pc, groups)) < 0 || (rc = conf_check_unused(n)) < 0)
 		goto err_free;
 	*out = pc;
 	return 0;
 err_free:
-	proc_names_free(&names);
-	proc_conf_free(pc);
+	processing_names_free(&names);
+	processing_conf_free(pc);
 	return rc;
 }
 
-void proc_conf_free(struct proc_conf *pc)
+void processing_conf_free(struct processing_conf *pc)
 {
 	if (!pc)
 		return;
@@ -638,7 +641,7 @@ void proc_conf_free(struct proc_conf *pc)
 	free(pc);
 }
 
-static bool user_allowed(const struct proc_conf *pc, const char *user)
+static bool user_allowed(const struct processing_conf *pc, const char *user)
 {
 	for (uint32_t i = 0; user && i < pc->nusers; i++)
 		if (strcmp(pc->users[i], user) == 0)
@@ -646,14 +649,15 @@ static bool user_allowed(const struct proc_conf *pc, const char *user)
 	return pc->nusers == 0;
 }
 
-bool proc_conf_may_write(const struct proc_conf *pc, const unsigned char addr[16], const char *user)
+bool processing_conf_may_write(const struct processing_conf *pc, const unsigned char addr[16],
+			       const char *user)
 {
 	if (!pc->write || !user_allowed(pc, user))
 		return false;
 	if (pc->nallow == 0)
 		return true;
 	for (uint32_t i = 0; addr && i < pc->nallow; i++) {
-		const struct proc_allow *a = &pc->allow[i];
+		const struct processing_allow *a = &pc->allow[i];
 		unsigned full = a->prefix / 8, rest = a->prefix % 8;
 		if (memcmp(addr, a->addr, full) != 0)
 			continue;

@@ -1,18 +1,20 @@
 /* The built-in collector "processing": every source's statistics as
  * Prometheus families, under the sources' lock (memory only, no I/O),
- * each as it is defined now. Seed 001: value a counter (a gauge where X
+ * each as it is defined now. Linux statistics infrastructure: value a counter (a gauge where X
  * can be negative); range _samples, _min, _avg, _max; array and list
  * histograms; history its last complete period; raw only on the
- * /statistics/ interface. Seed 004: _sum, _max, _min, the CR/DR/DV
+ * /statistics/ interface. stats(3): _sum, _max, _min, the CR/DR/DV
  * histograms, the t-digest a summary. Every histogram counts every value
  * it was given: le=x all at most x, +Inf and _count all, _sum their sum.
  * Each statistic's out-of-range or out-of-band count is a counter of its
  * own. The source's labels are kept and `source_metric` names the series
  * sampled. */
-#include "proc.h"
+#include "emit.h"
+#include "stage_priv.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +26,18 @@
 #define NAME_BUF (NAMES_METRIC_MAX + 1)
 
 /* Calls fn for every source of group g with its labels and source_metric. */
-typedef void source_fn(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-		       size_t n, const void *arg);
+typedef void source_fn(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+		       const void *arg);
 
-static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, source_fn *fn,
+static void each_source(struct processing *p, uint32_t g, struct bs_emitter *em, source_fn *fn,
 			const void *arg)
 {
 	struct bs_label l[LABELS_MAX];
 
-	const struct proc_group_srcs *gs = &p->grp[g];
+	const struct stage_group_srcs *gs = &p->grp[g];
 
 	for (size_t i = 0; i < gs->srcs.n; i++) {
-		const struct proc_source *s = gs->src[i];
+		const struct source *s = gs->src[i];
 		if (s->nlabels + 1 > LABELS_MAX)
 			continue;
 		memcpy(l, s->labels, s->nlabels * sizeof(*l));
@@ -47,12 +49,12 @@ static void each_source(struct proc *p, uint32_t g, struct bs_emitter *em, sourc
 /* A family of the processing, unless a collector's claims one of its
  * names: then the collector's is served, each scrape (never one then
  * the other), the processing's counted as duplicate_family and logged
- * once (review 29, finding 1). Only a collector's family puts a name in
+ * once. Only a collector's family puts a name in
  * the sticky lost set: one of the processing's own families claiming
  * it first this scrape (which a load and a write refuse, so should not
- * be) is a drop of this scrape alone (review 2, finding 1). Under the
+ * be) is a drop of this scrape alone. Under the
  * lock. */
-static bool family(struct proc *p, struct bs_emitter *em, const char *a, const char *b,
+static bool family(struct processing *p, struct bs_emitter *em, const char *a, const char *b,
 		   enum bs_metric_type t, const char *help)
 {
 	char name[NAME_BUF];
@@ -62,19 +64,20 @@ static bool family(struct proc *p, struct bs_emitter *em, const char *a, const c
 
 	if ((size_t)snprintf(name, sizeof(name), "%s%s", a, b) >= sizeof(name))
 		return false;
-	bool lost = proc_names_clashes(&p->lost, name, t);
+	bool lost = processing_names_clashes(&p->lost, name, t);
 	if (!lost && (rc = bs_family(em, name, t, NULL, help)) != -EEXIST) {
-		if (rc == 0 && proc_names_family(&p->served, name, t, 0, &clash, &other) == -ENOMEM)
+		if (rc == 0 &&
+		    processing_names_family(&p->served, name, t, 0, &clash, &other) == -ENOMEM)
 			p->served_partial = true;
 		return rc == 0;
 	}
-	bool ours = !lost && (p->served_partial || proc_names_clashes(&p->served, name, t));
+	bool ours = !lost && (p->served_partial || processing_names_clashes(&p->served, name, t));
 	if (lost)
 		bs_drop(em, "duplicate_family", 1); /* bs_family's EEXIST counts its own */
 	else if (!ours)
-		proc_names_family(&p->lost, name, t, 0, &clash, &other);
-	if (!proc_names_find(&p->warned, name, NULL) &&
-	    proc_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0) {
+		processing_names_family(&p->lost, name, t, 0, &clash, &other);
+	if (!processing_names_find(&p->warned, name, NULL) &&
+	    processing_names_family(&p->warned, name, BS_GAUGE, 0, &clash, &other) == 0) {
 		if (ours)
 			log_warn("two of the processing's families take one name: the later is "
 				 "not served (rename the statistic or template)",
@@ -90,7 +93,7 @@ static bool family(struct proc *p, struct bs_emitter *em, const char *a, const c
 
 /* A histogram's regions as the emitter takes them, with the sum of what
  * it observed. */
-static void emit_regions(struct bs_emitter *em, struct proc_scratch *sc, size_t k, double sum,
+static void emit_regions(struct bs_emitter *em, struct emit_scratch *sc, size_t k, double sum,
 			 struct bs_label *l, size_t n)
 {
 	for (size_t i = 0; i < k; i++) {
@@ -101,9 +104,9 @@ static void emit_regions(struct bs_emitter *em, struct proc_scratch *sc, size_t 
 	em->ops->histogram(em, l, n, &h);
 }
 
-/* ---- seed 001 ---- */
+/* ---- the Linux statistics infrastructure ---- */
 
-/* The families a seed 001 statistic writes, by its current definition:
+/* The families a Linux statistics infrastructure statistic writes, by its current definition:
  * a value's total (a counter, or a gauge where X can be negative), an
  * array's or a list's histogram, a range's four figures, a history's last
  * complete period, a list's missed and everyone's out-of-range count. */
@@ -127,8 +130,10 @@ enum fam {
 #define BIT(f) (1u << (f))
 /* The three that are named <name> alone: one of them per scrape. */
 #define FAM_NAMED (BIT(FAM_COUNTER) | BIT(FAM_GAUGE) | BIT(FAM_HIST))
-#define RANGE_HELP "Seed 001 range statistic: samples, minimum, average and maximum of X."
-#define LAST_HELP "Seed 001 history statistic: its last complete period."
+#define RANGE_HELP                                                                                 \
+	"Linux statistics infrastructure range statistic: samples, minimum, average and maximum "  \
+	"of X."
+#define LAST_HELP "Linux statistics infrastructure history statistic: its last complete period."
 
 static const struct {
 	const char *suffix;
@@ -136,12 +141,13 @@ static const struct {
 	const char *help;
 } famdef[FAM_N] = {
     [FAM_COUNTER] = {"", BS_COUNTER,
-		     "Seed 001 value statistic: total of Y, or of X*Y (mode products), since its "
-		     "reset."},
+		     "Linux statistics infrastructure value statistic: total of Y, or of X*Y "
+		     "(mode products), since its reset."},
     [FAM_GAUGE] = {"", BS_GAUGE,
-		   "Seed 001 value statistic: total of X*Y since its reset, X as low as "
-		   "range_min < 0."},
-    [FAM_HIST] = {"", BS_HISTOGRAM, "Seed 001 array or list statistic: Y by X."},
+		   "Linux statistics infrastructure value statistic: total of X*Y since its "
+		   "reset, X as low as range_min < 0."},
+    [FAM_HIST] = {"", BS_HISTOGRAM,
+		  "Linux statistics infrastructure array or list statistic: Y by X."},
     [FAM_SAMPLES] = {"_samples", BS_COUNTER, RANGE_HELP},
     [FAM_MIN] = {"_min", BS_GAUGE, RANGE_HELP},
     [FAM_AVG] = {"_avg", BS_GAUGE, RANGE_HELP},
@@ -162,16 +168,16 @@ static const struct {
  * histogram source's X its bucket's le, x_scale may be negative); the
  * total takes only X in range, so range_min decides: the configured one,
  * which holds for every source, so a family has one type for all of them,
- * and a write that would let a counter go down is refused (proc_iface.c). */
+ * and a write that would let a counter go down is refused (iface_request.c). */
 static bool value_is_gauge(const struct statproc_def *d, const struct statproc_def *conf,
-			   enum proc_x x)
+			   enum processing_x x)
 {
 	(void)x;
 	return d->mode == STATPROC_PRODUCTS && conf->range_min < 0;
 }
 
 static uint32_t fams_of(const struct statproc_def *d, const struct statproc_def *conf,
-			enum proc_x x)
+			enum processing_x x)
 {
 	switch (d->type) {
 	case STATPROC_VALUE:
@@ -196,8 +202,8 @@ struct stat_arg {
 	uint32_t k;			 /* the statistic's index in the group */
 	const struct statproc_def *conf; /* its configured definition */
 	enum fam fam;
-	enum proc_x x;
-	struct proc_scratch *sc;
+	enum processing_x x;
+	struct emit_scratch *sc;
 };
 
 /* field: 0 samples, 1 min, 2 avg, 3 max. */
@@ -223,7 +229,7 @@ static void range_field(struct bs_emitter *em, const struct statproc_range *r, i
 /* A bucket of count up to bound b: served when a double holds b, else
  * carried into the next bucket served (vstats_region_bound, the rule of
  * the stats(3) histograms). */
-static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
+static void bound_add(struct emit_scratch *sc, size_t *r, uint64_t *carry, int64_t b,
 		      uint64_t count)
 {
 	vstats_region_bound(sc->region, r, carry, (struct vstats_value){VSTATS_INT, {.i = b}},
@@ -235,7 +241,7 @@ static void bound_add(struct proc_scratch *sc, size_t *r, uint64_t *carry, int64
  * bound a double cannot hold joins the next one (the data file still
  * tells them apart), so every le served counts exactly the X up to it. */
 static void array_hist(struct bs_emitter *em, const struct statproc_stat *st,
-		       struct proc_scratch *sc, struct bs_label *l, size_t n)
+		       struct emit_scratch *sc, struct bs_label *l, size_t n)
 {
 	uint32_t k = st->data.array.n;
 	uint64_t carry = 0;
@@ -263,7 +269,7 @@ static int cmp_entry_x(const void *a, const void *b)
  * a bound a double cannot hold (past 2^53) joins the next one, so every
  * le counts exactly the X up to it. Nothing is below INT64_MIN. */
 static void list_hist(struct bs_emitter *em, const struct statproc_stat *st,
-		      struct proc_scratch *sc, struct bs_label *l, size_t n)
+		      struct emit_scratch *sc, struct bs_label *l, size_t n)
 {
 	const uint64_t *missed = st->data.list.missed_y; /* all 0 until the list was full */
 	struct statproc_list_entry *e = sc->entry;
@@ -332,8 +338,8 @@ static void stat_figure(struct bs_emitter *em, const struct statproc_stat *st,
 /* A source's figure for the family, from its statistic as it is defined
  * now; one whose <name> family is another type than the one served is
  * counted, not written. */
-static void stat_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-			size_t n, const void *arg)
+static void stat_series(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+			const void *arg)
 {
 	const struct stat_arg *a = arg;
 	const struct statproc_stat *st = &s->stat[a->k];
@@ -350,10 +356,10 @@ static void stat_series(struct bs_emitter *em, const struct proc_source *s, stru
  * takes one type per name: when sources disagree on <name>'s, the
  * configured type keeps it while a source has it, else the first
  * source's type does. */
-static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter *em)
+static void emit_stat(struct processing *p, uint32_t g, uint32_t k, struct bs_emitter *em)
 {
-	const struct proc_group_conf *gc = &p->conf->group[g];
-	const struct proc_stat_conf *c = &gc->stat[k];
+	const struct processing_group_conf *gc = &p->conf->group[g];
+	const struct processing_stat_conf *c = &gc->stat[k];
 	uint32_t need = 0, named = 0, conf_named = fams_of(&c->def, &c->def, gc->x) & FAM_NAMED;
 	struct stat_arg a = {k, &c->def, FAM_COUNTER, gc->x, p->scratch};
 
@@ -371,13 +377,13 @@ static void emit_stat(struct proc *p, uint32_t g, uint32_t k, struct bs_emitter 
 			each_source(p, g, em, stat_series, &a);
 }
 
-/* ---- seed 004 ---- */
+/* ---- FreeBSD's stats(3) ---- */
 
 struct voi_arg {
 	uint32_t k; /* the statistic's index in the VOI */
 	bool oob;
-	const struct proc_template_conf *tpl;
-	struct proc_scratch *sc;
+	const struct processing_template_conf *tpl;
+	struct emit_scratch *sc;
 };
 
 static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, struct vstats_value v)
@@ -395,7 +401,7 @@ static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, st
 static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, struct tdigest *td,
 			    struct bs_label *l, size_t n)
 {
-	double q[PROC_QUANTILES_MAX];
+	double q[PROCESSING_QUANTILES_MAX];
 	bool empty = tdigest_count(td) == 0;
 
 	for (uint32_t i = 0; !empty && i < a->tpl->nquantile; i++)
@@ -408,8 +414,8 @@ static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, stru
 	em->ops->summary(em, l, n, &sum);
 }
 
-static void voi_series(struct bs_emitter *em, const struct proc_source *s, struct bs_label *l,
-		       size_t n, const void *arg)
+static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_label *l, size_t n,
+		       const void *arg)
 {
 	const struct voi_arg *a = arg;
 	const struct vstats_stat *st;
@@ -445,17 +451,17 @@ static void voi_series(struct bs_emitter *em, const struct proc_source *s, struc
 /* The sum of values never goes down only where no value is below 0: a
  * u64 VOI (it refuses a negative X) of increases. An s64 or double VOI
  * takes whatever X is, a histogram source's negative le included. */
-static bool sum_is_counter(const struct proc_group_conf *gc, enum vstats_stype st)
+static bool sum_is_counter(const struct processing_group_conf *gc, enum vstats_stype st)
 {
-	return st == VSTATS_SUM && gc->x == PROC_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
+	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
 }
 
-static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
+static void emit_template(struct processing *p, uint32_t g, struct bs_emitter *em)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
 					     "_drhist",	       "_dvhist", "_tdigest"};
-	const struct proc_group_conf *gc = &p->conf->group[g];
-	const struct proc_template_conf *t = &gc->tpl;
+	const struct processing_group_conf *gc = &p->conf->group[g];
+	const struct processing_template_conf *t = &gc->tpl;
 
 	for (uint32_t k = 0; k < t->nspec; k++) {
 		enum vstats_stype st = t->spec[k].stype;
@@ -465,7 +471,7 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 					   : sum_is_counter(gc, st)		      ? BS_COUNTER
 										      : BS_GAUGE;
 		if (family(p, em, t->name, suffix[st], type,
-			   "Seed 004 (stats(3)) statistic of the variable of interest."))
+			   "FreeBSD stats(3) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
 		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST) {
 			char oob[32];
@@ -477,9 +483,29 @@ static void emit_template(struct proc *p, uint32_t g, struct bs_emitter *em)
 	}
 }
 
-static void emit_self(struct proc *p, struct bs_emitter *em)
+/* binstat_processing_dropped_total's reasons, each a counter of
+ * struct stage_counters. */
+static const struct {
+	const char *reason;
+	size_t at;
+} dropped[] = {
+    {"too_many_sources", offsetof(struct stage_counters, too_many_sources)},
+    {"not_a_number", offsetof(struct stage_counters, not_a_number)},
+    {"collector_busy", offsetof(struct stage_counters, busy)},
+    {"source_expired", offsetof(struct stage_counters, expired_sources)},
+    {"key_too_long", offsetof(struct stage_counters, key_too_long)},
+    {"invalid_histogram", offsetof(struct stage_counters, invalid_histogram)},
+    {"out_of_range", offsetof(struct stage_counters, out_of_range)},
+    {"duplicate_series", offsetof(struct stage_counters, duplicate_series)},
+    {"duplicate_family", offsetof(struct stage_counters, duplicate_family)},
+    /* a total kept at its limit, or a range not taking it */
+    {"saturated", offsetof(struct stage_counters, saturated)},
+    {"memory_limit", offsetof(struct stage_counters, memory_limit)},
+};
+
+static void emit_self(struct processing *p, struct bs_emitter *em)
 {
-	const struct proc_counters *c = &p->count;
+	const struct stage_counters *c = &p->count;
 	struct bs_label l;
 
 	bs_family(em, "binstat_processing_sources", BS_GAUGE, NULL,
@@ -501,47 +527,29 @@ static void emit_self(struct proc *p, struct bs_emitter *em)
 	bs_sample_u64(em, NULL, 0, c->values);
 	bs_family(em, "binstat_processing_dropped", BS_COUNTER, NULL,
 		  "Values or sources the processing could not take, by reason.");
-	l = (struct bs_label){"reason", "too_many_sources"};
-	bs_sample_u64(em, &l, 1, c->too_many_sources);
-	l.value = "not_a_number";
-	bs_sample_u64(em, &l, 1, c->not_a_number);
-	l.value = "collector_busy";
-	bs_sample_u64(em, &l, 1, c->busy);
-	l.value = "source_expired";
-	bs_sample_u64(em, &l, 1, c->expired_sources);
-	l.value = "key_too_long";
-	bs_sample_u64(em, &l, 1, c->key_too_long);
-	l.value = "invalid_histogram";
-	bs_sample_u64(em, &l, 1, c->invalid_histogram);
-	l.value = "out_of_range";
-	bs_sample_u64(em, &l, 1, c->out_of_range);
-	l.value = "duplicate_series";
-	bs_sample_u64(em, &l, 1, c->duplicate_series);
-	l.value = "duplicate_family";
-	bs_sample_u64(em, &l, 1, c->duplicate_family);
-	l.value = "saturated"; /* a total kept at its limit, or a range not taking it */
-	bs_sample_u64(em, &l, 1, c->saturated);
-	l.value = "memory_limit";
-	bs_sample_u64(em, &l, 1, c->memory_limit);
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		l = (struct bs_label){"reason", dropped[i].reason};
+		bs_sample_u64(em, &l, 1, *(const uint64_t *)((const char *)c + dropped[i].at));
+	}
 }
 
 /* Every history brought up to now, as a read of its data file would: a
  * scrape serves the last period that is complete now, even when no
  * sample came since (all out of range, or a source not seen lately). */
-static void catch_up(struct proc *p, uint64_t now_ns)
+static void catch_up(struct processing *p, uint64_t now_ns)
 {
 	for (size_t i = 0; i < p->srcs.n; i++)
 		for (uint32_t k = 0; k < p->conf->group[p->src[i]->group].nstats; k++)
 			statproc_catch_up(&p->src[i]->stat[k], now_ns);
 }
 
-static int proc_collect(void *state, struct bs_emitter *em)
+static int emit_collect(void *state, struct bs_emitter *em)
 {
-	struct proc *p = state;
+	struct processing *p = state;
 
 	pthread_mutex_lock(&p->lock);
 	catch_up(p, p->clock_ns());
-	proc_names_free(&p->served); /* what this scrape's families claim */
+	processing_names_free(&p->served); /* what this scrape's families claim */
 	p->served_partial = false;
 	emit_self(p, em);
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
@@ -554,9 +562,9 @@ static int proc_collect(void *state, struct bs_emitter *em)
 	return 0;
 }
 
-static void proc_describe(void *state, char *buf, size_t len)
+static void emit_describe(void *state, char *buf, size_t len)
 {
-	struct proc *p = state;
+	struct processing *p = state;
 
 	pthread_mutex_lock(&p->lock);
 	snprintf(buf, len, "%zu series processed in %u groups", p->srcs.n,
@@ -564,10 +572,11 @@ static void proc_describe(void *state, char *buf, size_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
-const struct bs_collector proc_source = {
+const struct bs_collector emit_collector = {
     .abi_version = BS_COLLECTOR_ABI_VERSION,
     .name = "processing",
-    .description = "statistics processed between scrapes (seeds 001 and 004)",
-    .collect = proc_collect,
-    .describe = proc_describe,
+    .description = "statistics processed between scrapes (the Linux statistics infrastructure and "
+		   "FreeBSD's stats(3))",
+    .collect = emit_collect,
+    .describe = emit_describe,
 };
