@@ -168,7 +168,7 @@ run: all
 # Tests and benchmarks, fuzzing, installation and packages.
 include mk/tests.mk mk/bench.mk mk/fuzz.mk mk/packages.mk
 
-FORMAT_SRCS = $(wildcard exporter/*.[ch] exporter/*/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/kvm/*.c tests/xen/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/dci4/*.c tests/unit/*.[ch] tests/plugins/*.c bench/*.c)
+FORMAT_SRCS = $(wildcard exporter/*.[ch] exporter/*/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/fixtures/*/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/unit/*.[ch] bench/*.c)
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:

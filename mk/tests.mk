@@ -6,14 +6,14 @@
 
 UNIT_SRCS  = $(filter-out $(if $(HAVE_XEN),,tests/unit/test_xen_%),$(wildcard tests/unit/test_*.c))
 UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
-TEST_PLUGINS = $(patsubst tests/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/plugins/*.c))
+TEST_PLUGINS = $(patsubst tests/fixtures/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/fixtures/plugins/*.c))
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-$(B)/tests/dci4_test_supplier: $(B)/tests/dci4/test_supplier.o $(DCI4_A)
+$(B)/tests/dci4_test_supplier: $(B)/tests/fixtures/dci4/test_supplier.o $(DCI4_A)
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
-$(B)/tests/dci4/%.o: XFLAGS = $(DCI4_INCS)
+$(B)/tests/fixtures/dci4/%.o: XFLAGS = $(DCI4_INCS)
 
-$(B)/testplugins/%.so: tests/plugins/%.c Makefile
+$(B)/testplugins/%.so: tests/fixtures/plugins/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
 
@@ -42,15 +42,15 @@ $(B)/tests/test_failmalloc: $(DCI4_A)
 
 # The Xen tests: a stand-in for the hypervisor beneath the real libraries,
 # and simulated guests built on the provider library.
-$(B)/tests/libfakexen.so: tests/xen/fakexen.c
+$(B)/tests/libfakexen.so: tests/fixtures/xen/fakexen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl
 
-$(B)/tests/xen_guest: $(B)/tests/xen/guest.o $(B)/lib/libpvstats.a
+$(B)/tests/xen_guest: $(B)/tests/fixtures/xen/guest.o $(B)/lib/libpvstats.a
 	$(CC) $(CFLAGS_BASE) -o $@ $^ $(shell pkg-config --libs $(pvstats_PKGS))
-$(B)/tests/xen/%.o: XFLAGS = $(call lib_incs,pvstats)
+$(B)/tests/fixtures/xen/%.o: XFLAGS = $(call lib_incs,pvstats)
 
-$(B)/tests/kvm_fixture: $(B)/tests/kvm/fixture.o
+$(B)/tests/kvm_fixture: $(B)/tests/fixtures/kvm/fixture.o
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
 
 unit: $(UNIT_BINS) $(PLUGINS) $(TEST_PLUGINS)
