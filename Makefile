@@ -33,7 +33,7 @@ CFLAGS_BASE = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 CORE_LIBS  = statproc vstats collkit
 # Gzip and spilled text are deflated by Intel ISA-L where pkg-config finds
 # libisal (exporter/out/zcodec.c), by zlib otherwise or with ISAL=no.
-ISAL      ?= $(shell pkg-config --exists libisal && echo yes)
+ISAL      ?= $(call have_pkgs,libisal)
 CORE_PKGS  = libmicrohttpd yaml-0.1 zlib gnutls libsystemd libxcrypt $(if $(filter yes,$(ISAL)),libisal)
 CFLAGS_CORE = $(CFLAGS_BASE) $(foreach l,$(CORE_LIBS),-Ilib/$(l)) \
 	     -DBS_VERSION='"$(VERSION)"' -DBS_REVISION='"$(REVISION)"' \

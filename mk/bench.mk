@@ -20,7 +20,7 @@ $(B)/bench/bench_kvm_floor: $(B)/bench/bench_kvm_floor.o $(call coll_objs,kvm) $
 $(B)/bench/bench_kvm_floor.o: XFLAGS = $(call unit_incs,kvm)
 
 # libdeflate is optional: the gzip floor then shows zlib's alone.
-HAVE_LIBDEFLATE := $(shell pkg-config --exists libdeflate && echo 1)
+HAVE_LIBDEFLATE := $(call have_pkgs,libdeflate)
 $(B)/bench/bench_deflate_floor: $(B)/bench/bench_deflate_floor.o $(B)/exporter/out/zcodec.o $(B)/exporter/out/blockpool.o
 	$(CC) $(CFLAGS_BASE) -o $@ $^ $(LIBS) $(if $(HAVE_LIBDEFLATE),$(shell pkg-config --libs libdeflate))
 $(B)/bench/bench_deflate_floor.o: XFLAGS = $(if $(HAVE_LIBDEFLATE),-DHAVE_LIBDEFLATE)
