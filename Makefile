@@ -1,5 +1,7 @@
 # binstat_exporter: `make` builds, `make check` runs every test, `make bench`
 # prints figures, `make run` serves the default config. Warnings are errors.
+# This file builds; mk/tests.mk holds the tests, mk/bench.mk the benchmarks,
+# mk/fuzz.mk the fuzzers, mk/packages.mk `make install` and the packages.
 
 # bash: make fuzz needs pipefail.
 SHELL     := /bin/bash
@@ -118,9 +120,10 @@ all: $(B)/binstat_exporter $(PLUGINS) $(EXTRAS) $(LIBDCI4) $(LIBPVSTATS) $(B)/dc
 
 # The core's objects, and everything else compiled with its flags (tests,
 # programs, benchmarks); XFLAGS adds a library's or a collector's own. A
-# changed Makefile rebuilds everything (flags may have changed; a tree built
-# before -MMD gets its dependency files).
-$(B)/%.o: %.c Makefile
+# changed Makefile or mk/*.mk rebuilds everything (flags may have changed;
+# a tree built before -MMD gets its dependency files).
+MAKEFILES_OWN = Makefile $(wildcard mk/*.mk)
+$(B)/%.o: %.c $(MAKEFILES_OWN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(XFLAGS) -c $< -o $@
 $(foreach c,$(COLLECTORS_ALL),$(call coll_objs,$(c))) $(foreach l,$(LIBRARIES),$($(l)_OBJS)): \
@@ -165,7 +168,6 @@ $(B)/lib/libpvstats.so: $(pvstats_OBJS)
 run: all
 	$(B)/binstat_exporter --config.file=config/binstat_exporter.yml
 
-# Tests and benchmarks, fuzzing, installation and packages.
 include mk/tests.mk mk/bench.mk mk/fuzz.mk mk/packages.mk
 
 FORMAT_SRCS = $(wildcard exporter/*.[ch] exporter/*/*.[ch] include/binstat/*.h collectors/*/*.[ch] collectors/*/*/*.c tests/fixtures/*/*.c tests/fuzz/*.c lib/*/*.[ch] programs/*.c tests/unit/*.[ch] bench/*.c)

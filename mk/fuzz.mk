@@ -22,7 +22,7 @@ FUZZ_SRCS = $(EXPORTER_SRCS) $(wildcard $(FUZZ_LIBS:%=lib/%/*.c) $(FUZZ_COLLECTO
 # fuzzer links (not once per fuzzer: that took minutes of `make check`).
 FUZZ_OBJS = $(FUZZ_SRCS:%.c=build-fuzz/obj/%.o)
 
-build-fuzz/obj/%.o: %.c Makefile mk/fuzz.mk
+build-fuzz/obj/%.o: %.c $(MAKEFILES_OWN)
 	@mkdir -p $(dir $@)
 	clang $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(FUZZ_CFLAGS)) -MMD -MP -c $< -o $@
 

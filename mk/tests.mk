@@ -13,7 +13,7 @@ $(B)/tests/dci4_test_supplier: $(B)/tests/fixtures/dci4/test_supplier.o $(DCI4_A
 	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
 $(B)/tests/fixtures/dci4/%.o: XFLAGS = $(DCI4_INCS)
 
-$(B)/testplugins/%.so: tests/fixtures/plugins/%.c Makefile
+$(B)/testplugins/%.so: tests/fixtures/plugins/%.c $(MAKEFILES_OWN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
 
