@@ -9,18 +9,10 @@ UNIT_BINS  = $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TEST_PLUGINS = $(patsubst tests/fixtures/plugins/%.c,$(B)/testplugins/%.so,$(wildcard tests/fixtures/plugins/*.c))
 XEN_TESTS  = $(if $(HAVE_XEN),$(B)/tests/libfakexen.so $(B)/tests/xen_guest)
 
-$(B)/tests/dci4_test_supplier: $(B)/tests/fixtures/dci4/test_supplier.o $(DCI4_A)
-	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
-$(B)/tests/fixtures/dci4/%.o: XFLAGS = $(DCI4_INCS)
-
-$(B)/testplugins/%.so: tests/fixtures/plugins/%.c $(MAKEFILES_OWN)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
-
 # ---- unit tests (cmocka). tests/unit/case_filter.c, linked into each,
 # runs only the cases BS_TEST_CASE names (`make test T=suite:case`).
 # test_<collector>_*.c link that collector's objects and libraries;
-# test_<library>_*.c that library; the rest the core alone.
+# test_<library>_*.c that library; the rest the core alone (tests/README.md).
 UNIT_MAIN = $(B)/tests/unit/case_filter.o
 unit_for = $(firstword $(foreach c,$(COLLECTORS_ALL) $(LIBRARIES),$(if $(filter test_$(c) test_$(c)_%,$(1)),$(c))))
 unit_deps = $(if $(filter $(COLLECTORS_ALL),$(1)),$(call coll_objs,$(1)) $(call lib_a,$($(1)_LIBS)),\
@@ -40,8 +32,17 @@ $(foreach t,$(notdir $(basename $(wildcard tests/unit/test_*.c))),$(eval $(call 
 $(B)/tests/unit/test_failmalloc.o: XFLAGS = $(DCI4_INCS)
 $(B)/tests/test_failmalloc: $(DCI4_A)
 
-# The Xen tests: a stand-in for the hypervisor beneath the real libraries,
-# and simulated guests built on the provider library.
+# ---- fixtures (tests/fixtures/): the suites' DCI4 supplier, plugins, KVM
+# VMM, and the Xen tests' stand-in for the hypervisor beneath the real
+# libraries with simulated guests built on the provider library.
+$(B)/tests/dci4_test_supplier: $(B)/tests/fixtures/dci4/test_supplier.o $(DCI4_A)
+	$(CC) $(CFLAGS_BASE) -o $@ $^ -lpthread
+$(B)/tests/fixtures/dci4/%.o: XFLAGS = $(DCI4_INCS)
+
+$(B)/testplugins/%.so: tests/fixtures/plugins/%.c $(MAKEFILES_OWN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -shared -o $@ $<
+
 $(B)/tests/libfakexen.so: tests/fixtures/xen/fakexen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS_BASE)) -shared -o $@ $< -ldl
