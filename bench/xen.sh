@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Xen benchmark: 1,000 domains, each with 2 providers of 2 sets of 64
 # statistics (4,000 sets), against cxenstored and the stand-in hypervisor
-# (tests/xen/fakexen.c). Scrape latency p50/p99 when every provider answers,
+# (tests/fixtures/xen/fakexen.c). Scrape latency p50/p99 when every provider answers,
 # and when every tenth domain never answers (the scrape ends at the timeout).
 # Usage: bench/xen.sh BUILD_DIR
 set -u

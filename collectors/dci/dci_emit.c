@@ -208,14 +208,7 @@ static void member_help(const struct famgroup_member *m, void *ctx, char *out, s
 		snprintf(out, cap, "DCI4 statistic \"%.200s\" of %.100s.", st->name, info->module);
 }
 
-static const struct famgroup_ops member_ops = {
-    .metric = member_metric,
-    .cmp = member_cmp,
-    .live = member_live,
-    .head = member_head,
-    .help = member_help,
-    .write = member_write,
-};
+static const struct famgroup_ops member_ops = FAMGROUP_OPS(member);
 
 int dci_emit(struct dci_set *set, const struct dci_config *cfg, struct famgroup *g,
 	     struct bs_emitter *em)

@@ -1,2 +1,2 @@
-# The DCI collector (seeds 002 and 003): statistic suppliers on local sockets.
+# The DCI collector: DCI4 statistic suppliers on local sockets.
 dci_LIBS := dci4 statmap unixsock collkit

@@ -1,3 +1,3 @@
-# The Xen collector (seed 002): PV statistics sets guests advertise in xenstore.
+# The Xen collector: the Xen PV statistics sets guests advertise in xenstore.
 xen_LIBS := statmap collkit pvstats
 xen_PKGS := xenstore xengnttab xenevtchn

@@ -186,14 +186,7 @@ static void member_help(const struct famgroup_member *m, void *ctx, char *help, 
 			 s->provider, s->name);
 }
 
-static const struct famgroup_ops member_ops = {
-    .metric = member_metric,
-    .cmp = member_cmp,
-    .live = member_live,
-    .head = member_head,
-    .help = member_help,
-    .write = member_write,
-};
+static const struct famgroup_ops member_ops = FAMGROUP_OPS(member);
 
 int xen_emit(struct xen_registry *r, struct famgroup *g, const struct bs_host *host,
 	     struct bs_emitter *em)

@@ -1,7 +1,7 @@
 /* Every call the Xen collector makes into Xen, in one narrow interface:
  * xenstore (libxenstore), grant mapping (libxengnttab) and event channels
  * (libxenevtchn). The tests put a stand-in for the hypervisor beneath these
- * same libraries (tests/xen/fakexen.c), so this file is what ships and what
+ * same libraries (tests/fixtures/xen/fakexen.c), so this file is what ships and what
  * is tested. Each call returns 0 or a value, or -errno. */
 #ifndef XEN_SEAM_H
 #define XEN_SEAM_H

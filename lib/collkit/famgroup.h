@@ -39,6 +39,16 @@ struct famgroup_ops {
 	void (*write)(const struct famgroup_member *m, void *ctx, struct bs_emitter *em);
 };
 
+/* The ops of a collector that names its callbacks <prefix>_metric,
+ * <prefix>_cmp, <prefix>_live, <prefix>_head, <prefix>_help and
+ * <prefix>_write: `static const struct famgroup_ops ops =
+ * FAMGROUP_OPS(member);`, so every collector fills the table the same way. */
+#define FAMGROUP_OPS(prefix)                                                                       \
+	{                                                                                          \
+		.metric = prefix##_metric, .cmp = prefix##_cmp, .live = prefix##_live,             \
+		.head = prefix##_head, .help = prefix##_help, .write = prefix##_write,             \
+	}
+
 /* Members sorted by family, rebuilt only when the collector's epoch moves. */
 struct famgroup {
 	uint64_t epoch;

@@ -334,7 +334,7 @@ if ! command -v g++ >/dev/null; then
 else
 	mkdir -p "$WORK/cxx"
 	g++ -std=c++17 -O2 -fPIC -fvisibility=hidden -shared -Wall -Wextra -Werror -I"$HERE/../../include" \
-		-o "$WORK/cxx/cxx.so" "$HERE/../plugins/cxx.cc" 2>"$WORK/cxx.err"
+		-o "$WORK/cxx/cxx.so" "$HERE/../fixtures/plugins/cxx.cc" 2>"$WORK/cxx.err"
 	check "a C++ collector builds with -Wall -Wextra -Werror ($(head -c 200 "$WORK/cxx.err"))" test -f "$WORK/cxx/cxx.so"
 	printf 'global:\n  plugin_dir: %s\ncollectors:\n  cxx: {}\n' "$WORK/cxx" >"$WORK/cxx.yml"
 	CP=$(free_port)

@@ -7,7 +7,7 @@ set -u
 B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-FAKE="$HERE/../dci4/fake_supplier.py"
+FAKE="$HERE/../fixtures/dci4/fake_supplier.py"
 TIMEOUT=1
 
 # dir_with NAME: a fresh supplier directory.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Hostile local peers against the KVM collector: each
 # attack next to a good VMM, with the exporter's scrapes, fds and memory
-# checked while and after it runs. Peers: tests/kvm/hostile_peer.py.
+# checked while and after it runs. Peers: tests/fixtures/kvm/hostile_peer.py.
 # Usage: tests/integration/hostile_kvm.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 FIXTURE="$B/tests/kvm_fixture"
-PEER="$HERE/../kvm/hostile_peer.py"
+PEER="$HERE/../fixtures/kvm/hostile_peer.py"
 IO=3
 
 require_lone_kvm "hostile KVM peers"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# KVM collector against real /dev/kvm: a fixture VMM (tests/kvm/fixture.c)
+# KVM collector against real /dev/kvm: a fixture VMM (tests/fixtures/kvm/fixture.c)
 # runs guest code with a known number of port I/O exits; the exporter, a
 # separate process, must find it, report it exactly, and let go of it.
 # Usage: tests/integration/kvm.sh BUILD_DIR

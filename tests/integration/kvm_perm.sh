@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The KVM collector run without the right to read other users' VMMs (no
-# CAP_SYS_PTRACE), beside real VMs of root's (tests/kvm/fixture.c): each
+# CAP_SYS_PTRACE), beside real VMs of root's (tests/fixtures/kvm/fixture.c): each
 # VMM it sees but may not read is counted (a gauge and a drop reason), said
 # once at warn with the fix, and shown on the landing page; its own VMs,
 # and those it may read, are served as before.

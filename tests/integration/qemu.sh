@@ -125,7 +125,7 @@ else
 	LV=$(mktemp -d /tmp/binstat-lv.XXXXXX)
 	mkdir -p "$LV/run" "$LV/home"
 	cp "$B/lib/libbinstat_kvm_shim.so" "$LV/shim.so"
-	sed "s|@SHIM@|$LV/shim.so|" "$HERE/../kvm/libvirt-domain.xml" >"$LV/dom.xml"
+	sed "s|@SHIM@|$LV/shim.so|" "$HERE/../fixtures/kvm/libvirt-domain.xml" >"$LV/dom.xml"
 	chown -R 65534 "$LV"
 	chmod 755 "$LV" "$LV/shim.so"
 	chmod 700 "$LV/run"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Xen collector against Debian's real cxenstored and the real
-# libxenstore, with tests/xen/fakexen.c standing in for the hypervisor
-# beneath libxengnttab and libxenevtchn: simulated guests (tests/xen/guest.c,
+# libxenstore, with tests/fixtures/xen/fakexen.c standing in for the hypervisor
+# beneath libxengnttab and libxenevtchn: simulated guests (tests/fixtures/xen/guest.c,
 # on lib/pvstats) advertise sets, answer, withdraw, die and misbehave.
 # Usage: tests/integration/xen.sh BUILD_DIR
 set -u

@@ -4,7 +4,7 @@
  * failing cleanly, with a log line and every fd closed, when xenstore
  * cannot be reached or the grant device is missing. Without xenstore
  * init fails, so there is no collect to drive here: tests/integration/xen.sh
- * drives it over the stand-in hypervisor (tests/xen/fakexen.c). */
+ * drives it over the stand-in hypervisor (tests/fixtures/xen/fakexen.c). */
 #include "mockhost.h"
 
 #include <sys/socket.h>
