@@ -154,10 +154,12 @@ metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
 }
 
 
-# wait_for_metric PORT PATTERN: true once a scrape matches (grep), within 10 s.
+# wait_for_metric PORT PATTERN: true once a scrape matches (grep), within
+# 10 s by the clock, however long a scrape takes (each at most 5 s).
 wait_for_metric() {
-	for _ in $(seq 100); do
-		curl -s "http://127.0.0.1:$1/metrics" | grep -q "$2" && return 0
+	local end=$(($(date +%s%N) + 10000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		curl -s --max-time 5 "http://127.0.0.1:$1/metrics" | grep -q "$2" && return 0
 		sleep 0.1
 	done
 	return 1

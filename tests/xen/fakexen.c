@@ -579,6 +579,11 @@ EXPORT int xenevtchn_unbind(xenevtchn_handle *h, evtchn_port_t port)
 			peer_forget(peer_sock);
 		write_peer(pd, (uint32_t)pp, 0, -1); /* the other end is unbound again */
 	}
+	/* A peer that unbound first left no name of its socket in the port's
+	 * file: the one this port last notified is forgotten all the same,
+	 * or its wake socket would stay open here after the peer is gone. */
+	if (port < CACHED_PORTS && h->cache[port].generation && h->cache[port].peer >= 0)
+		peer_forget(peers[h->cache[port].peer].path);
 	path_of(p, sizeof(p), "port", h->domid, port);
 	int rc = unlink(p);
 	bump();
