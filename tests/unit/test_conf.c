@@ -277,7 +277,7 @@ static void test_getters(void **state)
 	config_free(c);
 }
 
-/* s64 and u64 read exactly over their whole range (review 2, finding 4):
+/* s64 and u64 read exactly over their whole range:
  * 2^53 + 1 through a double is 2^53. */
 static void test_integer_getters_exact(void **state)
 {
