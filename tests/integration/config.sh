@@ -44,6 +44,16 @@ check "160 KB of '[': refused in well under a second (${ms} ms, exit $rc)" \
 	sh -c '[ "$1" = 1 ] && [ "$2" -lt 1000 ]' _ "$rc" "$ms"
 check "160 KB of '[': the error names the depth and its place ($out)" grep -q "deep.yml:1:65: nested deeper than 64 levels" <<<"$out"
 
+# The web config is read by the same parser, under the same limits.
+for f in deep two; do
+	t0=$(date +%s%N)
+	out=$(timeout 60 "$EXPORTER" --check-config --config.file="$WORK/good.yml" --web.config.file="$WORK/$f.yml" 2>&1); rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	want=$([ $f = deep ] && echo "$f.yml:1:65: nested deeper than 64 levels" || echo "$f.yml:2:1: a second YAML document")
+	check "a web config of $f.yml: refused with its place in ${ms} ms (exit $rc)" \
+		sh -c '[ "$1" = 1 ] && [ "$2" -lt 1000 ] && echo "$3" | grep -q -- "$4"' _ "$rc" "$ms" "$out" "$want"
+done
+
 # Reloads. Each refused one keeps the running collectors, sets
 # last_reload_successful to 0 and logs why; a good file is taken again.
 P=$(free_port)
