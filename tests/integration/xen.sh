@@ -37,7 +37,8 @@ guest() { # guest DOMID MODE [N]: a simulated guest, until it says ready
 	LD_PRELOAD="$FAKE" "$GUEST" "$@" >"$WORK/guest$1.log" 2>&1 &
 	LAST_GUEST=$!
 	PIDS+=("$LAST_GUEST")
-	for _ in $(seq 400); do grep -q ready "$WORK/guest$1.log" && return 0; sleep 0.05; done
+	within 20 grep -q ready "$WORK/guest$1.log" && return 0
+	echo "guest $1 ($2) not ready after 20 s; its log ends: $(tail -n 3 "$WORK/guest$1.log")"
 	return 1
 }
 scrape() { curl -s --max-time 10 "http://127.0.0.1:$PORT/metrics"; }
