@@ -66,6 +66,26 @@ static const struct bs_host check_host = {
     .flags = BS_HOST_CHECK_ONLY,
 };
 
+/* Every enabled collector must start: a plugin missing or not loadable,
+ * or an init that fails, refuses the whole file, at start, on reload and
+ * with --check-config alike. The reasons, one per collector, go to err. */
+static int all_started(struct collset *set, char *err, size_t errlen)
+{
+	size_t used = 0;
+
+	err[0] = '\0';
+	for (size_t i = 0; i < collset_count(set); i++) {
+		struct instance_info in;
+		collset_instance_info(collset_at(set, i), &in);
+		if (!in.error || used >= errlen)
+			continue;
+		int n = snprintf(err + used, errlen - used, "%scollector %s: %s", used ? "; " : "",
+				 in.name, in.error);
+		used += n > 0 ? (size_t)n : 0;
+	}
+	return used ? -1 : 0;
+}
+
 /* Loads a configuration into a new collector set; the old one stays on error. */
 static struct collset *load(const struct cli *cli, const struct bs_host *h, char *err,
 			    size_t errlen)
@@ -80,6 +100,10 @@ static struct collset *load(const struct cli *cli, const struct bs_host *h, char
 		goto err_free;
 	if (pipeline_build(cfg, h, &set, err, errlen) < 0)
 		return NULL;
+	if (all_started(set, err, errlen) < 0) {
+		collset_put(set);
+		return NULL;
+	}
 	return set;
 err_free:
 	config_free(cfg);
@@ -111,7 +135,6 @@ static int check_config(const struct cli *cli)
 {
 	char err[CONF_ERR_MAX];
 	struct collset *set;
-	int failed = 0;
 
 	/* The web config as a start reads it (certificates, keys, users),
 	 * with no socket opened: a unit's ExecStartPre must fail on what
@@ -137,18 +160,9 @@ static int check_config(const struct cli *cli)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	for (size_t i = 0; i < collset_count(set); i++) {
-		struct instance_info in;
-		collset_instance_info(collset_at(set, i), &in);
-		if (in.error) {
-			fprintf(stderr, "collector %s: %s\n", in.name, in.error);
-			failed = 1;
-		}
-	}
 	collset_put(set);
-	if (!failed)
-		printf("configuration OK\n");
-	return failed;
+	printf("configuration OK\n");
+	return 0;
 }
 
 /* A collector may hold an fd per vCPU of every VM on the host: take all

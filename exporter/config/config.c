@@ -121,6 +121,15 @@ struct config *config_load(const char *file, const char *text, const char *defau
 	c->doc = conf_load(file, text, err, errlen);
 	if (!c->doc)
 		goto err_free;
+	/* A file caught between its truncation and its rewrite reads empty:
+	 * taken, it would stop every collector. `{}` is the empty one. */
+	if (c->doc->empty) {
+		snprintf(err, errlen,
+			 "%s: no configuration in it (empty, or only blanks and comments); "
+			 "an empty configuration is written {}",
+			 file);
+		goto err_free;
+	}
 	struct conf_node *root = c->doc->root;
 	if ((n = conf_child(root, "global")) && load_global(c, n) < 0)
 		goto err_copy_message;

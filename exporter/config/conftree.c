@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <yaml.h>
 
 static const struct bs_conf_ops conf_ops;
@@ -192,17 +194,112 @@ static struct conf_node *convert(struct conf_doc *doc, yaml_document_t *yd, yaml
 	return n;
 }
 
+/* What tells one version of a file from the next: a file rewritten in
+ * place changes size or mtime, one replaced by rename changes inode. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* One read of the file, and whether it was whole: the same file, unchanged,
+ * before and after, and every byte it had read. 1 torn, 0, or -errno. */
+static int read_once(const char *file, char **buf, size_t *len)
+{
+	struct stat before, after;
+	int rc;
+
+	if (stat(file, &before) < 0)
+		return -errno;
+	if ((rc = readfile_bounded(file, CONF_FILE_MAX, false, buf, len)) < 0)
+		return rc;
+	if (stat(file, &after) == 0 && same_file(&before, &after) && *len == (size_t)after.st_size)
+		return 0;
+	free(*buf);
+	*buf = NULL;
+	return 1;
+}
+
 char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen)
 {
-	char *buf;
-	int rc = readfile_bounded(file, CONF_FILE_MAX, false, &buf, len);
+	char *buf = NULL;
+	int rc = 1;
 
-	if (rc < 0)
+	/* A file being written while it is read (`cat > file`, an editor
+	 * saving in place) is read again, a bounded number of times. */
+	for (int i = 0; i < CONF_READ_TRIES && rc == 1; i++) {
+		if (i > 0)
+			nanosleep(&(struct timespec){.tv_nsec = CONF_READ_RETRY_NS << i}, NULL);
+		rc = read_once(file, &buf, len);
+	}
+	if (rc != 0)
 		snprintf(err, errlen, "%s: %s", file,
-			 rc == -EINVAL	? "not a regular file"
-			 : rc == -EFBIG ? "larger than 1 MiB"
-					: strerror(-rc));
-	return rc < 0 ? NULL : buf;
+			 rc == 1 ? "changed each of the " CONF_READ_TRIES_TEXT
+				   " times it was read (write a new file and rename "
+				   "it over this one)"
+			 : rc == -EINVAL ? "not a regular file"
+			 : rc == -EFBIG	 ? "larger than 1 MiB"
+					 : strerror(-rc));
+	return rc == 0 ? buf : NULL;
+}
+
+/* libyaml's scanner spends time in proportion to the flow nesting on every
+ * token: 160 KB of "[[[" took 17 s to load. Its events are read first, as
+ * they come, and the file is refused at the first collection nested past
+ * the cap, before the scanner gets deep, or at a second document, which
+ * the loader would silently drop. */
+static int prescan_event(struct conf_doc *doc, const yaml_event_t *ev, int *depth, int *docs,
+			 char *err, size_t errlen)
+{
+	const char *why = NULL;
+
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		if (++*docs > 1)
+			why = "a second YAML document: the file must hold exactly one";
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (++*depth > CONF_DEPTH_MAX)
+			why = "nested deeper than " CONF_DEPTH_MAX_TEXT " levels";
+		break;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		--*depth;
+		break;
+	default:
+		break;
+	}
+	if (!why)
+		return 0;
+	snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file, ev->start_mark.line + 1,
+		 ev->start_mark.column + 1, why);
+	return -EINVAL;
+}
+
+static int prescan(struct conf_doc *doc, const char *text, size_t len, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, docs = 0, rc = 0;
+	bool end = false;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (rc == 0 && !end) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			snprintf(err, errlen, "%s:%zu:%zu: %s", doc->file,
+				 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+				 parser.problem ? parser.problem : "YAML error");
+			rc = -EINVAL;
+			break;
+		}
+		end = ev.type == YAML_STREAM_END_EVENT;
+		rc = prescan_event(doc, &ev, &depth, &docs, err, errlen);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
 }
 
 static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len, char *err,
@@ -212,6 +309,10 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 	yaml_document_t yd;
 	bool loaded = false;
 
+	if (prescan(doc, text, len, err, errlen) < 0) {
+		conf_free(doc);
+		return NULL;
+	}
 	yaml_parser_initialize(&parser);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &yd)) {
@@ -223,9 +324,11 @@ static struct conf_doc *parse(struct conf_doc *doc, const char *text, size_t len
 	loaded = true;
 	yaml_node_t *root = yaml_document_get_root_node(&yd);
 	if (!root) {
-		/* An empty file is an empty configuration. */
+		/* No document: empty, or only blanks and comments. An empty
+		 * mapping to a reader that allows it (conf_doc.empty). */
 		static yaml_node_t empty = {.type = YAML_MAPPING_NODE};
 		root = &empty;
+		doc->empty = true;
 	}
 	if (root->type != YAML_MAPPING_NODE) {
 		fail(doc, root, err, errlen, "the configuration must be a mapping");

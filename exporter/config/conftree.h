@@ -11,7 +11,11 @@
 
 #define CONF_FILE_MAX (1u << 20) /* bytes */
 #define CONF_NODES_MAX 100000	 /* after aliases are expanded */
-#define CONF_DEPTH_MAX 64
+#define CONF_DEPTH_MAX 64	 /* collections nested in one another */
+#define CONF_DEPTH_MAX_TEXT "64"
+#define CONF_READ_TRIES 4 /* reads of a file that changes while it is read */
+#define CONF_READ_TRIES_TEXT "4"
+#define CONF_READ_RETRY_NS 5000000L /* doubled after each torn read */
 #define CONF_ERR_MAX 512
 
 struct conf_doc;
@@ -33,16 +37,22 @@ struct conf_doc {
 	char *file;
 	struct conf_node *root;
 	size_t nodes;
+	bool empty;		/* no YAML document at all: root is an empty mapping */
 	char err[CONF_ERR_MAX]; /* first error, "file:line:col: message" */
 	bool has_err;
 };
 
 /* Parses `file` (or the string `text` when not NULL, named `file` in
- * errors). Returns the document, or NULL with the reason in err. */
+ * errors). Returns the document, or NULL with the reason in err: a YAML
+ * error, a second document, or collections nested past CONF_DEPTH_MAX,
+ * each with its line and column. A file with no document at all (empty,
+ * blanks, comments) loads as an empty mapping marked `empty`. */
 struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen);
 void conf_free(struct conf_doc *doc);
 /* A regular file of at most CONF_FILE_MAX bytes, NUL-terminated; NULL
- * with "file: reason" in err. */
+ * with "file: reason" in err. A file that changes while it is read (its
+ * inode, size or mtime differ after the read, or the read comes short) is
+ * read again, up to CONF_READ_TRIES times in all. */
 char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen);
 
 /* Records the first error of the document at `node`'s position. */

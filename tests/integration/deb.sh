@@ -106,6 +106,18 @@ check "systemctl enable binstat_exporter.socket makes its alias binstat-exporter
 	"[ \"\$(readlink $S/binstat-exporter.socket)\" = /lib/systemd/system/binstat_exporter.socket ] &&
 	 [ \"\$(systemctl --root=/ is-enabled binstat-exporter.socket)\" = alias ]"
 
+# stop_daemon: SIGTERM to the last daemon started, which must be the
+# daemon itself and be gone within 5 s.
+stop_daemon() {
+	local pid=${PIDS[-1]} comm
+	comm=$(cat "/proc/$pid/comm" 2>/dev/null)
+	kill "$pid"
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid" 2>/dev/null
+	check "the daemon started last was the daemon itself ($comm) and stopped on SIGTERM" \
+		sh -c "[ '$comm' = binstat_exporte ] && ! kill -0 $pid 2>/dev/null"
+}
+
 # No systemd runs here: the installed binary, as the unit would run it.
 PORT=$(free_port)
 setpriv --reuid=binstat_exporter --regid=binstat_exporter --clear-groups \
@@ -119,8 +131,7 @@ check "the installed daemon, as its user, with the installed config, serves kvm 
 	"grep -qx 'binstat_scrape_collector_success{collector=\"kvm\"} 1' '$WORK/installed.txt' &&
 	 grep -qx 'binstat_scrape_collector_success{collector=\"dci\"} 1' '$WORK/installed.txt'"
 check "it loads its plugins from /usr/lib/binstat_exporter/plugins" grep -q '^kvm_collector_vms' "$WORK/installed.txt"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_daemon
 
 # The web-config example as shipped, with a certificate and key made by
 # openssl beside a copy of it, run by the installed daemon as its user.
@@ -131,16 +142,18 @@ cp /usr/share/doc/binstat-exporter/examples/web-config.yml "$WC/"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$WC/exporter.key" \
 	-out "$WC/exporter.crt" -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 >"$WORK/openssl.log" 2>&1
 chmod 0600 "$WC/exporter.key"
-as_user() { setpriv --reuid=binstat_exporter --regid=binstat_exporter --clear-groups "$@"; }
+# A command line, not a function: `as_user DAEMON &` would background a
+# subshell, and its pid, killed, would leave the daemon running.
+AS_USER=(setpriv --reuid=binstat_exporter --regid=binstat_exporter --clear-groups)
 PORT=$(free_port)
-as_user timeout 10 /usr/bin/binstat_exporter --config.file=/etc/binstat_exporter/binstat_exporter.yml \
+"${AS_USER[@]}" timeout 10 /usr/bin/binstat_exporter --config.file=/etc/binstat_exporter/binstat_exporter.yml \
 	--web.config.file="$WC/web-config.yml" --web.listen-address="127.0.0.1:$PORT" >"$WORK/wc-root.log" 2>&1
 rc=$?
 check "a key only root may read stops the service's user at start, saying so (rc $rc)" sh -c \
 	"[ $rc = 1 ] && grep -q 'failed to read key_file.*Permission denied' '$WORK/wc-root.log'"
 chown root:binstat_exporter "$WC/exporter.key"
 chmod 0640 "$WC/exporter.key"
-as_user /usr/bin/binstat_exporter --config.file=/etc/binstat_exporter/binstat_exporter.yml \
+"${AS_USER[@]}" /usr/bin/binstat_exporter --config.file=/etc/binstat_exporter/binstat_exporter.yml \
 	--web.config.file="$WC/web-config.yml" --web.listen-address="127.0.0.1:$PORT" >"$WORK/wc.log" 2>&1 &
 PIDS+=($!)
 wait_port "$PORT"
@@ -148,8 +161,7 @@ curl -s -D "$WORK/wc.head" -o /dev/null --cacert "$WC/exporter.crt" "https://127
 check "the example, its key given to the group binstat_exporter, is served: HTTPS, basic auth on (401), its headers" sh -c \
 	"grep -q 'tls=on' '$WORK/wc.log' && grep -q '^HTTP/1.1 401' '$WORK/wc.head' &&
 	 grep -qi '^X-Content-Type-Options: nosniff' '$WORK/wc.head' && grep -qi '^X-Frame-Options: deny' '$WORK/wc.head'"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_daemon
 
 # A collector built out of the tree, from binstat-exporter-dev alone: the
 # example's installed source, the installed header found by pkg-config, the
@@ -169,16 +181,25 @@ check "the example collector builds out of the tree with pkg-config --cflags bin
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$OOT/plugins" >"$OOT/cfg.yml"
 chmod 0644 "$OOT/cfg.yml"
 PORT=$(free_port)
-as_user /usr/bin/binstat_exporter --config.file="$OOT/cfg.yml" --web.listen-address="127.0.0.1:$PORT" >"$OOT/run.log" 2>&1 &
+"${AS_USER[@]}" /usr/bin/binstat_exporter --config.file="$OOT/cfg.yml" --web.listen-address="127.0.0.1:$PORT" >"$OOT/run.log" 2>&1 &
 PIDS+=($!)
 wait_for_metric "$PORT" '^binstat_scrape_collector_success' >/dev/null
 curl -s "http://127.0.0.1:$PORT/metrics" >"$OOT/metrics.txt"
 check "the installed daemon loads it and serves its families" sh -c \
 	"grep -qx 'binstat_scrape_collector_success{collector=\"example\"} 1' '$OOT/metrics.txt' &&
 	 grep -q '^example_events_total' '$OOT/metrics.txt'"
-kill "${PIDS[-1]}"
-wait "${PIDS[-1]}" 2>/dev/null
+stop_daemon
 
+# The daemons this suite started (its mark in their environment, not any
+# binstat_exporter process: another run may share the machine) are gone.
+marked
+left=""
+for p in "${MARKED[@]}"; do
+	c=""
+	{ read -r c <"/proc/$p/comm"; } 2>/dev/null
+	[ "$c" = binstat_exporte ] && left="$left $p"
+done
+check "no daemon this suite started runs before the purge${left:+: pids$left}" test -z "$left"
 PKGS=$(dpkg-query -W -f='${Package} ${Status}\n' binstat-exporter binstat-exporter-dev binstat-exporter-xen libdci4-0 2>/dev/null |
 	awk '/ok installed/ {print $1}')
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $PKGS >"$WORK/purge.log" 2>&1

@@ -7,13 +7,49 @@ PASSED=0 FAILED=0 SKIPPED=0
 PIDS=()
 
 MAIN_PID=$BASHPID
+# marked: the pids of the processes that carry this suite's mark in their
+# environment, but this shell (in MARKED). Builtins only: a command run
+# here would carry the mark itself.
+marked() {
+	local d kv
+	MARKED=()
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = "$MAIN_PID" ] && continue
+		{ while IFS= read -r -d '' kv; do
+			[ "$kv" = "BS_SUITE_MARK=$BS_SUITE_MARK" ] && { MARKED+=("${d#/proc/}"); break; }
+		done <"$d/environ"; } 2>/dev/null
+	done
+}
+# Every suite ends what it started: the processes in PIDS are killed, and
+# any other that carries the mark 5 s later (a daemon behind a subshell
+# that was killed in its place, a helper never waited for) fails the suite,
+# named, and is killed too.
 cleanup() {
+	local rc=$? p arg cmd
 	[ "$BASHPID" = "$MAIN_PID" ] || return 0 # not from a subshell
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for _ in $(seq 50); do
+		marked
+		[ ${#MARKED[@]} = 0 ] && break
+		sleep 0.1
+	done
+	if [ ${#MARKED[@]} != 0 ]; then
+		echo "FAIL - every process the suite started ends with it; still running:"
+		for p in "${MARKED[@]}"; do
+			cmd=""
+			{ while IFS= read -r -d '' arg; do cmd="$cmd $arg"; done <"/proc/$p/cmdline"; } 2>/dev/null
+			echo "       pid $p:$cmd"
+			kill -9 "$p" 2>/dev/null
+		done
+		rc=1
+	fi
 	[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+	exit "$rc"
 }
 trap cleanup EXIT
 exec 2> >(grep -v ' Killed ' >&2) # bash reports the daemons it kills at exit
+# Inherited by every process the suite starts (not by the filter above).
+export BS_SUITE_MARK="binstat-it-$$-$SRANDOM"
 
 pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && echo "$2" | head -20 | sed 's/^/       /'; }
@@ -118,10 +154,12 @@ metric() { # metric PORT NAME_WITH_LABELS: prints the value of one series
 }
 
 
-# wait_for_metric PORT PATTERN: true once a scrape matches (grep), within 10 s.
+# wait_for_metric PORT PATTERN: true once a scrape matches (grep), within
+# 10 s by the clock, however long a scrape takes (each at most 5 s).
 wait_for_metric() {
-	for _ in $(seq 100); do
-		curl -s "http://127.0.0.1:$1/metrics" | grep -q "$2" && return 0
+	local end=$(($(date +%s%N) + 10000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		curl -s --max-time 5 "http://127.0.0.1:$1/metrics" | grep -q "$2" && return 0
 		sleep 0.1
 	done
 	return 1

@@ -37,7 +37,8 @@ guest() { # guest DOMID MODE [N]: a simulated guest, until it says ready
 	LD_PRELOAD="$FAKE" "$GUEST" "$@" >"$WORK/guest$1.log" 2>&1 &
 	LAST_GUEST=$!
 	PIDS+=("$LAST_GUEST")
-	for _ in $(seq 400); do grep -q ready "$WORK/guest$1.log" && return 0; sleep 0.05; done
+	within 20 grep -q ready "$WORK/guest$1.log" && return 0
+	echo "guest $1 ($2) not ready after 20 s; its log ends: $(tail -n 3 "$WORK/guest$1.log")"
 	return 1
 }
 scrape() { curl -s --max-time 10 "http://127.0.0.1:$PORT/metrics"; }
@@ -45,9 +46,39 @@ dropped() { scrape | awk -v m="binstat_collector_dropped_total{collector=\"xen\"
 set_labels() { echo "domid=\"$1\",domain=\"$2\",provider=\"$3\",set=\"$4\""; }
 gnt_maps() { grep -c "$FAKEXEN_DIR/gnt" "/proc/$EXP/maps"; }
 fds() { ls "/proc/$EXP/fd" | wc -l; }
+# Every wait here is bounded by the clock, not by a count of tries: a
+# scrape that hangs must not stretch it (scrape itself gives up at 10 s).
+# within SECONDS CMD...: true once CMD succeeds, tried every 0.1 s.
+within() {
+	local end=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+absent() { ! scrape | grep -q "$1"; }
+present() { scrape | grep -q "$1"; }
 until_gone() { # until_gone PATTERN: true once a scrape no longer matches, within 10 s
-	for _ in $(seq 100); do scrape | grep -q "$1" || return 0; sleep 0.1; done
+	within 10 absent "$1" && return 0
+	echo "still in a scrape after 10 s: $(scrape | grep -m 3 "$1")"
 	return 1
+}
+# stop PID: SIGTERM, then gone within 10 s (a guest withdrawing waits 5 s
+# at most for the agent), reaped; else SIGKILL, saying what it was doing.
+exited() {
+	local st=""
+	{ read -r _ _ st _ <"/proc/$1/stat"; } 2>/dev/null
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+stop() {
+	kill -TERM "$1" 2>/dev/null
+	if ! within 10 exited "$1"; then
+		echo "pid $1 ($(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)) still runs 10 s after SIGTERM: killed"
+		kill -9 "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+	return 0
 }
 
 cat >"$WORK/xen.yml" <<EOF
@@ -96,8 +127,10 @@ check "advertised: the sets' keys in xenstore, event-channel written" sh -c "
 	xenstore-exists /local/domain/1/stats/network-0/Rx/event-channel"
 kill -TERM "$LAST_GUEST"
 check "withdrawal: the sets' series go at once" until_gone "domid=\"1\""
-check "withdrawal: ports and mappings released" sh -c "test $(gnt_maps) = 0"
-wait "$LAST_GUEST" 2>/dev/null
+unmapped() { [ "$(gnt_maps)" = 0 ]; }
+within 10 unmapped
+check "withdrawal: ports and mappings released ($(gnt_maps) maps)" unmapped
+stop "$LAST_GUEST"
 check "withdrawal: each set's keys, then the provider's key with no set left, gone from xenstore" sh -c "
 	! xenstore-exists /local/domain/1/stats/network-0/Tx &&
 	! xenstore-exists /local/domain/1/stats/network-0/Rx &&
@@ -130,7 +163,8 @@ FAKEXEN_NO_HYPERCALLS=1 withdraw_timed 1500
 check "withdrawal without hypercalls: the grace period as the fallback ($LINE)" \
 	test "${CLOSED:-x}" = 0 -a "${MS:-0}" -ge 3000
 check "withdrawal without hypercalls: the series are gone too" until_gone "domid=\"1\""
-check "withdrawals: ports and mappings released" sh -c "test $(gnt_maps) = 0"
+within 10 unmapped
+check "withdrawals: ports and mappings released ($(gnt_maps) maps)" unmapped
 
 # ---- a domain that dies ----
 toolstack add 2 two
@@ -151,10 +185,15 @@ check "good guest back" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
 GOOD_FDS=$(fds)
 # baseline WHAT PATTERN: once PATTERN has left the output, only the good
 # guest's two value pages stay mapped and the fds are back where they were.
+# The series leave the output before the pages are unmapped, and the last
+# scrape's connection is closed just after curl has its answer: the state
+# is polled until it settles (10 s at most), then reported as it stands.
+settled() { [ "$(gnt_maps)" = 2 ] && [ "$(fds)" -le "$GOOD_FDS" ]; }
 baseline() {
-	until_gone "$2" >/dev/null
-	check "$1: mappings and fds back to the baseline ($(gnt_maps) maps, $(fds) fds)" \
-		test "$(gnt_maps)" = 2 -a "$(fds)" -le "$GOOD_FDS"
+	check "$1: its series leave the output" until_gone "$2"
+	within 10 settled
+	check "$1: mappings and fds back to the baseline within 10 s ($(gnt_maps) maps, $(fds) fds; want 2 and at most $GOOD_FDS)" \
+		sh -c "$(declare -f settled gnt_maps fds); EXP=$EXP GOOD_FDS=$GOOD_FDS FAKEXEN_DIR='$FAKEXEN_DIR'; settled || { ls -l /proc/$EXP/fd | tail -n +2 | sed 's/.*[0-9] //'; exit 1; }"
 }
 DOM=10
 # hostile MODE REASON STATS: the reason is counted, the set is live with
@@ -165,7 +204,13 @@ hostile() {
 	toolstack add "$DOM" "bad$DOM"
 	guest "$DOM" "$mode"
 	labels=$(set_labels "$DOM" "bad$DOM" hostile "$mode")
-	sleep 0.5 # the watch, the scan, a retry after the rest period
+	# The watch, the scan, a retry after the rest period: until the
+	# refusal is counted and, for a set that stays, it is served.
+	seen() {
+		[ "$(dropped "$reason")" -ge 1 ] 2>/dev/null || return 1
+		[ "$stats" = - ] || scrape | grep -qxF "xen_pv_stats_set_statistics{$labels} $stats"
+	}
+	within 10 seen
 	out=$(scrape)
 	check "$mode: counted as $reason" test "$(dropped "$reason")" -ge 1
 	if [ "$stats" = - ]; then
@@ -180,8 +225,7 @@ EOF"
 			grep -qE "^xen_pv_stat\{$labels,stat=\"c\"\} [0-9]*2$" <<<"$out"
 	fi
 	check "$mode: the good guest is untouched" grep -qxF "xen_pv_stats_set_up{$TX} 1" <<<"$out"
-	kill -TERM "$LAST_GUEST" 2>/dev/null
-	wait "$LAST_GUEST" 2>/dev/null
+	stop "$LAST_GUEST"
 	toolstack remove "$DOM"
 	baseline "$mode" "domid=\"$DOM\""
 }
@@ -196,22 +240,22 @@ hostile ungranted grant_refused -
 # A provider that never answers: its set is down, the scrape ends at the timeout.
 toolstack add 20 mute
 guest 20 silent
-sleep 0.3
-ms=$(scrape_ms "$PORT" "$WORK/s")
 MUTE=$(set_labels 20 mute hostile silent)
+within 10 present "^xen_pv_stats_set_timeouts_total{$MUTE} [1-9]"
+ms=$(scrape_ms "$PORT" "$WORK/s")
 check "silent: the set is down" grep -qxF "xen_pv_stats_set_up{$MUTE} 0" "$WORK/s"
 check "silent: its timeouts counted" grep -q "^xen_pv_stats_set_timeouts_total{$MUTE} [1-9]" "$WORK/s"
 check "silent: no values of it left in the output" sh -c "! grep -q '^xen_pv_stat{$MUTE' '$WORK/s'"
 check "silent: the scrape took ${ms} ms (timeout ${TIMEOUT} s)" test "$ms" -lt 1000
 check "silent: the good guest is fresh in the same scrape" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/s"
-kill -TERM "$LAST_GUEST"
+stop "$LAST_GUEST"
 toolstack remove 20
 baseline silent 'domid="20"'
 
 # A provider flooding its channel (XSA-332): it costs the others nothing.
 toolstack add 21 noisy
 guest 21 flood
-sleep 0.3
+within 10 present 'domid="21"'
 cpu0=$(awk '{ print $14 + $15 }' "/proc/$EXP/stat")
 t0=$(date +%s%N)
 for _ in 1 2 3 4 5; do scrape >"$WORK/f"; done
@@ -220,7 +264,7 @@ cpu=$(($(awk '{ print $14 + $15 }' "/proc/$EXP/stat") - cpu0))
 check "flood: 5 scrapes in ${ms} ms, exporter CPU ${cpu} ticks" test "$ms" -lt 1500
 check "flood: the extra signals counted" test "$(dropped spurious_event)" -ge 1
 check "flood: the good guest is fresh" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/f"
-kill -TERM "$LAST_GUEST"
+stop "$LAST_GUEST"
 toolstack remove 21
 baseline flood 'domid="21"'
 
@@ -231,8 +275,7 @@ sleep 2
 ms=$(scrape_ms "$PORT" "$WORK/c")
 check "churn: a scrape meanwhile takes ${ms} ms" test "$ms" -lt 500
 check "churn: the good guest is fresh" grep -qxF "xen_pv_stats_set_up{$TX} 1" "$WORK/c"
-kill -TERM "$LAST_GUEST"
-wait "$LAST_GUEST" 2>/dev/null
+stop "$LAST_GUEST"
 toolstack remove 22
 baseline churn 'domid="22"'
 hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$EXP/status")
@@ -241,16 +284,16 @@ check "churn: exporter peak memory ${hwm} kB (under $((MEM_LIMIT_KB / 1024)) MiB
 # Thousands of providers in one domain: the first 16 by name, the rest counted.
 toolstack add 23 crowd
 guest 23 providers 2000
-sleep 0.5
-check "providers: 2000 offered, 16 kept" \
-	test "$(scrape | grep -c '^xen_pv_stats_set_up{domid="23"')" = 16
+kept() { [ "$(scrape | grep -c '^xen_pv_stats_set_up{domid="23"')" = 16 ]; }
+within 10 kept
+check "providers: 2000 offered, 16 kept ($(scrape | grep -c '^xen_pv_stats_set_up{domid="23"'))" kept
 check "providers: counted as too_many_providers" test "$(dropped too_many_providers)" -ge 1
-kill -TERM "$LAST_GUEST"
+stop "$LAST_GUEST"
 toolstack remove 23
 baseline providers 'domid="23"'
 
-kill -TERM "$GOOD"
-until_gone 'domid="1"' >/dev/null
+stop "$GOOD"
+check "the good guest withdrawn" until_gone 'domid="1"'
 # ---- xenstored restarted under the running agent ----
 guest 1 normal
 G1=$LAST_GUEST
@@ -298,14 +341,18 @@ check "three pages: gone with its domain" until_gone 'domid="100"'
 
 
 check "after every guest: no mappings left" test "$(gnt_maps)" = 0
-check "after every guest: fds back to the baseline ($BASE_FDS -> $(fds))" test "$(fds)" -le "$BASE_FDS"
+back() { [ "$(fds)" -le "$BASE_FDS" ]; }
+within 10 back
+check "after every guest: fds back to the baseline ($BASE_FDS -> $(fds))" back
 kill -TERM "$EXP"
+within 10 exited "$EXP" || echo "the exporter still runs 10 s after SIGTERM"
+kill -9 "$EXP" 2>/dev/null
 wait "$EXP"
 rc=$?
 [ $rc = 0 ] || tail -30 "$WORK/exporter.log"
 check "the exporter exits cleanly (no leak under ASan)" test $rc = 0
 
-# ---- processing of Xen series (issue 29, item 17): a statistic and a template each ----
+# ---- processing of Xen series: a statistic and a template each ----
 # The normal guest's packets grows by one per request, and between scrapes
 # only the sampler asks: taken by delta, every X is exactly 1.
 cp "$WORK/xen.yml" "$WORK/xenp.yml"
@@ -342,6 +389,7 @@ check "Xen processing: on /metrics too" sh -c "
 	grep -q '^xpk_range_max{domid=\"1\",.*} 1$' '$WORK/xpm.txt' &&
 	grep -q '^xpk_voi_dvhist_bucket{domid=\"1\",.*le=\"1.0\"} [1-9]' '$WORK/xpm.txt' &&
 	promtool check metrics <'$WORK/xpm.txt' >/dev/null"
-kill -TERM "$G1" "$XP"
+stop "$G1"
+stop "$XP"
 
 summary

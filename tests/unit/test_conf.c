@@ -1,6 +1,11 @@
 /* Configuration: every error names file, line and column; caps hold. */
 #include "helpers.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "config.h"
 
 static char err[CONF_ERR_MAX];
@@ -23,7 +28,7 @@ static void expect_error(const char *text, const char *want)
 static void test_defaults_and_values(void **state)
 {
 	(void)state;
-	struct config *c = load("");
+	struct config *c = load("{}");
 	assert_non_null(c);
 	assert_true(c->scrape_timeout == 10);
 	assert_string_equal(c->plugin_dir, "/plugins");
@@ -124,6 +129,130 @@ static void test_hostile_yaml(void **state)
 	assert_non_null(strstr(err, "/nonexistent/x.yml: No such file or directory"));
 }
 
+/* A file caught between its truncation and its rewrite reads empty: no
+ * document is no configuration, whereas `{}` is the empty one. */
+static void test_empty_file_refused(void **state)
+{
+	static const char *const nothing[] = {"", "\n  \n", "# all commented out\n#x: 1\n"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(nothing) / sizeof(nothing[0]); i++)
+		expect_error(nothing[i], "t.yml: no configuration in it");
+	struct config *c = load("---\n{}\n");
+	assert_non_null(c);
+	config_free(c);
+}
+
+static void test_second_document_refused(void **state)
+{
+	(void)state;
+	expect_error("global: {}\n---\ncollectors: {}\n",
+		     "t.yml:2:1: a second YAML document: the file must hold exactly one");
+	expect_error("global: {}\n...\n--- {}\n", "t.yml:3:1: a second YAML document");
+}
+
+/* libyaml's time grows with the square of the flow nesting: 160 KB of
+ * '[' took 17 s. The cap refuses it at the 65th level, at once. */
+static void test_deep_nesting_refused_at_once(void **state)
+{
+	size_t n = 160000;
+	char *deep = malloc(n + 1);
+	struct timespec t0, t1;
+	(void)state;
+
+	assert_non_null(deep);
+	memset(deep, '[', n);
+	deep[n] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_error(deep, "t.yml:1:65: nested deeper than 64 levels");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (s > 0.5)
+		fail_msg("took %.3f s", s);
+	/* Block and flow levels count alike: three mappings, then 62 '['
+	 * pass; the 62nd '[' is the 65th level. */
+	char yaml[256] = "collectors:\n  x:\n    a: ";
+	size_t head = strlen(yaml);
+	memset(yaml + head, '[', 61);
+	memset(yaml + head + 61, ']', 61);
+	memcpy(yaml + head + 122, "\n", 2);
+	struct config *c = load(yaml);
+	if (!c)
+		fail_msg("64 levels refused: %s", err);
+	config_free(c);
+	memset(yaml + head, '[', 62);
+	memset(yaml + head + 62, ']', 62);
+	memcpy(yaml + head + 124, "\n", 2);
+	expect_error(yaml, "t.yml:3:69: nested deeper than 64 levels");
+	free(deep);
+}
+
+/* A writer rewriting the file in place (truncate, then write) while it
+ * is read: every read gives one whole version, or says it kept changing. */
+struct rewriter {
+	const char *path;
+	volatile bool stop;
+};
+
+static void *rewrite_loop(void *arg)
+{
+	struct rewriter *r = arg;
+	static const char *const version[] = {"collectors:\n  a: {}\n",
+					      "collectors:\n  bbbbbbbbbbbbbbbbbb: {}\n"};
+	for (unsigned i = 0; !r->stop; i++) {
+		FILE *f = fopen(r->path, "w"); /* truncates */
+		if (!f)
+			break;
+		fputs(version[i % 2], f);
+		fclose(f);
+		/* Paced, so that most reads find a version written whole. */
+		nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+	}
+	return NULL;
+}
+
+static void test_torn_read_read_again(void **state)
+{
+	char path[] = "/tmp/bs-conf-torn-XXXXXX";
+	struct rewriter r = {.path = path};
+	pthread_t t;
+	unsigned whole = 0, empty = 0, changed = 0;
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(pthread_create(&t, NULL, rewrite_loop, &r), 0);
+	for (int i = 0; i < 1000; i++) {
+		struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
+		if (!c) {
+			if (strstr(err, "changed each of the 4 times it was read"))
+				changed++;
+			else if (strstr(err, ": no configuration in it"))
+				empty++;
+			else
+				fail_msg("load %d: %s", i, err);
+			continue;
+		}
+		if (c->ncollectors != 1 ||
+		    (strcmp(c->collector[0].name, "a") != 0 &&
+		     strcmp(c->collector[0].name, "bbbbbbbbbbbbbbbbbb") != 0))
+			fail_msg("load %d: a torn version taken (%zu collectors)", i,
+				 c->ncollectors);
+		whole++;
+		config_free(c);
+	}
+	r.stop = true;
+	pthread_join(t, NULL);
+	print_message("%u whole, %u caught empty, %u refused as changing\n", whole, empty, changed);
+	/* The writer done, the file reads whole. */
+	struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
+	unlink(path);
+	if (!c)
+		fail_msg("the last version refused: %s", err);
+	assert_int_equal(c->ncollectors, 1);
+	config_free(c);
+}
+
 static void test_getters(void **state)
 {
 	(void)state;
@@ -191,6 +320,10 @@ int main(void)
 	    cmocka_unit_test(test_collector_view),
 	    cmocka_unit_test(test_errors_have_positions),
 	    cmocka_unit_test(test_hostile_yaml),
+	    cmocka_unit_test(test_empty_file_refused),
+	    cmocka_unit_test(test_second_document_refused),
+	    cmocka_unit_test(test_deep_nesting_refused_at_once),
+	    cmocka_unit_test(test_torn_read_read_again),
 	    cmocka_unit_test(test_getters),
 	    cmocka_unit_test(test_integer_getters_exact),
 	};
