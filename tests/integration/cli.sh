@@ -176,7 +176,7 @@ if command -v openssl >/dev/null; then
 	wait_for_log 'msg="web endpoint"'
 	check "start-up log: TLS, client certificates, basic auth, rate limit, no request limit" \
 		grep -Eq " msg=\"web endpoint\" web_config=$WORK/web-good.yml tls=on client_auth=RequireAndVerifyClientCert basic_auth=on users=1 rate_limit=\"one request per 0.100 s, burst 5\" max_requests=\"no limit\"$" "$WORK/exporter.log"
-	# Review 30, finding 13: a reload that drops every user and the rate
+	# A reload that drops every user and the rate
 	# limit says so in the same summary line.
 	printf 'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n' >"$WORK/web-good.yml"
 	kill -HUP "$WPID"
@@ -253,7 +253,7 @@ start_exporter "$WORK/slow.yml" "$P" --web.max-requests=1
 codes=$(concurrent_codes "$P")
 check "--web.max-requests=1: two of three at once are 503 ($codes)" test "$codes" = "200 503 503 "
 
-# ---- review 30, finding 10: --check-config resolves the listen addresses
+# ---- --check-config resolves the listen addresses
 for addr in nosuchhost.invalid:10187 256.1.1.1:10187; do
 	"$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.listen-address=$addr >"$WORK/la.out" 2>&1
 	rc=$?
@@ -263,7 +263,7 @@ done
 out=$("$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.listen-address=127.0.0.1:1 2>/dev/null)
 check "--check-config: a resolvable address passes, not bound ($out)" test "$out" = "configuration OK"
 
-# ---- review 30, finding 11: empty web config, unknown collector names
+# ---- empty web config, unknown collector names
 out=$("$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.config.file= 2>/dev/null)
 check "--web.config.file= (empty): no web config, as node_exporter ($out)" test "$out" = "configuration OK"
 flag_err --collector.Kvm "unknown collector 'Kvm' (--collector.Kvm): the configuration and $PLUGINS know example,synthetic,abi1,kvm,"
@@ -273,7 +273,7 @@ flag_err --collector.= "--collector. needs a collector name"
 flag_err --no-collector.= "--no-collector. needs a collector name"
 flag_err --collector.kvm=true "flag --collector.kvm takes no value"
 
-# ---- review 30, finding 12: the built-in processing follows the flags
+# ---- the built-in processing follows the flags
 cat >"$WORK/proc.yml" <<YAML
 global:
   plugin_dir: $PLUGINS
