@@ -14,7 +14,10 @@
  * hand-over socket, as a VMM that cooperates would. FIXTURE_NO_STATS=1
  * closes every stats fd, as stock QEMU 7.2 does (for attach mode);
  * FIXTURE_VFORK=1 then parks the main thread in vfork(), which no ptrace
- * stop can interrupt (a hostile VMM for attach mode). */
+ * stop can interrupt (a hostile VMM for attach mode). FIXTURE_NOFILE=N
+ * lowers RLIMIT_NOFILE, once each VM is made, to leave N fds free for its
+ * vCPUs and their stats fds, and goes on without a stats fd KVM would not
+ * give (the preload shim's fail the same way and are reported). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -135,6 +138,8 @@ static int make_vcpu(int vm, int me, int i)
 	if (vcpu < 0)
 		die("KVM_CREATE_VCPU");
 	int st = ioctl(vcpu, KVM_GET_STATS_FD, 0);
+	if (st < 0 && getenv("FIXTURE_NOFILE"))
+		return vcpu; /* no fd left: as asked */
 	if (st < 0)
 		die("KVM_GET_STATS_FD (vcpu)");
 	hold(st, me, i);
@@ -154,6 +159,20 @@ static void *spin_vcpu(void *arg)
 	sem_post(sp->made);
 	run_vcpu(vcpu, sp->run_size);
 	return NULL;
+}
+
+/* Lowers RLIMIT_NOFILE to the lowest free fd + n: n more fds, no more. */
+static void leave_free_fds(int n)
+{
+	int lowest = fcntl(kvm, F_DUPFD_CLOEXEC, 0);
+	struct rlimit rl;
+
+	if (lowest < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("leave_free_fds");
+	close(lowest);
+	rl.rlim_cur = (rlim_t)(lowest + n);
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("setrlimit");
 }
 
 /* Creates one VM and its vCPUs, runs the guest on each, keeps stats fds. */
@@ -181,6 +200,8 @@ static void *make_vm(void *arg)
 		die("KVM_GET_STATS_FD (vm)");
 	int me = nvms++; /* VMs are made one at a time */
 	hold(vmstats, me, -1);
+	if (getenv("FIXTURE_NOFILE"))
+		leave_free_fds((int)strtol(getenv("FIXTURE_NOFILE"), NULL, 10));
 	for (int i = 0; i < a->vcpus; i++) {
 		if (spin) {
 			static sem_t made;
@@ -264,6 +285,9 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	FILE *f = fopen(argv[4], "w"); /* before any RLIMIT_NOFILE of FIXTURE_NOFILE */
+	if (!f)
+		die("ready file");
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
 		die("/dev/kvm");
@@ -283,9 +307,6 @@ int main(int argc, char **argv)
 	if (getenv("FIXTURE_NO_STATS"))
 		for (int i = 0; i < nheld; i++)
 			close(held[i].fd);
-	FILE *f = fopen(argv[4], "w");
-	if (!f)
-		die("ready file");
 	fprintf(f, "%d\n", getpid());
 	fclose(f);
 	if (getenv("FIXTURE_VFORK"))

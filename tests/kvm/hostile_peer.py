@@ -11,12 +11,18 @@
   hostile_peer.py mismatch SOCK        a VM's stats fd that claims to be vCPU 0
   hostile_peer.py starved SOCK N GO    connects, says "connected", and once the file
                                        GO exists sends N messages with an fd each
+  hostile_peer.py senders SOCK N UID GIDS SECS
+                                       N processes of UID (groups GIDS), one after
+                                       another, each connecting and handing over its
+                                       own VM's stats fd (a sender that keeps its
+                                       connection); says "held", holds SECS seconds
 
 Run as root: it makes its VMs on /dev/kvm first, then drops to UID, as a
 local user with access to /dev/kvm (the kvm group) would be.
 """
 import fcntl
 import os
+import signal
 import socket
 import struct
 import sys
@@ -115,8 +121,41 @@ def main(argv):
         sent = sum(send(s, MAGIC + b"name=starved\n", null) for _ in range(int(argv[3])))
         print("sent", sent, flush=True)
         time.sleep(30)
+    elif cmd == "senders":
+        senders(path, int(argv[3]), argv[4], argv[5], float(argv[6]))
     else:
         sys.exit("unknown command " + cmd)
+
+
+def senders(path, n, uid, groups, secs):
+    children = []
+
+    def end(*_):  # the test's kill ends every sender with it
+        for c in children:
+            os.kill(c, signal.SIGKILL)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, end)
+    for i in range(n):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            _, vm, _ = make_vm()
+            stats = fcntl.ioctl(vm, KVM_GET_STATS_FD, 0)
+            drop_to(uid, groups)
+            s = connect(path)
+            send(s, MAGIC + b"name=sender-%s-%d\n" % (uid.encode(), i), stats)
+            os.write(w, b"x")
+            time.sleep(secs)
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # its message is sent: the next one connects after it
+        os.close(r)
+        children.append(pid)
+    print("held", n, flush=True)
+    for c in children:
+        os.waitpid(c, 0)
 
 
 if __name__ == "__main__":
