@@ -20,7 +20,12 @@
  * asked for only from that vCPU's own thread, and only while it is outside
  * KVM_RUN (QEMU's vCPU threads wait there while the guest is paused or
  * userspace handles an exit); stopped by us, it cannot go back in. A VM's
- * stats fd takes no such lock and is asked for from the main thread. */
+ * stats fd takes no such lock and is asked for from the main thread.
+ *
+ * Before the first KVM_GET_STATS_FD, KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD)
+ * is injected too, on a VM fd (a VM ioctl since KVM_CAP_CHECK_EXTENSION_VM;
+ * it takes no lock): a kernel without the capability is asked for nothing
+ * more. Each stats fd not made is counted by why (kvm_nostats.h). */
 #include "kvm_attach.h"
 
 #include "kvm_procfd.h"
@@ -58,6 +63,8 @@ struct plan {
 	pid_t vcpu_tid_of[ATTACH_FDS_MAX]; /* by vCPU index */
 	int vm_fds[ATTACH_FDS_MAX];
 	size_t nvm, nvmstats;
+	int cap; /* KVM_CHECK_EXTENSION's answer; -1: not asked yet */
+	unsigned nostats[KVM_NOSTATS_KINDS];
 };
 
 static bool note_fd(void *ctx, int fd, const char *link)
@@ -157,6 +164,7 @@ static void read_threads(const char *proc, pid_t pid, struct plan *p)
 static void make_plan(const char *proc, pid_t pid, struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->cap = -1;
 	for (size_t i = 0; i < ATTACH_FDS_MAX; i++)
 		p->vcpu_fd_of[i] = -1;
 	read_fds(proc, pid, p);
@@ -199,18 +207,25 @@ static int wait_stop(pid_t tid, int *pending, long us)
 	return sig;
 }
 
-/* Runs one ioctl(fd, KVM_GET_STATS_FD) at the syscall instruction at
- * `at`, from the saved registers. Returns its result (a new fd in the VMM). */
-static long inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned long at, int fd,
-		       int *pending)
+/* One ioctl to run in the stopped thread. */
+struct call {
+	int fd;
+	unsigned long req, arg;
+};
+
+/* Runs one ioctl at the syscall instruction at `at`, from the saved
+ * registers. Returns 0 with the ioctl's result (a new fd in the VMM, or
+ * -errno) in *result, or -errno when the injection itself failed. */
+static int inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned long at,
+		      struct call c, int *pending, long *result)
 {
 	struct user_regs_struct r = *saved;
 
 	r.rip = at;
 	r.rax = SYS_ioctl;
-	r.rdi = (unsigned long)fd;
-	r.rsi = KVM_GET_STATS_FD;
-	r.rdx = 0;
+	r.rdi = (unsigned long)c.fd;
+	r.rsi = c.req;
+	r.rdx = c.arg;
 	r.orig_rax = (unsigned long)-1; /* no syscall restart on these registers */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) < 0)
 		return -errno;
@@ -222,8 +237,10 @@ static long inject_one(pid_t tid, const struct user_regs_struct *saved, unsigned
 			return -ECHILD;
 		if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
 			return -errno;
-		if (sig == SIGTRAP && r.rip == at + 2)
-			return (long)r.rax;
+		if (sig == SIGTRAP && r.rip == at + 2) {
+			*result = (long)r.rax;
+			return 0;
+		}
 		/* A signal stopped it before the syscall: it waits in *pending;
 		 * put the registers back at the instruction and step again. */
 		if (r.rip != at)
@@ -246,8 +263,36 @@ static bool in_kvm_run(pid_t pid, pid_t tid)
 		a2 == KVM_RUN);
 }
 
+/* Asks for one target's stats fd: 1 opened, 0 not made (counted in the
+ * plan), or -errno when the injection failed. The capability is asked
+ * first, once per attach. */
+static int stats_fd_of(pid_t tid, const struct user_regs_struct *saved, unsigned long at,
+		       struct plan *p, int fd, int *pending)
+{
+	long r = -1;
+	int rc;
+
+	if (p->cap < 0) {
+		struct call check = {p->vm_fds[0], KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD};
+		if ((rc = inject_one(tid, saved, at, check, pending, &r)) < 0)
+			return rc;
+		p->cap = r > 0;
+	}
+	if (p->cap == 0) {
+		p->nostats[KVM_NOSTATS_UNSUPPORTED]++;
+		return 0;
+	}
+	if ((rc = inject_one(tid, saved, at, (struct call){fd, KVM_GET_STATS_FD, 0}, pending, &r)) <
+	    0)
+		return rc;
+	if (r >= 0)
+		return 1;
+	p->nostats[kvm_nostats_classify(1, (int)-r)]++;
+	return 0;
+}
+
 /* Injects, in thread tid, the ioctl of every target that names tid. */
-static int inject(pid_t pid, pid_t tid, const struct plan *p)
+static int inject(pid_t pid, pid_t tid, struct plan *p)
 {
 	struct user_regs_struct saved;
 	int pending = 0, opened = 0, rc = 0;
@@ -293,8 +338,8 @@ static int inject(pid_t pid, pid_t tid, const struct plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		if (p->t[i].tid != tid)
 			continue;
-		long r = inject_one(tid, &saved, saved.rip - 2, p->t[i].fd, &pending);
-		if (r >= 0)
+		int r = stats_fd_of(tid, &saved, saved.rip - 2, p, p->t[i].fd, &pending);
+		if (r > 0)
 			opened++;
 		else if (r == -ECHILD || r == -EIO)
 			break; /* the thread is in a state we did not expect: stop */
@@ -323,6 +368,7 @@ struct attach_job {
 	const char *proc;
 	pid_t pid;
 	int rc;
+	unsigned *nostats; /* the caller's, added to */
 };
 
 static void *attach_main(void *arg)
@@ -350,14 +396,16 @@ static void *attach_main(void *arg)
 		else if (r < 0)
 			rc = r; /* that thread was not in a safe place: try at the next look */
 	}
+	for (int k = 0; k < KVM_NOSTATS_KINDS; k++)
+		job->nostats[k] += p->nostats[k];
 	free(p);
 	job->rc = opened ? opened : rc;
 	return NULL;
 }
 
-int kvm_attach_pid(const char *proc, pid_t pid)
+int kvm_attach_pid(const char *proc, pid_t pid, unsigned nostats[KVM_NOSTATS_KINDS])
 {
-	struct attach_job job = {proc, pid, 0};
+	struct attach_job job = {proc, pid, 0, nostats};
 	pthread_t t;
 
 	if (tracer_of(proc, pid) > 0)
@@ -370,10 +418,11 @@ int kvm_attach_pid(const char *proc, pid_t pid)
 
 #else
 
-int kvm_attach_pid(const char *proc, pid_t pid)
+int kvm_attach_pid(const char *proc, pid_t pid, unsigned nostats[KVM_NOSTATS_KINDS])
 {
 	(void)proc;
 	(void)pid;
+	(void)nostats;
 	return -ENOSYS;
 }
 

@@ -4,6 +4,7 @@
  * line, the numbers, and exactly one fd a message. */
 #include "kvm_handover.h"
 
+#include "kvm_nostats.h"
 #include "kvm_procfd.h"
 
 #include <errno.h>
@@ -49,6 +50,7 @@ int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m)
 
 	memset(m, 0, sizeof(*m));
 	m->vcpu = -1;
+	m->nostats = -1;
 	if (len < magic || memcmp(buf, KVM_HANDOVER_MAGIC, magic) != 0)
 		return -EINVAL;
 	while (p < end) {
@@ -72,6 +74,9 @@ int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m)
 		} else if (klen == 4 && memcmp(p, "vcpu", 4) == 0) {
 			rc = parse_int(eq + 1, vlen, 1 << 20, &v);
 			m->vcpu = (int)v;
+		} else if (klen == 11 && memcmp(p, "no_stats_fd", 11) == 0) {
+			m->nostats = kvm_nostats_parse(eq + 1, vlen);
+			rc = m->nostats < 0 ? -EINVAL : 0;
 		} else
 			rc = -EINVAL;
 		if (rc < 0)
@@ -120,14 +125,15 @@ int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd)
 			close(fds[i]);
 		return -EMFILE;
 	}
-	/* A truncated message or control block, or other than one fd: refused. */
-	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 1 ||
-	    kvm_handover_parse(buf, (size_t)n, m) < 0) {
+	/* A truncated message or control block, or other than one fd (none
+	 * for a report): refused. */
+	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    kvm_handover_parse(buf, (size_t)n, m) < 0 || nfds != (m->nostats < 0 ? 1 : 0)) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		return -EINVAL;
 	}
-	*fd = fds[0];
+	*fd = nfds ? fds[0] : -1;
 	return 1;
 }
 

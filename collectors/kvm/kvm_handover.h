@@ -15,19 +15,23 @@
 
 /* One message's identity text:
  *   BINSTAT-KVM 1\n name=NAME\n uuid=UUID\n pid=VMM_PID\n vcpu=N\n
- * every line but the first optional; no vcpu line: the VM's stats fd. */
+ * every line but the first optional; no vcpu line: the VM's stats fd.
+ * A message with no fd and `no_stats_fd=TOKEN` (kvm_nostats.h) instead
+ * reports a stats fd the sender could not get from KVM. */
 struct kvm_handover_msg {
 	struct kvm_identity ident;
-	pid_t pid; /* the VMM, watched for the fd's lifetime; 0: the sender */
-	int vcpu;  /* -1: the VM's stats fd */
+	pid_t pid;   /* the VMM, watched for the fd's lifetime; 0: the sender */
+	int vcpu;    /* -1: the VM's stats fd */
+	int nostats; /* -1, or the enum kvm_nostats a report names */
 };
 
 /* Parses the text part; -EINVAL for a bad magic, line, key or number. */
 int kvm_handover_parse(const char *buf, size_t len, struct kvm_handover_msg *m);
-/* Receives one message: its fd in *fd (-1 if none came). Returns 1 for a
- * message, 0 when none is waiting, -EPIPE at end of stream, -EINVAL for a
- * malformed one, -EMFILE for one whose fds the kernel could not give us
- * (no fd left). Whatever fds a refused message carried are closed. */
+/* Receives one message: its fd in *fd (-1 for a report, m->nostats, which
+ * carries none). Returns 1 for a message, 0 when none is waiting, -EPIPE
+ * at end of stream, -EINVAL for a malformed one, -EMFILE for one whose fds
+ * the kernel could not give us (no fd left). Whatever fds a refused
+ * message carried are closed. */
 int kvm_handover_recv(int conn, struct kvm_handover_msg *m, int *fd);
 
 struct kvm_handover_peer {

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "kvm_nostats.h"
 #include "kvm_procfd.h"
 #include "growarr.h"
 #include "monoclock.h"
@@ -220,6 +221,10 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 		c->last_ns = monoclock_ns();
 		if (rc < 0) {
 			drop(s, rc == -EMFILE ? "handover_no_fds" : "handover_malformed");
+			continue;
+		}
+		if (fd < 0) { /* a stats fd the sender could not get: counted, as ours would be */
+			drop(s, kvm_nostats_reason((enum kvm_nostats)m.nostats));
 			continue;
 		}
 		pid_t pid = m.pid ? m.pid : c->peer.pid;

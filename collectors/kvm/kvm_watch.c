@@ -198,7 +198,15 @@ static void handover_release(void *ctx,
 static void attach_pid(struct kvm_collector *k, pid_t pid)
 {
 	char n[16], p[16];
-	int rc = kvm_attach_pid(k->proc, pid);
+	unsigned nostats[KVM_NOSTATS_KINDS] = {0};
+	int rc = kvm_attach_pid(k->proc, pid, nostats);
+
+	pthread_mutex_lock(&k->lock); /* stats fds KVM would not make, by why */
+	for (int i = 0; i < KVM_NOSTATS_KINDS; i++)
+		if (nostats[i])
+			droptab_add(&k->wdrops, kvm_nostats_reason((enum kvm_nostats)i),
+				    nostats[i]);
+	pthread_mutex_unlock(&k->lock);
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	if (rc > 0) {

@@ -37,6 +37,7 @@ dropped() { # dropped FILE REASON: the kvm collector's count for that reason (0 
 nfds() { ls "/proc/$1/fd" | wc -l; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 inode() { stat -c %i "$1" 2>/dev/null; }
+lowest_free_fd() { local i=0; while [ -e "/proc/$1/fd/$i" ]; do i=$((i + 1)); done; echo $i; }
 
 ho_config() { # ho_config FILE SOCKET [EXTRA YAML LINES UNDER handover:]
 	{
@@ -143,6 +144,61 @@ scrape "$P" "$WORK/8b.txt"
 check "idle connections closed after the idle timeout" test "$(dropped "$WORK/8b.txt" handover_idle_closed)" -ge 8
 kill "$F8" "$HOG" 2>/dev/null
 
+# 8b. One uid's 8 connections held by senders (each hands over its own VM's
+# stats fd, so none is closed when idle): a 9th from that uid is still
+# refused and counted, the senders outlive the idle timeout, and another
+# uid's VMM still hands over. (uids 4322 and 4330-4337 are allowed through
+# group 4242.)
+scrape "$P" "$WORK/8c.txt"
+uid0=$(dropped "$WORK/8c.txt" handover_too_many_from_uid)
+snd0=$(value "$WORK/8c.txt" kvm_collector_handover_senders)
+$PY "$PEER" senders "$SOCK" 9 4322 4242 30 >"$WORK/senders.out" &
+SND=$!
+PIDS+=("$SND")
+for _ in $(seq 100); do grep -q held "$WORK/senders.out" && break; sleep 0.05; done
+start_fixture 1 1 FIXTURE_HANDOVER="$SOCK"
+F8B=$FX
+sleep 1.5 # past the idle timeout (1 s): what is kept now is kept as a sender's
+for _ in $(seq 30); do
+	scrape "$P" "$WORK/8d.txt"
+	[ "$(value "$WORK/8d.txt" kvm_collector_handover_senders)" = $((snd0 + 8)) ] && break
+	sleep 0.1
+done
+check "held senders: a 9th connection from their uid refused and counted ($uid0 -> $(dropped "$WORK/8d.txt" handover_too_many_from_uid))" \
+	test "$(dropped "$WORK/8d.txt" handover_too_many_from_uid)" = $((uid0 + 1))
+check "held senders: 8 kept past the idle timeout ($(value "$WORK/8d.txt" kvm_collector_handover_senders))" \
+	test "$(value "$WORK/8d.txt" kvm_collector_handover_senders)" = $((snd0 + 8))
+check "held senders: the 8 senders' VMs served, the 9th's not" sh -c \
+	"[ \$(grep -c '^kvm_vm_info{vm=\"sender-4322-[0-7]/uid-4322\"' '$WORK/8d.txt') = 8 ] && ! grep -q 'vm=\"sender-4322-8' '$WORK/8d.txt'"
+check "held senders: another uid's VMM still hands over" grep -q "kvm_vm_info{.*pid=\"$F8B\"" "$WORK/8d.txt"
+# The total cap holds for senders too: 7 more uids' 8 senders each fill the
+# 64 connections, and a sender of yet another uid is refused and counted.
+peers0=$(dropped "$WORK/8d.txt" handover_too_many_peers)
+FILL=()
+for u in 4330 4331 4332 4333 4334 4335 4336; do
+	$PY "$PEER" senders "$SOCK" 8 $u 4242 30 >"$WORK/fill.$u.out" &
+	FILL+=($!)
+	PIDS+=($!)
+done
+for u in 4330 4331 4332 4333 4334 4335 4336; do
+	for _ in $(seq 100); do grep -q held "$WORK/fill.$u.out" && break; sleep 0.05; done
+done
+$PY "$PEER" senders "$SOCK" 1 4337 4242 30 >"$WORK/fill.4337.out" &
+FILL+=($!)
+PIDS+=($!)
+for _ in $(seq 100); do grep -q held "$WORK/fill.4337.out" && break; sleep 0.05; done
+for _ in $(seq 30); do
+	scrape "$P" "$WORK/8e.txt"
+	[ "$(dropped "$WORK/8e.txt" handover_too_many_peers)" -gt "$peers0" ] &&
+		[ "$(value "$WORK/8e.txt" kvm_collector_handover_senders)" = 64 ] && break
+	sleep 0.1
+done
+check "held senders: the 64 connections in all are senders' ($(value "$WORK/8e.txt" kvm_collector_handover_senders))" \
+	test "$(value "$WORK/8e.txt" kvm_collector_handover_senders)" = 64
+check "held senders: one more uid's sender refused and counted ($peers0 -> $(dropped "$WORK/8e.txt" handover_too_many_peers)), its VM not served" \
+	sh -c "[ $(dropped "$WORK/8e.txt" handover_too_many_peers) = $((peers0 + snd0 + 1)) ] && ! grep -q 'vm=\"sender-4337-0' '$WORK/8e.txt'"
+kill "$SND" "$F8B" "${FILL[@]}"
+
 # 9. Reload and --check-config keep the socket and what was handed over.
 sleep 0.3
 ino=$(inode "$SOCK")
@@ -208,6 +264,36 @@ if command -v strace >/dev/null; then
 else
 	skip "traced VMM" "strace is not installed"
 fi
+
+# 11b. A VMM at its fd limit under attach mode: the injected
+# KVM_GET_STATS_FD fails with EMFILE, counted as stats_fd_no_fds (not as
+# an old kernel), and no VM is served; given room, the next look takes it.
+start_fixture 1 1 FIXTURE_NO_STATS=1
+LIM=$FX
+read -r lsoft lhard < <(prlimit --pid "$LIM" --nofile --noheadings --output SOFT,HARD)
+prlimit --pid "$LIM" --nofile="$(lowest_free_fd "$LIM")":"$lhard"
+printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 3s\ncollectors:\n  kvm:\n    attach: true\n    rescan_interval_seconds: 1\n' \
+	"$B/plugins" >"$WORK/attach-limit.yml"
+PL=$(free_port)
+start_exporter "$WORK/attach-limit.yml" "$PL"
+EXPL=$LAST_PID
+for _ in $(seq 50); do
+	scrape "$PL" "$WORK/11b.txt"
+	[ "$(dropped "$WORK/11b.txt" stats_fd_no_fds)" -ge 1 ] && break
+	sleep 0.1
+done
+check "fd limit: attach counts the VM's stats fd KVM could not make ($(dropped "$WORK/11b.txt" stats_fd_no_fds) stats_fd_no_fds)" \
+	test "$(dropped "$WORK/11b.txt" stats_fd_no_fds)" -ge 1
+check "fd limit: not an old kernel, and no VM served" sh -c \
+	"[ $(dropped "$WORK/11b.txt" stats_fd_unsupported) = 0 ] && ! grep -q 'kvm_vm_info{.*pid=\"$LIM\"' '$WORK/11b.txt'"
+prlimit --pid "$LIM" --nofile="$lsoft":"$lhard"
+for _ in $(seq 50); do
+	scrape "$PL" "$WORK/11c.txt"
+	grep -q "kvm_vm_info{.*pid=\"$LIM\"" "$WORK/11c.txt" && break
+	sleep 0.1
+done
+check "fd limit: with room again, the next look takes the VM's stats fd" grep -q "kvm_vm_info{.*pid=\"$LIM\"" "$WORK/11c.txt"
+kill "$LIM" "$EXPL"
 
 # 12. Name squatting: VMMs of an untrusted uid (65534, in group kvm) named
 # web1 like a trusted one (root's), started before, during and after the
@@ -330,7 +416,6 @@ kill "$U1" "$U2" "$U3" "$U4" "$U5" "$T2" "$T3" "$T4" "$EXPS"
 # watcher rests rather than spin, and hand-over works once fds free.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 nulls() { ls -l "/proc/$1/fd" | grep -c ' /dev/null$'; }
-lowest_free_fd() { local i=0; while [ -e "/proc/$1/fd/$i" ]; do i=$((i + 1)); done; echo $i; }
 $PY "$PEER" starved "$SOCK" 50 "$WORK/go" >"$WORK/starved.out" &
 STV=$!
 PIDS+=("$STV")

@@ -345,7 +345,25 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 BINSTAT_KVM
 FN=$FX
 check "restart: the shim names its VM by BINSTAT_KVM_NAME and BINSTAT_KVM_UUID" \
 	wait_for_metric "$PR" '^kvm_vm_info{vm="web9",name="web9",uuid="0c5e2a4d-0000-4000-8000-00000000000f",pid="'"$FN"'",vmm="kvm_fixture"'
-kill "$FR" "$FN" "$EXPR"
+# A stats fd KVM cannot make for want of fds: the fixture lowers its
+# RLIMIT_NOFILE once its VM is made, leaving room for its vCPU's fd alone,
+# so the shim's KVM_GET_STATS_FD on that vCPU fails with EMFILE. The shim
+# reports it over its connection (stats_fd_no_fds, exactly one); the VM's
+# own stats fd, made before, is served.
+NOFDS='binstat_collector_dropped_total{collector="kvm",reason="stats_fd_no_fds"}'
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 FIXTURE_NOFILE=1 BINSTAT_KVM_NAME=nofds \
+	LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 1 1 $IO
+FF=$FX
+for _ in $(seq 50); do
+	scrape "$PR" "$WORK/hr4.txt"
+	[ -n "$(value "$WORK/hr4.txt" "$NOFDS")" ] && grep -q '^kvm_vm_info{vm="nofds"' "$WORK/hr4.txt" && break
+	sleep 0.1
+done
+check "no fds: the shim reports the vCPU stats fd KVM could not make (stats_fd_no_fds $(value "$WORK/hr4.txt" "$NOFDS"))" \
+	test "$(value "$WORK/hr4.txt" "$NOFDS")" = 1
+check "no fds: the VM's stats fd made before it is served" grep -q '^kvm_vm_info{vm="nofds",.*vcpus="0"' "$WORK/hr4.txt"
+check "no fds: the capability was there (no stats_fd_unsupported)" sh -c "! grep -q 'reason=\"stats_fd_unsupported\"' '$WORK/hr4.txt'"
+kill "$FR" "$FN" "$FF" "$EXPR"
 # A handed-over VMM's vCPU threads are found too (no look at its fds runs).
 FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
 FHS=$FX

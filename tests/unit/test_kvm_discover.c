@@ -6,7 +6,12 @@
 #include "kvm_discover.h"
 #include "kvm_handover.h"
 #include "kvm_hostview.h"
+#include "kvm_nostats.h"
 #include "kvm_uevent.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static void ident(const char *const *argv, size_t argc, struct kvm_identity *id)
 {
@@ -287,6 +292,83 @@ static void test_handover_messages(void **state)
 	assert_int_equal(parse(big, &m), -EINVAL); /* longer than a name may be */
 }
 
+/* Why a stats fd was not made, from KVM_CHECK_EXTENSION's answer and the
+ * errno: an old kernel (no capability, or a check that failed, as on a
+ * kernel without KVM_CAP_CHECK_EXTENSION_VM) is told from no fds and no
+ * memory, which no kernel here can be made to show. */
+static void test_nostats_classify(void **state)
+{
+	(void)state;
+	assert_int_equal(kvm_nostats_classify(0, EMFILE), KVM_NOSTATS_UNSUPPORTED);
+	assert_int_equal(kvm_nostats_classify(-1, EINVAL), KVM_NOSTATS_UNSUPPORTED);
+	assert_int_equal(kvm_nostats_classify(1, EMFILE), KVM_NOSTATS_NO_FDS);
+	assert_int_equal(kvm_nostats_classify(1, ENFILE), KVM_NOSTATS_NO_FDS);
+	assert_int_equal(kvm_nostats_classify(1, ENOMEM), KVM_NOSTATS_NO_MEMORY);
+	assert_int_equal(kvm_nostats_classify(1, EIO), KVM_NOSTATS_FAILED);
+	assert_string_equal(kvm_nostats_reason(KVM_NOSTATS_UNSUPPORTED), "stats_fd_unsupported");
+	assert_string_equal(kvm_nostats_reason(KVM_NOSTATS_NO_FDS), "stats_fd_no_fds");
+	assert_string_equal(kvm_nostats_reason(KVM_NOSTATS_NO_MEMORY), "stats_fd_no_memory");
+	assert_string_equal(kvm_nostats_reason(KVM_NOSTATS_FAILED), "stats_fd_failed");
+	for (int k = 0; k < KVM_NOSTATS_KINDS; k++) {
+		const char *t = kvm_nostats_token((enum kvm_nostats)k);
+		assert_int_equal(kvm_nostats_parse(t, strlen(t)), k);
+	}
+	assert_int_equal(kvm_nostats_parse("no_fd", 5), -1);
+	assert_int_equal(kvm_nostats_parse("no_fds ", 7), -1);
+	assert_int_equal(kvm_nostats_parse("", 0), -1);
+}
+
+/* Sends `text` with `fd` (-1: none) on a SOCK_SEQPACKET socket. */
+static void send_text(int s, const char *text, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {(void *)text, strlen(text)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	assert_true(sendmsg(s, &msg, 0) >= 0);
+}
+
+/* A report of a stats fd not made carries no fd, and only a report may. */
+static void test_handover_reports(void **state)
+{
+	struct kvm_handover_msg m;
+	int sv[2], fd = 0;
+	(void)state;
+	assert_int_equal(parse("BINSTAT-KVM 1\nvmm=qemu\nno_stats_fd=no_fds\n", &m), 0);
+	assert_int_equal(m.nostats, KVM_NOSTATS_NO_FDS);
+	assert_int_equal(parse("BINSTAT-KVM 1\nvcpu=2\n", &m), 0);
+	assert_int_equal(m.nostats, -1);
+	assert_int_equal(parse("BINSTAT-KVM 1\nno_stats_fd=tired\n", &m), -EINVAL);
+	assert_int_equal(parse("BINSTAT-KVM 1\nno_stats_fd=\n", &m), -EINVAL);
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	send_text(sv[0], "BINSTAT-KVM 1\nno_stats_fd=unsupported\n", -1);
+	assert_int_equal(kvm_handover_recv(sv[1], &m, &fd), 1);
+	assert_int_equal(fd, -1);
+	assert_int_equal(m.nostats, KVM_NOSTATS_UNSUPPORTED);
+	/* A report that carries an fd, and a stats fd's message without one. */
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	send_text(sv[0], "BINSTAT-KVM 1\nno_stats_fd=no_memory\n", null);
+	assert_int_equal(kvm_handover_recv(sv[1], &m, &fd), -EINVAL);
+	send_text(sv[0], "BINSTAT-KVM 1\nvcpu=0\n", -1);
+	assert_int_equal(kvm_handover_recv(sv[1], &m, &fd), -EINVAL);
+	assert_int_equal(kvm_handover_recv(sv[1], &m, &fd), 0);
+	close(null);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,7 +376,8 @@ int main(void)
 	    cmocka_unit_test(test_denied_say),	      cmocka_unit_test(test_denied_unwatched),
 	    cmocka_unit_test(test_mountinfo_hidepid), cmocka_unit_test(test_task_is_kvm),
 	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
-	    cmocka_unit_test(test_handover_messages),
+	    cmocka_unit_test(test_handover_messages), cmocka_unit_test(test_nostats_classify),
+	    cmocka_unit_test(test_handover_reports),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }

@@ -9,10 +9,17 @@
  * connects again, with a backoff of 0.1 s doubling to 5 s, and sends every
  * stats fd again. The VMM's own threads never wait on the exporter.
  * BINSTAT_KVM_NAME and BINSTAT_KVM_UUID, when set, name the VM (name=,
- * uuid=): libvirt sets them per domain with <qemu:env>. */
+ * uuid=): libvirt sets them per domain with <qemu:env>.
+ *
+ * It asks KVM_CHECK_EXTENSION(KVM_CAP_BINARY_STATS_FD) before each
+ * KVM_GET_STATS_FD, and a stats fd not made (no capability, EMFILE,
+ * ENOMEM...) is reported over the same connection, as a message with no fd
+ * (`no_stats_fd=`, kvm_nostats.h): the exporter counts it. Only counts wait
+ * for the connection, so a VMM that keeps failing costs no memory. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/kvm.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,6 +36,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kvm_nostats.h" /* the collector's own table of why */
+
+#define SHIM_API __attribute__((visibility("default"))) /* all else stays out of the VMM's view */
+
 #define SHIM_FDS 65536 /* VM and vCPU fd numbers tracked; beyond, no stats fd */
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -41,7 +52,9 @@ static int vcpu_of[SHIM_FDS];  /* vCPU id + 1 of the vCPU fd at that index; 0 fo
 static bool sent[SHIM_FDS];    /* its stats fd went over the current connection */
 static int wake = -1;	       /* eventfd: a stats fd to send */
 static pthread_once_t sender_once = PTHREAD_ONCE_INIT;
-static char ident[200]; /* "name=...\nuuid=...\n" from the environment, or "" */
+static char ident[200];			    /* "name=...\nuuid=...\n" from the environment, or "" */
+static unsigned nostats[KVM_NOSTATS_KINDS]; /* stats fds not made, not reported yet */
+static int first_sock = -1; /* made before the first stats fd is asked for: the report's way out */
 
 static void resolve(void)
 {
@@ -68,15 +81,19 @@ static void ident_add(const char *key, const char *var, size_t max)
 	snprintf(ident + n, sizeof(ident) - n, "%s=%s\n", key, v);
 }
 
-/* One stats fd with its text (the protocol: collectors/kvm/README.md);
- * never waits. Returns 0, -EAGAIN (the socket is full) or -errno (the
- * connection is over). The caller holds the lock, so the fd stays open. */
-static int send_one(int sock, int fd, int vcpu)
+/* One stats fd with its text (the protocol: collectors/kvm/README.md), or
+ * with fd -1 the report of one not made (`why`); never waits. Returns 0,
+ * -EAGAIN (the socket is full) or -errno (the connection is over). The
+ * caller holds the lock, so the fd stays open. */
+static int send_one(int sock, int fd, int vcpu, enum kvm_nostats why)
 {
 	char text[96 + sizeof(ident)]; /* the longest: 18 + 32 + 1 + ident + 19 bytes */
 	int n = snprintf(text, sizeof(text), "BINSTAT-KVM 1\nvmm=%.32s\n%s",
 			 program_invocation_short_name, ident);
-	if (vcpu >= 0)
+	if (fd < 0)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "no_stats_fd=%s\n",
+			      kvm_nostats_token(why));
+	else if (vcpu >= 0)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "vcpu=%d\n", vcpu);
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -92,11 +109,15 @@ static int send_one(int sock, int fd, int vcpu)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (fd < 0) { /* a report: text alone */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+	}
 	return sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
-/* Sends every stats fd not sent over this connection yet: 0, -EAGAIN, or
- * -errno when the connection is over. */
+/* Sends every stats fd not sent over this connection yet, and the reports
+ * of those not made: 0, -EAGAIN, or -errno when the connection is over. */
 static int send_pending(int sock)
 {
 	int rc = 0;
@@ -105,17 +126,23 @@ static int send_pending(int sock)
 	for (int i = 0; i < SHIM_FDS && rc == 0; i++) {
 		if (!stats_of[i] || sent[i])
 			continue;
-		rc = send_one(sock, stats_of[i] - 1, vcpu_of[i] - 1);
+		rc = send_one(sock, stats_of[i] - 1, vcpu_of[i] - 1, KVM_NOSTATS_FAILED);
 		sent[i] = rc == 0;
 	}
+	for (int k = 0; k < KVM_NOSTATS_KINDS && rc == 0; k++)
+		while (nostats[k] && (rc = send_one(sock, -1, -1, (enum kvm_nostats)k)) == 0)
+			nostats[k]--;
 	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
-static int connect_to(const char *path)
+/* Connects `s` (a new socket when -1) to the exporter; the socket, or -1. */
+static int connect_to(const char *path, int s)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	if (s < 0 || strlen(path) >= sizeof(sa.sun_path))
 		goto err_close;
@@ -158,7 +185,8 @@ static void *sender(void *arg)
 	unsigned backoff_ms = BACKOFF_MIN_MS;
 
 	for (;;) {
-		int sock = connect_to(path);
+		int sock = connect_to(path, first_sock);
+		first_sock = -1; /* used (or closed) once */
 		if (sock >= 0) {
 			backoff_ms = BACKOFF_MIN_MS;
 			serve_connection(sock);
@@ -186,14 +214,20 @@ static void start_sender(void)
 	char *copy = strdup(path);
 	if (!copy)
 		return;
+	/* Made now, in the VMM's thread: a VMM at its fd limit can still say so. */
+	first_sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ident_add("name", "BINSTAT_KVM_NAME", 127);
 	ident_add("uuid", "BINSTAT_KVM_UUID", 36);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, sender, copy) != 0)
+	if (pthread_create(&t, &attr, sender, copy) != 0) {
 		free(copy);
+		if (first_sock >= 0)
+			real_close(first_sock);
+		first_sock = -1;
+	}
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -207,17 +241,43 @@ static void wake_sender(void)
 
 /* ---- the VMM's calls ---- */
 
-/* Opens and remembers the stats fd of a VM or vCPU fd the VMM just got;
- * vcpu -1 for a VM. */
-static void keep_stats_fd(int owner, int vcpu)
+/* Asks KVM for the stats fd of VM or vCPU fd `owner`; the fd, or -1 with
+ * *why saying why not. `on` is the fd the VMM made it with: /dev/kvm for a
+ * VM, the VM for a vCPU; KVM_CHECK_EXTENSION is valid on both (a VM ioctl
+ * since KVM_CAP_CHECK_EXTENSION_VM), so the answer is the kernel's and the
+ * VM's. */
+static int get_stats_fd(int on, int owner, enum kvm_nostats *why)
 {
+	int cap = real_ioctl(on, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD);
+	int s = cap > 0 ? real_ioctl(owner, KVM_GET_STATS_FD, 0) : -1;
+
+	if (s < 0)
+		*why = kvm_nostats_classify(cap, errno);
+	return s;
+}
+
+/* Opens and remembers the stats fd of a VM or vCPU fd the VMM just got
+ * through fd `on`; vcpu -1 for a VM. One not made is counted for the
+ * exporter. The VMM's errno is left as its own ioctl set it. */
+static void keep_stats_fd(int on, int owner, int vcpu)
+{
+	enum kvm_nostats why = KVM_NOSTATS_FAILED;
+	int saved = errno;
+
 	if (owner < 0 || owner >= SHIM_FDS)
 		return;
-	int s = real_ioctl(owner, KVM_GET_STATS_FD, 0);
-	if (s < 0)
-		return; /* an old kernel: nothing to keep */
-	fcntl(s, F_SETFD, FD_CLOEXEC);
 	pthread_once(&sender_once, start_sender);
+	int s = get_stats_fd(on, owner, &why);
+	errno = saved;
+	if (s < 0) {
+		pthread_mutex_lock(&lock);
+		if (nostats[why] < UINT_MAX)
+			nostats[why]++;
+		pthread_mutex_unlock(&lock);
+		wake_sender();
+		return;
+	}
+	fcntl(s, F_SETFD, FD_CLOEXEC);
 	pthread_mutex_lock(&lock);
 	int old = stats_of[owner];
 	stats_of[owner] = s + 1;
@@ -229,7 +289,7 @@ static void keep_stats_fd(int owner, int vcpu)
 	wake_sender();
 }
 
-int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own prototype */
+SHIM_API int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own prototype */
 {
 	va_list ap;
 	va_start(ap, req);
@@ -238,13 +298,13 @@ int ioctl(int fd, unsigned long req, ...) /* checksrc: varargs libc's own protot
 	resolve();
 	int rc = real_ioctl(fd, req, arg);
 	if (rc >= 0 && req == KVM_CREATE_VM)
-		keep_stats_fd(rc, -1);
+		keep_stats_fd(fd, rc, -1);
 	else if (rc >= 0 && req == KVM_CREATE_VCPU)
-		keep_stats_fd(rc, (int)(unsigned long)arg); /* the vCPU id KVM names it by */
+		keep_stats_fd(fd, rc, (int)(unsigned long)arg); /* the vCPU id KVM names it by */
 	return rc;
 }
 
-int close(int fd)
+SHIM_API int close(int fd)
 {
 	int stats = 0;
 
