@@ -10,7 +10,9 @@
 void cli_usage(const char *prog)
 {
 	printf("usage: %s [flags]\n\n"
-	       "Serves KVM, Xen and DCI4 binary statistics to Prometheus.\n\n"
+	       "Serves KVM's binary statistics, Xen PV statistics sets and DCI4 statistic\n"
+	       "suppliers to Prometheus, and processes sampled values between scrapes as the\n"
+	       "Linux statistics infrastructure and FreeBSD's stats(3) do.\n\n"
 	       "  --config.file=PATH            YAML configuration (default "
 	       "/etc/binstat_exporter/binstat_exporter.yml)\n"
 	       "  --web.listen-address=ADDR     host:port, [v6]:port or :port; "
