@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults and load (issue 12): a collector that never returns, SIGHUP in the
+# Faults and load: a collector that never returns, SIGHUP in the
 # middle of a scrape of a million series, a VMM killed while it is being
 # scraped, wrk's load while VMs come and go (and again beside hostile
 # clients), and the exporter run unprivileged as the shipped unit runs it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile HTTP clients (issue 12, HTTP part): slow request heads, idle
+# Hostile HTTP clients: slow request heads, idle
 # connection floods and clients that never read their response, each from
 # its own loopback address, while a scraper on 127.0.0.1 must still get
 # every scrape through. Usage: tests/integration/hostile_http.sh BUILD_DIR
