@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "listener.h"
+
 void cli_usage(const char *prog)
 {
 	printf("usage: %s [flags]\n\n"
@@ -58,10 +60,10 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 		c->config_file = v;
 	} else if (strcmp(flag, "web.listen-address") == 0) {
 		char host[256], port[16];
-		int rc = http_parse_listen(v, host, sizeof(host), port, sizeof(port));
+		int rc = listener_parse_address(v, host, sizeof(host), port, sizeof(port));
 		if (rc < 0) {
 			snprintf(err, errlen, "bad value '%s' for --%s: %s", v, flag,
-				 http_listen_error(rc));
+				 listener_address_error(rc));
 			return -1;
 		}
 		if (c->http.nlisten == HTTP_LISTEN_MAX)
