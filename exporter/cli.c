@@ -26,7 +26,10 @@ void cli_usage(const char *prog)
 	       "(default 40)\n"
 	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
 	       "  --web.read-header-timeout=S   seconds to send a whole request head (default 10)\n"
-	       "  --web.write-timeout=S         seconds to read a whole response (default 120)\n"
+	       "  --web.write-timeout=S         seconds to read a response, or a run of pipelined\n"
+	       "                                ones (default 120)\n"
+	       "  --web.idle-timeout=S          seconds a kept-alive connection may wait for its\n"
+	       "                                next request (default 150)\n"
 	       "  --web.max-connections-per-address=N  open at once from one address "
 	       "(default 16)\n"
 	       "  --collector.NAME              run collector NAME, whatever its enabled: says\n"
@@ -89,6 +92,9 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 			goto err_bad_value;
 	} else if (strcmp(flag, "web.write-timeout") == 0) {
 		if (uint_arg(v, 1, 86400, &c->http.write_timeout) < 0)
+			goto err_bad_value;
+	} else if (strcmp(flag, "web.idle-timeout") == 0) {
+		if (uint_arg(v, 1, 86400, &c->http.idle_timeout) < 0)
 			goto err_bad_value;
 	} else if (strcmp(flag, "web.max-connections-per-address") == 0) {
 		if (uint_arg(v, 1, HTTP_CONNECTIONS_MAX, &c->http.max_per_address) < 0)
@@ -155,6 +161,7 @@ static bool is_value_flag(const char *flag)
 	    "web.connection-timeout",
 	    "web.read-header-timeout",
 	    "web.write-timeout",
+	    "web.idle-timeout",
 	    "web.max-connections-per-address",
 	    "log.level",
 	    "log.format",
@@ -209,6 +216,7 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 	c->http.connection_timeout = 30;
 	c->http.head_timeout = 10;
 	c->http.write_timeout = 120;
+	c->http.idle_timeout = 150;
 	c->http.max_per_address = 16;
 	c->log_level = BS_LOG_INFO;
 	for (int i = 1; i < argc; i++) {

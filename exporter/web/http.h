@@ -23,7 +23,8 @@ struct http_options {
 	unsigned max_requests;			   /* scrapes at once; beyond them, 503 */
 	unsigned connection_timeout;		   /* s a client may idle or stall */
 	unsigned head_timeout;			   /* s for a whole request head */
-	unsigned write_timeout;			   /* s for a whole response to be read */
+	unsigned write_timeout;			   /* s for a run of responses to be read */
+	unsigned idle_timeout;			   /* s a kept-alive connection may idle */
 	unsigned max_per_address;		   /* connections open at once from one address */
 	bool
 	    no_exporter_metrics; /* leave out the exporter's own process_* and binstat_exporter_* */

@@ -5,7 +5,7 @@
  * a few fds are held in reserve: on EMFILE they are given up, the client
  * is accepted and served, and the reserve is taken again once fds free
  * up. With the reserve spent, the connection that made least progress
- * (idle, or a slow head: httpguard.c) is evicted for its fd. With neither,
+ * for its age, whatever its phase (httpguard.c), is evicted for its fd. With neither,
  * the listener backs off for 100 ms, counts it
  * (http_refused_total{reason="no_free_fd"}) and says so in the log, whose
  * limit on repeated lines keeps that to a few a second. */
@@ -73,9 +73,13 @@ static bool accept_all(struct listener *l, size_t i, int *wait_ms)
 		int c = accept4(l->fd[i], (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 		if (c < 0 && (errno == EMFILE || errno == ENFILE) && reserve_give_up(l))
 			c = accept4(l->fd[i], (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-		if (c >= 0 && !httpguard_admit(l->guard, (struct sockaddr *)&ss)) {
-			close(c); /* its address holds its share, or every slot is taken */
-			selfstats_http_refused(SELFSTATS_REFUSED_ADDRESS_LIMIT);
+		enum httpguard_admission a =
+		    c >= 0 ? httpguard_admit(l->guard, (struct sockaddr *)&ss) : HTTPGUARD_ADMITTED;
+		if (a != HTTPGUARD_ADMITTED) {
+			close(c); /* counted as what happened to this client */
+			selfstats_http_refused(a == HTTPGUARD_ADDRESS_FULL
+						   ? SELFSTATS_REFUSED_ADDRESS_LIMIT
+						   : SELFSTATS_REFUSED_NO_SLOT);
 			continue;
 		}
 		if (c >= 0) {
