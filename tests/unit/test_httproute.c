@@ -55,12 +55,13 @@ static void test_encoded_nul(void **state)
 
 static void test_many_args(void **state)
 {
-	char uri[4096] = "/metrics?";
+	char uri[4096];
+	size_t n = (size_t)snprintf(uri, sizeof(uri), "/metrics?a=1");
 	(void)state;
-	for (int i = 0; i < HTTPTARGET_ARGS_MAX; i++)
-		strcat(uri, i ? "&a=1" : "a=1");
+	for (int i = 1; i < HTTPTARGET_ARGS_MAX; i++)
+		n += (size_t)snprintf(uri + n, sizeof(uri) - n, "&a=1");
 	assert_int_equal(httptarget_check(uri), HTTPTARGET_OK);
-	strcat(uri, "&a=1");
+	snprintf(uri + n, sizeof(uri) - n, "&a=1");
 	assert_int_equal(httptarget_check(uri), HTTPTARGET_TOO_MANY_ARGS);
 }
 
