@@ -1,9 +1,9 @@
-/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health.
- * A thread per connection; caps on connections, on those of one address,
- * on request header memory and on idle time; deadlines for a whole request
- * head and a whole response (httpguard.c). A scrape slot counts only while
- * the exporter works on the request, not while a client is slow to read,
- * so no one address can keep a scraper out. */
+/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health,
+ * the processing's interface. A thread per connection; each phase of a
+ * connection marked for the guard, which bounds and may evict every one
+ * (httpguard.c); caps on request memory and on pipelined requests. A
+ * scrape slot counts only while the exporter works on the request, not
+ * while a client is slow to read, so no one can keep a scraper out. */
 #include "http.h"
 
 #include <errno.h>
@@ -493,11 +493,6 @@ static enum MHD_Result route(struct request *rq, const char *url, const char *me
 	}
 }
 
-/* libmicrohttpd calls the handler when the head is in, again for each
- * piece of a body, and once more when the request is complete. Answering
- * only then keeps the connection open for the next request (keep-alive);
- * answering at once would close it. Until then the head deadline runs, so
- * a body trickled in cannot hold the connection either. */
 /* A request head's framing headers, counted. */
 struct framing {
 	unsigned lengths, encodings;
@@ -626,6 +621,11 @@ static enum MHD_Result head_in(struct request *rq, const char *url, const char *
 	return (rq->body = calloc(1, sizeof(*rq->body))) ? MHD_YES : MHD_NO;
 }
 
+/* libmicrohttpd calls the handler when the head is in, again for each
+ * piece of a body, and once more when the request is complete. Answering
+ * only then keeps the connection open for the next request (keep-alive);
+ * answering at once would close it. Until then the head or body phase's
+ * bound runs, so a body trickled in cannot hold the connection either. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
