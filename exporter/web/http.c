@@ -470,6 +470,8 @@ static enum MHD_Result route(struct request *rq, const char *url, const char *me
 	httpguard_phase(rq->c, HTTPGUARD_AUTH);
 	if (!admitted(rq, &ret))
 		return ret;
+	if (httpguard_is_cut(rq->c)) /* evicted while it waited: no work for no one */
+		return MHD_NO;
 	httpguard_phase(rq->c, HTTPGUARD_WORK);
 	switch (httproute_of(url, method, s->opt.telemetry_path)) {
 	case HTTPROUTE_STATISTICS:
