@@ -175,6 +175,16 @@ static bool evict_least_progress(struct httpguard *g, struct tracked *fresh)
 	return true;
 }
 
+/* With the lock held: connections not cut (cut ones close in a moment). */
+static size_t live(const struct httpguard *g)
+{
+	size_t n = 0;
+
+	for (const struct tracked *t = g->list.next; t != &g->list; t = t->next)
+		n += !t->c.cut;
+	return n;
+}
+
 enum httpguard_admission httpguard_admit(struct httpguard *g, const struct sockaddr *sa)
 {
 	unsigned char addr[16];
@@ -190,7 +200,7 @@ enum httpguard_admission httpguard_admit(struct httpguard *g, const struct socka
 	 * at once; twice `most` bounds those still closing. */
 	if (same >= g->per_address)
 		a = HTTPGUARD_ADDRESS_FULL;
-	else if (g->n >= g->most && (g->n >= 2 * g->most || !evict_least_progress(g, NULL)))
+	else if (live(g) >= g->most && (g->n >= 2 * g->most || !evict_least_progress(g, NULL)))
 		a = HTTPGUARD_NO_SLOT;
 	pthread_mutex_unlock(&g->lock);
 	return a;
@@ -223,7 +233,7 @@ static void track(struct httpguard *g, struct MHD_Connection *c, void **socket_c
 	t->prev = &g->list;
 	g->list.next->prev = t;
 	g->list.next = t;
-	if (++g->n > g->keep)
+	if (++g->n > g->keep && live(g) > g->keep) /* one eviction for one newcomer */
 		evict_least_progress(g, t);
 	pthread_mutex_unlock(&g->lock);
 	*socket_ctx = t;

@@ -1,11 +1,14 @@
 /* The listener: listen addresses parsed, resolved and bound as a start
- * does, and what a client is refused under when it cannot be admitted
- * (its address's share, or no slot and none to evict). */
+ * does; what a client is refused under when it cannot be admitted (its
+ * address's share, or no slot and none to evict); and, with every slot
+ * taken, a new client admitted by evicting a connection of the address
+ * holding the most, through a real libmicrohttpd daemon. */
 #include "helpers.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "httpguard.h"
@@ -98,12 +101,101 @@ static void test_refusal_reason(void **state)
 	httpguard_stop(g);
 }
 
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	static char seen;
+	struct MHD_Response *r;
+	enum MHD_Result rc;
+	(void)cls, (void)url, (void)method, (void)version, (void)upload, (void)upload_size;
+
+	if (!*con_cls) { /* answered once the request is complete: kept alive */
+		*con_cls = &seen;
+		return MHD_YES;
+	}
+	r = MHD_create_response_from_buffer(3, (void *)"ok\n", MHD_RESPMEM_PERSISTENT);
+	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+/* A client from `from` that asked once and read its answer: kept alive. */
+static int client(const struct sockaddr_in *to, const char *from, bool ask)
+{
+	struct sockaddr_in me = {.sin_family = AF_INET};
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[512];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, from, &me.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(connect(fd, (const struct sockaddr *)to, sizeof(*to)), 0);
+	if (ask) {
+		assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_true(read(fd, buf, sizeof(buf)) > 0);
+	}
+	return fd;
+}
+
+/* Whether the exporter closed fd within 5 s. */
+static bool closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char b;
+	return poll(&p, 1, 5000) == 1 && read(fd, &b, 1) <= 0;
+}
+
+static void test_eviction(void **state)
+{
+	struct httpguard_rules rules = {.head_ns = 10000000000ull,
+					.send_ns = 10000000000ull,
+					.idle_ns = 10000000000ull,
+					.life_ns = 10000000000ull,
+					.protect_ns = 1,
+					.pipeline_max = 4};
+	struct httpguard_limits lim = {.keep = 2, .most = 2, .per_address = 16};
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sin);
+	struct httpguard *g;
+	struct listener *l;
+	(void)state;
+	assert_int_equal(httpguard_start(&g, &lim, &rules), 0);
+	struct MHD_Daemon *d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
+		MHD_USE_POLL | MHD_USE_NO_LISTEN_SOCKET,
+	    0, NULL, NULL, answer, NULL, MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, g,
+	    MHD_OPTION_NOTIFY_COMPLETED, httpguard_completed, g, MHD_OPTION_END);
+	assert_non_null(d);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	assert_int_equal(listener_start(&l, &fd, &d, 1, g), 0);
+	/* both slots held by one address, kept alive after a request each */
+	int a = client(&sin, "127.0.0.2", true), b = client(&sin, "127.0.0.2", true);
+	/* a client of another address gets in, and is answered */
+	int c = client(&sin, "127.0.0.3", true);
+	/* by evicting one of the address holding the most, the other kept */
+	bool ca = closed(a), cb = closed(b);
+	assert_true(ca != cb);
+	listener_stop(l);
+	MHD_stop_daemon(d);
+	httpguard_stop(g);
+	close(a);
+	close(b);
+	close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),
 	    cmocka_unit_test(test_resolve_and_bind),
 	    cmocka_unit_test(test_refusal_reason),
+	    cmocka_unit_test(test_eviction),
 	};
 	return cmocka_run_group_tests_name("listener", tests, NULL, NULL);
 }
