@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "listener.h"
+
 void cli_usage(const char *prog)
 {
 	printf("usage: %s [flags]\n\n"
@@ -26,7 +28,10 @@ void cli_usage(const char *prog)
 	       "(default 40)\n"
 	       "  --web.connection-timeout=S    seconds a client may stall (default 30)\n"
 	       "  --web.read-header-timeout=S   seconds to send a whole request head (default 10)\n"
-	       "  --web.write-timeout=S         seconds to read a whole response (default 120)\n"
+	       "  --web.write-timeout=S         seconds to read a response, or a run of pipelined\n"
+	       "                                ones (default 120)\n"
+	       "  --web.idle-timeout=S          seconds a kept-alive connection may wait for its\n"
+	       "                                next request (default 150)\n"
 	       "  --web.max-connections-per-address=N  open at once from one address "
 	       "(default 16)\n"
 	       "  --collector.NAME              run collector NAME, whatever its enabled: says\n"
@@ -60,10 +65,10 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 		c->config_file = v;
 	} else if (strcmp(flag, "web.listen-address") == 0) {
 		char host[256], port[16];
-		int rc = http_parse_listen(v, host, sizeof(host), port, sizeof(port));
+		int rc = listener_parse_address(v, host, sizeof(host), port, sizeof(port));
 		if (rc < 0) {
 			snprintf(err, errlen, "bad value '%s' for --%s: %s", v, flag,
-				 http_listen_error(rc));
+				 listener_address_error(rc));
 			return -1;
 		}
 		if (c->http.nlisten == HTTP_LISTEN_MAX)
@@ -89,6 +94,9 @@ static int apply(struct cli *c, const char *flag, const char *v, char *err, size
 			goto err_bad_value;
 	} else if (strcmp(flag, "web.write-timeout") == 0) {
 		if (uint_arg(v, 1, 86400, &c->http.write_timeout) < 0)
+			goto err_bad_value;
+	} else if (strcmp(flag, "web.idle-timeout") == 0) {
+		if (uint_arg(v, 1, 86400, &c->http.idle_timeout) < 0)
 			goto err_bad_value;
 	} else if (strcmp(flag, "web.max-connections-per-address") == 0) {
 		if (uint_arg(v, 1, HTTP_CONNECTIONS_MAX, &c->http.max_per_address) < 0)
@@ -155,6 +163,7 @@ static bool is_value_flag(const char *flag)
 	    "web.connection-timeout",
 	    "web.read-header-timeout",
 	    "web.write-timeout",
+	    "web.idle-timeout",
 	    "web.max-connections-per-address",
 	    "log.level",
 	    "log.format",
@@ -209,6 +218,7 @@ int cli_parse(int argc, char **argv, struct cli *c, char *err, size_t errlen)
 	c->http.connection_timeout = 30;
 	c->http.head_timeout = 10;
 	c->http.write_timeout = 120;
+	c->http.idle_timeout = 150;
 	c->http.max_per_address = 16;
 	c->log_level = BS_LOG_INFO;
 	for (int i = 1; i < argc; i++) {

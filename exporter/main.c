@@ -20,6 +20,7 @@
 #include "collset.h"
 #include "emitter.h"
 #include "http.h"
+#include "listener.h"
 #include "log.h"
 #include "memtrim.h"
 #include "monoclock.h"
@@ -150,7 +151,7 @@ static int check_config(const struct cli *cli)
 	/* The listen addresses as a start resolves them, without a bind. */
 	for (size_t i = 0; !cli->systemd_socket && i < cli->http.nlisten; i++) {
 		struct addrinfo *ai;
-		if (http_resolve_listen(cli->http.listen[i], &ai, err, sizeof(err)) < 0) {
+		if (listener_resolve(cli->http.listen[i], &ai, err, sizeof(err)) < 0) {
 			fprintf(stderr, "cannot start: %s\n", err);
 			return 1;
 		}

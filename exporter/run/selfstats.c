@@ -14,7 +14,7 @@ static struct collstats collectors[SELFSTATS_COLLECTORS_MAX];
 static size_t ncollectors;
 static struct selfstats_reload_info reload = {.ok = true};
 
-static const unsigned http_codes[] = {200, 400, 401, 404, 405, 429, 500, 503};
+static const unsigned http_codes[] = {200, 400, 401, 404, 405, 413, 414, 429, 431, 500, 503};
 static uint64_t http_count[sizeof(http_codes) / sizeof(http_codes[0]) + 1];
 
 struct collstats *selfstats_collector(const char *name)
@@ -117,9 +117,9 @@ void selfstats_http_response(unsigned code)
 }
 
 static const char *const cut_reasons[SELFSTATS_CUTS] = {
-    [SELFSTATS_CUT_HEAD] = "head_timeout",
-    [SELFSTATS_CUT_WRITE] = "write_timeout",
-    [SELFSTATS_CUT_EVICTED] = "evicted",
+    [SELFSTATS_CUT_HEAD] = "head_timeout",   [SELFSTATS_CUT_WRITE] = "write_timeout",
+    [SELFSTATS_CUT_EVICTED] = "evicted",     [SELFSTATS_CUT_SLOW_READER] = "slow_reader",
+    [SELFSTATS_CUT_IDLE] = "keepalive_idle", [SELFSTATS_CUT_LIFETIME] = "lifetime",
 };
 static uint64_t cut_count[SELFSTATS_CUTS];
 
@@ -137,6 +137,9 @@ static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
     [SELFSTATS_REFUSED_NO_FDS] = "no_free_fd",
     [SELFSTATS_REFUSED_ADDRESS_LIMIT] = "address_limit",
     [SELFSTATS_REFUSED_NUL_PATH] = "nul_in_path",
+    [SELFSTATS_REFUSED_NUL_TARGET] = "nul_in_target",
+    [SELFSTATS_REFUSED_PIPELINED] = "pipelined",
+    [SELFSTATS_REFUSED_NO_SLOT] = "no_slot",
 };
 static uint64_t refusal_count[SELFSTATS_REFUSALS];
 static int web_reload_ok = -1; /* -1: no web config */
@@ -185,8 +188,8 @@ static void emit_http(struct bs_emitter *em)
 		bs_sample_u64(em, &l, 1, __atomic_load_n(&http_count[i], __ATOMIC_RELAXED));
 	}
 	bs_family(em, "binstat_exporter_http_connections_cut_total", BS_COUNTER, NULL,
-		  "Connections closed for sending their request head, or reading their "
-		  "response, too slowly.");
+		  "Connections the exporter closed, by reason: too slow a request head or "
+		  "reader, evicted for a new client, idle or open too long.");
 	for (size_t i = 0; i < SELFSTATS_CUTS; i++) {
 		struct bs_label r = {"reason", cut_reasons[i]};
 		bs_sample_u64(em, &r, 1, __atomic_load_n(&cut_count[i], __ATOMIC_RELAXED));

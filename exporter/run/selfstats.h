@@ -50,6 +50,9 @@ enum selfstats_cut {
 	SELFSTATS_CUT_HEAD,
 	SELFSTATS_CUT_WRITE,
 	SELFSTATS_CUT_EVICTED,
+	SELFSTATS_CUT_SLOW_READER, /* read its response below the minimum data rate */
+	SELFSTATS_CUT_IDLE,	   /* kept alive, idle past --web.idle-timeout: no fault */
+	SELFSTATS_CUT_LIFETIME,	   /* open past a connection's whole lifetime */
 	SELFSTATS_CUTS
 };
 /* A connection cut for sending its request head, or reading its response,
@@ -66,6 +69,9 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_NO_FDS,	 /* a connection closed unserved: no fd was free */
 	SELFSTATS_REFUSED_ADDRESS_LIMIT, /* its address held --web.max-connections-per-address */
 	SELFSTATS_REFUSED_NUL_PATH,	 /* 400: the path holds %00, which would cut it */
+	SELFSTATS_REFUSED_NUL_TARGET,	 /* 400: the request target holds a raw NUL byte */
+	SELFSTATS_REFUSED_PIPELINED, /* 429: more requests queued on one connection than allowed */
+	SELFSTATS_REFUSED_NO_SLOT,   /* every connection slot held, none could be evicted */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

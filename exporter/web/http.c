@@ -1,9 +1,9 @@
-/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health.
- * A thread per connection; caps on connections, on those of one address,
- * on request header memory and on idle time; deadlines for a whole request
- * head and a whole response (httpguard.c). A scrape slot counts only while
- * the exporter works on the request, not while a client is slow to read,
- * so no one address can keep a scraper out. */
+/* The HTTP endpoints (libmicrohttpd): telemetry, landing page, health,
+ * the processing's interface. A thread per connection; each phase of a
+ * connection marked for the guard, which bounds and may evict every one
+ * (httpguard.c); caps on request memory and on pipelined requests. A
+ * scrape slot counts only while the exporter works on the request, not
+ * while a client is slow to read, so no one can keep a scraper out. */
 #include "http.h"
 
 #include <errno.h>
@@ -11,9 +11,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <microhttpd.h>
-#include <netdb.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +20,8 @@
 
 #include "emitter.h"
 #include "httpguard.h"
+#include "httproute.h"
+#include "httptarget.h"
 #include "landing.h"
 #include "listener.h"
 #include "log.h"
@@ -41,11 +40,18 @@
  * can keep in memory (one response always passes, however large). */
 #define HTTP_UNSENT_BYTES_MAX (512ull << 20)
 #define HTTP_BODY_MAX (64 * 1024) /* a POST to /statistics/ */
-#define STATS_PREFIX "/statistics/"
-/* Query arguments a request may have. libmicrohttpd parses them into the
- * connection's HTTP_REQUEST_MEMORY; about 900 leave no room there even for
- * its error answer, and it closes the connection unanswered. */
-#define HTTP_URI_ARGS_MAX 256
+#define STATS_PREFIX HTTPROUTE_STATS_PREFIX
+/* The guard's bounds beside the flags' (httpguard.h). A response is read
+ * at 256 bytes a second at least once 5 s have passed, as Kestrel's
+ * minimum response data rate has it; a connection lives an hour at most,
+ * as nginx's keepalive_time; a new connection gets a second to send its
+ * head before it can be evicted; 4 requests may wait behind an unread
+ * response. */
+#define HTTP_MIN_RATE 256
+#define HTTP_RATE_GRACE_S 5
+#define HTTP_LIFE_S 3600
+#define HTTP_PROTECT_MS 1000
+#define HTTP_PIPELINE_MAX 4
 _Static_assert(HTTP_LISTEN_MAX <= LISTENER_SOCKETS_MAX, "a listener for every address");
 
 struct http_server {
@@ -59,9 +65,6 @@ struct http_server {
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
 };
 
-static char uri_refused; /* a request's context: answered 414 already */
-static char uri_nul;	 /* a request's context: its path holds %00, to answer 400 */
-
 /* A POST's body, gathered across the handler's calls. */
 struct body {
 	size_t len;
@@ -69,14 +72,24 @@ struct body {
 	char data[HTTP_BODY_MAX + 1];
 };
 
-/* One request, from its head to its completion. */
+/* One request, from its request line to its completion. */
 struct request {
 	struct http_server *s;
 	struct MHD_Connection *c;
-	struct webgen *web; /* the web config it is served under */
-	struct body *body;  /* a POST's; NULL otherwise */
-	char *user;	    /* the basic-auth user it authenticated as */
+	struct webgen *web;	   /* the web config it is served under */
+	struct body *body;	   /* a POST's; NULL otherwise */
+	char *user;		   /* the basic-auth user it authenticated as */
+	const char *target;	   /* in libmicrohttpd's request line */
+	size_t target_len;	   /* as a string, when first seen */
+	enum httptarget_fault bad; /* seen in the target at once */
+	bool answered;		   /* by answer_raw: the handler has nothing to do */
+	bool started;		   /* the handler has seen its head */
 };
+
+/* The request the current thread serves: libmicrohttpd runs a thread per
+ * connection, and its log callback, the one place it tells of the answers
+ * it sends itself, does not say which connection. */
+static __thread struct request *thread_rq;
 
 /* Every response leaves here: the web config's headers, the deadline to
  * send it, the count by status. */
@@ -92,7 +105,7 @@ static enum MHD_Result queue(struct request *rq, unsigned code, struct MHD_Respo
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic");
 	enum MHD_Result rc = MHD_queue_response(rq->c, code, r);
 	MHD_destroy_response(r);
-	httpguard_sending(rq->c);
+	httpguard_phase(rq->c, HTTPGUARD_SEND);
 	selfstats_http_response(code);
 	return rc;
 }
@@ -361,7 +374,9 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 {
 	struct request *rq = *con_cls;
 
-	if (rq && *con_cls != &uri_refused && *con_cls != &uri_nul) {
+	if (rq == thread_rq)
+		thread_rq = NULL;
+	if (rq) {
 		free(rq->body);
 		free(rq->user);
 		webgen_put(rq->web);
@@ -450,32 +465,36 @@ static enum MHD_Result route(struct request *rq, const char *url, const char *me
 	struct http_server *s = rq->s;
 	enum MHD_Result ret;
 
-	/* Verifying a password is work too: not under the head deadline. */
-	httpguard_working(rq->c);
+	/* A wait for a password check is a phase the guard bounds and may
+	 * evict, as any other. */
+	httpguard_phase(rq->c, HTTPGUARD_AUTH);
 	if (!admitted(rq, &ret))
 		return ret;
-	if (strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0)
+	if (httpguard_is_cut(rq->c)) /* evicted while it waited: no work for no one */
+		return MHD_NO;
+	httpguard_phase(rq->c, HTTPGUARD_WORK);
+	switch (httproute_of(url, method, s->opt.telemetry_path)) {
+	case HTTPROUTE_STATISTICS:
 		return statistics(rq, url + strlen(STATS_PREFIX), method);
-	if (strcmp(url, s->opt.telemetry_path) == 0)
+	case HTTPROUTE_TELEMETRY:
 		return telemetry(rq);
-	if (strcmp(url, "/") == 0)
+	case HTTPROUTE_LANDING:
 		return landing(rq);
-	if (strcmp(url, "/-/healthy") == 0)
+	case HTTPROUTE_HEALTHY:
 		return reply_text(rq, MHD_HTTP_OK, "Healthy\n");
-	if (strcmp(url, "/-/ready") == 0) {
+	case HTTPROUTE_READY: {
 		struct collset *set = s->opt.current(s->opt.ctx);
 		collset_put(set);
 		return set ? reply_text(rq, MHD_HTTP_OK, "Ready\n")
 			   : reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
 	}
-	return reply_text(rq, MHD_HTTP_NOT_FOUND, "not found\n");
+	case HTTPROUTE_METHOD_NOT_ALLOWED:
+		return reply_text(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	default:
+		return reply_text(rq, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
 }
 
-/* libmicrohttpd calls the handler when the head is in, again for each
- * piece of a body, and once more when the request is complete. Answering
- * only then keeps the connection open for the next request (keep-alive);
- * answering at once would close it. Until then the head deadline runs, so
- * a body trickled in cannot hold the connection either. */
 /* A request head's framing headers, counted. */
 struct framing {
 	unsigned lengths, encodings;
@@ -539,76 +558,94 @@ static void answer_raw(struct MHD_Connection *c, const char *text, size_t len)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
-/* Whether the path, once unescaped, holds a NUL: libmicrohttpd decodes
- * %00 and hands on a string the NUL cuts, so "/metrics%00.png" would be
- * served as /metrics and a proxy's rule on the path's end bypassed. The
- * one check for every path; collect[] checks its values itself. */
-static bool path_has_nul(const char *path, size_t len)
-{
-	for (size_t i = 0; i + 2 < len; i++)
-		if (path[i] == '%' && path[i + 1] == '0' && path[i + 2] == '0')
-			return true;
-	return false;
-}
-
 /* MHD_OPTION_URI_LOG_CALLBACK: the request target, before libmicrohttpd
- * parses its arguments. One with more than a request may have is answered
- * 414 here and the connection closed; its context marks it, so the handler
- * never runs for it. One whose path holds %00 is marked for the handler
- * to answer 400. */
+ * cuts it at a NUL or parses its arguments; the request starts here. One
+ * with more than a request may have is answered 414 here and the
+ * connection closed, so the handler never runs for it; one whose path
+ * holds %00 is marked for the handler to answer 400. */
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	static const char answer[] = "HTTP/1.1 414 URI Too Long\r\n"
 				     "Content-Type: text/plain; charset=utf-8\r\n"
 				     "Content-Length: 39\r\nConnection: close\r\n\r\n"
 				     "more than 256 arguments in the request\n";
-	const char *q = strchr(uri, '?');
-	size_t args = q ? 1 : 0;
-	(void)cls;
+	struct http_server *s = cls;
+	struct request *rq = calloc(1, sizeof(*rq));
 
-	for (const char *p = q; p && *p && args <= HTTP_URI_ARGS_MAX; p++)
-		args += *p == '&';
-	if (args <= HTTP_URI_ARGS_MAX)
-		return path_has_nul(uri, q ? (size_t)(q - uri) : strlen(uri)) ? &uri_nul : NULL;
-	answer_raw(c, answer, sizeof(answer) - 1);
-	selfstats_http_refused(SELFSTATS_REFUSED_URI);
-	selfstats_http_response(MHD_HTTP_URI_TOO_LONG);
-	return &uri_refused;
+	if (!rq)
+		return NULL; /* the handler tries again */
+	*rq = (struct request){.s = s,
+			       .c = c,
+			       .web = weblive_get(s->opt.web),
+			       .target = uri,
+			       .target_len = strlen(uri),
+			       .bad = httptarget_check(uri)};
+	thread_rq = rq;
+	if (rq->bad == HTTPTARGET_TOO_MANY_ARGS) {
+		answer_raw(c, answer, sizeof(answer) - 1);
+		rq->answered = true;
+		selfstats_http_refused(SELFSTATS_REFUSED_URI);
+		selfstats_http_response(MHD_HTTP_URI_TOO_LONG);
+	}
+	return rq;
 }
 
+/* The head is in: what is refused before any body is read. */
+static enum MHD_Result head_in(struct request *rq, const char *url, const char *method,
+			       const char *version)
+{
+	if (rq->bad == HTTPTARGET_NUL_ENCODED) {
+		selfstats_http_refused(SELFSTATS_REFUSED_NUL_PATH);
+		return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
+					"the path holds an encoded NUL (%00)\n");
+	}
+	if (rq->target && httptarget_raw_nul(rq->target, rq->target_len, version)) {
+		selfstats_http_refused(SELFSTATS_REFUSED_NUL_TARGET);
+		return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
+					"the request target holds a NUL byte\n");
+	}
+	if (framing_ambiguous(rq->c)) {
+		selfstats_http_refused(SELFSTATS_REFUSED_FRAMING);
+		return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
+					"the body's length is given two ways\n");
+	}
+	if (!httpguard_request(rq->c)) {
+		selfstats_http_refused(SELFSTATS_REFUSED_PIPELINED);
+		return refuse_and_close(rq, MHD_HTTP_TOO_MANY_REQUESTS,
+					"too many requests queued on one connection\n");
+	}
+	/* only /statistics/ takes a body: refused at once, unread */
+	if (httproute_of(url, method, rq->s->opt.telemetry_path) == HTTPROUTE_METHOD_NOT_ALLOWED)
+		return reply_text(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!httproute_takes_body(url, method)) /* answered once the request is complete */
+		return MHD_YES;
+	httpguard_phase(rq->c, HTTPGUARD_BODY);
+	return (rq->body = calloc(1, sizeof(*rq->body))) ? MHD_YES : MHD_NO;
+}
+
+/* libmicrohttpd calls the handler when the head is in, again for each
+ * piece of a body, and once more when the request is complete. Answering
+ * only then keeps the connection open for the next request (keep-alive);
+ * answering at once would close it. Until then the head or body phase's
+ * bound runs, so a body trickled in cannot hold the connection either. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
 {
 	struct http_server *s = cls;
-	struct request *rq = *con_cls == &uri_nul ? NULL : *con_cls;
-	(void)version;
+	struct request *rq = *con_cls;
 
-	if (*con_cls == &uri_refused)
-		return MHD_NO;
-
-	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	bool post =
-	    strncmp(url, STATS_PREFIX, strlen(STATS_PREFIX)) == 0 && strcmp(method, "POST") == 0;
-	if (!rq) {
+	if (!rq) { /* the URI callback had no memory */
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
-		bool nul = *con_cls == &uri_nul;
 		*rq = (struct request){.s = s, .c = c, .web = weblive_get(s->opt.web)};
 		*con_cls = rq;
-		if (nul) { /* refused at once, any body unread */
-			selfstats_http_refused(SELFSTATS_REFUSED_NUL_PATH);
-			return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
-						"the path holds an encoded NUL (%00)\n");
-		}
-		if (framing_ambiguous(c)) {
-			selfstats_http_refused(SELFSTATS_REFUSED_FRAMING);
-			return refuse_and_close(rq, MHD_HTTP_BAD_REQUEST,
-						"the body's length is given two ways\n");
-		}
-		if (!get && !post) /* only /statistics/ takes a body: refuse at once, unread */
-			return reply_text(rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-		return !post || (rq->body = calloc(1, sizeof(*rq->body))) ? MHD_YES : MHD_NO;
+	}
+	if (rq->answered)
+		return MHD_NO;
+	if (!rq->started) {
+		rq->started = true;
+		return head_in(rq, url, method, version);
 	}
 	if (*upload_size) {
 		struct body *b = rq->body;
@@ -660,124 +697,49 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		tls_start(s, c);
 }
 
+/* libmicrohttpd answers some requests itself (a target or a header past
+ * the request memory: 414, 431; a Content-Length that is not a number:
+ * 400), and says so only in its log, in the connection's thread. Each is
+ * counted here by its status. Version 0.9.75 writes the status line and
+ * headers of its 400 for a malformed Content-Length twice: that one is
+ * answered here, once, before it writes anything, and the socket shut so
+ * that its own answer goes nowhere. */
+static void mhd_answered(const char *msg)
+{
+	static const char bad_length[] = "HTTP/1.1 400 Bad Request\r\n"
+					 "Content-Type: text/plain; charset=utf-8\r\n"
+					 "Content-Length: 35\r\nConnection: close\r\n\r\n"
+					 "the Content-Length is not a number\n";
+	static const char said[] = "Error processing request (HTTP response code is ";
+	unsigned code;
+
+	if (strncmp(msg, "Failed to parse `Content-Length'", 32) == 0 && thread_rq &&
+	    !thread_rq->answered) {
+		answer_raw(thread_rq->c, bad_length, sizeof(bad_length) - 1);
+		thread_rq->answered = true;
+	} else if (strncmp(msg, said, sizeof(said) - 1) == 0 &&
+		   sscanf(msg + sizeof(said) - 1, "%u", &code) == 1) {
+		selfstats_http_response(code);
+	}
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
 	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
+	mhd_answered(msg);
 	log_debug("http", "detail", msg);
 }
 
-int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
+/* libmicrohttpd's timeout, per idle gap: the guard bounds every phase,
+ * and an idle keep-alive connection waits --web.idle-timeout, so this
+ * only backs them up. */
+static unsigned mhd_timeout(const struct http_options *opt)
 {
-	const char *colon = strrchr(s, ':');
-	const char *h = s;
-	size_t hl;
-
-	if (!colon || !colon[1] || strlen(colon + 1) >= portlen)
-		return -EINVAL;
-	hl = (size_t)(colon - s);
-	if (hl && s[0] == '[') {
-		if (s[hl - 1] != ']')
-			return -EINVAL;
-		h = s + 1;
-		hl -= 2;
-	} else if (memchr(s, ':', hl)) {
-		return -EINVAL; /* a bare IPv6 address needs brackets */
-	}
-	if (hl >= hostlen)
-		return -EINVAL;
-	const char *p = colon + 1;
-	char *end;
-	long n = strtol(p, &end, 10);
-	if (*end || p[0] < '0' || p[0] > '9' || n < 1 || n > 65535)
-		return -ERANGE;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	memcpy(port, p, strlen(p) + 1); /* fits: checked above */
-	return 0;
-}
-
-const char *http_listen_error(int rc)
-{
-	return rc == -ERANGE ? "the port must be a number from 1 to 65535"
-			     : "want host:port, [v6]:port or :port";
-}
-
-int http_resolve_listen(const char *addr, struct addrinfo **out, char *err, size_t errlen)
-{
-	char host[256], port[16];
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-	int rc;
-
-	*out = NULL;
-	if ((rc = http_parse_listen(addr, host, sizeof(host), port, sizeof(port))) < 0) {
-		snprintf(err, errlen, "bad listen address '%s': %s", addr, http_listen_error(rc));
-		return -EINVAL;
-	}
-	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, out);
-	if (rc != 0 && !host[0]) {
-		hints.ai_family = AF_INET; /* a host without IPv6 */
-		rc = getaddrinfo(NULL, port, &hints, out);
-	}
-	if (rc != 0) {
-		*out = NULL;
-		snprintf(err, errlen, "listen address '%s': %s", addr, gai_strerror(rc));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
-static int bind_listen(const char *addr, int *family, char *err, size_t errlen)
-{
-	char host[256], port[16];
-	struct addrinfo *ai = NULL;
-	int fd = -1, one = 1, zero = 0, rc;
-
-	if ((rc = http_resolve_listen(addr, &ai, err, errlen)) < 0)
-		return rc;
-	http_parse_listen(addr, host, sizeof(host), port, sizeof(port)); /* it passed above */
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd < 0)
-		goto err_close;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ai->ai_family == AF_INET6 && !host[0])
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0)
-		goto err_close;
-	*family = ai->ai_family;
-	freeaddrinfo(ai);
-	return fd;
-err_close:
-	snprintf(err, errlen, "cannot listen on '%s': %s", addr, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(ai);
-	return -errno;
-}
-
-/* "127.0.0.1:9100" or "[::]:9100", for logs. */
-static void describe_socket(int fd, char *out, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-	} else if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-	}
-	snprintf(out, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+	return opt->connection_timeout > opt->idle_timeout + 5 ? opt->connection_timeout
+							       : opt->idle_timeout + 5;
 }
 
 int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen)
@@ -793,7 +755,17 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	struct httpguard_limits lim = {.keep = HTTP_CONNECTIONS_MAX,
 				       .most = HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK,
 				       .per_address = opt->max_per_address};
-	if (httpguard_start(&s->guard, &lim, opt->head_timeout, opt->write_timeout) < 0) {
+	struct httpguard_rules rules = {
+	    .head_ns = opt->head_timeout * 1000000000ull,
+	    .send_ns = opt->write_timeout * 1000000000ull,
+	    .idle_ns = opt->idle_timeout * 1000000000ull,
+	    .life_ns = HTTP_LIFE_S * 1000000000ull,
+	    .grace_ns = HTTP_RATE_GRACE_S * 1000000000ull,
+	    .min_rate = HTTP_MIN_RATE,
+	    .protect_ns = HTTP_PROTECT_MS * 1000000ull,
+	    .pipeline_max = HTTP_PIPELINE_MAX,
+	};
+	if (httpguard_start(&s->guard, &lim, &rules) < 0) {
 		snprintf(err, errlen, "cannot start the HTTP deadline thread");
 		webgen_put(s->start_web);
 		free(s);
@@ -808,7 +780,7 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 				   : AF_INET;
 	}
 	for (size_t i = 0; i < opt->nlisten && nfds < HTTP_LISTEN_MAX; i++, nfds++) {
-		fds[nfds] = bind_listen(opt->listen[i], &family[nfds], err, errlen);
+		fds[nfds] = listener_bind(opt->listen[i], &family[nfds], err, errlen);
 		if (fds[nfds] < 0)
 			goto err_stop;
 	}
@@ -833,12 +805,12 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		    (unsigned)(4 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
-		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
-		    MHD_OPTION_CONNECTION_TIMEOUT, opt->connection_timeout, key_opt, w->key_pem,
+		    MHD_OPTION_CONNECTION_TIMEOUT, mhd_timeout(opt), key_opt, w->key_pem,
 		    MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
-		char where[INET6_ADDRSTRLEN + 16];
-		describe_socket(fds[i], where, sizeof(where));
+		char where[LISTENER_DESCRIBE_MAX];
+		listener_describe(fds[i], where, sizeof(where));
 		if (!s->daemon[i]) {
 			snprintf(err, errlen, "cannot start HTTP server on %s", where);
 			goto err_stop;

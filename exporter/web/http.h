@@ -23,7 +23,8 @@ struct http_options {
 	unsigned max_requests;			   /* scrapes at once; beyond them, 503 */
 	unsigned connection_timeout;		   /* s a client may idle or stall */
 	unsigned head_timeout;			   /* s for a whole request head */
-	unsigned write_timeout;			   /* s for a whole response to be read */
+	unsigned write_timeout;			   /* s for a run of responses to be read */
+	unsigned idle_timeout;			   /* s a kept-alive connection may idle */
 	unsigned max_per_address;		   /* connections open at once from one address */
 	bool
 	    no_exporter_metrics; /* leave out the exporter's own process_* and binstat_exporter_* */
@@ -38,14 +39,4 @@ struct http_server;
 /* Binds every address first, so a busy port is a clear error at start. */
 int http_start(const struct http_options *opt, struct http_server **out, char *err, size_t errlen);
 void http_stop(struct http_server *s);
-/* Splits "host:port", "[v6]:port" or ":port" and checks the port is a
- * number from 1 to 65535; exposed for tests. */
-int http_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen);
-/* Resolves a listen address as a start does (getaddrinfo, no socket):
- * *out is the caller's to freeaddrinfo. -EINVAL with the reason in err. */
-struct addrinfo;
-int http_resolve_listen(const char *addr, struct addrinfo **out, char *err, size_t errlen);
-/* What http_parse_listen's error means. */
-const char *http_listen_error(int rc);
-
 #endif

@@ -1,26 +1,29 @@
-/* The deadlines libmicrohttpd lacks, and room for a new client. Each
- * connection is tracked from its start to its close, under one mutex; a
- * thread looks twice a second and shuts down (shutdown(2), not close: the
- * fd stays libmicrohttpd's) the socket of any connection past its
- * deadline, so its thread wakes from recv or send and closes it. The entry
- * leaves the list in the close notification, before libmicrohttpd closes
- * the fd, so a shutdown never hits a number reused by another connection.
- * Once more connections are open than the guard keeps, each new one
- * evicts one that has made the least progress: still without a complete
- * request head (connecting slowly, idle between requests, or in an
- * unfinished TLS handshake), from the address holding the most
- * connections, the oldest of those. Any local user can bind every
- * 127.0.0.0/8 address, so a cap per address alone lets enough addresses
- * take every slot; this way a scraper, holding one connection while an
- * attacker holds many, always gets one. */
+/* The guard of HTTP connections: each is tracked from its start to its
+ * close, under one mutex, with its phase (httpguard.h) and its progress as
+ * its socket shows it (TCP_INFO: bytes received and acknowledged;
+ * SIOCOUTQ: bytes not yet acknowledged). A thread looks four times a
+ * second and shuts down (shutdown(2), not close: the fd stays
+ * libmicrohttpd's) the socket of any connection past its phase's bound
+ * (httpguard_rule.c), so its thread wakes from recv or send and closes it.
+ * The entry leaves the list in the close notification, before
+ * libmicrohttpd closes the fd, so a shutdown never hits a number reused by
+ * another connection. Once more connections are open than the guard
+ * keeps, each new one evicts the one that made the least progress for its
+ * age, whatever its phase, from the address holding the most. Any local
+ * user can bind every 127.0.0.0/8 address (and an IPv6 /64 gives anyone
+ * as many), so a cap per address alone lets enough addresses take every
+ * slot; this way a scraper always gets one. */
 #include "httpguard.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -31,18 +34,14 @@
 /* Larger than the connections libmicrohttpd takes (HTTP_CONNECTIONS_MAX
  * and its slack, per listening address): a table of their addresses. */
 #define PEERS_SLOTS 4096
-
-enum phase { PHASE_HEAD, PHASE_WORK, PHASE_SEND };
+#define TICK_NS 250000000u
 
 struct tracked {
 	struct tracked *prev, *next;
 	struct httpguard *g;
 	int fd;
-	enum phase phase;
-	uint64_t since_ns;
-	bool cut;		/* shut down already: its thread closes it */
+	struct httpguard_conn c;
 	unsigned char addr[16]; /* the client's, IPv4 mapped; zeros if unknown */
-	unsigned peers;		/* connections from addr, at the last eviction's count */
 	void *held;		/* httpguard_hold's */
 	void (*release)(void *);
 };
@@ -56,10 +55,13 @@ struct httpguard {
 	size_t n, keep;	      /* tracked; more than keep: evict */
 	size_t most;	      /* tracked at most: past it, no more are admitted */
 	unsigned per_address; /* connections of one address at most */
-	uint64_t head_ns, send_ns;
-	/* count_peers' table, under lock */
+	struct httpguard_rules rules;
+	/* under lock: count_peers' table, and the list as an array for pick */
 	unsigned char peer_addr[PEERS_SLOTS][16];
 	unsigned peer_count[PEERS_SLOTS];
+	struct httpguard_conn **view;
+	struct tracked **view_of;
+	size_t view_cap;
 };
 
 /* An address as 16 bytes, IPv4 mapped. */
@@ -95,14 +97,20 @@ static struct tracked *tracked_of(struct MHD_Connection *c)
 	return ci ? ci->socket_context : NULL;
 }
 
-static void set_phase(struct tracked *t, enum phase p)
+/* With the lock held: what the socket shows now. */
+static void look(struct tracked *t, uint64_t now)
 {
-	if (!t)
-		return;
-	pthread_mutex_lock(&t->g->lock);
-	t->phase = p;
-	t->since_ns = monoclock_ns();
-	pthread_mutex_unlock(&t->g->lock);
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int unsent = 0;
+
+	memset(&ti, 0, sizeof(ti));
+	t->c.blind = getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+		     len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(uint64_t);
+	if (ioctl(t->fd, SIOCOUTQ, &unsent) != 0 || unsent < 0)
+		unsent = 0;
+	httpguard_observe(&t->c, ti.tcpi_bytes_received, ti.tcpi_bytes_acked, (uint64_t)unsent,
+			  now);
 }
 
 /* Sets each connection's `peers`: how many come from its address, counted
@@ -116,7 +124,7 @@ static void count_peers(struct httpguard *g)
 	memset(g->peer_count, 0, sizeof(g->peer_count));
 	for (int pass = 0; pass < 2; pass++)
 		for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
-			/* seeded: no run of addresses lands on one slot by choice */
+			/* a per-process key: no run of addresses lands on one slot by choice */
 			size_t k = hash_bytes(t->addr, 16, hash_seed()) & (PEERS_SLOTS - 1);
 			while (count[k] && memcmp(addr[k], t->addr, 16) != 0)
 				k = (k + 1) & (PEERS_SLOTS - 1);
@@ -124,56 +132,111 @@ static void count_peers(struct httpguard *g)
 				memcpy(addr[k], t->addr, 16);
 				count[k]++;
 			} else {
-				t->peers = count[k];
+				t->c.peers = count[k];
 			}
 		}
 }
 
-/* With the lock held: of the connections still waiting for a complete
- * head, other than `fresh`, one from the address holding the most
- * connections, the longest waiting of those (since_ns), is cut. */
-static bool evict_least_progress(struct httpguard *g, const struct tracked *fresh)
+static void cut(struct tracked *t, enum selfstats_cut why)
 {
-	struct tracked *victim = NULL;
+	shutdown(t->fd, SHUT_RDWR);
+	t->c.cut = true; /* once is enough: its thread closes it */
+	selfstats_http_cut(why);
+}
 
+/* With the lock held: the connection that made the least progress for
+ * its age (httpguard_pick), other than `fresh`, is cut. */
+static bool evict_least_progress(struct httpguard *g, struct tracked *fresh)
+{
+	size_t n = 0;
+
+	if (g->view_cap < g->n) {
+		size_t cap = g->n * 2;
+		void *v = realloc(g->view, cap * sizeof(*g->view));
+		if (v)
+			g->view = v;
+		void *o = realloc(g->view_of, cap * sizeof(*g->view_of));
+		if (o)
+			g->view_of = o;
+		if (!v || !o)
+			return false;
+		g->view_cap = cap;
+	}
 	count_peers(g);
-	for (struct tracked *t = g->list.next; t != &g->list; t = t->next)
-		if (t != fresh && t->phase == PHASE_HEAD && !t->cut &&
-		    (!victim || t->peers > victim->peers ||
-		     (t->peers == victim->peers && t->since_ns < victim->since_ns)))
-			victim = t;
-	if (!victim)
-		return false; /* every other one is being served: libmicrohttpd's cap holds */
-	shutdown(victim->fd, SHUT_RDWR);
-	victim->cut = true;
-	selfstats_http_cut(SELFSTATS_CUT_EVICTED);
+	for (struct tracked *t = g->list.next; t != &g->list && n < g->view_cap; t = t->next) {
+		t->c.pinned = t == fresh;
+		g->view_of[n] = t;
+		g->view[n++] = &t->c;
+	}
+	long i = httpguard_pick(g->view, n, &g->rules, monoclock_ns());
+	if (i < 0)
+		return false;
+	cut(g->view_of[i], SELFSTATS_CUT_EVICTED);
 	return true;
 }
 
-bool httpguard_admit(struct httpguard *g, const struct sockaddr *sa)
+/* With the lock held: connections not cut (cut ones close in a moment). */
+static size_t live(const struct httpguard *g)
+{
+	size_t n = 0;
+
+	for (const struct tracked *t = g->list.next; t != &g->list; t = t->next)
+		n += !t->c.cut;
+	return n;
+}
+
+enum httpguard_admission httpguard_admit(struct httpguard *g, const struct sockaddr *sa)
 {
 	unsigned char addr[16];
 	unsigned same = 0;
+	enum httpguard_admission a = HTTPGUARD_ADMITTED;
 
 	mapped(sa, addr);
 	pthread_mutex_lock(&g->lock);
 	for (struct tracked *t = g->list.next; t != &g->list; t = t->next)
-		same += !t->cut && memcmp(t->addr, addr, 16) == 0;
+		same += !t->c.cut && memcmp(t->addr, addr, 16) == 0;
 	/* Every slot taken: one with least progress makes room, so a client
 	 * within its address's share is never turned away. Evicted ones close
 	 * at once; twice `most` bounds those still closing. */
-	bool ok = same < g->per_address &&
-		  (g->n < g->most || (g->n < 2 * g->most && evict_least_progress(g, NULL)));
+	if (same >= g->per_address)
+		a = HTTPGUARD_ADDRESS_FULL;
+	else if (live(g) >= g->most && (g->n >= 2 * g->most || !evict_least_progress(g, NULL)))
+		a = HTTPGUARD_NO_SLOT;
 	pthread_mutex_unlock(&g->lock);
-	return ok;
+	return a;
 }
 
 bool httpguard_evict(struct httpguard *g)
 {
 	pthread_mutex_lock(&g->lock);
-	bool cut = evict_least_progress(g, NULL);
+	bool done = evict_least_progress(g, NULL);
 	pthread_mutex_unlock(&g->lock);
-	return cut;
+	return done;
+}
+
+static void track(struct httpguard *g, struct MHD_Connection *c, void **socket_ctx)
+{
+	const union MHD_ConnectionInfo *fi =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct tracked *t;
+	uint64_t now = monoclock_ns();
+
+	if (!fi || !(t = calloc(1, sizeof(*t))))
+		return; /* untracked: only libmicrohttpd's idle timeout applies */
+	t->g = g;
+	t->fd = fi->connect_fd;
+	t->c.phase = HTTPGUARD_HEAD;
+	t->c.born_ns = t->c.phase_ns = now;
+	httpguard_client_addr(c, t->addr);
+	pthread_mutex_lock(&g->lock);
+	t->next = g->list.next;
+	t->prev = &g->list;
+	g->list.next->prev = t;
+	g->list.next = t;
+	if (++g->n > g->keep && live(g) > g->keep) /* one eviction for one newcomer */
+		evict_least_progress(g, t);
+	pthread_mutex_unlock(&g->lock);
+	*socket_ctx = t;
 }
 
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
@@ -183,22 +246,7 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 	struct tracked *t = *socket_ctx;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fi =
-		    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		if (!fi || !(t = calloc(1, sizeof(*t))))
-			return; /* untracked: only libmicrohttpd's idle timeout applies */
-		*t = (struct tracked){
-		    .g = g, .fd = fi->connect_fd, .phase = PHASE_HEAD, .since_ns = monoclock_ns()};
-		httpguard_client_addr(c, t->addr);
-		pthread_mutex_lock(&g->lock);
-		t->next = g->list.next;
-		t->prev = &g->list;
-		g->list.next->prev = t;
-		g->list.next = t;
-		if (++g->n > g->keep)
-			evict_least_progress(g, t);
-		pthread_mutex_unlock(&g->lock);
-		*socket_ctx = t;
+		track(g, c, socket_ctx);
 	} else if (t) { /* MHD_CONNECTION_NOTIFY_CLOSED */
 		pthread_mutex_lock(&g->lock);
 		t->prev->next = t->next;
@@ -228,31 +276,77 @@ void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,
 	(void)cls;
 	(void)req_ctx;
 	(void)code;
-	set_phase(tracked_of(c), PHASE_HEAD);
+	httpguard_phase(c, HTTPGUARD_IDLE);
 }
 
-void httpguard_working(struct MHD_Connection *c)
+bool httpguard_request(struct MHD_Connection *c)
 {
-	set_phase(tracked_of(c), PHASE_WORK);
+	struct tracked *t = tracked_of(c);
+	bool ok;
+
+	if (!t)
+		return true;
+	pthread_mutex_lock(&t->g->lock);
+	look(t, monoclock_ns());
+	if (!t->c.unsent) /* the client read every response before asking again */
+		t->c.send_ns = t->c.queued = 0;
+	else
+		t->c.queued++;
+	ok = t->c.queued <= t->g->rules.pipeline_max;
+	pthread_mutex_unlock(&t->g->lock);
+	return ok;
 }
 
-void httpguard_sending(struct MHD_Connection *c)
+void httpguard_phase(struct MHD_Connection *c, enum httpguard_phase p)
 {
-	set_phase(tracked_of(c), PHASE_SEND);
+	struct tracked *t = tracked_of(c);
+	uint64_t now = monoclock_ns();
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->g->lock);
+	if (p == HTTPGUARD_SEND || p == HTTPGUARD_IDLE)
+		look(t, now);
+	if (p == HTTPGUARD_SEND && !t->c.send_ns) { /* the first response of a run */
+		t->c.send_ns = now;
+		t->c.out_at_send = t->c.bytes_out;
+	}
+	t->c.phase = p;
+	t->c.phase_ns = now;
+	t->c.in_at_phase = t->c.bytes_in;
+	pthread_mutex_unlock(&t->g->lock);
 }
+
+bool httpguard_is_cut(struct MHD_Connection *c)
+{
+	struct tracked *t = tracked_of(c);
+	bool is;
+
+	if (!t)
+		return false;
+	pthread_mutex_lock(&t->g->lock);
+	is = t->c.cut;
+	pthread_mutex_unlock(&t->g->lock);
+	return is;
+}
+
+static const enum selfstats_cut cut_reason[] = {
+    [HTTPGUARD_CUT_HEAD] = SELFSTATS_CUT_HEAD,	      [HTTPGUARD_CUT_WRITE] = SELFSTATS_CUT_WRITE,
+    [HTTPGUARD_CUT_SLOW] = SELFSTATS_CUT_SLOW_READER, [HTTPGUARD_CUT_IDLE] = SELFSTATS_CUT_IDLE,
+    [HTTPGUARD_CUT_LIFE] = SELFSTATS_CUT_LIFETIME,
+};
 
 static void cut_late(struct httpguard *g)
 {
 	uint64_t now = monoclock_ns();
 
 	for (struct tracked *t = g->list.next; t != &g->list; t = t->next) {
-		uint64_t limit = t->phase == PHASE_HEAD ? g->head_ns : g->send_ns;
-		if (t->phase == PHASE_WORK || t->cut || now - t->since_ns <= limit)
+		if (t->c.cut)
 			continue;
-		shutdown(t->fd, SHUT_RDWR);
-		selfstats_http_cut(t->phase == PHASE_HEAD ? SELFSTATS_CUT_HEAD
-							  : SELFSTATS_CUT_WRITE);
-		t->cut = true; /* once is enough: its thread closes it */
+		look(t, now);
+		enum httpguard_verdict v = httpguard_judge(&t->c, &g->rules, now);
+		if (v != HTTPGUARD_KEEP)
+			cut(t, cut_reason[v]);
 	}
 }
 
@@ -264,15 +358,15 @@ static void *guard_main(void *arg)
 	pthread_mutex_lock(&g->lock);
 	while (!g->stopping) {
 		cut_late(g);
-		until = monoclock_timespec(monoclock_ns() + 500000000u);
+		until = monoclock_timespec(monoclock_ns() + TICK_NS);
 		pthread_cond_timedwait(&g->wake, &g->lock, &until);
 	}
 	pthread_mutex_unlock(&g->lock);
 	return NULL;
 }
 
-int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim, double head_s,
-		    double send_s)
+int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim,
+		    const struct httpguard_rules *rules)
 {
 	struct httpguard *g = calloc(1, sizeof(*g));
 	pthread_condattr_t ca;
@@ -288,8 +382,7 @@ int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim, 
 	g->keep = lim->keep;
 	g->most = lim->most;
 	g->per_address = lim->per_address;
-	g->head_ns = (uint64_t)(head_s * 1e9);
-	g->send_ns = (uint64_t)(send_s * 1e9);
+	g->rules = *rules;
 	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
 		pthread_cond_destroy(&g->wake);
 		pthread_mutex_destroy(&g->lock);
@@ -312,5 +405,7 @@ void httpguard_stop(struct httpguard *g)
 	pthread_join(g->thread, NULL);
 	pthread_cond_destroy(&g->wake);
 	pthread_mutex_destroy(&g->lock);
+	free(g->view);
+	free(g->view_of);
 	free(g);
 }

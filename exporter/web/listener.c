@@ -5,15 +5,19 @@
  * a few fds are held in reserve: on EMFILE they are given up, the client
  * is accepted and served, and the reserve is taken again once fds free
  * up. With the reserve spent, the connection that made least progress
- * (idle, or a slow head: httpguard.c) is evicted for its fd. With neither,
+ * for its age, whatever its phase (httpguard.c), is evicted for its fd. With neither,
  * the listener backs off for 100 ms, counts it
  * (http_refused_total{reason="no_free_fd"}) and says so in the log, whose
  * limit on repeated lines keeps that to a few a second. */
 #include "listener.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +73,13 @@ static bool accept_all(struct listener *l, size_t i, int *wait_ms)
 		int c = accept4(l->fd[i], (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 		if (c < 0 && (errno == EMFILE || errno == ENFILE) && reserve_give_up(l))
 			c = accept4(l->fd[i], (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-		if (c >= 0 && !httpguard_admit(l->guard, (struct sockaddr *)&ss)) {
-			close(c); /* its address holds its share, or every slot is taken */
-			selfstats_http_refused(SELFSTATS_REFUSED_ADDRESS_LIMIT);
+		enum httpguard_admission a =
+		    c >= 0 ? httpguard_admit(l->guard, (struct sockaddr *)&ss) : HTTPGUARD_ADMITTED;
+		if (a != HTTPGUARD_ADMITTED) {
+			close(c); /* counted as what happened to this client */
+			selfstats_http_refused(a == HTTPGUARD_ADDRESS_FULL
+						   ? SELFSTATS_REFUSED_ADDRESS_LIMIT
+						   : SELFSTATS_REFUSED_NO_SLOT);
 			continue;
 		}
 		if (c >= 0) {
@@ -167,4 +175,118 @@ void listener_stop(struct listener *l)
 	reserve_give_up(l);
 	close(l->stopfd);
 	free(l);
+}
+
+/* ---- listen addresses: parsed, resolved and bound at start ---- */
+
+int listener_parse_address(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	const char *colon = strrchr(s, ':');
+	const char *h = s;
+	size_t hl;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= portlen)
+		return -EINVAL;
+	hl = (size_t)(colon - s);
+	if (hl && s[0] == '[') {
+		if (s[hl - 1] != ']')
+			return -EINVAL;
+		h = s + 1;
+		hl -= 2;
+	} else if (memchr(s, ':', hl)) {
+		return -EINVAL; /* a bare IPv6 address needs brackets */
+	}
+	if (hl >= hostlen)
+		return -EINVAL;
+	const char *p = colon + 1;
+	char *end;
+	long n = strtol(p, &end, 10);
+	if (*end || p[0] < '0' || p[0] > '9' || n < 1 || n > 65535)
+		return -ERANGE;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	memcpy(port, p, strlen(p) + 1); /* fits: checked above */
+	return 0;
+}
+
+const char *listener_address_error(int rc)
+{
+	return rc == -ERANGE ? "the port must be a number from 1 to 65535"
+			     : "want host:port, [v6]:port or :port";
+}
+
+int listener_resolve(const char *addr, struct addrinfo **out, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	int rc;
+
+	*out = NULL;
+	if ((rc = listener_parse_address(addr, host, sizeof(host), port, sizeof(port))) < 0) {
+		snprintf(err, errlen, "bad listen address '%s': %s", addr,
+			 listener_address_error(rc));
+		return -EINVAL;
+	}
+	hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, out);
+	if (rc != 0 && !host[0]) {
+		hints.ai_family = AF_INET; /* a host without IPv6 */
+		rc = getaddrinfo(NULL, port, &hints, out);
+	}
+	if (rc != 0) {
+		*out = NULL;
+		snprintf(err, errlen, "listen address '%s': %s", addr, gai_strerror(rc));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Binds one listen address; ":port" means every address, IPv6 and IPv4. */
+int listener_bind(const char *addr, int *family, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	struct addrinfo *ai = NULL;
+	int fd = -1, one = 1, zero = 0, rc;
+
+	if ((rc = listener_resolve(addr, &ai, err, errlen)) < 0)
+		return rc;
+	listener_parse_address(addr, host, sizeof(host), port, sizeof(port)); /* it passed above */
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		goto err_close;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6 && !host[0])
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0)
+		goto err_close;
+	*family = ai->ai_family;
+	freeaddrinfo(ai);
+	return fd;
+err_close:
+	snprintf(err, errlen, "cannot listen on '%s': %s", addr, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return -errno;
+}
+
+/* "127.0.0.1:9100" or "[::]:9100", for logs. */
+void listener_describe(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(out, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
 }

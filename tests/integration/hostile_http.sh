@@ -12,7 +12,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 5s\ncollectors:\n  synthetic:\n    bench_series: 50000\n' \
 	"$B/testplugins" >"$WORK/http.yml"
 PORT=$(free_port)
-start_exporter "$WORK/http.yml" "$PORT" --web.read-header-timeout=2 --web.write-timeout=3
+start_exporter "$WORK/http.yml" "$PORT" --web.read-header-timeout=2 --web.write-timeout=3 \
+	--web.idle-timeout=3
 EXP=$LAST_PID
 URL="http://127.0.0.1:$PORT"
 
