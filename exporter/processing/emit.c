@@ -100,7 +100,10 @@ static void emit_regions(struct bs_emitter *em, struct emit_scratch *sc, size_t 
 		sc->le[i] = sc->region[i].le;
 		sc->count[i] = sc->region[i].count;
 	}
-	struct bs_histogram h = {k, sc->le, sc->count, true, {.kind = BS_VAL_F64, .f = sum}};
+	/* A double VOI given +inf and -inf sums to NaN: the histogram is
+	 * served without its _sum (which the emitter refuses NaN), not
+	 * dropped whole. */
+	struct bs_histogram h = {k, sc->le, sc->count, !isnan(sum), {.kind = BS_VAL_F64, .f = sum}};
 	em->ops->histogram(em, l, n, &h);
 }
 

@@ -8,7 +8,6 @@
 #include "stage_priv.h"
 
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -109,9 +108,21 @@ struct json {
 	bool one_hist; /* the VOI's only histogram is "HIST", as in stats(3) */
 };
 
-/* A value as stats_voistatdata_tostr prints its dtype; a double's
- * infinities (no JSON number) as the largest finite, as stats(3)'s
- * numeric limits stand for the ends. */
+/* A double as a JSON number; JSON has none for NaN and the infinities,
+ * which are written as Prometheus' HTTP API writes every value, the
+ * strings "NaN", "+Inf" and "-Inf", so the text stays JSON and the
+ * figure stays what it is (a largest finite value would pass for one). */
+static void json_double(struct textbuf *t, double f)
+{
+	if (isnan(f))
+		textbuf_printf(t, "\"NaN\"");
+	else if (isinf(f))
+		textbuf_printf(t, f > 0 ? "\"+Inf\"" : "\"-Inf\"");
+	else
+		textbuf_printf(t, "%.17g", f);
+}
+
+/* A value as stats_voistatdata_tostr prints its dtype. */
 static void json_value(struct textbuf *t, struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
@@ -119,7 +130,7 @@ static void json_value(struct textbuf *t, struct vstats_value v)
 	else if (v.dtype == VSTATS_UINT)
 		textbuf_printf(t, "%" PRIu64, v.u);
 	else
-		textbuf_printf(t, "%.17g", isinf(v.f) ? copysign(DBL_MAX, v.f) : v.f);
+		json_double(t, v.f);
 }
 
 static void json_hist(struct textbuf *t, const struct vstats_hist *h)
@@ -147,8 +158,9 @@ static void json_tdigest(struct textbuf *t, struct tdigest *td)
 		       n);
 	for (size_t i = 0; i < n; i++) {
 		tdigest_centroid(td, i, &mu, &cnt);
-		textbuf_printf(t, "%s{\"mu\":%.17g,\"cnt\":%" PRIu64 "}", i ? "," : "", mu,
-			       (uint64_t)cnt);
+		textbuf_printf(t, "%s{\"mu\":", i ? "," : "");
+		json_double(t, mu);
+		textbuf_printf(t, ",\"cnt\":%" PRIu64 "}", (uint64_t)cnt);
 	}
 	textbuf_printf(t, "]");
 }

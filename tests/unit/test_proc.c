@@ -1681,6 +1681,136 @@ static void test_blob_json(void **state)
 	done(p);
 }
 
+/* A list of entries_max 2 fed five distinct X (and one repeat): the
+ * first two are kept, the other three are missed, and /metrics serves
+ * that count, not only the family's type. */
+static void test_list_missed_on_metrics(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: g, select: lv, statistics: [{name: l, type: list, entries_max: 2}]}\n");
+	static const double x[] = {4, 9, 4, 1, 7, 12};
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 6; k++)
+		feed_value(p, "lv", NULL, 0, x[k], S(1 + k));
+	char *text = iface_as(p, "GET", "g/0/data", NULL, false, S(7), &status);
+	assert_string_equal(text, "l 0x4 2\nl 0x9 1\n");
+	free(text);
+	text = metrics(p);
+	has(text, "# TYPE l_missed_total counter\nl_missed_total{source_metric=\"lv\"} 3\n");
+	has(text, "l_count{source_metric=\"lv\"} 6\n");
+	free(text);
+	done(p);
+}
+
+/* stats(3)'s relative updates (`relative: true`): each X is added to the
+ * VOI's previous value. Deltas 3, 7 and 5 (the counter went back: its new
+ * value) make the values 3, 10, 15; without relative they are 3, 7, 5. */
+static void test_relative_template(void **state)
+{
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - {name: rel, select: c_total, x: delta,\n"
+				    "       template: {relative: true, stats: [sum, max, min]}}\n"
+				    "    - {name: abs, select: c_total, x: delta,\n"
+				    "       template: {stats: [sum, max, min]}}\n");
+	static const double c[] = {10, 13, 20, 5};
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 4; k++)
+		feed_value(p, "c_total", NULL, 0, c[k], S(k));
+	char *text = iface_as(p, "GET", "rel/0/data", NULL, false, S(4), &status);
+	assert_string_equal(text, "rel_sum 28\nrel_max 15\nrel_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "abs/0/data", NULL, false, S(4), &status);
+	assert_string_equal(text, "abs_sum 15\nabs_max 7\nabs_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "rel/0/definition", NULL, false, S(4), &status);
+	has(text, "# template=rel state=on sampled=1 relative=1 updates=3\n");
+	free(text);
+	text = metrics(p);
+	has(text, "rel_sum_of_values{source_metric=\"c_total\"} 28\n");
+	has(text, "rel_max{source_metric=\"c_total\"} 15\n");
+	free(text);
+	/* A reset keeps the base: the next delta, 2, adds to 15. */
+	free(iface_as(p, "POST", "rel/0/definition", "data=reset", true, S(4), &status));
+	feed_value(p, "c_total", NULL, 0, 7, S(5));
+	text = iface_as(p, "GET", "rel/0/data", NULL, false, S(5), &status);
+	assert_string_equal(text, "rel_sum 17\nrel_max 17\nrel_min 17\n");
+	free(text);
+	done(p);
+}
+
+/* A double VOI (x: rate) whose figures are not finite. The sampler
+ * never gives one a non-finite X, but sums of finite ones pass the
+ * largest double: rates of 1e308 make SUM +Inf (and -1e308 -Inf); and a
+ * VOI given +inf, then -inf, sums to NaN. The JSON stays JSON (Prometheus'
+ * HTTP API's strings "+Inf", "-Inf", "NaN"); /metrics shows them as
+ * Prometheus does, and a histogram whose sum is NaN is served without
+ * its _sum rather than dropped. */
+static void test_non_finite_double_voi(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: up, select: c_total, x: rate, x_scale: 1e18,\n"
+	    "       template: {stats: [sum, max]}}\n"
+	    "    - {name: dn, select: d, x: rate, x_scale: 1e18,\n"
+	    "       template: {stats: [sum, min]}}\n"
+	    "    - {name: nn, select: g, x: rate,\n"
+	    "       template: {stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0]}}]}}\n");
+	char want[512];
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 3; k++) /* rates 1e290 a second twice: X 1e308 */
+		feed_value(p, "c_total", NULL, 0, k * 1e290, S(k));
+	/* a gauge that goes back: X is its new value, -1e290, then -1.5e290 */
+	static const double d[] = {0, -1e290, -1.5e290};
+	for (int k = 0; k < 3; k++)
+		feed_value(p, "d", NULL, 0, d[k], S(k));
+	char *text = iface_as(p, "GET", "up/0/data?format=json", NULL, false, S(3), &status);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"up\",\"tplhash\":%u,\"vois\":{\"up\":{\"stats\":{"
+		 "\"SUM\":{\"errs\":0,\"val\":\"+Inf\"},\"MAX\":{\"errs\":0,\"val\":1",
+		 p->tpl[0].hash);
+	assert_memory_equal(text, want, strlen(want));
+	has(text, "e+308}}}}}\n");
+	free(text);
+	text = iface_as(p, "GET", "dn/0/data?format=json", NULL, false, S(3), &status);
+	has(text, "\"SUM\":{\"errs\":0,\"val\":\"-Inf\"},\"MIN\":{\"errs\":0,\"val\":-1.5e+308}");
+	free(text);
+	text = metrics(p);
+	has(text, "up_sum_of_values{source_metric=\"c_total\"} +Inf\n");
+	has(text, "dn_sum_of_values{source_metric=\"d\"} -Inf\n");
+	free(text);
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1)); /* the source, with X 1 */
+	assert_int_equal(p->srcs.n, 3);
+	struct source *s = p->src[2];
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}}), 0);
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}}), 0);
+	text = iface_as(p, "GET", "nn/0/data?format=json", NULL, false, S(2), &status);
+	has(text,
+	    "\"SUM\":{\"errs\":0,\"val\":\"NaN\"},\"MAX\":{\"errs\":0,\"val\":\"+Inf\"},"
+	    "\"MIN\":{\"errs\":0,\"val\":\"-Inf\"},\"HIST\":{\"errs\":0,\"nbkts\":1,\"oob\":1,"
+	    "\"bkts\":[{\"lb\":0,\"ub\":\"+Inf\",\"cnt\":2}]}");
+	free(text);
+	text = metrics(p);
+	has(text, "nn_sum_of_values{source_metric=\"g\"} NaN\n");
+	has(text, "nn_max{source_metric=\"g\"} +Inf\n");
+	has(text, "nn_min{source_metric=\"g\"} -Inf\n");
+	has(text, "nn_crhist_bucket{source_metric=\"g\",le=\"+Inf\"} 3\n");
+	has(text, "nn_crhist_count{source_metric=\"g\"} 3\n");
+	assert_null(strstr(text, "nn_crhist_sum"));
+	free(text);
+	done(p);
+}
+
 /* A KVM-like u64 counter past 2^63. */
 static uint64_t u64_value;
 
@@ -2340,6 +2470,9 @@ int main(void)
 	    cmocka_unit_test(test_template_name_twice),
 	    cmocka_unit_test(test_sample_rates),
 	    cmocka_unit_test(test_blob_json),
+	    cmocka_unit_test(test_list_missed_on_metrics),
+	    cmocka_unit_test(test_relative_template),
+	    cmocka_unit_test(test_non_finite_double_voi),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
