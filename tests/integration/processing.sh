@@ -125,6 +125,54 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$WORK/big.txt" "$U
 check "a body over 64 KiB is 413 ($code)" test "$code" = 413
 check "GET of an unknown interface is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/statistics/nope/0/data")" = 404
 
+# stats(3)'s relative updates and a list's missed count, exactly: the
+# example counter rises by one each pass. Each interface is stopped
+# (on=0) before it is read, so its figures hold still between the reads.
+{
+	example_processing 127.0.0.1
+	cat <<EOF
+    - name: relev
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      statistics: [{name: relev_raw, type: raw, entries_max: 1000}]
+      template: {name: relev_voi, relative: true, stats: [sum, max, min]}
+    - name: distinct
+      select: 'example_events_total{device="vda"}'
+      statistics: [{name: di_list, type: list, entries_max: 2}, {name: di_range, type: range}]
+EOF
+} >"$WORK/rel.yml"
+PR=$(free_port)
+start_exporter "$WORK/rel.yml" "$PR"
+RPID=$LAST_PID RURL="http://127.0.0.1:$PR"
+until_samples "$RURL/statistics/distinct/0/data" di_range 6
+for i in relev/0 distinct/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
+curl -s "$RURL/statistics/relev/0/data" >"$WORK/rel.data"
+curl -s "$RURL/statistics/relev/0/data?format=json" >"$WORK/rel.json"
+curl -s "$RURL/statistics/distinct/0/data" >"$WORK/di.data"
+curl -s "$RURL/metrics" >"$WORK/rel.txt"
+kill "$RPID"
+check "relative: true: each X added to the previous value (sum, max, min of the running totals of the raw ring's X)" \
+	$PY - "$WORK/rel.data" "$WORK/rel.json" <<'EOF'
+import json, sys
+xs, got = [], {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == 'relev_raw':
+        xs.append(int(w[3]))
+    else:
+        got[w[0]] = int(w[1])
+vals = [sum(xs[:i + 1]) for i in range(len(xs))]
+assert len(xs) >= 5, xs
+assert got == {'relev_voi_sum': sum(vals), 'relev_voi_max': max(vals), 'relev_voi_min': min(vals)}, (got, xs)
+def no_constant(c):
+    raise ValueError('not JSON: ' + c)
+stats = json.loads(open(sys.argv[2]).read(), parse_constant=no_constant)['vois']['relev']['stats']
+assert stats['SUM']['val'] == sum(vals) and stats['MAX']['val'] == max(vals), stats
+EOF
+n=$(awk '$1 == "di_range" { print $2 }' "$WORK/di.data")
+check "list: every X distinct, entries_max 2: two kept, the other $n - 2 missed, that count on /metrics" \
+	sh -c "[ \$(grep -c '^di_list ' '$WORK/di.data') = 2 ] && grep -qx 'di_list_missed_total{device=\"vda\",source_metric=\"example_events_total\"} $((n - 2))' '$WORK/rel.txt'"
+
 # a client the configuration does not list may read, not write
 processing_config "$WORK/deny.yml" 10.9.9.9
 PD=$(free_port)
