@@ -54,16 +54,16 @@ static struct xval x_delta(struct bs_value prev, struct bs_value v)
 
 /* The X of the Linux statistics infrastructure's (X, 1) and the VOI's value, from the sampled
  * value; false when there is none yet (a delta's first sample) or it is not a number. */
-static bool x_of(const struct processing_group_conf *g, struct source *s, struct bs_value v,
-		 uint64_t now_ns, struct xval *x)
+static bool x_of(const struct processing_group_conf *g, bool *have_prev, struct bs_value *last,
+		 uint64_t *last_ns, struct bs_value v, uint64_t now_ns, struct xval *x)
 {
-	bool had = s->have_prev;
-	struct bs_value prev = s->prev;
-	uint64_t prev_ns = s->prev_ns;
+	bool had = *have_prev;
+	struct bs_value prev = *last;
+	uint64_t prev_ns = *last_ns;
 
-	s->have_prev = true;
-	s->prev = v;
-	s->prev_ns = now_ns;
+	*have_prev = true;
+	*last = v;
+	*last_ns = now_ns;
 	*x = xval_of(v);
 	switch (g->x) {
 	case PROCESSING_X_VALUE:
@@ -122,12 +122,11 @@ static double value_f(struct bs_value v)
 /* The VOI's value of X in its dtype; false for an X the dtype cannot
  * hold (below 0 or past 2^64 - 1 in a u64 VOI, outside the s64 range in
  * an s64 one), which is not taken. */
-static bool voi_value(const struct processing_group_conf *g, const struct xval *x,
-		      struct vstats_value *out)
+static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vstats_value *out)
 {
 	__int128 v;
 
-	out->dtype = g->tpl.dtype;
+	out->dtype = dtype;
 	if (out->dtype == VSTATS_FLOAT) {
 		out->f = xval_f(x);
 		return true;
@@ -144,6 +143,21 @@ static bool voi_value(const struct processing_group_conf *g, const struct xval *
 	return true;
 }
 
+/* Y updates of X to a VOI of c (a single sampled value, `single`, may be
+ * a relative one); false for an X its dtype cannot hold, not taken. */
+static bool voi_feed(const struct processing_voi_conf *c, struct vstats_voi *voi,
+		     const struct xval *x, uint64_t y, bool single)
+{
+	struct vstats_value val;
+
+	if (!voi_value(c->dtype, x, &val))
+		return false;
+	if (c->relative && single)
+		return vstats_update_rel(voi, val) != -ERANGE;
+	vstats_update_n(voi, val, y);
+	return true;
+}
+
 /* One (X, Y) pair to the source's statistics, taken at due_ns (so a
  * history's periods count whole passes however late each ran), and Y
  * updates of X to its VOI. A single sampled value (`single`) may be a
@@ -154,7 +168,6 @@ static void feed_pair(struct processing *p, struct source *s, const struct xval 
 		      bool single, uint64_t due_ns)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	struct vstats_value val;
 	bool refused = false;
 	int64_t xi;
 
@@ -162,14 +175,8 @@ static void feed_pair(struct processing *p, struct source *s, const struct xval 
 		refused = true;
 	for (uint32_t i = 0; !refused && i < g->nstats; i++)
 		p->count.saturated += statproc_add(&s->stat[i], xi, y, due_ns);
-	if (s->sampled && !s->voi_stopped) {
-		if (!voi_value(g, x, &val))
-			refused = true;
-		else if (g->tpl.relative && single)
-			refused |= vstats_update_rel(&s->voi, val) == -ERANGE;
-		else
-			vstats_update_n(&s->voi, val, y);
-	}
+	if (s->sampled && !s->voi_stopped)
+		refused |= !voi_feed(&g->tpl.voi[0], &s->voi, x, y, single);
 	p->count.out_of_range += refused;
 }
 
@@ -181,7 +188,7 @@ static void feed_source(struct processing *p, struct source *s, struct bs_value 
 	struct xval x;
 
 	s->seen_ns = now_ns;
-	if (!x_of(g, s, v, now_ns, &x))
+	if (!x_of(g, &s->have_prev, &s->prev, &s->prev_ns, v, now_ns, &x))
 		return;
 	feed_pair(p, s, &x, 1, true, due_ns);
 	p->count.values++;
@@ -309,7 +316,7 @@ static void source_prefetch(const struct processing *p, const struct source *s)
 	}
 	if (!(n2 = n1->next_fed))
 		return;
-	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.nspec : 0]);
+	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.voi[0].nspec : 0]);
 	prefetch_range(&n2->voi.nstats, (const char *)n2->mem + 128);
 }
 

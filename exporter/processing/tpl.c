@@ -14,15 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* stats_tpl_update_hash over every VOI: the first's hash (a template of
+ * one VOI hashes as before), each next one's folded in by hash32's step,
+ * so a change to any VOI, or to their order, changes it. */
+static uint32_t tpl_hash(const struct processing_template_conf *t)
+{
+	uint32_t hash = 0;
+
+	for (uint32_t v = 0; v < t->nvoi; v++) {
+		const struct processing_voi_conf *c = &t->voi[v];
+		uint32_t h =
+		    vstats_tpl_hash(t->name, c->name, c->dtype, c->relative, c->spec, c->nspec);
+		hash = v ? hash * 33 + h : h;
+	}
+	return hash;
+}
+
 void tpl_init(struct processing *p)
 {
 	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
 		const struct processing_group_conf *c = &p->conf->group[g];
 		p->sample_pct[g] = c->tpl.sample_pct;
 		if (c->has_template)
-			p->tpl[p->ntpl++] = (struct tpl_slot){
-			    g, vstats_tpl_hash(c->tpl.name, c->name, c->tpl.dtype, c->tpl.relative,
-					       c->tpl.spec, c->tpl.nspec)};
+			p->tpl[p->ntpl++] = (struct tpl_slot){g, tpl_hash(&c->tpl)};
 	}
 }
 
@@ -104,8 +118,8 @@ void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 
 struct json {
 	struct textbuf *t;
-	const char *tplname, *voiname;
-	bool one_hist; /* the VOI's only histogram is "HIST", as in stats(3) */
+	const struct processing_template_conf *tpl;
+	bool one_hist[PROCESSING_VOIS_MAX]; /* a VOI's only histogram is "HIST", as in stats(3) */
 };
 
 /* A double as a JSON number; JSON has none for NaN and the infinities,
@@ -172,12 +186,12 @@ static bool is_hist(enum vstats_stype st)
 
 /* vs_stype2name; several histograms on one VOI (more than stats(3)
  * allows) are told apart by their vsd_dtype2name. */
-static const char *stat_key(const struct json *j, enum vstats_stype st)
+static const char *stat_key(const struct json *j, int16_t voi, enum vstats_stype st)
 {
 	static const char *const names[] = {"SUM",	"MAX",	    "MIN",  "CRHIST64",
 					    "DRHIST64", "DVHIST64", "TDGST"};
 
-	if (is_hist(st) && j->one_hist)
+	if (is_hist(st) && j->one_hist[voi])
 		return "HIST";
 	return names[st];
 }
@@ -211,10 +225,10 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 
 	if (v->flags & VSTATS_IT_FIRST_CB)
 		textbuf_printf(t, "{\"tplname\":\"%s\",\"tplhash\":%" PRIu32 ",\"vois\":{",
-			       j->tplname, v->tplhash);
+			       j->tpl->name, v->tplhash);
 	if (v->flags & VSTATS_IT_FIRST_VOISTAT)
-		textbuf_printf(t, "\"%s\":{\"stats\":{", j->voiname);
-	textbuf_printf(t, "\"%s\":", stat_key(j, v->stat->stype));
+		textbuf_printf(t, "\"%s\":{\"stats\":{", j->tpl->voi[v->voi_id].name);
+	textbuf_printf(t, "\"%s\":", stat_key(j, v->voi_id, v->stat->stype));
 	if (v->valid) {
 		textbuf_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
 		json_stat_data(v->stat, t);
@@ -233,8 +247,9 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	struct json j = {&r->text, g->tpl.name, g->name, true};
-	uint32_t hists = 0, hash = 0;
+	struct json j = {&r->text, &g->tpl, {false}};
+	struct vstats_voi vois[PROCESSING_VOIS_MAX]; /* shallow copies, read only */
+	uint32_t hash = 0;
 
 	if (!g->has_template) {
 		reply_fail(r, 404, -EINVAL, "this interface has no template: no blob");
@@ -247,8 +262,12 @@ void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 	for (uint32_t i = 0; i < p->ntpl; i++)
 		if (p->tpl[i].group == s->group)
 			hash = p->tpl[i].hash;
-	for (uint32_t k = 0; k < s->voi.nstats; k++)
-		hists += is_hist(s->voi.stat[k].stype);
-	j.one_hist = hists <= 1;
-	vstats_blob_visit(&s->voi, 1, hash, json_visit, &j);
+	for (uint32_t v = 0; v <= s->nmore; v++) {
+		uint32_t hists = 0;
+		vois[v] = *source_voi(s, v);
+		for (uint32_t k = 0; k < vois[v].nstats; k++)
+			hists += is_hist(vois[v].stat[k].stype);
+		j.one_hist[v] = hists <= 1;
+	}
+	vstats_blob_visit(vois, s->nmore + 1, hash, json_visit, &j);
 }

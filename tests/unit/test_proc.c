@@ -901,12 +901,12 @@ static void test_config_integers_exact(void **state)
 	assert_true(g->stat[0].def.range_max == 9007199254740995LL);
 	assert_true(g->stat[1].def.range_min == INT64_MIN);
 	assert_true(g->stat[1].def.range_max == INT64_MAX);
-	assert_int_equal(g->tpl.nspec, 2);
-	assert_true(g->tpl.usr[0][0].lb.i == 9007199254740993LL);
-	assert_true(g->tpl.usr[0][1].lb.i == 9007199254740995LL);
-	assert_true(g->tpl.usr[1][0].lb.i == INT64_MIN);
-	assert_true(g->tpl.usr[1][0].ub.i == 9007199254740993LL);
-	assert_true(g->tpl.usr[1][1].ub.i == INT64_MAX);
+	assert_int_equal(g->tpl.voi[0].nspec, 2);
+	assert_true(g->tpl.voi[0].usr[0][0].lb.i == 9007199254740993LL);
+	assert_true(g->tpl.voi[0].usr[0][1].lb.i == 9007199254740995LL);
+	assert_true(g->tpl.voi[0].usr[1][0].lb.i == INT64_MIN);
+	assert_true(g->tpl.voi[0].usr[1][0].ub.i == 9007199254740993LL);
+	assert_true(g->tpl.voi[0].usr[1][1].ub.i == INT64_MAX);
 	config_free(c);
 
 	/* one past the s64, and numbers that are not whole, keep their place */
