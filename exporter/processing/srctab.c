@@ -319,6 +319,8 @@ int srctab_adopt(struct processing *p, struct source *s)
 	s->next_fed = NULL;
 	s->expired = false;
 	s->fed_pass = 0; /* no pass of this table's sampler */
+	for (uint32_t k = 0; k < s->nmore; k++)
+		s->more[k].fed_pass = 0;
 	if (p->srcs.n >= p->conf->max_sources)
 		return -E2BIG;
 	if (!srctab_fits(p, bytes))

@@ -1811,6 +1811,138 @@ static void test_non_finite_double_voi(void **state)
 	done(p);
 }
 
+/* A template of three VOIs, one blob per VM: exits (the group's own
+ * series, u64), halt (the VM's histogram of halt times) and faults (its
+ * fault counter, relative updates), each fed by its own series with the
+ * VM's labels, each with its own statistics; the ids' names in the data
+ * file, the JSON and on /metrics. */
+static const char *vois_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: vm\n"
+    "      select: 'exits_total{vm=~\"web.*\"}'\n"
+    "      x: delta\n"
+    "      statistics: [{name: vm_n, type: value}]\n"
+    "      template:\n"
+    "        name: blob\n"
+    "        vois:\n"
+    "          - {name: exits, dtype: u64, stats: [sum, max]}\n"
+    "          - {name: halt, series: halt_seconds,\n"
+    "             stats: [{crhist: {scheme: usr, bounds: [0, 10, 100]}}]}\n"
+    "          - {name: faults, series: faults_total, relative: true, stats: [sum, min]}\n";
+
+static void feed_vm(struct processing *p, const char *vm, double exits, double faults,
+		    const uint64_t *halt, uint64_t t)
+{
+	static const double upper[] = {5, 50, INFINITY};
+	struct bs_label l[] = {{"vm", vm}};
+	struct bs_histogram h = {3, upper, halt, false, {.kind = BS_VAL_F64}};
+
+	feed_value(p, "exits_total", l, 1, exits, t);
+	feed_histogram(p, "halt_seconds", l, 1, &h, t);
+	feed_value(p, "faults_total", l, 1, faults, t);
+}
+
+static void test_template_of_several_vois(void **state)
+{
+	struct processing *p = make(vois_yaml);
+	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2}, h2[] = {3, 4, 2};
+	struct bs_label db[] = {{"vm", "db1"}};
+	char want[1024];
+	int status;
+	(void)state;
+
+	feed_value(p, "faults_total", db, 1, 5, S(0)); /* no blob of db1: not taken */
+	feed_vm(p, "web1", 10, 100, h0, S(0));	       /* the bases */
+	feed_vm(p, "web1", 13, 103, h1, S(1));	       /* exits 3, faults 3, halt 2 x 5, 2 x 50 */
+	feed_vm(p, "web1", 20, 104, h2, S(2));	       /* exits 7, faults +1 = 4, halt 3 x 50 */
+	assert_int_equal(p->srcs.n, 1);
+	char *text = iface_as(p, "GET", "vm/0/data", NULL, false, S(3), &status);
+	assert_string_equal(text, "vm_n 2\n"
+				  "blob_exits_sum 10\nblob_exits_max 7\n"
+				  "blob_halt_crhist [0,10) 2\nblob_halt_crhist [10,100) 5\n"
+				  "blob_halt_crhist [100,9223372036854775807) 0\n"
+				  "blob_halt_crhist oob 0\n"
+				  "blob_faults_sum 7\nblob_faults_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "vm/0/data?format=json", NULL, false, S(3), &status);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"tplname\":\"blob\",\"tplhash\":%u,\"vois\":{"
+	    "\"exits\":{\"stats\":{\"SUM\":{\"errs\":0,\"val\":10},\"MAX\":{\"errs\":0,\"val\":7}}}"
+	    ","
+	    "\"halt\":{\"stats\":{\"HIST\":{\"errs\":0,\"nbkts\":3,\"oob\":0,\"bkts\":["
+	    "{\"lb\":0,\"ub\":10,\"cnt\":2},{\"lb\":10,\"ub\":100,\"cnt\":5},"
+	    "{\"lb\":100,\"ub\":9223372036854775807,\"cnt\":0}]}}},"
+	    "\"faults\":{\"stats\":{\"SUM\":{\"errs\":0,\"val\":7},\"MIN\":{\"errs\":0,\"val\":3}}}"
+	    "}}\n",
+	    p->tpl[0].hash);
+	assert_string_equal(text, want);
+	free(text);
+	text = metrics(p);
+	has(text, "# TYPE blob_exits_sum_of_values_total counter\n");
+	has(text, "blob_exits_sum_of_values_total{vm=\"web1\",source_metric=\"exits_total\"} 10\n");
+	has(text, "blob_exits_max{vm=\"web1\",source_metric=\"exits_total\"} 7\n");
+	has(text,
+	    "blob_halt_crhist_bucket{vm=\"web1\",source_metric=\"exits_total\",le=\"9.0\"} 2\n");
+	has(text,
+	    "blob_halt_crhist_bucket{vm=\"web1\",source_metric=\"exits_total\",le=\"99.0\"} 7\n");
+	has(text, "blob_faults_min{vm=\"web1\",source_metric=\"exits_total\"} 3\n");
+	assert_null(strstr(text, "db1"));
+	free(text);
+	/* a snapshot resets every VOI of the blob */
+	free(iface_as(p, "POST", "vm/0/snapshot", NULL, true, S(3), &status));
+	text = iface_as(p, "GET", "vm/0/data", NULL, false, S(3), &status);
+	has(text, "blob_exits_sum 0\n");
+	has(text, "blob_faults_sum 0\n");
+	has(text, "blob_halt_crhist [10,100) 0\n");
+	free(text);
+	/* the hash takes every VOI: a template of the first alone differs */
+	assert_int_not_equal(p->tpl[0].hash,
+			     vstats_tpl_hash("blob", "exits", VSTATS_UINT, false,
+					     cfg->processing->group[0].tpl.voi[0].spec, 2));
+	done(p);
+}
+
+/* A template's VOIs, and the names they serve, checked at load with
+ * their positions. */
+static void test_several_vois_errors(void **state)
+{
+	static const char *const head = "processing:\n  groups:\n    - name: g\n";
+	char yaml[1024];
+	(void)state;
+
+#define VOIS_ERR(sel, tpl, want)                                                                   \
+	do {                                                                                       \
+		snprintf(yaml, sizeof(yaml), "%s      select: '%s'\n      template: %s\n", head,   \
+			 sel, tpl);                                                                \
+		expect_conf_error(yaml, want);                                                     \
+	} while (0)
+	VOIS_ERR("{__name__=~\"e.*\"}",
+		 "{vois: [{name: a, stats: [sum]}, {name: b, series: f, "
+		 "stats: [sum]}]}",
+		 "t.yml:5:24: a template of several VOIs needs a select that names one metric");
+	VOIS_ERR("e", "{vois: [{name: a, series: f, stats: [sum]}]}",
+		 "t.yml:5:43: the first VOI takes the source's own series");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, stats: [sum]}]}",
+		 "t.yml:5:50: a VOI past the first needs series");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: a, series: f, stats: [sum]}]}",
+		 "t.yml:5:57: VOI 'a' twice");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, series: e, stats: [sum]}]}",
+		 "t.yml:5:68: series: a metric name other than the source's own");
+	VOIS_ERR("e", "{stats: [sum], vois: [{name: a, stats: [sum]}]}",
+		 "t.yml:5:25: stats belongs to each VOI of vois");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, series: f, stats: [bogus]}]}",
+		 "t.yml:5:79: a statistic is sum, max, min");
+	/* a VOI's families are <template>_<voi>_...: one clashes with a statistic */
+	expect_conf_error("processing:\n  groups:\n    - name: g\n      select: e\n"
+			  "      statistics: [{name: t_b_max, type: value}]\n"
+			  "      template: {name: t, vois: [{name: a, stats: [sum]},\n"
+			  "                 {name: b, series: f, stats: [max]}]}\n",
+			  "EEXIST: template 't' of group 'g' serves 't_b_max'");
+#undef VOIS_ERR
+}
+
 /* A KVM-like u64 counter past 2^63. */
 static uint64_t u64_value;
 
@@ -2473,6 +2605,8 @@ int main(void)
 	    cmocka_unit_test(test_list_missed_on_metrics),
 	    cmocka_unit_test(test_relative_template),
 	    cmocka_unit_test(test_non_finite_double_voi),
+	    cmocka_unit_test(test_template_of_several_vois),
+	    cmocka_unit_test(test_several_vois_errors),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
