@@ -1897,6 +1897,19 @@ static void test_template_of_several_vois(void **state)
 	has(text, "blob_faults_sum 0\n");
 	has(text, "blob_halt_crhist [10,100) 0\n");
 	free(text);
+	/* a sample rate takes the blob whole, and gives it back whole: the
+	 * other VOIs' series start from a base again (faults 110: no X) */
+	free(iface_as(p, "POST", "sample_rates", "blob=0", true, S(3), &status));
+	assert_int_equal(status, 200);
+	assert_false(p->src[0]->sampled);
+	free(iface_as(p, "POST", "sample_rates", "blob=100", true, S(3), &status));
+	feed_vm(p, "web1", 21, 110, h2, S(4));
+	text = iface_as(p, "GET", "vm/0/data", NULL, false, S(5), &status);
+	assert_string_equal(text, "vm_n 3\nblob_exits_sum 1\nblob_exits_max 1\n"
+				  "blob_halt_crhist [0,10) 0\nblob_halt_crhist [10,100) 0\n"
+				  "blob_halt_crhist [100,9223372036854775807) 0\n"
+				  "blob_halt_crhist oob 0\nblob_faults_sum 0\n");
+	free(text);
 	/* the hash takes every VOI: a template of the first alone differs */
 	assert_int_not_equal(p->tpl[0].hash,
 			     vstats_tpl_hash("blob", "exits", VSTATS_UINT, false,
