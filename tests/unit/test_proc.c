@@ -2580,6 +2580,47 @@ static void test_take_over_logs_bounded(void **state)
 	config_free(c0);
 }
 
+/* A reload keeps a blob of several VOIs whose template is unchanged, with
+ * its other VOIs' series' previous values (the faults delta goes on from
+ * 104), and starts it afresh when one VOI changed. */
+static void test_take_over_keeps_a_blob(void **state)
+{
+	static const uint64_t h0[] = {1, 1, 0};
+	struct config *c0, *c1, *c2;
+	struct processing *old = made_from(vois_yaml, &c0), *p, *q;
+	int status;
+	(void)state;
+
+	feed_vm(old, "web1", 10, 100, h0, S(0));
+	feed_vm(old, "web1", 13, 104, h0, S(1));
+	p = made_from(vois_yaml, &c1);
+	processing_take_over(p, old);
+	assert_budget(p);
+	feed_vm(p, "web1", 14, 110, h0, S(2));
+	char *text = iface_as(p, "GET", "vm/0/data", NULL, false, S(2), &status);
+	has(text, "blob_exits_sum 4\n");
+	has(text, "blob_faults_sum 14\nblob_faults_min 4\n"); /* 4, then 4 + 6 */
+	free(text);
+	char changed[1024];
+	snprintf(changed, sizeof(changed), "%s", vois_yaml);
+	char *at = strstr(changed, "stats: [sum, min]");
+	assert_non_null(at);
+	memcpy(at, "stats: [sum, max]", 17);
+	q = made_from(changed, &c2);
+	processing_take_over(q, p);
+	assert_budget(q);
+	text = iface_as(q, "GET", "vm/0/data", NULL, false, S(2), &status);
+	has(text, "blob_exits_sum 0\n");
+	has(text, "blob_faults_sum 0\n");
+	free(text);
+	processing_free(q);
+	processing_free(p);
+	processing_free(old);
+	config_free(c2);
+	config_free(c1);
+	config_free(c0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2627,6 +2668,7 @@ int main(void)
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
 	    cmocka_unit_test(test_take_over_keeps_unchanged),
 	    cmocka_unit_test(test_take_over_logs_bounded),
+	    cmocka_unit_test(test_take_over_keeps_a_blob),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

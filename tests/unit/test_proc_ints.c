@@ -596,11 +596,11 @@ static void test_template_bounds_beyond_doubles(void **state)
  * 6 of faults (the one written twice: its first), 1 and 1 of ev. */
 static void test_second_voi_by_the_sampler(void **state)
 {
-	struct processing *p =
-	    make("processing:\n  groups:\n"
-		 "    - name: g\n      select: ev_total\n      x: delta\n"
-		 "      template: {name: t, vois: [{name: ev, stats: [sum]},\n"
-		 "                 {name: flt, series: flt_total, dtype: u64, stats: [sum, max]}]}\n");
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - name: g\n      select: ev_total\n      x: delta\n"
+	    "      template: {name: t, vois: [{name: ev, stats: [sum]},\n"
+	    "                 {name: flt, series: flt_total, dtype: u64, stats: [sum, max]}]}\n");
 	static const uint64_t ev[] = {10, 11, 12}, flt[] = {100, 104, 110};
 	(void)state;
 
