@@ -7,6 +7,7 @@
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
 #include "rates.h"
+#include "fetch.h"
 #include "reply.h"
 #include "srctab.h"
 #include "stage_priv.h"
@@ -433,6 +434,8 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			tpl_json(p, s, r);
 		else
 			data(p, s, now_ns, r);
+	} else if (strncmp(what, "fetch/", 6) == 0 && !post && !json) {
+		fetch_get(p, s, what + 6, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
 		if (json)
 			tpl_json(p, s, r);

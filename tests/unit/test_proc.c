@@ -1917,6 +1917,48 @@ static void test_template_of_several_vois(void **state)
 	done(p);
 }
 
+/* stats_voistat_fetch_<dtype> as GET <group>/<id>/fetch/<voi>/<stat>/<dtype>:
+ * the value in the statistic's own data type, EFTYPE in another, EINVAL
+ * for a VOI or statistic the blob does not have. */
+static void test_typed_fetch(void **state)
+{
+	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2};
+	static const struct {
+		const char *path;
+		int status;
+		const char *want;
+	} cases[] = {
+	    {"vm/0/fetch/0/SUM/u64", 200, "3\n"},
+	    {"vm/0/fetch/0/MAX/u64", 200, "3\n"},
+	    {"vm/0/fetch/2/SUM/s64", 200, "3\n"},
+	    {"vm/0/fetch/0/SUM/s64", 400, "EFTYPE: the statistic's data type is u64, not s64\n"},
+	    {"vm/0/fetch/0/SUM/u32", 400, "EFTYPE: the statistic's data type is u64, not u32\n"},
+	    {"vm/0/fetch/2/MIN/slong", 400,
+	     "EFTYPE: the statistic's data type is s64, not slong\n"},
+	    {"vm/0/fetch/1/HIST/s64", 400,
+	     "EFTYPE: the statistic's data type is crhist64, not s64\n"},
+	    {"vm/0/fetch/3/SUM/s64", 400, "EINVAL: no VOI of that id in the blob\n"},
+	    {"vm/0/fetch/0/MIN/u64", 400, "EINVAL: the VOI has no statistic of that type\n"},
+	    {"vm/0/fetch/00/SUM/u64", 400, "EINVAL: fetch/<voi id>/"},
+	    {"vm/0/fetch/0/SUM/u64/x", 400, "EINVAL: fetch/<voi id>/"},
+	    {"vm/0/fetch/0/SUM/q_s64", 400, "EINVAL: a dtype is"},
+	};
+	struct processing *p = make(vois_yaml);
+	int status;
+	(void)state;
+
+	feed_vm(p, "web1", 10, 100, h0, S(0));
+	feed_vm(p, "web1", 13, 103, h1, S(1));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = iface_as(p, "GET", cases[i].path, NULL, false, S(2), &status);
+		if (status != cases[i].status ||
+		    strncmp(text, cases[i].want, strlen(cases[i].want)))
+			fail_msg("%s: %d %s", cases[i].path, status, text);
+		free(text);
+	}
+	done(p);
+}
+
 /* A template's VOIs, and the names they serve, checked at load with
  * their positions. */
 static void test_several_vois_errors(void **state)
@@ -2661,6 +2703,7 @@ int main(void)
 	    cmocka_unit_test(test_non_finite_double_voi),
 	    cmocka_unit_test(test_template_of_several_vois),
 	    cmocka_unit_test(test_several_vois_errors),
+	    cmocka_unit_test(test_typed_fetch),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
