@@ -157,6 +157,8 @@ until_samples "$RURL/statistics/distinct/0/data" di_range 6
 for i in relev/0 distinct/0 blobev/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
 curl -s "$RURL/statistics/blobev/0/data" >"$WORK/blob.data"
 curl -s "$RURL/statistics/blobev/0/data?format=json" >"$WORK/blob.json"
+curl -s "$RURL/statistics/blobev/0/fetch/0/SUM/u64" >"$WORK/fetch.ok"
+fetch_code=$(curl -s -o "$WORK/fetch.bad" -w '%{http_code}' "$RURL/statistics/blobev/0/fetch/0/SUM/s64")
 curl -s "$RURL/statistics/relev/0/data" >"$WORK/rel.data"
 curl -s "$RURL/statistics/relev/0/data?format=json" >"$WORK/rel.json"
 curl -s "$RURL/statistics/distinct/0/data" >"$WORK/di.data"
@@ -199,6 +201,8 @@ assert 'dev_blob_events_sum_of_values_total%s %d\n' % (lab, n) in m, m
 assert 'dev_blob_latency_dvhist_count%s 0\n' % lab in m, m
 EOF
 check "promtool accepts the blob's families" promtool_clean "$WORK/rel.txt"
+check "typed fetch: the u64 sum as u64, EFTYPE as s64 ($fetch_code)" \
+	sh -c "[ -s '$WORK/fetch.ok' ] && [ \"\$(cat '$WORK/fetch.ok')\" = \"\$(awk '\$1 == \"dev_blob_events_sum\" { print \$2 }' '$WORK/blob.data')\" ] && [ $fetch_code = 400 ] && grep -qx 'EFTYPE: the statistic.s data type is u64, not s64' '$WORK/fetch.bad'"
 n=$(awk '$1 == "di_range" { print $2 }' "$WORK/di.data")
 check "list: every X distinct, entries_max 2: two kept, the other $n - 2 missed, that count on /metrics" \
 	sh -c "[ \$(grep -c '^di_list ' '$WORK/di.data') = 2 ] && grep -qx 'di_list_missed_total{device=\"vda\",source_metric=\"example_events_total\"} $((n - 2))' '$WORK/rel.txt'"
