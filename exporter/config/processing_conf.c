@@ -420,7 +420,7 @@ static int load_vois(const struct conf_node *vois, struct processing_group_conf 
 		if ((rc = load_listed_voi(vois->val[i], g, i)) < 0)
 			return rc;
 		t->nvoi = (uint32_t)i + 1;
-		t->voi_bytes += t->voi[i].voi_bytes;
+		t->voi_bytes += t->voi[i].voi_bytes + (i ? PROCESSING_VOI_STATE_BYTES : 0);
 	}
 	return 0;
 }

@@ -48,6 +48,10 @@ struct processing_voi_conf {
 };
 
 #define PROCESSING_VOIS_MAX 8 /* VOIs of one template */
+/* What a sampled source holds for each VOI past the first besides its
+ * statistics' data: the VOI and the state of its series, with a
+ * histogram's counts at their most (the stage checks that it fits). */
+#define PROCESSING_VOI_STATE_BYTES 4096
 
 /* stats(3)'s template: one VOI named after the group (the `stats:`
  * form), or the VOIs `vois:` lists, one blob of them per source. */
@@ -60,7 +64,9 @@ struct processing_template_conf {
 	/* listed with more than one VOI: the metric name the group's select
 	 * names, whose series are the sources a sibling series joins */
 	const char *anchor;
-	size_t voi_bytes; /* every VOI's voi_bytes */
+	/* every VOI's voi_bytes, and PROCESSING_VOI_STATE_BYTES for each
+	 * past the first: what a sampled source's blob holds at its most */
+	size_t voi_bytes;
 };
 
 struct processing_group_conf {

@@ -197,10 +197,12 @@ static size_t source_fixed_bytes(const struct processing_group_conf *g, size_t a
 	       (g->has_template && sampled ? srctab_voi_bytes(g) : 0);
 }
 
+_Static_assert(sizeof(struct source_more) + HIST_PREV_BYTES <= PROCESSING_VOI_STATE_BYTES,
+	       "a VOI's state passes what the configuration counts for it");
+
 size_t srctab_voi_bytes(const struct processing_group_conf *g)
 {
-	return g->tpl.voi_bytes +
-	       (g->tpl.nvoi ? g->tpl.nvoi - 1 : 0) * (sizeof(struct source_more) + HIST_PREV_BYTES);
+	return g->tpl.voi_bytes;
 }
 
 size_t srctab_bytes(const struct processing *p, const struct source *s)

@@ -82,7 +82,7 @@ int srctab_vois_make(const struct processing_template_conf *t, struct vstats_voi
 void srctab_vois_free(struct vstats_voi *voi, struct source_more *more, uint32_t nmore);
 /* The bytes a sampled source of g holds in its blob at most: every VOI's
  * data and, past the first, each VOI's state with its histogram's counts
- * at their most. */
+ * at their most (the configuration's voi_bytes). */
 size_t srctab_voi_bytes(const struct processing_group_conf *g);
 
 #endif

@@ -1857,6 +1857,12 @@ static void test_template_of_several_vois(void **state)
 	feed_vm(p, "web1", 13, 103, h1, S(1));	       /* exits 3, faults 3, halt 2 x 5, 2 x 50 */
 	feed_vm(p, "web1", 20, 104, h2, S(2));	       /* exits 7, faults +1 = 4, halt 3 x 50 */
 	assert_int_equal(p->srcs.n, 1);
+	/* the budget counts every VOI at its most, and each past the first's state */
+	const struct processing_template_conf *t = &cfg->processing->group[0].tpl;
+	assert_int_equal(t->voi_bytes, t->voi[0].voi_bytes + t->voi[1].voi_bytes +
+					   t->voi[2].voi_bytes + 2 * PROCESSING_VOI_STATE_BYTES);
+	assert_true(p->src[0]->bytes > t->voi_bytes);
+	assert_int_equal(p->mem_bytes, p->src[0]->bytes);
 	char *text = iface_as(p, "GET", "vm/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "vm_n 2\n"
 				  "blob_exits_sum 10\nblob_exits_max 7\n"
