@@ -207,6 +207,53 @@ n=$(awk '$1 == "di_range" { print $2 }' "$WORK/di.data")
 check "list: every X distinct, entries_max 2: two kept, the other $n - 2 missed, that count on /metrics" \
 	sh -c "[ \$(grep -c '^di_list ' '$WORK/di.data') = 2 ] && grep -qx 'di_list_missed_total{device=\"vda\",source_metric=\"example_events_total\"} $((n - 2))' '$WORK/rel.txt'"
 
+# A double VOI (x: rate) whose sums pass the largest double: its JSON
+# stays JSON a strict parser takes ("+Inf", "-Inf" as Prometheus' HTTP
+# API writes them), and /metrics shows +Inf and -Inf.
+with_test_plugins
+cat >"$WORK/huge.yml" <<EOF
+global:
+  plugin_dir: $PLUGINS
+collectors:
+  synthetic: {huge: true}
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: huge
+      select: synthetic_huge
+      x: rate
+      x_scale: 1e18
+      template: {name: huge_voi, stats: [sum, max]}
+EOF
+PH=$(free_port)
+start_exporter "$WORK/huge.yml" "$PH"
+HPID=$LAST_PID
+for _ in $(seq 100); do
+	curl -s "http://127.0.0.1:$PH/statistics/huge/0/data?format=json" >"$WORK/huge0.json"
+	curl -s "http://127.0.0.1:$PH/statistics/huge/1/data?format=json" >"$WORK/huge1.json"
+	grep -q 'Inf"' "$WORK/huge0.json" && grep -q 'Inf"' "$WORK/huge1.json" && break
+	sleep 0.1
+done
+curl -s "http://127.0.0.1:$PH/metrics" >"$WORK/huge.txt"
+kill "$HPID"
+check "a double VOI's infinite sums: strict JSON with \"+Inf\" and \"-Inf\", and +Inf, -Inf on /metrics" \
+	$PY - "$WORK/huge0.json" "$WORK/huge1.json" "$WORK/huge.txt" <<'EOF'
+import json, math, sys
+def no_constant(c):
+    raise ValueError('not JSON: ' + c)
+sums, maxes = set(), []
+for f in sys.argv[1:3]:
+    stats = json.loads(open(f).read(), parse_constant=no_constant)['vois']['huge']['stats']
+    sums.add(stats['SUM']['val'])
+    maxes.append(stats['MAX']['val'])
+assert sums == {'+Inf', '-Inf'}, sums
+assert all(isinstance(m, float) and math.isfinite(m) for m in maxes), maxes
+m = open(sys.argv[3]).read()
+for sign, v in (('up', '+Inf'), ('down', '-Inf')):
+    line = 'huge_voi_sum_of_values{sign="%s",source_metric="synthetic_huge"} %s\n' % (sign, v)
+    assert line in m, line
+EOF
+
 # a client the configuration does not list may read, not write
 processing_config "$WORK/deny.yml" 10.9.9.9
 PD=$(free_port)

@@ -1,7 +1,8 @@
 /* A collector for the tests and benchmarks: as many series as asked
  * (bench_series), a delay (sleep_seconds), a failure (fail), invalid
  * items the emitter must repair or count (hostile), and a first collect
- * that waits until its emitter says expired (linger_seconds at most). The model to copy is
+ * that waits until its emitter says expired (linger_seconds at most),
+ * and gauges whose rates pass the largest double once summed (huge). The model to copy is
  * collectors/example; this carries the knobs it should not. */
 #include <binstat/collector.h>
 
@@ -27,6 +28,7 @@ struct synthetic {
 	double linger_s; /* the first collect: until expired, this long at most */
 	bool fail;
 	bool hostile;
+	bool huge;
 };
 
 static int synthetic_init(const struct bs_host *host, const struct bs_conf *conf, void **state)
@@ -44,7 +46,8 @@ static int synthetic_init(const struct bs_host *host, const struct bs_conf *conf
 	    c->get_duration(conf, "sleep_seconds", 0, 3600, &s->sleep_s) == -EINVAL ||
 	    c->get_duration(conf, "linger_seconds", 0, 3600, &s->linger_s) == -EINVAL ||
 	    c->get_bool(conf, "fail", &s->fail) == -EINVAL ||
-	    c->get_bool(conf, "hostile", &s->hostile) == -EINVAL) {
+	    c->get_bool(conf, "hostile", &s->hostile) == -EINVAL ||
+	    c->get_bool(conf, "huge", &s->huge) == -EINVAL) {
 		free(s);
 		return -EINVAL;
 	}
@@ -67,6 +70,18 @@ static void emit_hostile(struct bs_emitter *em)
 	bs_family(em, "synthetic_hostile", BS_GAUGE, NULL, "twice"); /* duplicate family */
 	bs_family(em, "0bad name", BS_GAUGE, NULL, "invalid name");
 	bs_drop(em, "synthetic_reason", 3);
+}
+
+/* Gauges 5e288 a collect apart, one rising, one falling: the processing's
+ * double VOIs of their rates reach +Inf and -Inf once summed. */
+static void emit_huge(struct synthetic *s, struct bs_emitter *em)
+{
+	struct bs_label sign = {"sign", "up"};
+
+	bs_family(em, "synthetic_huge", BS_GAUGE, NULL, "Values near the largest double.");
+	bs_sample_f64(em, &sign, 1, (double)s->scrapes * 5e288);
+	sign.value = "down";
+	bs_sample_f64(em, &sign, 1, -(double)s->scrapes * 5e288);
 }
 
 /* Counts a decimal string up by one in place: "dev9" -> "dev10". */
@@ -136,6 +151,8 @@ static int synthetic_collect(void *state, struct bs_emitter *em)
 		linger(em, s->linger_s);
 	if (s->hostile)
 		emit_hostile(em);
+	if (s->huge)
+		emit_huge(s, em);
 	emit_bench(s, em);
 	return 0;
 }
