@@ -64,7 +64,7 @@ static bool split(const char *what, unsigned long *voi, char *stat, size_t ssize
 		return false;
 	memcpy(stat, a + 1, (size_t)(b - a - 1));
 	stat[b - a - 1] = '\0';
-	strcpy(dtype, b + 1);
+	memcpy(dtype, b + 1, strlen(b + 1) + 1); /* checked above: it fits */
 	return true;
 }
 
