@@ -242,7 +242,7 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 	return hist_check(n, t, d, spec);
 }
 
-static int tdigest_spec(const struct conf_node *n, struct processing_template_conf *t,
+static int tdigest_spec(const struct conf_node *n, struct processing_voi_conf *t,
 			struct vstats_spec *spec)
 {
 	const struct conf_node *q;
@@ -273,7 +273,7 @@ static int tdigest_spec(const struct conf_node *n, struct processing_template_co
 	return conf_check_unused(n);
 }
 
-static int template_stat(const struct conf_node *it, struct processing_template_conf *t,
+static int template_stat(const struct conf_node *it, struct processing_voi_conf *t,
 			 enum vstats_dtype d)
 {
 	static const char *const kinds[] = {"sum",    "max",	"min",	  "crhist",
@@ -325,40 +325,141 @@ static int template_dtype(const struct conf_node *n, const struct processing_gro
 	return 0;
 }
 
-static int load_template(const struct conf_node *n, struct processing_group_conf *g)
+/* One VOI's relative, dtype and stats, read from n (the template's
+ * mapping, or an entry of its vois). */
+static int load_voi(const struct conf_node *n, const struct processing_group_conf *g,
+		    const char *tplname, struct processing_voi_conf *v)
 {
-	struct processing_template_conf *t = &g->tpl;
 	const struct conf_node *stats;
-	uint64_t pct = 100;
 	const char *why;
 	int rc;
 
-	if (n->kind != BS_CONF_MAP)
-		return conf_errorf(n, "a template is a mapping (name, sample_pct, stats)");
-	t->name = g->name;
-	if (conf_get_str(n, "name", &t->name) == -EINVAL ||
-	    conf_get_u64(n, "sample_pct", 0, 100, &pct) == -EINVAL ||
-	    conf_get_bool(n, "relative", &t->relative) == -EINVAL ||
-	    template_dtype(n, g, &t->dtype) < 0)
+	if (conf_get_bool(n, "relative", &v->relative) == -EINVAL ||
+	    template_dtype(n, g, &v->dtype) < 0)
 		return -EINVAL;
-	t->sample_pct = (uint32_t)pct;
-	if (!names_metric_valid(t->name, strlen(t->name)))
-		return conf_errorf(n, "the template's name must be a metric name");
 	if (!(stats = conf_child(n, "stats")) || stats->kind != BS_CONF_SEQ || stats->n == 0 ||
 	    stats->n > VSTATS_STATS_MAX)
 		return conf_errorf(stats ? stats : n, "stats: a list of 1 to %d statistics",
 				   VSTATS_STATS_MAX);
-	enum vstats_dtype d = t->dtype;
 	for (size_t i = 0; i < stats->n; i++)
-		if ((rc = template_stat(stats->val[i], t, d)) < 0)
+		if ((rc = template_stat(stats->val[i], v, v->dtype)) < 0)
 			return rc;
 	/* The same checks the VOIs will meet, now, with a position. */
 	struct vstats_voi probe;
-	if ((rc = vstats_voi_init(&probe, d, t->relative, t->spec, t->nspec, &why)) < 0)
-		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", t->name, why) : rc;
+	if ((rc = vstats_voi_init(&probe, v->dtype, v->relative, v->spec, v->nspec, &why)) < 0)
+		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", tplname, why) : rc;
 	vstats_voi_free(&probe);
-	if ((rc = vstats_voi_bytes(d, t->spec, t->nspec, &t->voi_bytes, &why)) < 0)
-		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", t->name, why) : rc;
+	if ((rc = vstats_voi_bytes(v->dtype, v->spec, v->nspec, &v->voi_bytes, &why)) < 0)
+		return rc == -EINVAL ? conf_errorf(stats, "template '%s': %s", tplname, why) : rc;
+	return 0;
+}
+
+/* The metric name a group's select names exactly (name{...} or
+ * __name__="..."), or NULL. */
+static const char *select_name(const struct selector *sel)
+{
+	for (size_t i = 0; i < sel->n; i++)
+		if (strcmp(sel->m[i].label, "__name__") == 0 && sel->m[i].op == SEL_EQ)
+			return sel->m[i].value;
+	return NULL;
+}
+
+/* An entry of vois: {name, series (past the first), relative, dtype,
+ * stats}; names unique in the template, series a metric name that is not
+ * the source's own. */
+static int load_listed_voi(const struct conf_node *it, struct processing_group_conf *g, size_t i)
+{
+	struct processing_template_conf *t = &g->tpl;
+	struct processing_voi_conf *v = &t->voi[i];
+	int rc;
+
+	if (it->kind != BS_CONF_MAP)
+		return conf_errorf(it, "a VOI is a mapping (name, series, relative, dtype, stats)");
+	if ((rc = conf_get_str(it, "name", &v->name)) < 0)
+		return rc == -ENOENT ? conf_errorf(it, "a VOI needs a name") : rc;
+	if (!names_snake_valid(v->name, strlen(v->name), 48))
+		return conf_errorf(conf_child(it, "name"),
+				   "a VOI's name is 1 to 48 of a-z, 0-9, _");
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(t->voi[j].name, v->name) == 0)
+			return conf_errorf(conf_child(it, "name"), "VOI '%s' twice", v->name);
+	rc = conf_get_str(it, "series", &v->series);
+	if (rc == -EINVAL)
+		return rc;
+	if (i == 0 && rc == 0)
+		return conf_errorf(conf_child(it, "series"),
+				   "the first VOI takes the source's own series: no series");
+	if (i > 0 && rc == -ENOENT)
+		return conf_errorf(it, "a VOI past the first needs series: the metric whose "
+				       "series with the source's labels feeds it");
+	if (i > 0 && (!names_metric_valid(v->series, strlen(v->series)) ||
+		      strcmp(v->series, t->anchor) == 0))
+		return conf_errorf(conf_child(it, "series"),
+				   "series: a metric name other than the source's own");
+	if ((rc = load_voi(it, g, t->name, v)) < 0)
+		return rc;
+	return conf_check_unused(it);
+}
+
+/* vois: the template's VOIs, each with its own name, dtype and statistics;
+ * more than one needs a select that names one metric, whose series are
+ * the sources (one blob each) the others join by their labels. */
+static int load_vois(const struct conf_node *vois, struct processing_group_conf *g)
+{
+	struct processing_template_conf *t = &g->tpl;
+	int rc;
+
+	if (vois->kind != BS_CONF_SEQ || vois->n == 0 || vois->n > PROCESSING_VOIS_MAX)
+		return conf_errorf(vois, "vois: a list of 1 to %d VOIs", PROCESSING_VOIS_MAX);
+	t->anchor = select_name(&g->select);
+	if (vois->n > 1 && !t->anchor)
+		return conf_errorf(vois, "a template of several VOIs needs a select that names "
+					 "one metric (name{...}): its series are the blobs");
+	t->listed = true;
+	for (size_t i = 0; i < vois->n; i++) {
+		if ((rc = load_listed_voi(vois->val[i], g, i)) < 0)
+			return rc;
+		t->nvoi = (uint32_t)i + 1;
+		t->voi_bytes += t->voi[i].voi_bytes + (i ? PROCESSING_VOI_STATE_BYTES : 0);
+	}
+	return 0;
+}
+
+static int load_template(const struct conf_node *n, struct processing_group_conf *g)
+{
+	struct processing_template_conf *t = &g->tpl;
+	const struct conf_node *vois;
+	uint64_t pct = 100;
+	int rc;
+
+	if (n->kind != BS_CONF_MAP)
+		return conf_errorf(n, "a template is a mapping (name, sample_pct, stats or vois)");
+	t->name = g->name;
+	if (conf_get_str(n, "name", &t->name) == -EINVAL ||
+	    conf_get_u64(n, "sample_pct", 0, 100, &pct) == -EINVAL)
+		return -EINVAL;
+	t->sample_pct = (uint32_t)pct;
+	if (!names_metric_valid(t->name, strlen(t->name)))
+		return conf_errorf(n, "the template's name must be a metric name");
+	if ((vois = conf_child(n, "vois"))) {
+		const char *both = conf_child(n, "stats")      ? "stats"
+				   : conf_child(n, "relative") ? "relative"
+				   : conf_child(n, "dtype")    ? "dtype"
+							       : NULL;
+		if (both)
+			return conf_errorf(conf_child(n, both),
+					   "%s belongs to each VOI of vois, not the template",
+					   both);
+		rc = load_vois(vois, g);
+	} else {
+		/* The one-VOI form: a template of one VOI named after its group. */
+		t->voi[0].name = g->name;
+		t->nvoi = 1;
+		rc = load_voi(n, g, t->name, &t->voi[0]);
+		t->voi_bytes = t->voi[0].voi_bytes;
+	}
+	if (rc < 0)
+		return rc;
 	g->has_template = true;
 	return conf_check_unused(n);
 }
@@ -413,9 +514,9 @@ static int families_unique(const struct processing_conf *pc, uint32_t i, const s
 					   PROCESSING_SHAPE_OF(&g->stat[k].def),
 					   PROCESSING_NAMES_OWNER(i, k), &clash, &other);
 	if (rc == 0 && g->has_template)
-		rc = processing_names_template(names, g->tpl.name, g->tpl.spec, g->tpl.nspec,
-					       PROCESSING_NAMES_OWNER(i, PROCESSING_NAMES_TEMPLATE),
-					       &clash, &other);
+		rc = processing_conf_template_names(
+		    names, &g->tpl, PROCESSING_NAMES_OWNER(i, PROCESSING_NAMES_TEMPLATE), &clash,
+		    &other);
 	else if (rc < 0)
 		k--;
 	if (rc != -EEXIST && rc != -EPERM)
@@ -479,6 +580,30 @@ static int load_group(const struct conf_node *n, struct processing_group_conf *g
 	if (g->nstats == 0 && !g->has_template)
 		return conf_errorf(n, "group '%s' has neither statistics nor a template", g->name);
 	return conf_check_unused(n);
+}
+
+void processing_conf_voi_prefix(const struct processing_template_conf *t, uint32_t v, char *out,
+				size_t size)
+{
+	if (t->listed)
+		snprintf(out, size, "%s_%s", t->name, t->voi[v].name);
+	else
+		snprintf(out, size, "%s", t->name);
+}
+
+int processing_conf_template_names(struct processing_names *names,
+				   const struct processing_template_conf *t, uint32_t owner,
+				   const char **clash, uint32_t *other)
+{
+	char prefix[PROCESSING_VOI_PREFIX_MAX];
+	int rc = 0;
+
+	for (uint32_t v = 0; rc == 0 && v < t->nvoi; v++) {
+		processing_conf_voi_prefix(t, v, prefix, sizeof(prefix));
+		rc = processing_names_template(names, prefix, t->voi[v].spec, t->voi[v].nspec,
+					       owner, clash, other);
+	}
+	return rc;
 }
 
 uint64_t processing_conf_stats_bytes(const struct processing_group_conf *g, bool sampled)
@@ -635,8 +760,9 @@ void processing_conf_free(struct processing_conf *pc)
 		return;
 	for (uint32_t i = 0; i < pc->ngroups; i++) {
 		selector_free(&pc->group[i].select);
-		for (uint32_t k = 0; k < VSTATS_STATS_MAX; k++)
-			free(pc->group[i].tpl.usr[k]);
+		for (uint32_t v = 0; v < PROCESSING_VOIS_MAX; v++)
+			for (uint32_t k = 0; k < VSTATS_STATS_MAX; k++)
+				free(pc->group[i].tpl.voi[v].usr[k]);
 	}
 	free(pc);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "conftree.h"
+#include "processing_names.h"
 #include "selector.h"
 #include "statproc.h"
 #include "vstats.h"
@@ -28,9 +29,14 @@ struct processing_stat_conf {
 	bool on;
 };
 
-struct processing_template_conf {
-	const char *name; /* the families' prefix */
-	uint32_t sample_pct;
+/* One VOI of a template: its name (its id's, in the JSON and on
+ * /metrics), data type and statistics. */
+struct processing_voi_conf {
+	const char *name;
+	/* VOIs past the first: the metric name (as Prometheus shows it) of
+	 * the series that feeds it, the one with the source's labels. The
+	 * first VOI takes the source's own series. */
+	const char *series;
 	bool relative;
 	enum vstats_dtype dtype; /* s64, u64 (dtype: u64) or, for x: rate, double */
 	struct vstats_spec spec[VSTATS_STATS_MAX];
@@ -39,6 +45,28 @@ struct processing_template_conf {
 	double quantile[PROCESSING_QUANTILES_MAX];
 	uint32_t nquantile;
 	size_t voi_bytes; /* the most one VOI of it allocates (vstats_voi_bytes) */
+};
+
+#define PROCESSING_VOIS_MAX 8 /* VOIs of one template */
+/* What a sampled source holds for each VOI past the first besides its
+ * statistics' data: the VOI and the state of its series, with a
+ * histogram's counts at their most (the stage checks that it fits). */
+#define PROCESSING_VOI_STATE_BYTES 4096
+
+/* stats(3)'s template: one VOI named after the group (the `stats:`
+ * form), or the VOIs `vois:` lists, one blob of them per source. */
+struct processing_template_conf {
+	const char *name; /* the families' prefix */
+	uint32_t sample_pct;
+	struct processing_voi_conf voi[PROCESSING_VOIS_MAX];
+	uint32_t nvoi;
+	bool listed; /* vois: each VOI's families and lines are <name>_<voi> */
+	/* listed with more than one VOI: the metric name the group's select
+	 * names, whose series are the sources a sibling series joins */
+	const char *anchor;
+	/* every VOI's voi_bytes, and PROCESSING_VOI_STATE_BYTES for each
+	 * past the first: what a sampled source's blob holds at its most */
+	size_t voi_bytes;
 };
 
 struct processing_group_conf {
@@ -80,6 +108,17 @@ struct processing_conf {
  * structs, statproc_data_bytes of each definition, and its template's
  * voi_bytes when sampled. */
 uint64_t processing_conf_stats_bytes(const struct processing_group_conf *g, bool sampled);
+
+/* The prefix of VOI v's families and data lines: the template's name, or
+ * <template>_<voi> for a template that lists its VOIs. */
+#define PROCESSING_VOI_PREFIX_MAX 256
+void processing_conf_voi_prefix(const struct processing_template_conf *t, uint32_t v, char *out,
+				size_t size);
+/* Claims every family of every VOI of t for owner
+ * (processing_names_template's results). */
+int processing_conf_template_names(struct processing_names *names,
+				   const struct processing_template_conf *t, uint32_t owner,
+				   const char **clash, uint32_t *other);
 
 /* Reads the section at node into a new processing_conf; -EINVAL with the error
  * on the document, -ENOMEM. */

@@ -88,12 +88,11 @@ static bool same_hist(const struct vstats_hist_spec *a, const struct vstats_hist
 	return true;
 }
 
-/* Everything a template says: its name, rate, data type, statistics and
+/* Everything a VOI says: its name, series, data type, statistics and
  * quantiles. */
-static bool same_template(const struct processing_template_conf *a,
-			  const struct processing_template_conf *b)
+static bool same_voi(const struct processing_voi_conf *a, const struct processing_voi_conf *b)
 {
-	if (!same_str(a->name, b->name) || a->sample_pct != b->sample_pct ||
+	if (!same_str(a->name, b->name) || !same_str(a->series, b->series) ||
 	    a->relative != b->relative || a->dtype != b->dtype || a->nspec != b->nspec ||
 	    a->nquantile != b->nquantile ||
 	    memcmp(a->quantile, b->quantile, a->nquantile * sizeof(double)) != 0)
@@ -102,6 +101,19 @@ static bool same_template(const struct processing_template_conf *a,
 		if (a->spec[i].stype != b->spec[i].stype ||
 		    memcmp(&a->spec[i].compression, &b->spec[i].compression, sizeof(double)) != 0 ||
 		    !same_hist(&a->spec[i].hist, &b->spec[i].hist))
+			return false;
+	return true;
+}
+
+/* Everything a template says: its name, rate, form and each VOI. */
+static bool same_template(const struct processing_template_conf *a,
+			  const struct processing_template_conf *b)
+{
+	if (!same_str(a->name, b->name) || a->sample_pct != b->sample_pct ||
+	    a->listed != b->listed || a->nvoi != b->nvoi || !same_str(a->anchor, b->anchor))
+		return false;
+	for (uint32_t v = 0; v < a->nvoi; v++)
+		if (!same_voi(&a->voi[v], &b->voi[v]))
 			return false;
 	return true;
 }
@@ -165,7 +177,9 @@ static int rebuild(struct processing *p, struct processing *old, struct source *
 	free(s->stat);
 	s->stat = st; /* on failure too: discarding s frees what it holds */
 	if (s->sampled && !pl->tpl_kept) {
-		vstats_voi_free(&s->voi);
+		srctab_vois_free(&s->voi, s->more, s->nmore);
+		s->more = NULL;
+		s->nmore = 0;
 		s->sampled = false;
 		s->voi_stopped = false;
 	}
@@ -173,11 +187,9 @@ static int rebuild(struct processing *p, struct processing *old, struct source *
 	if (rc < 0 || pl->tpl_kept || !n->has_template)
 		return rc;
 	uint32_t pct = p->sample_pct[g];
-	const char *why;
 	if (vstats_rollthedice(&pct, 1, s->key, s->keylen) != 0)
 		return 0;
-	if (vstats_voi_init(&s->voi, n->tpl.dtype, n->tpl.relative, n->tpl.spec, n->tpl.nspec,
-			    &why) < 0)
+	if (srctab_vois_make(&n->tpl, &s->voi, &s->more, &s->nmore) < 0)
 		return -ENOMEM;
 	s->sampled = true;
 	return 0;

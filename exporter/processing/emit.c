@@ -100,7 +100,10 @@ static void emit_regions(struct bs_emitter *em, struct emit_scratch *sc, size_t 
 		sc->le[i] = sc->region[i].le;
 		sc->count[i] = sc->region[i].count;
 	}
-	struct bs_histogram h = {k, sc->le, sc->count, true, {.kind = BS_VAL_F64, .f = sum}};
+	/* A double VOI given +inf and -inf sums to NaN: the histogram is
+	 * served without its _sum (which the emitter refuses NaN), not
+	 * dropped whole. */
+	struct bs_histogram h = {k, sc->le, sc->count, !isnan(sum), {.kind = BS_VAL_F64, .f = sum}};
 	em->ops->histogram(em, l, n, &h);
 }
 
@@ -380,9 +383,10 @@ static void emit_stat(struct processing *p, uint32_t g, uint32_t k, struct bs_em
 /* ---- FreeBSD's stats(3) ---- */
 
 struct voi_arg {
+	uint32_t v; /* the VOI's index in the blob */
 	uint32_t k; /* the statistic's index in the VOI */
 	bool oob;
-	const struct processing_template_conf *tpl;
+	const struct processing_voi_conf *voi;
 	struct emit_scratch *sc;
 };
 
@@ -404,10 +408,10 @@ static void tdigest_summary(struct bs_emitter *em, const struct voi_arg *a, stru
 	double q[PROCESSING_QUANTILES_MAX];
 	bool empty = tdigest_count(td) == 0;
 
-	for (uint32_t i = 0; !empty && i < a->tpl->nquantile; i++)
-		q[i] = tdigest_quantile(td, a->tpl->quantile[i]);
-	struct bs_summary sum = {empty ? 0 : a->tpl->nquantile,
-				 a->tpl->quantile,
+	for (uint32_t i = 0; !empty && i < a->voi->nquantile; i++)
+		q[i] = tdigest_quantile(td, a->voi->quantile[i]);
+	struct bs_summary sum = {empty ? 0 : a->voi->nquantile,
+				 a->voi->quantile,
 				 q,
 				 (uint64_t)tdigest_count(td),
 				 {.kind = BS_VAL_F64, .f = tdigest_sum(td)}};
@@ -418,11 +422,13 @@ static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_
 		       const void *arg)
 {
 	const struct voi_arg *a = arg;
+	const struct vstats_voi *voi;
 	const struct vstats_stat *st;
 
 	if (!s->sampled)
 		return;
-	st = &s->voi.stat[a->k];
+	voi = source_voi_c(s, a->v);
+	st = &voi->stat[a->k];
 	if (a->oob) {
 		bs_sample_u64(em, l, n, st->hist.oob);
 		return;
@@ -433,7 +439,7 @@ static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_
 		break;
 	case VSTATS_MAX:
 	case VSTATS_MIN:
-		if (s->voi.updates)
+		if (voi->updates)
 			value_sample(em, l, n, st->v);
 		break;
 	case VSTATS_CRHIST:
@@ -451,36 +457,47 @@ static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_
 /* The sum of values never goes down only where no value is below 0: a
  * u64 VOI (it refuses a negative X) of increases. An s64 or double VOI
  * takes whatever X is, a histogram source's negative le included. */
-static bool sum_is_counter(const struct processing_group_conf *gc, enum vstats_stype st)
+static bool sum_is_counter(const struct processing_group_conf *gc,
+			   const struct processing_voi_conf *v, enum vstats_stype st)
 {
-	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && gc->tpl.dtype == VSTATS_UINT;
+	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && v->dtype == VSTATS_UINT;
 }
 
-static void emit_template(struct processing *p, uint32_t g, struct bs_emitter *em)
+/* VOI v's families, named <template> or, for a template listing its
+ * VOIs, <template>_<voi>. */
+static void emit_voi(struct processing *p, uint32_t g, uint32_t v, struct bs_emitter *em)
 {
 	static const char *const suffix[] = {"_sum_of_values", "_max",	  "_min",    "_crhist",
 					     "_drhist",	       "_dvhist", "_tdigest"};
 	const struct processing_group_conf *gc = &p->conf->group[g];
-	const struct processing_template_conf *t = &gc->tpl;
+	const struct processing_voi_conf *c = &gc->tpl.voi[v];
+	char prefix[PROCESSING_VOI_PREFIX_MAX];
 
-	for (uint32_t k = 0; k < t->nspec; k++) {
-		enum vstats_stype st = t->spec[k].stype;
-		struct voi_arg a = {k, false, t, p->scratch};
+	processing_conf_voi_prefix(&gc->tpl, v, prefix, sizeof(prefix));
+	for (uint32_t k = 0; k < c->nspec; k++) {
+		enum vstats_stype st = c->spec[k].stype;
+		struct voi_arg a = {v, k, false, c, p->scratch};
 		enum bs_metric_type type = st >= VSTATS_CRHIST && st <= VSTATS_DVHIST ? BS_HISTOGRAM
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
-					   : sum_is_counter(gc, st)		      ? BS_COUNTER
+					   : sum_is_counter(gc, c, st)		      ? BS_COUNTER
 										      : BS_GAUGE;
-		if (family(p, em, t->name, suffix[st], type,
+		if (family(p, em, prefix, suffix[st], type,
 			   "FreeBSD stats(3) statistic of the variable of interest."))
 			each_source(p, g, em, voi_series, &a);
 		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST) {
 			char oob[32];
 			a.oob = true;
 			snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
-			if (family(p, em, t->name, oob, BS_COUNTER, "Values in no bucket."))
+			if (family(p, em, prefix, oob, BS_COUNTER, "Values in no bucket."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}
+}
+
+static void emit_template(struct processing *p, uint32_t g, struct bs_emitter *em)
+{
+	for (uint32_t v = 0; v < p->conf->group[g].tpl.nvoi; v++)
+		emit_voi(p, g, v, em);
 }
 
 /* binstat_processing_dropped_total's reasons, each a counter of

@@ -54,16 +54,16 @@ static struct xval x_delta(struct bs_value prev, struct bs_value v)
 
 /* The X of the Linux statistics infrastructure's (X, 1) and the VOI's value, from the sampled
  * value; false when there is none yet (a delta's first sample) or it is not a number. */
-static bool x_of(const struct processing_group_conf *g, struct source *s, struct bs_value v,
-		 uint64_t now_ns, struct xval *x)
+static bool x_of(const struct processing_group_conf *g, bool *have_prev, struct bs_value *last,
+		 uint64_t *last_ns, struct bs_value v, uint64_t now_ns, struct xval *x)
 {
-	bool had = s->have_prev;
-	struct bs_value prev = s->prev;
-	uint64_t prev_ns = s->prev_ns;
+	bool had = *have_prev;
+	struct bs_value prev = *last;
+	uint64_t prev_ns = *last_ns;
 
-	s->have_prev = true;
-	s->prev = v;
-	s->prev_ns = now_ns;
+	*have_prev = true;
+	*last = v;
+	*last_ns = now_ns;
 	*x = xval_of(v);
 	switch (g->x) {
 	case PROCESSING_X_VALUE:
@@ -122,12 +122,11 @@ static double value_f(struct bs_value v)
 /* The VOI's value of X in its dtype; false for an X the dtype cannot
  * hold (below 0 or past 2^64 - 1 in a u64 VOI, outside the s64 range in
  * an s64 one), which is not taken. */
-static bool voi_value(const struct processing_group_conf *g, const struct xval *x,
-		      struct vstats_value *out)
+static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vstats_value *out)
 {
 	__int128 v;
 
-	out->dtype = g->tpl.dtype;
+	out->dtype = dtype;
 	if (out->dtype == VSTATS_FLOAT) {
 		out->f = xval_f(x);
 		return true;
@@ -144,6 +143,21 @@ static bool voi_value(const struct processing_group_conf *g, const struct xval *
 	return true;
 }
 
+/* Y updates of X to a VOI of c (a single sampled value, `single`, may be
+ * a relative one); false for an X its dtype cannot hold, not taken. */
+static bool voi_feed(const struct processing_voi_conf *c, struct vstats_voi *voi,
+		     const struct xval *x, uint64_t y, bool single)
+{
+	struct vstats_value val;
+
+	if (!voi_value(c->dtype, x, &val))
+		return false;
+	if (c->relative && single)
+		return vstats_update_rel(voi, val) != -ERANGE;
+	vstats_update_n(voi, val, y);
+	return true;
+}
+
 /* One (X, Y) pair to the source's statistics, taken at due_ns (so a
  * history's periods count whole passes however late each ran), and Y
  * updates of X to its VOI. A single sampled value (`single`) may be a
@@ -154,7 +168,6 @@ static void feed_pair(struct processing *p, struct source *s, const struct xval 
 		      bool single, uint64_t due_ns)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	struct vstats_value val;
 	bool refused = false;
 	int64_t xi;
 
@@ -162,14 +175,8 @@ static void feed_pair(struct processing *p, struct source *s, const struct xval 
 		refused = true;
 	for (uint32_t i = 0; !refused && i < g->nstats; i++)
 		p->count.saturated += statproc_add(&s->stat[i], xi, y, due_ns);
-	if (s->sampled && !s->voi_stopped) {
-		if (!voi_value(g, x, &val))
-			refused = true;
-		else if (g->tpl.relative && single)
-			refused |= vstats_update_rel(&s->voi, val) == -ERANGE;
-		else
-			vstats_update_n(&s->voi, val, y);
-	}
+	if (s->sampled && !s->voi_stopped)
+		refused |= !voi_feed(&g->tpl.voi[0], &s->voi, x, y, single);
 	p->count.out_of_range += refused;
 }
 
@@ -181,7 +188,7 @@ static void feed_source(struct processing *p, struct source *s, struct bs_value 
 	struct xval x;
 
 	s->seen_ns = now_ns;
-	if (!x_of(g, s, v, now_ns, &x))
+	if (!x_of(g, &s->have_prev, &s->prev, &s->prev_ns, v, now_ns, &x))
 		return;
 	feed_pair(p, s, &x, 1, true, due_ns);
 	p->count.values++;
@@ -309,7 +316,7 @@ static void source_prefetch(const struct processing *p, const struct source *s)
 	}
 	if (!(n2 = n1->next_fed))
 		return;
-	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.nspec : 0]);
+	prefetch_range(n2, &n2->voi.stat[g->has_template ? g->tpl.voi[0].nspec : 0]);
 	prefetch_range(&n2->voi.nstats, (const char *)n2->mem + 128);
 }
 
@@ -390,17 +397,141 @@ bool feed_series(struct processing *p, uint64_t mask, const char *name,
 	return matched;
 }
 
+/* ---- a blob's VOIs past the first, fed by their own series ---- */
+
+uint64_t feed_voi_groups(const struct processing *p, const char *name)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t g = 0; g < p->conf->ngroups; g++) {
+		const struct processing_template_conf *t = &p->conf->group[g].tpl;
+		for (uint32_t v = 1; p->conf->group[g].has_template && v < t->nvoi; v++)
+			if (strcmp(t->voi[v].series, name) == 0)
+				mask |= 1ull << g;
+	}
+	return mask;
+}
+
+/* A sampled value of VOI c's series: X as the group makes it, from the
+ * VOI's own previous value. */
+static void more_value(struct processing *p, const struct processing_group_conf *g,
+		       const struct processing_voi_conf *c, struct source_more *m,
+		       struct bs_value v, uint64_t now_ns)
+{
+	struct xval x;
+
+	if (!x_of(g, &m->have_prev, &m->prev, &m->prev_ns, v, now_ns, &x))
+		return;
+	p->count.out_of_range += !voi_feed(c, &m->voi, &x, 1, true);
+	p->count.values++;
+}
+
+/* A histogram series of VOI c: each bucket's increase Y with its value X,
+ * as a source's own histogram; its counts' room was counted with the
+ * source's bytes. */
+static void more_hist(struct processing *p, const struct processing_group_conf *g,
+		      const struct processing_voi_conf *c, struct source_more *m,
+		      const struct bs_histogram *h)
+{
+	uint64_t bounds = hash_bytes(h->upper, h->nbuckets * sizeof(*h->upper), h->nbuckets);
+
+	if (!m->prev_count || m->prev_n != h->nbuckets || m->prev_bounds != bounds) {
+		uint64_t *cnt = realloc(m->prev_count, h->nbuckets * sizeof(*cnt));
+		if (!cnt) {
+			p->count.too_many_sources++; /* no memory: counted as not kept */
+			return;
+		}
+		m->prev_count = cnt;
+		m->prev_n = (uint32_t)h->nbuckets;
+		m->prev_bounds = bounds;
+		memcpy(cnt, h->count, h->nbuckets * sizeof(*cnt));
+		return;
+	}
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		uint64_t n = h->count[i], y = n >= m->prev_count[i] ? n - m->prev_count[i] : n;
+		double le = isinf(h->upper[i]) ? (i > 0 ? h->upper[i - 1] : NAN) : h->upper[i];
+		struct xval x = {false, 0, le * g->x_scale};
+		m->prev_count[i] = n;
+		if (y && isfinite(x.f))
+			p->count.out_of_range += !voi_feed(c, &m->voi, &x, y, false);
+		else if (y)
+			p->count.not_a_number++;
+	}
+	p->count.values++;
+}
+
+/* The series to VOIs v of s whose series it is; in a sampler's pass
+ * (in_pass), a second write of it is a duplicate, as for a source. */
+static void more_feed(struct processing *p, struct source *s, const char *name,
+		      const struct feed_sample *v, bool in_pass, uint64_t now_ns)
+{
+	const struct processing_group_conf *g = &p->conf->group[s->group];
+
+	for (uint32_t k = 1; k < g->tpl.nvoi; k++) {
+		struct source_more *m = &s->more[k - 1];
+		if (strcmp(g->tpl.voi[k].series, name) != 0)
+			continue;
+		if (in_pass && m->fed_pass == p->pass) {
+			p->count.duplicate_series++;
+			continue;
+		}
+		m->fed_pass = in_pass ? p->pass : m->fed_pass;
+		if (v->h)
+			more_hist(p, g, &g->tpl.voi[k], m, v->h);
+		else if (!isfinite(value_f(v->value)))
+			p->count.not_a_number++;
+		else
+			more_value(p, g, &g->tpl.voi[k], m, v->value, now_ns);
+	}
+}
+
+bool feed_voi_series(struct processing *p, uint64_t mask, const char *name,
+		     const struct bs_label *labels, size_t n, const struct feed_sample *v,
+		     bool in_pass, uint64_t now_ns)
+{
+	char key[SERIESKEY_MAX];
+	struct srctab_key kp;
+	bool matched = false;
+
+	for (uint32_t g = 0; mask >> g; g++) {
+		if (!(mask >> g & 1))
+			continue;
+		/* The blob is the source of the group's own metric with these labels. */
+		ssize_t len =
+		    serieskey_write(key, sizeof(key), p->conf->group[g].tpl.anchor, labels, n);
+		if (len < 0) {
+			pthread_mutex_lock(&p->lock);
+			p->count.key_too_long += len == -E2BIG;
+			pthread_mutex_unlock(&p->lock);
+			return matched;
+		}
+		srctab_key_split(key, (size_t)len, &kp);
+		pthread_mutex_lock(&p->lock);
+		struct source *s = srctab_find(p, g, key, &kp, srctab_hash(g, key, &kp));
+		if (s) {
+			matched = true;
+			s->seen_ns = now_ns;
+			if (s->sampled && !s->voi_stopped)
+				more_feed(p, s, name, v, in_pass, now_ns);
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	return matched;
+}
+
 bool feed_value(struct processing *p, const char *name, const struct bs_label *labels, size_t n,
 		double value, uint64_t now_ns)
 {
 	struct feed_sample v = {{.kind = BS_VAL_F64, .f = value}, NULL};
+	bool fed = feed_series(p, feed_groups(p, name), name, labels, n, &v, NULL, now_ns, now_ns);
 
-	return feed_series(p, feed_groups(p, name), name, labels, n, &v, NULL, now_ns, now_ns);
+	return feed_voi_series(p, feed_voi_groups(p, name), name, labels, n, &v, false, now_ns) ||
+	       fed;
 }
 
 /* The emitter's checks of a histogram, and the cap on what a source
  * keeps of one. */
-static bool hist_valid(struct processing *p, const struct bs_histogram *h)
+bool feed_hist_valid(struct processing *p, const struct bs_histogram *h)
 {
 	bool ok =
 	    h && h->nbuckets > 0 && h->nbuckets <= STAGE_HIST_BUCKETS_MAX && h->upper && h->count;
@@ -421,12 +552,19 @@ bool feed_hist_series(struct processing *p, uint64_t mask, const char *name,
 {
 	struct feed_sample v = {{.kind = BS_VAL_F64}, h};
 
-	return mask && hist_valid(p, h) &&
+	return mask && feed_hist_valid(p, h) &&
 	       feed_series(p, mask, name, labels, n, &v, last, due_ns, now_ns);
 }
 
 bool feed_histogram(struct processing *p, const char *name, const struct bs_label *labels, size_t n,
 		    const struct bs_histogram *h, uint64_t now_ns)
 {
-	return feed_hist_series(p, feed_groups(p, name), name, labels, n, h, NULL, now_ns, now_ns);
+	struct feed_sample v = {{.kind = BS_VAL_F64}, h};
+	uint64_t more = feed_voi_groups(p, name);
+	bool fed =
+	    feed_hist_series(p, feed_groups(p, name), name, labels, n, h, NULL, now_ns, now_ns);
+
+	return (more && feed_hist_valid(p, h) &&
+		feed_voi_series(p, more, name, labels, n, &v, false, now_ns)) ||
+	       fed;
 }

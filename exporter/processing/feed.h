@@ -33,6 +33,19 @@ bool feed_series(struct processing *p, uint64_t mask, const char *name,
 bool feed_hist_series(struct processing *p, uint64_t mask, const char *name,
 		      const struct bs_label *labels, size_t n, const struct bs_histogram *h,
 		      struct source **last, uint64_t due_ns, uint64_t now_ns);
+/* The emitter's checks of a histogram, and the cap on what a source
+ * keeps of one; a refused one is counted as invalid_histogram. */
+bool feed_hist_valid(struct processing *p, const struct bs_histogram *h);
+/* The groups whose template has a VOI past its first fed by the series
+ * of metric `name`, as a mask. */
+uint64_t feed_voi_groups(const struct processing *p, const char *name);
+/* The series to those VOIs of the blob (the source of the group's own
+ * metric with the same labels; none yet: not fed); in_pass: a sampler's
+ * pass, where a second write of a series is a duplicate. Whether a
+ * blob took it. */
+bool feed_voi_series(struct processing *p, uint64_t mask, const char *name,
+		     const struct bs_label *labels, size_t n, const struct feed_sample *v,
+		     bool in_pass, uint64_t now_ns);
 /* One value, or one histogram, of a series at now_ns, to every group
  * (tests feed through these). */
 bool feed_value(struct processing *p, const char *name, const struct bs_label *labels, size_t n,

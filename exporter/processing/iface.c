@@ -7,6 +7,7 @@
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
 #include "rates.h"
+#include "fetch.h"
 #include "reply.h"
 #include "srctab.h"
 #include "stage_priv.h"
@@ -58,7 +59,7 @@ static void template_line(struct processing *p, const struct source *s, struct s
 
 	textbuf_printf(&r->text,
 		       "# template=%s state=%s sampled=%d relative=%d updates=%" PRIu64 "\n",
-		       t->name, s->voi_stopped ? "off" : "on", s->sampled, t->relative,
+		       t->name, s->voi_stopped ? "off" : "on", s->sampled, t->voi[0].relative,
 		       s->sampled ? s->voi.updates : 0);
 }
 
@@ -97,43 +98,55 @@ static void hist_lines(struct stage_reply *r, const char *name, const char *kind
 	textbuf_printf(&r->text, "%s%s oob %" PRIu64 "\n", name, kind, st->hist.oob);
 }
 
-/* The VOI's statistics, a line per figure: `<template>_<stat> ...`. MAX
- * and MIN of nothing, and quantiles of an empty digest, have no value:
- * their lines are left out rather than show a sentinel or NaN. */
-static void template_data(struct processing *p, struct source *s, struct stage_reply *r)
+/* A VOI's statistics, a line per figure: `<prefix>_<stat> ...`. MAX and
+ * MIN of nothing, and quantiles of an empty digest, have no value: their
+ * lines are left out rather than show a sentinel or NaN. */
+static void voi_data(const struct processing_voi_conf *t, const char *name,
+		     const struct vstats_voi *voi, struct stage_reply *r)
 {
-	const struct processing_template_conf *t = &p->conf->group[s->group].tpl;
 	static const char *const names[] = {"_sum",    "_max",	  "_min",    "_crhist",
 					    "_drhist", "_dvhist", "_tdigest"};
 
-	for (uint32_t k = 0; s->sampled && k < s->voi.nstats; k++) {
-		struct vstats_stat *st = &s->voi.stat[k];
+	for (uint32_t k = 0; k < voi->nstats; k++) {
+		const struct vstats_stat *st = &voi->stat[k];
 		const char *kind = names[st->stype];
 		switch (st->stype) {
 		case VSTATS_MAX:
 		case VSTATS_MIN:
-			if (s->voi.updates == 0)
+			if (voi->updates == 0)
 				break;
 			/* fall through */
 		case VSTATS_SUM:
-			say_value(r, t->name, kind, st->v);
+			say_value(r, name, kind, st->v);
 			break;
 		case VSTATS_CRHIST:
 		case VSTATS_DRHIST:
 		case VSTATS_DVHIST:
-			hist_lines(r, t->name, kind, st);
+			hist_lines(r, name, kind, st);
 			break;
 		case VSTATS_TDGST:
 			for (uint32_t i = 0; tdigest_count(st->td) > 0 && i < t->nquantile; i++)
-				textbuf_printf(&r->text, "%s%s %g %.17g\n", t->name, kind,
+				textbuf_printf(&r->text, "%s%s %g %.17g\n", name, kind,
 					       t->quantile[i],
 					       tdigest_quantile(st->td, t->quantile[i]));
-			textbuf_printf(&r->text, "%s%s count %.17g\n", t->name, kind,
+			textbuf_printf(&r->text, "%s%s count %.17g\n", name, kind,
 				       tdigest_count(st->td));
-			textbuf_printf(&r->text, "%s%s sum %.17g\n", t->name, kind,
+			textbuf_printf(&r->text, "%s%s sum %.17g\n", name, kind,
 				       tdigest_sum(st->td));
 			break;
 		}
+	}
+}
+
+/* The blob's VOIs in order, each named as its families are. */
+static void template_data(struct processing *p, struct source *s, struct stage_reply *r)
+{
+	const struct processing_template_conf *t = &p->conf->group[s->group].tpl;
+	char name[PROCESSING_VOI_PREFIX_MAX];
+
+	for (uint32_t v = 0; s->sampled && v <= s->nmore; v++) {
+		processing_conf_voi_prefix(t, v, name, sizeof(name));
+		voi_data(&t->voi[v], name, source_voi_c(s, v), r);
 	}
 }
 
@@ -300,9 +313,9 @@ static int check_names(const struct processing *p, const struct source *s,
 						   stat_shapes(p, g, k, NULL, NULL),
 						   PROCESSING_NAMES_OWNER(g, k), &clash, &other);
 		if (c->has_template && rc != -ENOMEM) /* an old clash is not this write's */
-			rc = processing_names_template(
-			    &names, c->tpl.name, c->tpl.spec, c->tpl.nspec,
-			    PROCESSING_NAMES_OWNER(g, PROCESSING_NAMES_TEMPLATE), &clash, &other);
+			rc = processing_conf_template_names(
+			    &names, &c->tpl, PROCESSING_NAMES_OWNER(g, PROCESSING_NAMES_TEMPLATE),
+			    &clash, &other);
 	}
 	/* the statistics the batch leaves as they were, then those it changes */
 	rc = rc == -ENOMEM ? rc : 0;
@@ -386,8 +399,8 @@ static void write_definitions(struct processing *p, struct source *s, const char
 	} else {
 		srctab_resize(p, s, bytes);
 		s->voi_stopped = !t.on;
-		if (t.reset && s->sampled)
-			vstats_voi_reset(&s->voi);
+		if (t.reset)
+			source_vois_reset(s);
 		textbuf_printf(&r->text, "ok\n");
 	}
 	statproc_batch_free(&b);
@@ -421,13 +434,15 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			tpl_json(p, s, r);
 		else
 			data(p, s, now_ns, r);
+	} else if (strncmp(what, "fetch/", 6) == 0 && !post && !json) {
+		fetch_get(p, s, what + 6, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
 		if (json)
 			tpl_json(p, s, r);
 		else
 			template_data(p, s, r);
-		if (s->sampled && r->status == 200)
-			vstats_voi_reset(&s->voi);
+		if (r->status == 200)
+			source_vois_reset(s);
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
 		textbuf_printf(&r->text, "%s\n",

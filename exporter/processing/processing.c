@@ -30,8 +30,7 @@ static int names_build(struct processing *p)
 			rc = processing_names_stat(&p->ours, c->stat[k].name, 0x7f, 0, &clash,
 						   &other);
 		if (c->has_template && rc != -ENOMEM)
-			rc = processing_names_template(&p->ours, c->tpl.name, c->tpl.spec,
-						       c->tpl.nspec, 0, &clash, &other);
+			rc = processing_conf_template_names(&p->ours, &c->tpl, 0, &clash, &other);
 	}
 	return rc == -ENOMEM ? rc : 0;
 }

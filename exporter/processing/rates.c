@@ -27,7 +27,9 @@ void rates_get(struct processing *p, struct stage_reply *r)
 struct resample {
 	struct source *s;
 	bool sampled;
-	struct vstats_voi voi; /* newly chosen: its new VOI */
+	struct vstats_voi voi; /* newly chosen: its new VOIs */
+	struct source_more *more;
+	uint32_t nmore;
 };
 
 static bool chosen(uint32_t pct, const struct source *s)
@@ -43,7 +45,6 @@ static int plan_resample(struct processing *p, const uint32_t *pct, struct resam
 			 size_t *n, uint64_t *more)
 {
 	uint64_t gained = 0, lost = 0;
-	const char *why;
 	size_t k;
 
 	*n = 0;
@@ -53,23 +54,23 @@ static int plan_resample(struct processing *p, const uint32_t *pct, struct resam
 		bool now = g->has_template && chosen(pct[s->group], s);
 		if (now == s->sampled)
 			continue;
-		*(now ? &gained : &lost) += g->tpl.voi_bytes;
-		plan[(*n)++] = (struct resample){s, now, {0}};
+		*(now ? &gained : &lost) += srctab_voi_bytes(g);
+		plan[(*n)++] = (struct resample){s, now, {0}, NULL, 0};
 	}
 	*more = gained > lost ? gained - lost : 0;
 	if (!srctab_fits(p, *more))
 		return -EFBIG;
 	for (k = 0; k < *n; k++) {
 		const struct processing_group_conf *g = &p->conf->group[plan[k].s->group];
-		if (plan[k].sampled && vstats_voi_init(&plan[k].voi, g->tpl.dtype, g->tpl.relative,
-						       g->tpl.spec, g->tpl.nspec, &why) < 0)
+		if (plan[k].sampled &&
+		    srctab_vois_make(&g->tpl, &plan[k].voi, &plan[k].more, &plan[k].nmore) < 0)
 			goto err_free_vois;
 	}
 	return 0;
 err_free_vois:
 	while (k-- > 0)
 		if (plan[k].sampled)
-			vstats_voi_free(&plan[k].voi);
+			srctab_vois_free(&plan[k].voi, plan[k].more, plan[k].nmore);
 	return -ENOMEM;
 }
 
@@ -142,10 +143,12 @@ void rates_post(struct processing *p, const char *body, struct stage_reply *r)
 	}
 	for (size_t i = 0; i < np; i++) {
 		struct source *s = plan[i].s;
-		size_t voi = p->conf->group[s->group].tpl.voi_bytes;
+		size_t voi = srctab_voi_bytes(&p->conf->group[s->group]);
 		if (s->sampled)
-			vstats_voi_free(&s->voi);
+			srctab_vois_free(&s->voi, s->more, s->nmore);
 		s->voi = plan[i].voi;
+		s->more = plan[i].more;
+		s->nmore = plan[i].nmore;
 		s->sampled = plan[i].sampled;
 		srctab_resize(p, s, s->sampled ? s->bytes + voi : s->bytes - voi);
 	}

@@ -6,6 +6,8 @@
 
 const char *reply_errname(int rc)
 {
+	if (rc == REPLY_EFTYPE)
+		return "EFTYPE";
 	switch (-rc) {
 	case EINVAL:
 		return "EINVAL";

@@ -43,6 +43,7 @@ struct probe {
 	uint64_t due_ns, now_ns;	 /* when the pass was due, when it runs */
 	char name[NAMES_METRIC_MAX + 8]; /* the open family as exposed */
 	uint64_t candidates;		 /* groups whose name matchers allow it */
+	uint64_t more;			 /* groups with a VOI past the first of that name */
 	bool histogram;			 /* the open family is a histogram */
 	bool matched;			 /* a series of this collector was selected */
 	struct famreg reg;		 /* the families claimed in this collect */
@@ -58,7 +59,7 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 	struct probe *pr = (struct probe *)em;
 	size_t n = strnlen(f->name, NAMES_METRIC_MAX + 1);
 
-	pr->candidates = 0;
+	pr->candidates = pr->more = 0;
 	if (!serieskey_family_valid(f)) /* what a scrape refuses is not sampled */
 		return 0;
 	if (processing_names_clashes(&pr->p->ours, f->name, f->type))
@@ -76,14 +77,15 @@ static int probe_family(struct bs_emitter *em, const struct bs_family *f)
 		return 0;
 	pr->histogram = f->type == BS_HISTOGRAM;
 	pr->candidates = feed_groups(pr->p, pr->name);
-	if (rc < 0 && pr->candidates) {
+	pr->more = feed_voi_groups(pr->p, pr->name);
+	if (rc < 0 && (pr->candidates || pr->more)) {
 		pthread_mutex_lock(&pr->p->lock);
 		pr->p->count.duplicate_family += rc == -EEXIST;
 		pr->p->count.too_many_sources += rc != -EEXIST; /* no memory */
 		pthread_mutex_unlock(&pr->p->lock);
 	}
 	if (rc < 0)
-		pr->candidates = 0;
+		pr->candidates = pr->more = 0;
 	return 0;
 }
 
@@ -94,12 +96,16 @@ static int probe_sample(struct bs_emitter *em, const struct bs_label *l, size_t 
 	struct probe *pr = (struct probe *)em;
 	struct feed_sample s = {v, NULL};
 
-	if (!pr->candidates || pr->histogram)
+	if (pr->histogram)
 		return 0;
 	/* A NaN too: it is the series' first write if it comes first, and a
 	 * scrape serves it (feed_series counts it, feeds nothing). */
-	pr->matched |= feed_series(pr->p, pr->candidates, pr->name, l, n, &s, pr->last, pr->due_ns,
-				   pr->now_ns);
+	if (pr->candidates)
+		pr->matched |= feed_series(pr->p, pr->candidates, pr->name, l, n, &s, pr->last,
+					   pr->due_ns, pr->now_ns);
+	if (pr->more)
+		pr->matched |=
+		    feed_voi_series(pr->p, pr->more, pr->name, l, n, &s, true, pr->now_ns);
 	return 0;
 }
 
@@ -108,9 +114,14 @@ static int probe_histogram(struct bs_emitter *em, const struct bs_label *l, size
 {
 	struct probe *pr = (struct probe *)em;
 
+	struct feed_sample s = {{.kind = BS_VAL_F64}, h};
+
 	if (pr->candidates && pr->histogram)
 		pr->matched |= feed_hist_series(pr->p, pr->candidates, pr->name, l, n, h, pr->last,
 						pr->due_ns, pr->now_ns);
+	if (pr->more && pr->histogram && feed_hist_valid(pr->p, h))
+		pr->matched |=
+		    feed_voi_series(pr->p, pr->more, pr->name, l, n, &s, true, pr->now_ns);
 	return 0;
 }
 

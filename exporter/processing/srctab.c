@@ -47,7 +47,7 @@ static void source_free(struct processing *p, struct source *s)
 		statproc_free(&s->stat[i]);
 	free(s->stat);
 	if (s->sampled)
-		vstats_voi_free(&s->voi);
+		srctab_vois_free(&s->voi, s->more, s->nmore);
 	free(s->prev_count);
 	srctab_resize(p, s, 0); /* 0 until it was made whole */
 	free(s);		/* with its key, name and labels */
@@ -106,7 +106,6 @@ static bool source_chosen(const struct processing *p, uint32_t group, const char
 static int source_stats(struct processing *p, struct source *s, bool sampled, uint64_t now_ns)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	const char *why;
 
 	if (g->nstats && !(s->stat = calloc(g->nstats, sizeof(*s->stat))))
 		return -ENOMEM;
@@ -118,12 +117,51 @@ static int source_stats(struct processing *p, struct source *s, bool sampled, ui
 			statproc_start(&s->stat[i], now_ns);
 	}
 	if (sampled) {
-		if (vstats_voi_init(&s->voi, g->tpl.dtype, g->tpl.relative, g->tpl.spec,
-				    g->tpl.nspec, &why) < 0)
+		if (srctab_vois_make(&g->tpl, &s->voi, &s->more, &s->nmore) < 0)
 			return -ENOMEM;
 		s->sampled = true;
 	}
 	return 0;
+}
+
+int srctab_vois_make(const struct processing_template_conf *t, struct vstats_voi *voi,
+		     struct source_more **more, uint32_t *nmore)
+{
+	const struct processing_voi_conf *c = t->voi;
+	const char *why;
+	uint32_t k;
+
+	*more = NULL;
+	*nmore = 0;
+	if (vstats_voi_init(voi, c->dtype, c->relative, c->spec, c->nspec, &why) < 0)
+		return -ENOMEM; /* the specs were checked at load */
+	if (t->nvoi > 1 && !(*more = calloc(t->nvoi - 1, sizeof(**more))))
+		goto free_first;
+	for (k = 1; k < t->nvoi; k++) {
+		c = &t->voi[k];
+		if (vstats_voi_init(&(*more)[k - 1].voi, c->dtype, c->relative, c->spec, c->nspec,
+				    &why) < 0)
+			goto free_more;
+	}
+	*nmore = t->nvoi - 1;
+	return 0;
+free_more:
+	srctab_vois_free(NULL, *more, k - 1);
+	*more = NULL;
+free_first:
+	vstats_voi_free(voi);
+	return -ENOMEM;
+}
+
+void srctab_vois_free(struct vstats_voi *voi, struct source_more *more, uint32_t nmore)
+{
+	if (voi)
+		vstats_voi_free(voi);
+	for (uint32_t k = 0; k < nmore; k++) {
+		vstats_voi_free(&more[k].voi);
+		free(more[k].prev_count);
+	}
+	free(more);
 }
 
 static char *copy_str(char **to, const char *str, size_t len)
@@ -156,7 +194,15 @@ static size_t source_fixed_bytes(const struct processing_group_conf *g, size_t a
 {
 	return alloc + (histogram ? HIST_PREV_BYTES : 0) +
 	       g->nstats * sizeof(struct statproc_stat) +
-	       (g->has_template && sampled ? g->tpl.voi_bytes : 0);
+	       (g->has_template && sampled ? srctab_voi_bytes(g) : 0);
+}
+
+_Static_assert(sizeof(struct source_more) + HIST_PREV_BYTES <= PROCESSING_VOI_STATE_BYTES,
+	       "a VOI's state passes what the configuration counts for it");
+
+size_t srctab_voi_bytes(const struct processing_group_conf *g)
+{
+	return g->tpl.voi_bytes;
 }
 
 size_t srctab_bytes(const struct processing *p, const struct source *s)
@@ -275,6 +321,8 @@ int srctab_adopt(struct processing *p, struct source *s)
 	s->next_fed = NULL;
 	s->expired = false;
 	s->fed_pass = 0; /* no pass of this table's sampler */
+	for (uint32_t k = 0; k < s->nmore; k++)
+		s->more[k].fed_pass = 0;
 	if (p->srcs.n >= p->conf->max_sources)
 		return -E2BIG;
 	if (!srctab_fits(p, bytes))

@@ -14,6 +14,11 @@
 #include "seriesset.h"
 #include "emitter.h"
 
+struct processing_template_conf;
+struct processing_group_conf;
+struct vstats_voi;
+struct source_more;
+
 struct processing;
 struct source;
 
@@ -69,5 +74,15 @@ void srctab_resize(struct processing *p, struct source *s, size_t bytes);
  * a source made by a value that now is a histogram: 0, -EFBIG past
  * max_memory_bytes. */
 int srctab_take_histogram(struct processing *p, struct source *s);
+
+/* The VOIs of a blob of template t: voi made, and *more (NULL for one
+ * VOI) with the others. 0, or -ENOMEM with nothing made. */
+int srctab_vois_make(const struct processing_template_conf *t, struct vstats_voi *voi,
+		     struct source_more **more, uint32_t *nmore);
+void srctab_vois_free(struct vstats_voi *voi, struct source_more *more, uint32_t nmore);
+/* The bytes a sampled source of g holds in its blob at most: every VOI's
+ * data and, past the first, each VOI's state with its histogram's counts
+ * at their most (the configuration's voi_bytes). */
+size_t srctab_voi_bytes(const struct processing_group_conf *g);
 
 #endif

@@ -20,6 +20,20 @@
 #include "growarr.h"
 #include "worker.h"
 
+/* A VOI of a source's blob past its first (a template of several VOIs),
+ * and what is kept of the series that feeds it: the series of the
+ * VOI's metric with the source's labels. */
+struct source_more {
+	struct vstats_voi voi;
+	bool have_prev;
+	struct bs_value prev;
+	uint64_t prev_ns;
+	uint64_t *prev_count; /* a histogram's counts at the last sample */
+	uint32_t prev_n;
+	uint64_t prev_bounds;
+	uint64_t fed_pass; /* written twice in a pass: a duplicate */
+};
+
 /* One selected series and what is kept of it. */
 struct source {
 	uint32_t group;
@@ -55,11 +69,31 @@ struct source {
 	struct statproc_stat *stat; /* the group's statistics */
 	bool sampled;		    /* chosen by the template's sample_pct */
 	bool voi_stopped;	    /* on=0 stopped the template's VOI */
-	struct vstats_voi voi;
+	struct vstats_voi voi;	    /* the blob's first VOI, fed by this series */
+	struct source_more *more;   /* its other VOIs (nmore), while sampled */
+	uint32_t nmore;
 	/* labels[nlabels], then the name, the labels' strings and the key:
 	 * one allocation with the source, read together on each sample. */
 	struct bs_label mem[];
 };
+
+/* VOI v of s's blob (s sampled, v below 1 + nmore). */
+static inline struct vstats_voi *source_voi(struct source *s, uint32_t v)
+{
+	return v ? &s->more[v - 1].voi : &s->voi;
+}
+
+static inline const struct vstats_voi *source_voi_c(const struct source *s, uint32_t v)
+{
+	return v ? &s->more[v - 1].voi : &s->voi;
+}
+
+/* Every VOI of s's blob back to empty (data=reset, a snapshot). */
+static inline void source_vois_reset(struct source *s)
+{
+	for (uint32_t v = 0; s->sampled && v <= s->nmore; v++)
+		vstats_voi_reset(source_voi(s, v));
+}
 
 /* An index slot: the hash beside the source, so a probe that misses reads
  * no source. */

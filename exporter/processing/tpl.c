@@ -8,12 +8,27 @@
 #include "stage_priv.h"
 
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* stats_tpl_update_hash over every VOI: the first's hash (a template of
+ * one VOI hashes as before), each next one's folded in by hash32's step,
+ * so a change to any VOI, or to their order, changes it. */
+static uint32_t tpl_hash(const struct processing_template_conf *t)
+{
+	uint32_t hash = 0;
+
+	for (uint32_t v = 0; v < t->nvoi; v++) {
+		const struct processing_voi_conf *c = &t->voi[v];
+		uint32_t h =
+		    vstats_tpl_hash(t->name, c->name, c->dtype, c->relative, c->spec, c->nspec);
+		hash = v ? hash * 33 + h : h;
+	}
+	return hash;
+}
 
 void tpl_init(struct processing *p)
 {
@@ -21,9 +36,7 @@ void tpl_init(struct processing *p)
 		const struct processing_group_conf *c = &p->conf->group[g];
 		p->sample_pct[g] = c->tpl.sample_pct;
 		if (c->has_template)
-			p->tpl[p->ntpl++] = (struct tpl_slot){
-			    g, vstats_tpl_hash(c->tpl.name, c->name, c->tpl.dtype, c->tpl.relative,
-					       c->tpl.spec, c->tpl.nspec)};
+			p->tpl[p->ntpl++] = (struct tpl_slot){g, tpl_hash(&c->tpl)};
 	}
 }
 
@@ -105,13 +118,25 @@ void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 
 struct json {
 	struct textbuf *t;
-	const char *tplname, *voiname;
-	bool one_hist; /* the VOI's only histogram is "HIST", as in stats(3) */
+	const struct processing_template_conf *tpl;
+	bool one_hist[PROCESSING_VOIS_MAX]; /* a VOI's only histogram is "HIST", as in stats(3) */
 };
 
-/* A value as stats_voistatdata_tostr prints its dtype; a double's
- * infinities (no JSON number) as the largest finite, as stats(3)'s
- * numeric limits stand for the ends. */
+/* A double as a JSON number; JSON has none for NaN and the infinities,
+ * which are written as Prometheus' HTTP API writes every value, the
+ * strings "NaN", "+Inf" and "-Inf", so the text stays JSON and the
+ * figure stays what it is (a largest finite value would pass for one). */
+static void json_double(struct textbuf *t, double f)
+{
+	if (isnan(f))
+		textbuf_printf(t, "\"NaN\"");
+	else if (isinf(f))
+		textbuf_printf(t, f > 0 ? "\"+Inf\"" : "\"-Inf\"");
+	else
+		textbuf_printf(t, "%.17g", f);
+}
+
+/* A value as stats_voistatdata_tostr prints its dtype. */
 static void json_value(struct textbuf *t, struct vstats_value v)
 {
 	if (v.dtype == VSTATS_INT)
@@ -119,7 +144,7 @@ static void json_value(struct textbuf *t, struct vstats_value v)
 	else if (v.dtype == VSTATS_UINT)
 		textbuf_printf(t, "%" PRIu64, v.u);
 	else
-		textbuf_printf(t, "%.17g", isinf(v.f) ? copysign(DBL_MAX, v.f) : v.f);
+		json_double(t, v.f);
 }
 
 static void json_hist(struct textbuf *t, const struct vstats_hist *h)
@@ -147,8 +172,9 @@ static void json_tdigest(struct textbuf *t, struct tdigest *td)
 		       n);
 	for (size_t i = 0; i < n; i++) {
 		tdigest_centroid(td, i, &mu, &cnt);
-		textbuf_printf(t, "%s{\"mu\":%.17g,\"cnt\":%" PRIu64 "}", i ? "," : "", mu,
-			       (uint64_t)cnt);
+		textbuf_printf(t, "%s{\"mu\":", i ? "," : "");
+		json_double(t, mu);
+		textbuf_printf(t, ",\"cnt\":%" PRIu64 "}", (uint64_t)cnt);
 	}
 	textbuf_printf(t, "]");
 }
@@ -160,12 +186,12 @@ static bool is_hist(enum vstats_stype st)
 
 /* vs_stype2name; several histograms on one VOI (more than stats(3)
  * allows) are told apart by their vsd_dtype2name. */
-static const char *stat_key(const struct json *j, enum vstats_stype st)
+static const char *stat_key(const struct json *j, int16_t voi, enum vstats_stype st)
 {
 	static const char *const names[] = {"SUM",	"MAX",	    "MIN",  "CRHIST64",
 					    "DRHIST64", "DVHIST64", "TDGST"};
 
-	if (is_hist(st) && j->one_hist)
+	if (is_hist(st) && j->one_hist[voi])
 		return "HIST";
 	return names[st];
 }
@@ -199,10 +225,10 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 
 	if (v->flags & VSTATS_IT_FIRST_CB)
 		textbuf_printf(t, "{\"tplname\":\"%s\",\"tplhash\":%" PRIu32 ",\"vois\":{",
-			       j->tplname, v->tplhash);
+			       j->tpl->name, v->tplhash);
 	if (v->flags & VSTATS_IT_FIRST_VOISTAT)
-		textbuf_printf(t, "\"%s\":{\"stats\":{", j->voiname);
-	textbuf_printf(t, "\"%s\":", stat_key(j, v->stat->stype));
+		textbuf_printf(t, "\"%s\":{\"stats\":{", j->tpl->voi[v->voi_id].name);
+	textbuf_printf(t, "\"%s\":", stat_key(j, v->voi_id, v->stat->stype));
 	if (v->valid) {
 		textbuf_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
 		json_stat_data(v->stat, t);
@@ -221,8 +247,9 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	struct json j = {&r->text, g->tpl.name, g->name, true};
-	uint32_t hists = 0, hash = 0;
+	struct json j = {&r->text, &g->tpl, {false}};
+	struct vstats_voi vois[PROCESSING_VOIS_MAX]; /* shallow copies, read only */
+	uint32_t hash = 0;
 
 	if (!g->has_template) {
 		reply_fail(r, 404, -EINVAL, "this interface has no template: no blob");
@@ -235,8 +262,12 @@ void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 	for (uint32_t i = 0; i < p->ntpl; i++)
 		if (p->tpl[i].group == s->group)
 			hash = p->tpl[i].hash;
-	for (uint32_t k = 0; k < s->voi.nstats; k++)
-		hists += is_hist(s->voi.stat[k].stype);
-	j.one_hist = hists <= 1;
-	vstats_blob_visit(&s->voi, 1, hash, json_visit, &j);
+	for (uint32_t v = 0; v <= s->nmore; v++) {
+		uint32_t hists = 0;
+		vois[v] = *source_voi(s, v);
+		for (uint32_t k = 0; k < vois[v].nstats; k++)
+			hists += is_hist(vois[v].stat[k].stype);
+		j.one_hist[v] = hists <= 1;
+	}
+	vstats_blob_visit(vois, s->nmore + 1, hash, json_visit, &j);
 }

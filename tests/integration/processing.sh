@@ -125,6 +125,135 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$WORK/big.txt" "$U
 check "a body over 64 KiB is 413 ($code)" test "$code" = 413
 check "GET of an unknown interface is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/statistics/nope/0/data")" = 404
 
+# stats(3)'s relative updates and a list's missed count, exactly: the
+# example counter rises by one each pass. Each interface is stopped
+# (on=0) before it is read, so its figures hold still between the reads.
+{
+	example_processing 127.0.0.1
+	cat <<EOF
+    - name: relev
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      statistics: [{name: relev_raw, type: raw, entries_max: 1000}]
+      template: {name: relev_voi, relative: true, stats: [sum, max, min]}
+    - name: distinct
+      select: 'example_events_total{device="vda"}'
+      statistics: [{name: di_list, type: list, entries_max: 2}, {name: di_range, type: range}]
+    - name: blobev
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      statistics: [{name: blobev_n, type: value, mode: products}]
+      template:
+        name: dev_blob
+        vois:
+          - {name: events, dtype: u64, stats: [sum, max]}
+          - {name: latency, series: example_latency_seconds, stats: [{dvhist: {values: [0]}}]}
+EOF
+} >"$WORK/rel.yml"
+PR=$(free_port)
+start_exporter "$WORK/rel.yml" "$PR"
+RPID=$LAST_PID RURL="http://127.0.0.1:$PR"
+until_samples "$RURL/statistics/distinct/0/data" di_range 6
+for i in relev/0 distinct/0 blobev/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
+curl -s "$RURL/statistics/blobev/0/data" >"$WORK/blob.data"
+curl -s "$RURL/statistics/blobev/0/data?format=json" >"$WORK/blob.json"
+curl -s "$RURL/statistics/blobev/0/fetch/0/SUM/u64" >"$WORK/fetch.ok"
+fetch_code=$(curl -s -o "$WORK/fetch.bad" -w '%{http_code}' "$RURL/statistics/blobev/0/fetch/0/SUM/s64")
+curl -s "$RURL/statistics/relev/0/data" >"$WORK/rel.data"
+curl -s "$RURL/statistics/relev/0/data?format=json" >"$WORK/rel.json"
+curl -s "$RURL/statistics/distinct/0/data" >"$WORK/di.data"
+curl -s "$RURL/metrics" >"$WORK/rel.txt"
+kill "$RPID"
+check "relative: true: each X added to the previous value (sum, max, min of the running totals of the raw ring's X)" \
+	$PY - "$WORK/rel.data" "$WORK/rel.json" <<'EOF'
+import json, sys
+xs, got = [], {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == 'relev_raw':
+        xs.append(int(w[3]))
+    else:
+        got[w[0]] = int(w[1])
+vals = [sum(xs[:i + 1]) for i in range(len(xs))]
+assert len(xs) >= 5, xs
+assert got == {'relev_voi_sum': sum(vals), 'relev_voi_max': max(vals), 'relev_voi_min': min(vals)}, (got, xs)
+def no_constant(c):
+    raise ValueError('not JSON: ' + c)
+stats = json.loads(open(sys.argv[2]).read(), parse_constant=no_constant)['vois']['relev']['stats']
+assert stats['SUM']['val'] == sum(vals) and stats['MAX']['val'] == max(vals), stats
+EOF
+check "a template of two VOIs: one blob per device, each VOI fed by its own series, named in the data file, the JSON and on /metrics" \
+	$PY - "$WORK/blob.data" "$WORK/blob.json" "$WORK/rel.txt" <<'EOF'
+import json, re, sys
+d = {l.split()[0]: l.split()[-1] for l in open(sys.argv[1]) if len(l.split()) == 2}
+n = int(d['blobev_n'])  # the increases of the counter: as many as the VOI's sum
+assert n >= 5 and int(d['dev_blob_events_sum']) == n, d
+def no_constant(c):
+    raise ValueError('not JSON: ' + c)
+b = json.loads(open(sys.argv[2]).read(), parse_constant=no_constant)
+assert list(b['vois']) == ['events', 'latency'], b
+assert b['vois']['events']['stats']['SUM']['val'] == n, b
+# the example's latency histogram never changes: its VOI took nothing yet
+assert b['vois']['latency']['stats'] == {'HIST': None}, b
+m = open(sys.argv[3]).read()
+lab = '{device="vda",source_metric="example_events_total"}'
+assert 'dev_blob_events_sum_of_values_total%s %d\n' % (lab, n) in m, m
+assert 'dev_blob_latency_dvhist_count%s 0\n' % lab in m, m
+EOF
+check "promtool accepts the blob's families" promtool_clean "$WORK/rel.txt"
+check "typed fetch: the u64 sum as u64, EFTYPE as s64 ($fetch_code)" \
+	sh -c "[ -s '$WORK/fetch.ok' ] && [ \"\$(cat '$WORK/fetch.ok')\" = \"\$(awk '\$1 == \"dev_blob_events_sum\" { print \$2 }' '$WORK/blob.data')\" ] && [ $fetch_code = 400 ] && grep -qx 'EFTYPE: the statistic.s data type is u64, not s64' '$WORK/fetch.bad'"
+n=$(awk '$1 == "di_range" { print $2 }' "$WORK/di.data")
+check "list: every X distinct, entries_max 2: two kept, the other $n - 2 missed, that count on /metrics" \
+	sh -c "[ \$(grep -c '^di_list ' '$WORK/di.data') = 2 ] && grep -qx 'di_list_missed_total{device=\"vda\",source_metric=\"example_events_total\"} $((n - 2))' '$WORK/rel.txt'"
+
+# A double VOI (x: rate) whose sums pass the largest double: its JSON
+# stays JSON a strict parser takes ("+Inf", "-Inf" as Prometheus' HTTP
+# API writes them), and /metrics shows +Inf and -Inf.
+with_test_plugins
+cat >"$WORK/huge.yml" <<EOF
+global:
+  plugin_dir: $PLUGINS
+collectors:
+  synthetic: {huge: true}
+processing:
+  sample_interval: 100ms
+  groups:
+    - name: huge
+      select: synthetic_huge
+      x: rate
+      x_scale: 1e18
+      template: {name: huge_voi, stats: [sum, max]}
+EOF
+PH=$(free_port)
+start_exporter "$WORK/huge.yml" "$PH"
+HPID=$LAST_PID
+for _ in $(seq 100); do
+	curl -s "http://127.0.0.1:$PH/statistics/huge/0/data?format=json" >"$WORK/huge0.json"
+	curl -s "http://127.0.0.1:$PH/statistics/huge/1/data?format=json" >"$WORK/huge1.json"
+	grep -q 'Inf"' "$WORK/huge0.json" && grep -q 'Inf"' "$WORK/huge1.json" && break
+	sleep 0.1
+done
+curl -s "http://127.0.0.1:$PH/metrics" >"$WORK/huge.txt"
+kill "$HPID"
+check "a double VOI's infinite sums: strict JSON with \"+Inf\" and \"-Inf\", and +Inf, -Inf on /metrics" \
+	$PY - "$WORK/huge0.json" "$WORK/huge1.json" "$WORK/huge.txt" <<'EOF'
+import json, math, sys
+def no_constant(c):
+    raise ValueError('not JSON: ' + c)
+sums, maxes = set(), []
+for f in sys.argv[1:3]:
+    stats = json.loads(open(f).read(), parse_constant=no_constant)['vois']['huge']['stats']
+    sums.add(stats['SUM']['val'])
+    maxes.append(stats['MAX']['val'])
+assert sums == {'+Inf', '-Inf'}, sums
+assert all(isinstance(m, float) and math.isfinite(m) for m in maxes), maxes
+m = open(sys.argv[3]).read()
+for sign, v in (('up', '+Inf'), ('down', '-Inf')):
+    line = 'huge_voi_sum_of_values{sign="%s",source_metric="synthetic_huge"} %s\n' % (sign, v)
+    assert line in m, line
+EOF
+
 # a client the configuration does not list may read, not write
 processing_config "$WORK/deny.yml" 10.9.9.9
 PD=$(free_port)
@@ -215,6 +344,13 @@ processing:
     - name: any
       select: 'kvm_vcpu_halt_exits_total'
       statistics: [{name: any_n, type: value}]
+    - name: vcpu
+      select: 'kvm_vcpu_halt_exits_total{vm="pvm"}'
+      template:
+        name: vcpu_blob
+        vois:
+          - {name: halt_exits, stats: [max, min]}
+          - {name: halt_wait, series: kvm_vcpu_halt_wait_seconds, stats: [{dvhist: {values: [0]}}]}
 EOF
 	PK=$(free_port)
 	start_exporter "$WORK/kvm.yml" "$PK"
@@ -230,6 +366,8 @@ EOF
 		sh -c "curl -s 'http://127.0.0.1:$PK/statistics/' | grep -qx 'hist/[01] kvm_vcpu_halt_wait_seconds{vm=\"pvm\",vcpu=\"0\"}'"
 	check "KVM: its statistics on /metrics (the fixture's vCPUs halt once: no increase)" \
 		sh -c "grep -q '^hw_range_samples_total{vm=\"pvm\",vcpu=\"0\",source_metric=\"kvm_vcpu_halt_wait_seconds\"} 0$' '$WORK/kvm.txt' && grep -q '^hw_log_count{vm=\"pvm\",vcpu=\"0\",' '$WORK/kvm.txt' && grep -q '^hw_voi_crhist_count{vm=\"pvm\",vcpu=\"1\",' '$WORK/kvm.txt'"
+	check "KVM: a blob per vCPU, its first VOI of halt exits (each sampled value 1), its second of the vCPU's own halt-wait histogram" \
+		sh -c "[ \$(grep -c '^vcpu_blob_halt_exits_max{vm=\"pvm\",vcpu=\"[01]\",source_metric=\"kvm_vcpu_halt_exits_total\"} 1\$' '$WORK/kvm.txt') = 2 ] && [ \$(grep -c '^vcpu_blob_halt_wait_dvhist_count{vm=\"pvm\",vcpu=\"[01]\",source_metric=\"kvm_vcpu_halt_exits_total\"} 0\$' '$WORK/kvm.txt') = 2 ]"
 	curl -s "http://127.0.0.1:$PK/statistics/" >"$WORK/list.txt"
 	check "KVM: a hostile VM name is listed repaired: no raw U+202E, no invalid UTF-8, U+FFFD instead" \
 		sh -c "grep -q '^any/.*ev' '$WORK/list.txt' && ! LC_ALL=C grep -q \$(printf '\342\200\256') '$WORK/list.txt' && ! LC_ALL=C grep -q \$(printf '\377') '$WORK/list.txt' && LC_ALL=C grep -q \$(printf '\357\277\275') '$WORK/list.txt' && iconv -f UTF-8 -t UTF-8 '$WORK/list.txt' >/dev/null"

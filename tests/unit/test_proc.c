@@ -901,12 +901,12 @@ static void test_config_integers_exact(void **state)
 	assert_true(g->stat[0].def.range_max == 9007199254740995LL);
 	assert_true(g->stat[1].def.range_min == INT64_MIN);
 	assert_true(g->stat[1].def.range_max == INT64_MAX);
-	assert_int_equal(g->tpl.nspec, 2);
-	assert_true(g->tpl.usr[0][0].lb.i == 9007199254740993LL);
-	assert_true(g->tpl.usr[0][1].lb.i == 9007199254740995LL);
-	assert_true(g->tpl.usr[1][0].lb.i == INT64_MIN);
-	assert_true(g->tpl.usr[1][0].ub.i == 9007199254740993LL);
-	assert_true(g->tpl.usr[1][1].ub.i == INT64_MAX);
+	assert_int_equal(g->tpl.voi[0].nspec, 2);
+	assert_true(g->tpl.voi[0].usr[0][0].lb.i == 9007199254740993LL);
+	assert_true(g->tpl.voi[0].usr[0][1].lb.i == 9007199254740995LL);
+	assert_true(g->tpl.voi[0].usr[1][0].lb.i == INT64_MIN);
+	assert_true(g->tpl.voi[0].usr[1][0].ub.i == 9007199254740993LL);
+	assert_true(g->tpl.voi[0].usr[1][1].ub.i == INT64_MAX);
 	config_free(c);
 
 	/* one past the s64, and numbers that are not whole, keep their place */
@@ -1681,6 +1681,329 @@ static void test_blob_json(void **state)
 	done(p);
 }
 
+/* A list of entries_max 2 fed five distinct X (and one repeat): the
+ * first two are kept, the other three are missed, and /metrics serves
+ * that count, not only the family's type. */
+static void test_list_missed_on_metrics(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: g, select: lv, statistics: [{name: l, type: list, entries_max: 2}]}\n");
+	static const double x[] = {4, 9, 4, 1, 7, 12};
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 6; k++)
+		feed_value(p, "lv", NULL, 0, x[k], S(1 + k));
+	char *text = iface_as(p, "GET", "g/0/data", NULL, false, S(7), &status);
+	assert_string_equal(text, "l 0x4 2\nl 0x9 1\n");
+	free(text);
+	text = metrics(p);
+	has(text, "# TYPE l_missed_total counter\nl_missed_total{source_metric=\"lv\"} 3\n");
+	has(text, "l_count{source_metric=\"lv\"} 6\n");
+	free(text);
+	done(p);
+}
+
+/* stats(3)'s relative updates (`relative: true`): each X is added to the
+ * VOI's previous value. Deltas 3, 7 and 5 (the counter went back: its new
+ * value) make the values 3, 10, 15; without relative they are 3, 7, 5. */
+static void test_relative_template(void **state)
+{
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - {name: rel, select: c_total, x: delta,\n"
+				    "       template: {relative: true, stats: [sum, max, min]}}\n"
+				    "    - {name: abs, select: c_total, x: delta,\n"
+				    "       template: {stats: [sum, max, min]}}\n");
+	static const double c[] = {10, 13, 20, 5};
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 4; k++)
+		feed_value(p, "c_total", NULL, 0, c[k], S(k));
+	char *text = iface_as(p, "GET", "rel/0/data", NULL, false, S(4), &status);
+	assert_string_equal(text, "rel_sum 28\nrel_max 15\nrel_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "abs/0/data", NULL, false, S(4), &status);
+	assert_string_equal(text, "abs_sum 15\nabs_max 7\nabs_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "rel/0/definition", NULL, false, S(4), &status);
+	has(text, "# template=rel state=on sampled=1 relative=1 updates=3\n");
+	free(text);
+	text = metrics(p);
+	has(text, "rel_sum_of_values{source_metric=\"c_total\"} 28\n");
+	has(text, "rel_max{source_metric=\"c_total\"} 15\n");
+	free(text);
+	/* A reset keeps the base: the next delta, 2, adds to 15. */
+	free(iface_as(p, "POST", "rel/0/definition", "data=reset", true, S(4), &status));
+	feed_value(p, "c_total", NULL, 0, 7, S(5));
+	text = iface_as(p, "GET", "rel/0/data", NULL, false, S(5), &status);
+	assert_string_equal(text, "rel_sum 17\nrel_max 17\nrel_min 17\n");
+	free(text);
+	done(p);
+}
+
+/* A double VOI (x: rate) whose figures are not finite. The sampler
+ * never gives one a non-finite X, but sums of finite ones pass the
+ * largest double: rates of 1e308 make SUM +Inf (and -1e308 -Inf); and a
+ * VOI given +inf, then -inf, sums to NaN. The JSON stays JSON (Prometheus'
+ * HTTP API's strings "+Inf", "-Inf", "NaN"); /metrics shows them as
+ * Prometheus does, and a histogram whose sum is NaN is served without
+ * its _sum rather than dropped. */
+static void test_non_finite_double_voi(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: up, select: c_total, x: rate, x_scale: 1e18,\n"
+	    "       template: {stats: [sum, max]}}\n"
+	    "    - {name: dn, select: d, x: rate, x_scale: 1e18,\n"
+	    "       template: {stats: [sum, min]}}\n"
+	    "    - {name: nn, select: g, x: rate,\n"
+	    "       template: {stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0]}}]}}\n");
+	char want[512];
+	int status;
+	(void)state;
+
+	for (int k = 0; k < 3; k++) /* rates 1e290 a second twice: X 1e308 */
+		feed_value(p, "c_total", NULL, 0, k * 1e290, S(k));
+	/* a gauge that goes back: X is its new value, -1e290, then -1.5e290 */
+	static const double d[] = {0, -1e290, -1.5e290};
+	for (int k = 0; k < 3; k++)
+		feed_value(p, "d", NULL, 0, d[k], S(k));
+	char *text = iface_as(p, "GET", "up/0/data?format=json", NULL, false, S(3), &status);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"up\",\"tplhash\":%u,\"vois\":{\"up\":{\"stats\":{"
+		 "\"SUM\":{\"errs\":0,\"val\":\"+Inf\"},\"MAX\":{\"errs\":0,\"val\":1",
+		 p->tpl[0].hash);
+	assert_memory_equal(text, want, strlen(want));
+	has(text, "e+308}}}}}\n");
+	free(text);
+	text = iface_as(p, "GET", "dn/0/data?format=json", NULL, false, S(3), &status);
+	has(text, "\"SUM\":{\"errs\":0,\"val\":\"-Inf\"},\"MIN\":{\"errs\":0,\"val\":-1.5e+308}");
+	free(text);
+	text = metrics(p);
+	has(text, "up_sum_of_values{source_metric=\"c_total\"} +Inf\n");
+	has(text, "dn_sum_of_values{source_metric=\"d\"} -Inf\n");
+	free(text);
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1)); /* the source, with X 1 */
+	assert_int_equal(p->srcs.n, 3);
+	struct source *s = p->src[2];
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}}), 0);
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}}), 0);
+	text = iface_as(p, "GET", "nn/0/data?format=json", NULL, false, S(2), &status);
+	has(text,
+	    "\"SUM\":{\"errs\":0,\"val\":\"NaN\"},\"MAX\":{\"errs\":0,\"val\":\"+Inf\"},"
+	    "\"MIN\":{\"errs\":0,\"val\":\"-Inf\"},\"HIST\":{\"errs\":0,\"nbkts\":1,\"oob\":1,"
+	    "\"bkts\":[{\"lb\":0,\"ub\":\"+Inf\",\"cnt\":2}]}");
+	free(text);
+	text = metrics(p);
+	has(text, "nn_sum_of_values{source_metric=\"g\"} NaN\n");
+	has(text, "nn_max{source_metric=\"g\"} +Inf\n");
+	has(text, "nn_min{source_metric=\"g\"} -Inf\n");
+	has(text, "nn_crhist_bucket{source_metric=\"g\",le=\"+Inf\"} 3\n");
+	has(text, "nn_crhist_count{source_metric=\"g\"} 3\n");
+	assert_null(strstr(text, "nn_crhist_sum"));
+	free(text);
+	done(p);
+}
+
+/* A template of three VOIs, one blob per VM: exits (the group's own
+ * series, u64), halt (the VM's histogram of halt times) and faults (its
+ * fault counter, relative updates), each fed by its own series with the
+ * VM's labels, each with its own statistics; the ids' names in the data
+ * file, the JSON and on /metrics. */
+static const char *vois_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: vm\n"
+    "      select: 'exits_total{vm=~\"web.*\"}'\n"
+    "      x: delta\n"
+    "      statistics: [{name: vm_n, type: value}]\n"
+    "      template:\n"
+    "        name: blob\n"
+    "        vois:\n"
+    "          - {name: exits, dtype: u64, stats: [sum, max]}\n"
+    "          - {name: halt, series: halt_seconds,\n"
+    "             stats: [{crhist: {scheme: usr, bounds: [0, 10, 100]}}]}\n"
+    "          - {name: faults, series: faults_total, relative: true, stats: [sum, min]}\n";
+
+static void feed_vm(struct processing *p, const char *vm, double exits, double faults,
+		    const uint64_t *halt, uint64_t t)
+{
+	static const double upper[] = {5, 50, INFINITY};
+	struct bs_label l[] = {{"vm", vm}};
+	struct bs_histogram h = {3, upper, halt, false, {.kind = BS_VAL_F64}};
+
+	feed_value(p, "exits_total", l, 1, exits, t);
+	feed_histogram(p, "halt_seconds", l, 1, &h, t);
+	feed_value(p, "faults_total", l, 1, faults, t);
+}
+
+static void test_template_of_several_vois(void **state)
+{
+	struct processing *p = make(vois_yaml);
+	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2}, h2[] = {3, 4, 2};
+	struct bs_label db[] = {{"vm", "db1"}};
+	char want[1024];
+	int status;
+	(void)state;
+
+	feed_value(p, "faults_total", db, 1, 5, S(0)); /* no blob of db1: not taken */
+	feed_vm(p, "web1", 10, 100, h0, S(0));	       /* the bases */
+	feed_vm(p, "web1", 13, 103, h1, S(1));	       /* exits 3, faults 3, halt 2 x 5, 2 x 50 */
+	feed_vm(p, "web1", 20, 104, h2, S(2));	       /* exits 7, faults +1 = 4, halt 3 x 50 */
+	assert_int_equal(p->srcs.n, 1);
+	/* the budget counts every VOI at its most, and each past the first's state */
+	const struct processing_template_conf *t = &cfg->processing->group[0].tpl;
+	assert_int_equal(t->voi_bytes, t->voi[0].voi_bytes + t->voi[1].voi_bytes +
+					   t->voi[2].voi_bytes + 2 * PROCESSING_VOI_STATE_BYTES);
+	assert_true(p->src[0]->bytes > t->voi_bytes);
+	assert_int_equal(p->mem_bytes, p->src[0]->bytes);
+	char *text = iface_as(p, "GET", "vm/0/data", NULL, false, S(3), &status);
+	assert_string_equal(text, "vm_n 2\n"
+				  "blob_exits_sum 10\nblob_exits_max 7\n"
+				  "blob_halt_crhist [0,10) 2\nblob_halt_crhist [10,100) 5\n"
+				  "blob_halt_crhist [100,9223372036854775807) 0\n"
+				  "blob_halt_crhist oob 0\n"
+				  "blob_faults_sum 7\nblob_faults_min 3\n");
+	free(text);
+	text = iface_as(p, "GET", "vm/0/data?format=json", NULL, false, S(3), &status);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"tplname\":\"blob\",\"tplhash\":%u,\"vois\":{"
+	    "\"exits\":{\"stats\":{\"SUM\":{\"errs\":0,\"val\":10},\"MAX\":{\"errs\":0,\"val\":7}}}"
+	    ","
+	    "\"halt\":{\"stats\":{\"HIST\":{\"errs\":0,\"nbkts\":3,\"oob\":0,\"bkts\":["
+	    "{\"lb\":0,\"ub\":10,\"cnt\":2},{\"lb\":10,\"ub\":100,\"cnt\":5},"
+	    "{\"lb\":100,\"ub\":9223372036854775807,\"cnt\":0}]}}},"
+	    "\"faults\":{\"stats\":{\"SUM\":{\"errs\":0,\"val\":7},\"MIN\":{\"errs\":0,\"val\":3}}}"
+	    "}}\n",
+	    p->tpl[0].hash);
+	assert_string_equal(text, want);
+	free(text);
+	text = metrics(p);
+	has(text, "# TYPE blob_exits_sum_of_values_total counter\n");
+	has(text, "blob_exits_sum_of_values_total{vm=\"web1\",source_metric=\"exits_total\"} 10\n");
+	has(text, "blob_exits_max{vm=\"web1\",source_metric=\"exits_total\"} 7\n");
+	has(text,
+	    "blob_halt_crhist_bucket{vm=\"web1\",source_metric=\"exits_total\",le=\"9.0\"} 2\n");
+	has(text,
+	    "blob_halt_crhist_bucket{vm=\"web1\",source_metric=\"exits_total\",le=\"99.0\"} 7\n");
+	has(text, "blob_faults_min{vm=\"web1\",source_metric=\"exits_total\"} 3\n");
+	assert_null(strstr(text, "db1"));
+	free(text);
+	/* a snapshot resets every VOI of the blob */
+	free(iface_as(p, "POST", "vm/0/snapshot", NULL, true, S(3), &status));
+	text = iface_as(p, "GET", "vm/0/data", NULL, false, S(3), &status);
+	has(text, "blob_exits_sum 0\n");
+	has(text, "blob_faults_sum 0\n");
+	has(text, "blob_halt_crhist [10,100) 0\n");
+	free(text);
+	/* a sample rate takes the blob whole, and gives it back whole: the
+	 * other VOIs' series start from a base again (faults 110: no X) */
+	free(iface_as(p, "POST", "sample_rates", "blob=0", true, S(3), &status));
+	assert_int_equal(status, 200);
+	assert_false(p->src[0]->sampled);
+	free(iface_as(p, "POST", "sample_rates", "blob=100", true, S(3), &status));
+	feed_vm(p, "web1", 21, 110, h2, S(4));
+	text = iface_as(p, "GET", "vm/0/data", NULL, false, S(5), &status);
+	assert_string_equal(text, "vm_n 3\nblob_exits_sum 1\nblob_exits_max 1\n"
+				  "blob_halt_crhist [0,10) 0\nblob_halt_crhist [10,100) 0\n"
+				  "blob_halt_crhist [100,9223372036854775807) 0\n"
+				  "blob_halt_crhist oob 0\nblob_faults_sum 0\n");
+	free(text);
+	/* the hash takes every VOI: a template of the first alone differs */
+	assert_int_not_equal(p->tpl[0].hash,
+			     vstats_tpl_hash("blob", "exits", VSTATS_UINT, false,
+					     cfg->processing->group[0].tpl.voi[0].spec, 2));
+	done(p);
+}
+
+/* stats_voistat_fetch_<dtype> as GET <group>/<id>/fetch/<voi>/<stat>/<dtype>:
+ * the value in the statistic's own data type, EFTYPE in another, EINVAL
+ * for a VOI or statistic the blob does not have. */
+static void test_typed_fetch(void **state)
+{
+	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2};
+	static const struct {
+		const char *path;
+		int status;
+		const char *want;
+	} cases[] = {
+	    {"vm/0/fetch/0/SUM/u64", 200, "3\n"},
+	    {"vm/0/fetch/0/MAX/u64", 200, "3\n"},
+	    {"vm/0/fetch/2/SUM/s64", 200, "3\n"},
+	    {"vm/0/fetch/0/SUM/s64", 400, "EFTYPE: the statistic's data type is u64, not s64\n"},
+	    {"vm/0/fetch/0/SUM/u32", 400, "EFTYPE: the statistic's data type is u64, not u32\n"},
+	    {"vm/0/fetch/2/MIN/slong", 400,
+	     "EFTYPE: the statistic's data type is s64, not slong\n"},
+	    {"vm/0/fetch/1/HIST/s64", 400,
+	     "EFTYPE: the statistic's data type is crhist64, not s64\n"},
+	    {"vm/0/fetch/3/SUM/s64", 400, "EINVAL: no VOI of that id in the blob\n"},
+	    {"vm/0/fetch/0/MIN/u64", 400, "EINVAL: the VOI has no statistic of that type\n"},
+	    {"vm/0/fetch/00/SUM/u64", 400, "EINVAL: fetch/<voi id>/"},
+	    {"vm/0/fetch/0/SUM/u64/x", 400, "EINVAL: fetch/<voi id>/"},
+	    {"vm/0/fetch/0/SUM/q_s64", 400, "EINVAL: a dtype is"},
+	};
+	struct processing *p = make(vois_yaml);
+	int status;
+	(void)state;
+
+	feed_vm(p, "web1", 10, 100, h0, S(0));
+	feed_vm(p, "web1", 13, 103, h1, S(1));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = iface_as(p, "GET", cases[i].path, NULL, false, S(2), &status);
+		if (status != cases[i].status ||
+		    strncmp(text, cases[i].want, strlen(cases[i].want)))
+			fail_msg("%s: %d %s", cases[i].path, status, text);
+		free(text);
+	}
+	done(p);
+}
+
+/* A template's VOIs, and the names they serve, checked at load with
+ * their positions. */
+static void test_several_vois_errors(void **state)
+{
+	static const char *const head = "processing:\n  groups:\n    - name: g\n";
+	char yaml[1024];
+	(void)state;
+
+#define VOIS_ERR(sel, tpl, want)                                                                   \
+	do {                                                                                       \
+		snprintf(yaml, sizeof(yaml), "%s      select: '%s'\n      template: %s\n", head,   \
+			 sel, tpl);                                                                \
+		expect_conf_error(yaml, want);                                                     \
+	} while (0)
+	VOIS_ERR("{__name__=~\"e.*\"}",
+		 "{vois: [{name: a, stats: [sum]}, {name: b, series: f, "
+		 "stats: [sum]}]}",
+		 "t.yml:5:24: a template of several VOIs needs a select that names one metric");
+	VOIS_ERR("e", "{vois: [{name: a, series: f, stats: [sum]}]}",
+		 "t.yml:5:43: the first VOI takes the source's own series");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, stats: [sum]}]}",
+		 "t.yml:5:50: a VOI past the first needs series");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: a, series: f, stats: [sum]}]}",
+		 "t.yml:5:57: VOI 'a' twice");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, series: e, stats: [sum]}]}",
+		 "t.yml:5:68: series: a metric name other than the source's own");
+	VOIS_ERR("e", "{stats: [sum], vois: [{name: a, stats: [sum]}]}",
+		 "t.yml:5:25: stats belongs to each VOI of vois");
+	VOIS_ERR("e", "{vois: [{name: a, stats: [sum]}, {name: b, series: f, stats: [bogus]}]}",
+		 "t.yml:5:79: a statistic is sum, max, min");
+	/* a VOI's families are <template>_<voi>_...: one clashes with a statistic */
+	expect_conf_error("processing:\n  groups:\n    - name: g\n      select: e\n"
+			  "      statistics: [{name: t_b_max, type: value}]\n"
+			  "      template: {name: t, vois: [{name: a, stats: [sum]},\n"
+			  "                 {name: b, series: f, stats: [max]}]}\n",
+			  "EEXIST: template 't' of group 'g' serves 't_b_max'");
+#undef VOIS_ERR
+}
+
 /* A KVM-like u64 counter past 2^63. */
 static uint64_t u64_value;
 
@@ -2305,6 +2628,47 @@ static void test_take_over_logs_bounded(void **state)
 	config_free(c0);
 }
 
+/* A reload keeps a blob of several VOIs whose template is unchanged, with
+ * its other VOIs' series' previous values (the faults delta goes on from
+ * 104), and starts it afresh when one VOI changed. */
+static void test_take_over_keeps_a_blob(void **state)
+{
+	static const uint64_t h0[] = {1, 1, 0};
+	struct config *c0, *c1, *c2;
+	struct processing *old = made_from(vois_yaml, &c0), *p, *q;
+	int status;
+	(void)state;
+
+	feed_vm(old, "web1", 10, 100, h0, S(0));
+	feed_vm(old, "web1", 13, 104, h0, S(1));
+	p = made_from(vois_yaml, &c1);
+	processing_take_over(p, old);
+	assert_budget(p);
+	feed_vm(p, "web1", 14, 110, h0, S(2));
+	char *text = iface_as(p, "GET", "vm/0/data", NULL, false, S(2), &status);
+	has(text, "blob_exits_sum 4\n");
+	has(text, "blob_faults_sum 14\nblob_faults_min 4\n"); /* 4, then 4 + 6 */
+	free(text);
+	char changed[1024];
+	snprintf(changed, sizeof(changed), "%s", vois_yaml);
+	char *at = strstr(changed, "stats: [sum, min]");
+	assert_non_null(at);
+	memcpy(at, "stats: [sum, max]", 17);
+	q = made_from(changed, &c2);
+	processing_take_over(q, p);
+	assert_budget(q);
+	text = iface_as(q, "GET", "vm/0/data", NULL, false, S(2), &status);
+	has(text, "blob_exits_sum 0\n");
+	has(text, "blob_faults_sum 0\n");
+	free(text);
+	processing_free(q);
+	processing_free(p);
+	processing_free(old);
+	config_free(c2);
+	config_free(c1);
+	config_free(c0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2340,6 +2704,12 @@ int main(void)
 	    cmocka_unit_test(test_template_name_twice),
 	    cmocka_unit_test(test_sample_rates),
 	    cmocka_unit_test(test_blob_json),
+	    cmocka_unit_test(test_list_missed_on_metrics),
+	    cmocka_unit_test(test_relative_template),
+	    cmocka_unit_test(test_non_finite_double_voi),
+	    cmocka_unit_test(test_template_of_several_vois),
+	    cmocka_unit_test(test_several_vois_errors),
+	    cmocka_unit_test(test_typed_fetch),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
@@ -2347,6 +2717,7 @@ int main(void)
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
 	    cmocka_unit_test(test_take_over_keeps_unchanged),
 	    cmocka_unit_test(test_take_over_logs_bounded),
+	    cmocka_unit_test(test_take_over_keeps_a_blob),
 	};
 	return cmocka_run_group_tests_name("proc", tests, NULL, NULL);
 }

@@ -588,6 +588,46 @@ static void test_template_bounds_beyond_doubles(void **state)
 	done(p);
 }
 
+/* A template's second VOI through the sampler: the faults counter of
+ * device a feeds the blob of ev{device="a"}, in passes where it comes
+ * after the blob's own series and one where it comes before (the blob
+ * exists from the first pass on); a second write of it in one pass is a
+ * duplicate, as a scrape refuses it; device b has no blob. Deltas 4 and
+ * 6 of faults (the one written twice: its first), 1 and 1 of ev. */
+static void test_second_voi_by_the_sampler(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - name: g\n      select: ev_total\n      x: delta\n"
+	    "      template: {name: t, vois: [{name: ev, stats: [sum]},\n"
+	    "                 {name: flt, series: flt_total, dtype: u64, stats: [sum, max]}]}\n");
+	static const uint64_t ev[] = {10, 11, 12}, flt[] = {100, 104, 110};
+	(void)state;
+
+	for (int i = 0; i < 3; i++) {
+		struct item e = {"ev_total", BS_COUNTER, "a", u64v(ev[i])};
+		memset(pass_items, 0, sizeof(pass_items));
+		pass_items[0] = (struct item){"flt_total", BS_COUNTER, "a", u64v(flt[i])};
+		pass_items[1] = (struct item){NULL, BS_COUNTER, "a", u64v(999)}; /* a duplicate */
+		pass_items[2] = (struct item){NULL, BS_COUNTER, "b", u64v(7)};	 /* no blob */
+		if (i < 2) { /* the blob's own series first */
+			memmove(&pass_items[1], &pass_items[0], 3 * sizeof(pass_items[0]));
+			pass_items[0] = e;
+		} else {
+			pass_items[3] = e;
+		}
+		p->in = (struct stage_input){.n = 1, .collect = items_collect};
+		sampler_tick(p, S(1 + i));
+		p->in = (struct stage_input){0};
+	}
+	char *text = data(p, "g/0/data");
+	assert_string_equal(text, "t_ev_sum 2\nt_flt_sum 10\nt_flt_max 6\n");
+	free(text);
+	assert_int_equal(p->count.duplicate_series, 3);
+	assert_int_equal(p->srcs.n, 1);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +643,7 @@ int main(void)
 	    cmocka_unit_test(test_totals_past_s64),
 	    cmocka_unit_test(test_range_average_rounding),
 	    cmocka_unit_test(test_template_bounds_beyond_doubles),
+	    cmocka_unit_test(test_second_voi_by_the_sampler),
 	};
 	return cmocka_run_group_tests_name("processing_ints", tests, NULL, NULL);
 }
