@@ -3,7 +3,7 @@
  * and the doors the rest of the daemon uses: the built-in collector a
  * scrape runs (emit.c) and the /statistics/ interface (iface.c). */
 #include "processing.h"
-#include "carry.h"
+#include "takeover.h"
 #include "emit.h"
 #include "iface.h"
 #include "sampler.h"
@@ -91,7 +91,7 @@ void processing_release(void *p)
 
 void processing_take_over(struct processing *p, struct processing *old)
 {
-	carry_over(p, old);
+	takeover_apply(p, old);
 }
 
 const struct bs_collector *processing_collector(void)

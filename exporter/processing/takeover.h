@@ -1,6 +1,6 @@
-/* A reload's hand-over of the processing's data (carry.c). */
-#ifndef BS_CARRY_H
-#define BS_CARRY_H
+/* A reload's hand-over of the processing's data (takeover.c). */
+#ifndef BS_TAKEOVER_H
+#define BS_TAKEOVER_H
 
 struct processing;
 
@@ -8,6 +8,6 @@ struct processing;
  * takes old's sources for every group whose selection is the same, each
  * keeping the statistics and template whose definitions are; old's
  * sampler is stopped for good. Changed definitions are logged. */
-void carry_over(struct processing *p, struct processing *old);
+void takeover_apply(struct processing *p, struct processing *old);
 
 #endif

@@ -4,7 +4,7 @@
  * or a new source that would pass the bound is refused with nothing
  * changed (a source counted as memory_limit); a configuration whose first
  * source of each group would not fit is an error with its position. */
-#include "proc_helpers.h"
+#include "processing_helpers.h"
 
 #include <inttypes.h>
 #include <malloc.h>

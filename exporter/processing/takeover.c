@@ -7,7 +7,7 @@
  * included); a statistic or template whose definition changed starts
  * afresh, and the log names it. Both samplers are stopped meanwhile, so
  * no pass holds a source that moves or is freed. */
-#include "carry.h"
+#include "takeover.h"
 #include "sampler.h"
 #include "srctab.h"
 #include "stage_priv.h"
@@ -237,7 +237,7 @@ static int group_of(const struct processing_conf *c, const char *name)
 	return -1;
 }
 
-static void carry_groups(struct processing *p, struct processing *old, struct changes *c)
+static void takeover_groups(struct processing *p, struct processing *old, struct changes *c)
 {
 	uint64_t now_ns = p->clock_ns();
 
@@ -256,7 +256,7 @@ static void carry_groups(struct processing *p, struct processing *old, struct ch
 	}
 }
 
-void carry_over(struct processing *p, struct processing *old)
+void takeover_apply(struct processing *p, struct processing *old)
 {
 	bool restart = p->sampler.started;
 	struct stage_input in = p->in;
@@ -268,7 +268,7 @@ void carry_over(struct processing *p, struct processing *old)
 		sampler_stop(p);
 	pthread_mutex_lock(&old->lock);
 	pthread_mutex_lock(&p->lock);
-	carry_groups(p, old, &c);
+	takeover_groups(p, old, &c);
 	pthread_mutex_unlock(&p->lock);
 	pthread_mutex_unlock(&old->lock);
 	if (c.n > CHANGED_LOGGED) {

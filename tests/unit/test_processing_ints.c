@@ -5,7 +5,7 @@
  * and families taken exactly as a scrape takes them. Each case feeds a
  * fake collector's exact values pass by pass, expected values computed by
  * hand. */
-#include "proc_helpers.h"
+#include "processing_helpers.h"
 
 #include <math.h>
 

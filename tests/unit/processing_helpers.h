@@ -1,7 +1,7 @@
 /* Test helpers of the processing's suites: a processing made from a YAML
  * configuration, scraped, and asked through its /statistics/ interface. */
-#ifndef BS_TEST_PROC_HELPERS_H
-#define BS_TEST_PROC_HELPERS_H
+#ifndef BS_TEST_PROCESSING_HELPERS_H
+#define BS_TEST_PROCESSING_HELPERS_H
 
 #include "helpers.h"
 

@@ -19,7 +19,7 @@ static uint64_t test_clock(void)
 }
 
 #define PROCESSING_TEST_MADE(p) (test_now = 0, (p)->clock_ns = test_clock)
-#include "proc_helpers.h"
+#include "processing_helpers.h"
 
 #include "monoclock.h"
 #include "names.h"
