@@ -654,7 +654,8 @@ static int load_allow(const struct conf_node *list, struct processing_conf *pc)
 			char *end;
 			*slash = '\0';
 			prefix = strtol(slash + 1, &end, 10);
-			if (*end || end == slash + 1)
+			/* Digits alone: strtol would take "-8", "+8" and " 8". */
+			if (*end || end == slash + 1 || slash[1] < '0' || slash[1] > '9')
 				prefix = 999;
 		}
 		if (inet_pton(AF_INET, text, v4) == 1) {

@@ -809,6 +809,11 @@ static void test_configuration_errors(void **state)
 			  "write: true needs write_allow");
 	expect_conf_error("processing:\n  write_allow: [10.0.0.0/33]\n  groups: []\n",
 			  "an IPv4 prefix is 0 to 32");
+	/* A prefix is digits alone: "/-8" is not "no prefix" (a host). */
+	expect_conf_error("processing:\n  write_allow: [127.0.0.0/-8]\n  groups: []\n",
+			  "an IPv4 prefix is 0 to 32");
+	expect_conf_error("processing:\n  write_allow: ['::1/+64']\n  groups: []\n",
+			  "an IPv6 prefix is 0 to 128");
 	expect_conf_error("collectors:\n  processing: {}\n", "'processing' is the built-in");
 	expect_conf_error("processing:\n  sample_interval: 10ms\n  groups: []\n",
 			  "'sample_interval' must be between 0.05 and 60");
