@@ -66,6 +66,7 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_NO_FDS,	 /* a connection closed unserved: no fd was free */
 	SELFSTATS_REFUSED_ADDRESS_LIMIT, /* its address held --web.max-connections-per-address */
 	SELFSTATS_REFUSED_NUL_PATH,	 /* 400: the path holds %00, which would cut it */
+	SELFSTATS_REFUSED_AUTH_BUSY,	 /* 429: no room in the bcrypt pool for its address */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

@@ -413,33 +413,48 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	return ret;
 }
 
-/* The web config's rate limit, then its users, as the toolkit orders them.
- * False with the refusal queued in *ret. */
+static void auth_waiting(void *c)
+{
+	httpguard_auth_waiting(c);
+}
+
+/* The web config's users and rate limit (webauth.c). False with the
+ * refusal queued in *ret. */
 static bool admitted(struct request *rq, enum MHD_Result *ret)
 {
-	const struct webconf *w = rq->web->conf;
-	struct webauth *auth = weblive_auth(rq->s->opt.web);
-	char *user, *password = NULL;
-	bool ok;
+	const union MHD_ConnectionInfo *fi =
+	    MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ti =
+	    MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	struct webauth_request ar = {
+	    .fd = fi ? fi->connect_fd : -1,
+	    .certified =
+		ti && rq->web->tls && webtls_client_verified(rq->web->tls, ti->tls_session),
+	    .authorization =
+		MHD_lookup_connection_value(rq->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+	    .waiting = auth_waiting,
+	    .ctx = rq->c,
+	};
 
-	if (!webauth_rate_allow(auth, w, monoclock_ns())) {
+	httpguard_client_addr(rq->c, ar.addr);
+	enum webauth_verdict v = webauth_admit(weblive_auth(rq->s->opt.web), rq->web->conf, &ar,
+					       monoclock_ns(), &rq->user);
+	httpguard_working(rq->c);
+	switch (v) {
+	case WEBAUTH_PASS:
+		return true;
+	case WEBAUTH_RATE_LIMITED:
 		selfstats_http_refused(SELFSTATS_REFUSED_RATE_LIMIT);
 		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
 		return false;
+	case WEBAUTH_BUSY:
+		selfstats_http_refused(SELFSTATS_REFUSED_AUTH_BUSY);
+		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS,
+				  "Too Many Requests: password checks are busy\n");
+		return false;
+	case WEBAUTH_DENIED:
+		break;
 	}
-	if (!w->nusers)
-		return true;
-	user = MHD_basic_auth_get_username_password(rq->c, &password);
-	ok = webauth_check(auth, w, user, password);
-	if (password) {
-		explicit_bzero(password, strlen(password));
-		MHD_free(password);
-	}
-	if (ok && user)
-		rq->user = strdup(user); /* NULL when out of memory: no writes */
-	MHD_free(user);
-	if (ok)
-		return true;
 	selfstats_http_refused(SELFSTATS_REFUSED_AUTH);
 	*ret = reply_text(rq, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n");
 	return false;

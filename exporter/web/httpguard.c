@@ -236,6 +236,11 @@ void httpguard_working(struct MHD_Connection *c)
 	set_phase(tracked_of(c), PHASE_WORK);
 }
 
+void httpguard_auth_waiting(struct MHD_Connection *c)
+{
+	set_phase(tracked_of(c), PHASE_HEAD);
+}
+
 void httpguard_sending(struct MHD_Connection *c)
 {
 	set_phase(tracked_of(c), PHASE_SEND);

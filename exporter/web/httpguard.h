@@ -46,6 +46,9 @@ void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,
 int httpguard_hold(struct MHD_Connection *c, void *obj, void (*release)(void *));
 /* The head is in and the exporter works on the request: no deadline. */
 void httpguard_working(struct MHD_Connection *c);
+/* The request waits for its password to be checked (webauth.c): a phase
+ * that may be evicted, and is bounded, as a head is. */
+void httpguard_auth_waiting(struct MHD_Connection *c);
 /* The response is queued: its send deadline starts. */
 void httpguard_sending(struct MHD_Connection *c);
 #endif

@@ -198,6 +198,7 @@ static bool reload_locked(struct weblive *l)
 		log_error("web config rejected, keeping the last good one", "err", err);
 		return false;
 	}
+	webauth_configure(l->auth, g->conf);
 	/* The whole summary, as at start: a change of users, client
 	 * certificates or rate limit is seen in the log. */
 	log_endpoint(l, g);
@@ -236,6 +237,7 @@ struct weblive *weblive_open(const char *file, char *err, size_t errlen)
 	l->tls = l->cur->conf->tls;
 	watch(l, l->cur->conf);
 	selfstats_web_reload(true);
+	webauth_configure(l->auth, l->cur->conf);
 	return l;
 err_close:
 	weblive_close(l);

@@ -296,3 +296,10 @@ int webtls_setup(struct webtls *t, gnutls_session_t s)
 		gnutls_session_set_verify_function(s, verify_client);
 	return 0;
 }
+
+bool webtls_client_verified(const struct webtls *t, gnutls_session_t s)
+{
+	unsigned n = 0;
+
+	return t->verify && gnutls_certificate_get_peers(s, &n) && n > 0;
+}

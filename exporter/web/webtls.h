@@ -5,6 +5,7 @@
 #define BS_WEBTLS_H
 
 #include <gnutls/gnutls.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "webconf.h"
@@ -16,6 +17,9 @@ struct webtls;
 struct webtls *webtls_new(const struct webconf *w, char *err, size_t errlen);
 /* Only once no session set up from it is left. */
 void webtls_free(struct webtls *t);
+/* Whether the session's client sent a certificate that t verified in the
+ * handshake (a client that failed never gets this far). */
+bool webtls_client_verified(const struct webtls *t, gnutls_session_t s);
 /* Gives a new session this generation's settings. */
 int webtls_setup(struct webtls *t, gnutls_session_t s);
 
