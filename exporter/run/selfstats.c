@@ -138,6 +138,7 @@ static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
     [SELFSTATS_REFUSED_ADDRESS_LIMIT] = "address_limit",
     [SELFSTATS_REFUSED_NUL_PATH] = "nul_in_path",
     [SELFSTATS_REFUSED_AUTH_BUSY] = "auth_busy",
+    [SELFSTATS_REFUSED_TLS_HANDSHAKE] = "tls_handshake_failed",
 };
 static uint64_t refusal_count[SELFSTATS_REFUSALS];
 static int web_reload_ok = -1; /* -1: no web config */

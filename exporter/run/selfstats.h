@@ -67,6 +67,7 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_ADDRESS_LIMIT, /* its address held --web.max-connections-per-address */
 	SELFSTATS_REFUSED_NUL_PATH,	 /* 400: the path holds %00, which would cut it */
 	SELFSTATS_REFUSED_AUTH_BUSY,	 /* 429: no room in the bcrypt pool for its address */
+	SELFSTATS_REFUSED_TLS_HANDSHAKE, /* a TLS handshake failed after the client's hello */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

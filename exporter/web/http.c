@@ -665,11 +665,23 @@ static void tls_start(struct http_server *s, struct MHD_Connection *c)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
+/* A handshake that failed is counted (and logged by webtls.c). */
+static void tls_end(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+	if (ci && ci->tls_session && webtls_handshake_failed(ci->tls_session))
+		selfstats_http_refused(SELFSTATS_REFUSED_TLS_HANDSHAKE);
+}
+
 static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		   enum MHD_ConnectionNotificationCode code)
 {
 	struct http_server *s = cls;
 
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED && weblive_tls(s->opt.web))
+		tls_end(c);
 	httpguard_notify(s->guard, c, socket_ctx, code);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED && weblive_tls(s->opt.web))
 		tls_start(s, c);
