@@ -283,8 +283,11 @@ static enum authpool_result wait_job(struct authpool *p, struct job *j, int fd)
 	while (j->state == JOB_QUEUED || j->state == JOB_RUNNING) {
 		struct timespec until = monoclock_timespec(monoclock_ns() + POLL_NS);
 		pthread_cond_timedwait(&p->done, &p->lock, &until);
+		/* A bcrypt under way is waited for (a slow cost's first check
+		 * must be able to finish and be cached) unless the connection
+		 * is cut; a place in the queue is given up after the bound. */
 		if ((j->state != JOB_QUEUED && j->state != JOB_RUNNING) ||
-		    (!connection_cut(fd) && monoclock_ns() < give_up))
+		    (!connection_cut(fd) && (j->state == JOB_RUNNING || monoclock_ns() < give_up)))
 			continue;
 		if (j->state == JOB_RUNNING) {
 			j->abandoned = true; /* the worker frees it */

@@ -261,13 +261,17 @@ enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
 static uint64_t measured(struct webauth *a)
 {
 	pthread_mutex_lock(&a->lock);
-	if (!a->measured_ns) {
-		/* A fixed salt: only the time matters. */
-		static const char probe[] = "$2b$06$abcdefghijklmnopqrstuu";
+	/* A fixed salt: only the time matters. The quickest of three: the
+	 * first call pays for setting up, and a busy core slows any one. */
+	static const char probe[] = "$2b$06$abcdefghijklmnopqrstuu";
+	uint64_t best = a->measured_ns;
+	for (int i = 0; i < 3 && !a->measured_ns; i++) {
 		uint64_t t0 = monoclock_ns();
 		authpool_bcrypt_matches(probe, "probe");
-		a->measured_ns = monoclock_ns() - t0 + 1;
+		uint64_t t = monoclock_ns() - t0 + 1;
+		best = i == 0 || t < best ? t : best;
 	}
+	a->measured_ns = best;
 	uint64_t m = a->measured_ns;
 	pthread_mutex_unlock(&a->lock);
 	return m;

@@ -2,7 +2,7 @@
  * bucket forgotten holds no debt: one taken back from the table is full
  * when next used, so a client with many addresses who pushes others'
  * buckets out only ever gives them more tokens, never fewer. The slot of
- * a key is found by a seeded hash, so no one can choose addresses that
+ * a key is found by a hash keyed at random, so no one can choose addresses that
  * land on a scraper's. */
 #include "webrate.h"
 
