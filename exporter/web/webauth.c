@@ -213,10 +213,23 @@ static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
 	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, user, hash, password));
 }
 
+/* Who a client is for its share of the pool and its rate buckets: an
+ * IPv4 address, or an IPv6 address's /64, which one subscriber is given
+ * whole (so 2^64 addresses are one client, not 2^64 clients). */
+static void client_key(const unsigned char addr[16], unsigned char key[16])
+{
+	static const unsigned char v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	memcpy(key, addr, 16);
+	if (memcmp(addr, v4mapped, 12) != 0)
+		memset(key + 8, 0, 8);
+}
+
 enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
-				   const struct webauth_request *rq, uint64_t now_ns,
+				   const struct webauth_request *in, uint64_t now_ns,
 				   char **user_out)
 {
+	struct webauth_request keyed = *in, *rq = &keyed;
 	const char *who = rq->certified ? CERTIFIED_WHO : "";
 	const char *user = NULL, *password = NULL, *hash = NULL;
 	unsigned char d[DIGEST_LEN];
@@ -225,6 +238,7 @@ enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
 	enum webauth_verdict v;
 
 	*user_out = NULL;
+	client_key(in->addr, keyed.addr);
 	if (!w->nusers)
 		return webrate_take(a->rate, rq->addr, who, w->rate_interval, w->rate_burst, now_ns)
 			   ? WEBAUTH_PASS

@@ -33,8 +33,9 @@ struct webauth *webauth_new(void);
 void webauth_free(struct webauth *a);
 /* Whether the request may go on under w. On PASS with w's users, *user is
  * the user it authenticated as (the caller frees it; NULL when out of
- * memory). The rate limit is a bucket per address and identity: the
- * authenticated user, or a verified client certificate, or neither. */
+ * memory). The rate limit is a bucket per client (an IPv4 address, an
+ * IPv6 /64) and identity: the authenticated user, or a verified client
+ * certificate, or neither; the pool's share is per client too. */
 enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
 				   const struct webauth_request *rq, uint64_t now_ns, char **user);
 /* After each load of a web config: warns about users whose bcrypt cost

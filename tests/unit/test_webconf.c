@@ -140,6 +140,31 @@ static void test_rate_limit(void **state)
 	webrate_free(r);
 }
 
+/* An IPv6 /64 is one client, as one subscriber is given it whole; IPv4
+ * addresses are each their own. */
+static void test_rate_per_client(void **state)
+{
+	struct webauth *a = webauth_new();
+	struct webconf w = {.rate_interval = 60, .rate_burst = 1};
+	struct webauth_request rq = {.fd = -1, .addr = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
+	char *user = NULL;
+	(void)state;
+
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	rq.addr[15] = 2; /* the same /64 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_RATE_LIMITED);
+	rq.addr[7] = 1; /* another /64 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	memset(rq.addr, 0, 16);
+	rq.addr[10] = rq.addr[11] = 0xff;
+	rq.addr[12] = 127, rq.addr[15] = 1; /* 127.0.0.1 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	rq.addr[15] = 2; /* 127.0.0.2: its own */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_RATE_LIMITED);
+	webauth_free(a);
+}
+
 /* A request with an Authorization header, from 127.0.0.1. */
 static enum webauth_verdict admit(struct webauth *a, const struct webconf *w, const char *header,
 				  char **user)
@@ -301,13 +326,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_and_users),
-	    cmocka_unit_test(test_bad_hashes),
-	    cmocka_unit_test(test_priority),
-	    cmocka_unit_test(test_rate_limit),
-	    cmocka_unit_test(test_auth),
-	    cmocka_unit_test(test_parse_basic),
-	    cmocka_unit_test(test_errors_point_at_values),
+	    cmocka_unit_test(test_empty_and_users), cmocka_unit_test(test_bad_hashes),
+	    cmocka_unit_test(test_priority),	    cmocka_unit_test(test_rate_limit),
+	    cmocka_unit_test(test_rate_per_client), cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_parse_basic),	    cmocka_unit_test(test_errors_point_at_values),
 	};
 	return cmocka_run_group_tests_name("webconf", tests, setup, teardown);
 }
