@@ -295,7 +295,7 @@ static enum authpool_result wait_job(struct authpool *p, struct job *j, int fd)
 		}
 		unlink_job(p, j);
 		job_free(j);
-		return AUTHPOOL_GONE;
+		return connection_cut(fd) ? AUTHPOOL_GONE : AUTHPOOL_LATE;
 	}
 	enum authpool_result r = j->state == JOB_DROPPED ? AUTHPOOL_BUSY
 				 : j->match		 ? AUTHPOOL_MATCH

@@ -20,7 +20,8 @@ enum authpool_result {
 	AUTHPOOL_MATCH,
 	AUTHPOOL_MISMATCH,
 	AUTHPOOL_BUSY, /* the address's share or the queue is full: refuse now */
-	AUTHPOOL_GONE, /* the connection was cut or waited too long */
+	AUTHPOOL_LATE, /* waited AUTHPOOL_WAIT_S in the queue: refuse */
+	AUTHPOOL_GONE, /* the connection was cut while it waited */
 };
 
 struct authpool;

@@ -452,6 +452,9 @@ static bool admitted(struct request *rq, enum MHD_Result *ret)
 		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS,
 				  "Too Many Requests: password checks are busy\n");
 		return false;
+	case WEBAUTH_GONE: /* evicted or failed while waiting: counted where it was cut */
+		*ret = MHD_NO;
+		return false;
 	case WEBAUTH_DENIED:
 		break;
 	}

@@ -186,9 +186,18 @@ static const struct webconf_user *decoy_user(const struct webconf *w)
 
 static enum webauth_verdict pool_verdict(enum authpool_result r)
 {
-	return r == AUTHPOOL_MATCH	? WEBAUTH_PASS
-	       : r == AUTHPOOL_MISMATCH ? WEBAUTH_DENIED
-					: WEBAUTH_BUSY;
+	switch (r) {
+	case AUTHPOOL_MATCH:
+		return WEBAUTH_PASS;
+	case AUTHPOOL_MISMATCH:
+		return WEBAUTH_DENIED;
+	case AUTHPOOL_GONE:
+		return WEBAUTH_GONE;
+	case AUTHPOOL_BUSY:
+	case AUTHPOOL_LATE:
+		break;
+	}
+	return WEBAUTH_BUSY;
 }
 
 /* Credentials not cached: charged to the address's shared bucket first,
@@ -208,7 +217,7 @@ static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
 		const struct webconf_user *d = decoy_user(w);
 		enum webauth_verdict v = pool_verdict(
 		    authpool_verify(a->pool, rq->addr, rq->fd, d->name, d->hash, password));
-		return v == WEBAUTH_BUSY ? v : WEBAUTH_DENIED;
+		return v == WEBAUTH_BUSY || v == WEBAUTH_GONE ? v : WEBAUTH_DENIED;
 	}
 	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, user, hash, password));
 }

@@ -14,6 +14,7 @@ enum webauth_verdict {
 	WEBAUTH_DENIED,	      /* 401 */
 	WEBAUTH_RATE_LIMITED, /* 429 */
 	WEBAUTH_BUSY,	      /* 429: the bcrypt pool has no room for this address now */
+	WEBAUTH_GONE,	      /* the connection was cut while it waited: no answer */
 };
 
 struct webauth_request {
