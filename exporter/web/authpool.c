@@ -1,5 +1,7 @@
-/* The bcrypt pool. Requests wait in one queue; a worker takes the oldest
- * of those whose address holds the fewest places (waiting or running).
+/* The bcrypt pool. Requests wait in one queue; a worker takes those of
+ * clients that passed a verification before first, and of the others the
+ * oldest of those whose address holds the fewest places (waiting or
+ * running).
  * An address holds at most AUTHPOOL_SHARE places in the queue and the
  * workers together; when the queue is full, a newcomer whose address
  * holds fewer than the address holding the most takes the place of that
@@ -30,6 +32,7 @@ struct job {
 	unsigned char addr[16];
 	enum job_state state;
 	bool match, abandoned;
+	bool known; /* its client passed a verification before */
 	char user[64];
 	char hash[64];
 	char *password; /* owned, zeroed when freed */
@@ -102,8 +105,9 @@ static void unlink_job(struct authpool *p, struct job *j)
 }
 
 /* With the lock held: the next job for a worker, out of the queue: of
- * the addresses holding the fewest places, the job waiting longest. A
- * newcomer (one place) goes before the addresses that keep two. */
+ * the known clients' jobs if any, else of all, the oldest of those whose
+ * address holds the fewest places. A newcomer (one place) goes before the
+ * addresses that keep two. */
 static struct job *pick(struct authpool *p)
 {
 	struct job *best = NULL;
@@ -111,7 +115,8 @@ static struct job *pick(struct authpool *p)
 
 	for (struct job *j = p->head; j; j = j->next) {
 		size_t n = held_by(p, j->addr);
-		if (!best || n < best_n) {
+		if (!best || (j->known && !best->known) ||
+		    (j->known == best->known && n < best_n)) {
 			best = j;
 			best_n = n;
 		}
@@ -232,20 +237,23 @@ void authpool_free(struct authpool *p)
 
 /* With the lock held and the queue full: makes room for a client holding
  * `mine` places by refusing the newest job of the address holding the
- * most, if that is more than mine + 1. */
-static bool make_room(struct authpool *p, size_t mine)
+ * most, if that is more than mine + 1; for a known client, the newest job
+ * of a client not known, if there is one. */
+static bool make_room(struct authpool *p, size_t mine, bool known)
 {
 	struct job *victim = NULL;
 	size_t most = 0;
 
 	for (struct job *j = p->head; j; j = j->next) {
 		size_t n = held_by(p, j->addr);
-		if (n >= most) { /* the later of equals: the newest */
+		if (j->known)
+			continue;
+		if (known || n >= most) { /* the later of equals: the newest */
 			most = n;
 			victim = j;
 		}
 	}
-	if (!victim || most <= mine + 1)
+	if (!victim || (!known && most <= mine + 1))
 		return false;
 	unlink_job(p, victim);
 	victim->state = JOB_DROPPED;
@@ -305,17 +313,19 @@ static enum authpool_result wait_job(struct authpool *p, struct job *j, int fd)
 }
 
 enum authpool_result authpool_verify(struct authpool *p, const unsigned char addr[16], int fd,
-				     const char *user, const char *hash, const char *password)
+				     bool known, const char *user, const char *hash,
+				     const char *password)
 {
 	struct job *j = job_new(addr, user, hash, password);
 	enum authpool_result r = AUTHPOOL_BUSY;
 
 	if (!j)
 		return AUTHPOOL_BUSY;
+	j->known = known;
 	pthread_mutex_lock(&p->lock);
 	size_t mine = held_by(p, addr);
 	if (start_locked(p) < 0 || p->stopping || mine >= AUTHPOOL_SHARE ||
-	    (p->nqueued >= AUTHPOOL_QUEUE && !make_room(p, mine))) {
+	    (p->nqueued >= AUTHPOOL_QUEUE && !make_room(p, mine, known))) {
 		pthread_mutex_unlock(&p->lock);
 		job_free(j);
 		return AUTHPOOL_BUSY;

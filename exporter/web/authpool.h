@@ -31,9 +31,11 @@ struct authpool *authpool_new(void);
 void authpool_free(struct authpool *p);
 /* Whether password matches the bcrypt hash, computed by a worker. fd: the
  * client's socket, watched for a cut while waiting (-1: none). `user`
- * names the user in a warning about a slow hash. */
+ * names the user in a warning about a slow hash. `known`: the client has
+ * passed a verification before, so it goes before those who have not. */
 enum authpool_result authpool_verify(struct authpool *p, const unsigned char addr[16], int fd,
-				     const char *user, const char *hash, const char *password);
+				     bool known, const char *user, const char *hash,
+				     const char *password);
 /* Starts the workers if they are not yet. */
 int authpool_start(struct authpool *p);
 /* One bcrypt, in the caller's thread; compared in a time that does not

@@ -1,8 +1,9 @@
 /* Basic auth against bcrypt hashes, as exporter-toolkit's handler checks
  * them, and its rate limit. A successful verification is remembered as a
  * SHA-256 of user, hash and password, so a scrape every 15 s costs one
- * hash, not one bcrypt, and never waits in the pool. Failures are not
- * remembered. An unknown user's password is checked against the hash of
+ * hash, not one bcrypt, and never waits in the pool; the client it came
+ * from is remembered too, and its next verifications go first in the
+ * pool. Failures are not remembered. An unknown user's password is checked against the hash of
  * the user of the lowest cost, so that the refusal takes a known user's
  * time without a hash made up front. Comparisons take the same time
  * whatever they compare. */
@@ -26,12 +27,15 @@
 /* A cost whose check takes longer than this is warned about at load. */
 #define WEBAUTH_SLOW_NS 1000000000ull
 #define CERTIFIED_WHO "\001certificate" /* not a user name: users have no controls */
+#define KNOWN_CLIENTS 256		/* the last clients that passed a verification */
 
 struct webauth {
 	pthread_mutex_t lock; /* the cache and the measure */
 	unsigned char cache[CACHE_ENTRIES][DIGEST_LEN];
 	size_t ncache, next;
-	uint64_t measured_ns; /* one bcrypt at MEASURE_COST; 0: not yet */
+	uint64_t measured_ns;			/* one bcrypt at MEASURE_COST; 0: not yet */
+	unsigned char known[KNOWN_CLIENTS][16]; /* client keys, a ring */
+	size_t nknown, next_known;
 	struct authpool *pool;
 	struct webrate *rate;
 };
@@ -101,6 +105,30 @@ static void remember(struct webauth *a, const unsigned char d[DIGEST_LEN])
 	a->next = (a->next + 1) % CACHE_ENTRIES;
 	if (a->ncache < CACHE_ENTRIES)
 		a->ncache++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Whether the client (its key) passed a verification lately: its next
+ * ones go first in the pool. */
+static bool known_client(struct webauth *a, const unsigned char key[16])
+{
+	bool hit = false;
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->nknown && !hit; i++)
+		hit = memcmp(a->known[i], key, 16) == 0;
+	pthread_mutex_unlock(&a->lock);
+	return hit;
+}
+
+static void remember_client(struct webauth *a, const unsigned char key[16])
+{
+	if (known_client(a, key))
+		return;
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->known[a->next_known], key, 16);
+	a->next_known = (a->next_known + 1) % KNOWN_CLIENTS;
+	if (a->nknown < KNOWN_CLIENTS)
+		a->nknown++;
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -215,11 +243,13 @@ static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
 		rq->waiting(rq->ctx);
 	if (!hash) { /* as slow as a user's: the time does not tell who exists */
 		const struct webconf_user *d = decoy_user(w);
-		enum webauth_verdict v = pool_verdict(
-		    authpool_verify(a->pool, rq->addr, rq->fd, d->name, d->hash, password));
+		enum webauth_verdict v = pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd,
+								      known_client(a, rq->addr),
+								      d->name, d->hash, password));
 		return v == WEBAUTH_BUSY || v == WEBAUTH_GONE ? v : WEBAUTH_DENIED;
 	}
-	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, user, hash, password));
+	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, known_client(a, rq->addr),
+					    user, hash, password));
 }
 
 /* Who a client is for its share of the pool and its rate buckets: an
@@ -267,6 +297,7 @@ enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
 		v = verify(a, w, rq, who, now_ns, user, password, hash);
 		if (v == WEBAUTH_PASS && hash && digest(user, hash, password, d) == 0) {
 			remember(a, d);
+			remember_client(a, rq->addr);
 			/* Counted in the user's own bucket too: its share of the
 			 * rate is the same whether it was cached or not. */
 			webrate_take(a->rate, rq->addr, user, w->rate_interval, w->rate_burst,
