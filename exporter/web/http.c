@@ -413,6 +413,8 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	return ret;
 }
 
+static enum MHD_Result refuse_and_close(struct request *rq, unsigned code, const char *text);
+
 static void auth_waiting(void *c)
 {
 	httpguard_auth_waiting(c);
@@ -447,10 +449,10 @@ static bool admitted(struct request *rq, enum MHD_Result *ret)
 		selfstats_http_refused(SELFSTATS_REFUSED_RATE_LIMIT);
 		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
 		return false;
-	case WEBAUTH_BUSY:
+	case WEBAUTH_BUSY: /* and closed: a client that retries at once reconnects */
 		selfstats_http_refused(SELFSTATS_REFUSED_AUTH_BUSY);
-		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS,
-				  "Too Many Requests: password checks are busy\n");
+		*ret = refuse_and_close(rq, MHD_HTTP_TOO_MANY_REQUESTS,
+					"Too Many Requests: password checks are busy\n");
 		return false;
 	case WEBAUTH_GONE: /* evicted or failed while waiting: counted where it was cut */
 		*ret = MHD_NO;
