@@ -21,6 +21,12 @@ bcrypt() { # bcrypt PASSWORD COST
 }
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$B/plugins" >"$WORK/cfg.yml"
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+stopped_clean() { # stopped_clean NAME: stops the exporter EPID, checks it exits 0
+	kill "$EPID" 2>/dev/null
+	wait "$EPID"
+	local rc=$?
+	check "$1: stops cleanly (exit $rc; a leak under AddressSanitizer fails it)" test "$rc" = 0
+}
 refused() { # refused PORT REASON: binstat_exporter_http_refused_total of REASON
 	curl -s -u s9:pw-9 "http://127.0.0.1:$1/metrics" |
 		awk -v m="binstat_exporter_http_refused_total{reason=\"$2\"}" '$1 == m { print $2 }'
@@ -55,7 +61,7 @@ kill -HUP "$EPID"
 check "... a SIGHUP: reloaded without waiting for the hash" wait_for_log 'web endpoint' 2
 check "... mallory, unknown, refused at once" \
 	test "$(code --max-time 3 -u mallory:x "http://127.0.0.1:$PORT/metrics")" = 401
-kill "$EPID"
+stopped_clean "the cost-18 exporter"
 
 # ---- the password's bytes, all of them: one followed by a NUL and junk is
 # not the password.
@@ -112,7 +118,7 @@ check "320 connections from 20 addresses sending wrong passwords: $fresh of 10 s
 check "... and $cached of 10 by a verified (cached) user" test "${cached%% *}" -ge 9
 check "... the wrong passwords past the pool refused at once and counted (auth_busy ${busy:-none}; the attack saw $attack)" \
 	test "${busy:-0}" -gt 0
-kill "$EPID"
+stopped_clean "the exporter under wrong passwords"
 
 # ---- rate_limit as the toolkit documents it (100ms, burst 20), and a
 # stranger without credentials at 30 requests a second from the scraper's
@@ -146,6 +152,6 @@ check "a stranger at 30 requests a second: 20 of 20 scrapes 200 ($codes)" \
 	test "$(tr ' ' '\n' <<<"$codes" | grep -c '^200$')" = 20
 check "... the stranger itself is limited ($stranger)" grep -q '429:' <<<"$stranger"
 check "... and so is one at another address, on its own bucket ($other)" grep -q '429:' <<<"$other"
-kill "$EPID"
+stopped_clean "the rate-limited exporter"
 
 summary
