@@ -346,7 +346,8 @@ bad "not YAML" $'tls_server_config: [' "bad.yml"
 # enterprise CAs have it): GnuTLS signs nothing with it, so only the RSA
 # key exchange suites can serve it. Served with those, and said; a
 # handshake that fails is logged and counted; with only ECDHE suites
-# configured it is refused at start and at a renewal, with the reason.
+# configured it is refused at start (within 10 s: one taken would serve
+# on) and at a renewal, with the reason.
 kecert() { # kecert NAME KEY_USAGE
 	ossl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.crt" -days 2 -subj /CN=localhost \
 		-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -addext "keyUsage=critical,$2" \
@@ -383,7 +384,7 @@ check "... both counted: http_refused_total{reason=\"tls_handshake_failed\"} ${b
 check "... and logged with the client's address" \
 	grep -q 'msg="TLS handshake failed" remote=127.0.0.1:' "$WORK/encipher.log"
 printf 'tls_server_config:\n  cert_file: encipher.crt\n  key_file: encipher.key\n  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n' >"$T/ecdhe.yml"
-out=$("$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/ecdhe.yml" \
+out=$(timeout 10 "$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/ecdhe.yml" \
 	--web.listen-address="127.0.0.1:$(free_port)" 2>&1)
 check "... with only ECDHE suites configured it is refused at start, with the reason" \
 	grep -q 'ecdhe.yml:2:14: the certificate (.*encipher.crt) can complete no handshake.*allows key encipherment only' <<<"$out"
@@ -404,5 +405,31 @@ check "... renewed by one for key encipherment only: refused, with the reason" \
 	grep -q 'web config rejected.*can complete no handshake' "$WORK/renew.log"
 check "... and the last good one still served" \
 	test "$(code --cacert rsaboth.crt "https://127.0.0.1:$PORT6/-/healthy")" = 200
+
+# The rate limit with client certificates: a client whose certificate was
+# verified has a bucket of its own, which a stranger without one, at the
+# same address and as fast as curl goes, does not drain.
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\nrate_limit:\n  interval: 100ms\n  burst: 20\n' >"$T/certrate.yml"
+PORT7=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/certrate.yml" \
+	--web.listen-address="127.0.0.1:$PORT7" >>"$WORK/exporter.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORT7"
+(
+	end=$((SECONDS + 6))
+	while [ $SECONDS -lt $end ]; do code --cacert ca.crt "https://127.0.0.1:$PORT7/metrics"; echo; done
+) >"$WORK/stranger.codes" &
+STRANGER=$!
+for _ in $(seq 100); do grep -q 429 "$WORK/stranger.codes" && break; sleep 0.05; done
+codes=""
+for _ in $(seq 15); do
+	codes="$codes $(code "${C[@]}" "https://127.0.0.1:$PORT7/metrics")"
+	sleep 0.2 # the scraper's own pace, 5 a second: within its bucket
+done
+wait "$STRANGER"
+check "a stranger without a certificate drains its bucket ($(sort "$WORK/stranger.codes" | uniq -c | tr -s ' \n' ' '))" \
+	grep -q 429 "$WORK/stranger.codes"
+check "... a client with a verified certificate at the same address: 15 of 15 scrapes 200 ($codes)" \
+	test "$(tr ' ' '\n' <<<"$codes" | grep -c '^200$')" = 15
 
 summary
