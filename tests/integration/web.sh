@@ -415,10 +415,11 @@ PORT7=$(free_port)
 	--web.listen-address="127.0.0.1:$PORT7" >>"$WORK/exporter.log" 2>&1 &
 PIDS+=($!)
 wait_port "$PORT7"
+: >"$WORK/stranger.codes" # before the loop's own redirection: polled at once
 (
 	end=$((SECONDS + 6))
 	while [ $SECONDS -lt $end ]; do code --cacert ca.crt "https://127.0.0.1:$PORT7/metrics"; echo; done
-) >"$WORK/stranger.codes" &
+) >>"$WORK/stranger.codes" &
 STRANGER=$!
 for _ in $(seq 100); do grep -q 429 "$WORK/stranger.codes" && break; sleep 0.05; done
 codes=""
