@@ -51,8 +51,8 @@ for _ in $(seq 300); do # 15 s at most: a start held by the hash shows as a numb
 	fi
 	sleep 0.05
 done
-check "a user of cost 18 beside alice's cost 10: alice answered ${healthy_ms} ms after the start (3,000 at most)" \
-	test "$healthy_ms" != none -a "${healthy_ms/none/99999}" -le 3000
+check "a user of cost 18 beside alice's cost 10: alice answered ${healthy_ms} ms after the start (2,000 at most)" \
+	test "$healthy_ms" != none -a "${healthy_ms/none/99999}" -le 2000
 check "... and /metrics as alice: 200" \
 	test "$(code --max-time 5 -u alice:alice123 "http://127.0.0.1:$PORT/metrics")" = 200
 check "... the log warns about bob's cost with the time it takes" \
