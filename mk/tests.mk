@@ -68,7 +68,7 @@ BENCH_BINS = $(B)/bench/bench_writer $(B)/bench/bench_kvm_floor $(B)/bench/bench
 testbins: all $(UNIT_BINS) $(TEST_PLUGINS) $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier \
 	  $(XEN_TESTS) $(BENCH_BINS)
 
-INTEGRATION = run config cli web systemd landing kvm hostile_kvm kvm_perm hostile_http http_phases qemu dci4 \
+INTEGRATION = run config cli web systemd landing kvm hostile_kvm kvm_perm hostile_http http_phases webauth qemu dci4 \
 	      dci_collector xen faults processing statistics tdigest
 integration: testbins
 	@set -e; for s in $(INTEGRATION); do echo "tests/integration/$$s.sh $(B)"; \

@@ -428,33 +428,46 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	return ret;
 }
 
-/* The web config's rate limit, then its users, as the toolkit orders them.
- * False with the refusal queued in *ret. */
+static enum MHD_Result refuse_and_close(struct request *rq, unsigned code, const char *text);
+
+/* The web config's users and rate limit (webauth.c). False with the
+ * refusal queued in *ret. */
 static bool admitted(struct request *rq, enum MHD_Result *ret)
 {
-	const struct webconf *w = rq->web->conf;
-	struct webauth *auth = weblive_auth(rq->s->opt.web);
-	char *user, *password = NULL;
-	bool ok;
+	const union MHD_ConnectionInfo *fi =
+	    MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ti =
+	    MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	struct webauth_request ar = {
+	    .fd = fi ? fi->connect_fd : -1,
+	    .certified =
+		ti && rq->web->tls && webtls_client_verified(rq->web->tls, ti->tls_session),
+	    .authorization =
+		MHD_lookup_connection_value(rq->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+	    .ctx = rq->c, /* the guard has it in HTTPGUARD_AUTH (route) */
+	};
 
-	if (!webauth_rate_allow(auth, w, monoclock_ns())) {
+	httpguard_client_addr(rq->c, ar.addr);
+	enum webauth_verdict v = webauth_admit(weblive_auth(rq->s->opt.web), rq->web->conf, &ar,
+					       monoclock_ns(), &rq->user);
+	switch (v) {
+	case WEBAUTH_PASS:
+		return true;
+	case WEBAUTH_RATE_LIMITED:
 		selfstats_http_refused(SELFSTATS_REFUSED_RATE_LIMIT);
 		*ret = reply_text(rq, MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests\n");
 		return false;
+	case WEBAUTH_BUSY: /* and closed: a client that retries at once reconnects */
+		selfstats_http_refused(SELFSTATS_REFUSED_AUTH_BUSY);
+		*ret = refuse_and_close(rq, MHD_HTTP_TOO_MANY_REQUESTS,
+					"Too Many Requests: password checks are busy\n");
+		return false;
+	case WEBAUTH_GONE: /* evicted or failed while waiting: counted where it was cut */
+		*ret = MHD_NO;
+		return false;
+	case WEBAUTH_DENIED:
+		break;
 	}
-	if (!w->nusers)
-		return true;
-	user = MHD_basic_auth_get_username_password(rq->c, &password);
-	ok = webauth_check(auth, w, user, password);
-	if (password) {
-		explicit_bzero(password, strlen(password));
-		MHD_free(password);
-	}
-	if (ok && user)
-		rq->user = strdup(user); /* NULL when out of memory: no writes */
-	MHD_free(user);
-	if (ok)
-		return true;
 	selfstats_http_refused(SELFSTATS_REFUSED_AUTH);
 	*ret = reply_text(rq, MHD_HTTP_UNAUTHORIZED, "Unauthorized\n");
 	return false;
@@ -687,11 +700,23 @@ static void tls_start(struct http_server *s, struct MHD_Connection *c)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
+/* A handshake that failed is counted (and logged by webtls.c). */
+static void tls_end(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+	if (ci && ci->tls_session && webtls_handshake_failed(ci->tls_session))
+		selfstats_http_refused(SELFSTATS_REFUSED_TLS_HANDSHAKE);
+}
+
 static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		   enum MHD_ConnectionNotificationCode code)
 {
 	struct http_server *s = cls;
 
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED && weblive_tls(s->opt.web))
+		tls_end(c);
 	httpguard_notify(s->guard, c, socket_ctx, code);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED && weblive_tls(s->opt.web))
 		tls_start(s, c);

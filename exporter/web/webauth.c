@@ -1,39 +1,56 @@
-/* Basic auth against bcrypt hashes, verified by libxcrypt's crypt_rn.
- * bcrypt is slow on purpose (about 50 ms at cost 10), so a successful
- * verification is remembered as a SHA-256 of user, hash and password: a
- * scrape every 15 s costs one hash, not one bcrypt. Failures are not
- * remembered, and run one at a time, as in the toolkit, so a password
- * guesser gets one core at most. Comparisons take the same time whatever
- * they compare. */
+/* Basic auth against bcrypt hashes, as exporter-toolkit's handler checks
+ * them, and its rate limit. A successful verification is remembered as a
+ * SHA-256 of user, hash and password, so a scrape every 15 s costs one
+ * hash, not one bcrypt, and never waits in the pool; the client it came
+ * from is remembered too, and its next verifications go first in the
+ * pool. Failures are not remembered. An unknown user's password is checked against the hash of
+ * the user of the lowest cost, so that the refusal takes a known user's
+ * time without a hash made up front. Comparisons take the same time
+ * whatever they compare. */
 #include "webauth.h"
 
-#include <crypt.h>
 #include <gnutls/crypto.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "authpool.h"
+#include "log.h"
+#include "monoclock.h"
+#include "webrate.h"
 
 #define CACHE_ENTRIES 64
 #define DIGEST_LEN 32
+#define MEASURE_COST 6
+/* A cost whose check takes longer than this is warned about at load. */
+#define WEBAUTH_SLOW_NS 1000000000ull
+#define CERTIFIED_WHO "\001certificate" /* not a user name: users have no controls */
+#define KNOWN_CLIENTS 256		/* the last clients that passed a verification */
 
 struct webauth {
-	pthread_mutex_t lock; /* the cache and the bucket */
-	pthread_mutex_t bcrypt_lock;
+	pthread_mutex_t lock; /* the cache and the measure */
 	unsigned char cache[CACHE_ENTRIES][DIGEST_LEN];
 	size_t ncache, next;
-	/* The token bucket, and the settings it was filled for. */
-	double tokens, interval;
-	unsigned burst;
-	uint64_t last_ns;
+	uint64_t measured_ns;			/* one bcrypt at MEASURE_COST; 0: not yet */
+	unsigned char known[KNOWN_CLIENTS][16]; /* client keys, a ring */
+	size_t nknown, next_known;
+	struct authpool *pool;
+	struct webrate *rate;
 };
 
 struct webauth *webauth_new(void)
 {
 	struct webauth *a = calloc(1, sizeof(*a));
+
 	if (!a)
 		return NULL;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_mutex_init(&a->bcrypt_lock, NULL);
+	if (!(a->pool = authpool_new()) || !(a->rate = webrate_new())) {
+		webauth_free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -41,8 +58,9 @@ void webauth_free(struct webauth *a)
 {
 	if (!a)
 		return;
+	authpool_free(a->pool);
+	webrate_free(a->rate);
 	pthread_mutex_destroy(&a->lock);
-	pthread_mutex_destroy(&a->bcrypt_lock);
 	explicit_bzero(a->cache, sizeof(a->cache));
 	free(a);
 }
@@ -90,69 +108,252 @@ static void remember(struct webauth *a, const unsigned char d[DIGEST_LEN])
 	pthread_mutex_unlock(&a->lock);
 }
 
-static bool bcrypt_matches(struct webauth *a, const char *hash, const char *password)
+/* Whether the client (its key) passed a verification lately: its next
+ * ones go first in the pool. */
+static bool known_client(struct webauth *a, const unsigned char key[16])
 {
-	struct crypt_data *cd = calloc(1, sizeof(*cd)); /* 32 KiB: not on the stack */
-	bool ok = false;
-
-	if (!cd)
-		return false;
-	pthread_mutex_lock(&a->bcrypt_lock);
-	const char *out = crypt_rn(password, hash, cd, (int)sizeof(*cd));
-	pthread_mutex_unlock(&a->bcrypt_lock);
-	ok = out && strlen(out) == strlen(hash) && same_bytes(out, hash, strlen(hash));
-	explicit_bzero(cd, sizeof(*cd));
-	free(cd);
-	return ok;
+	bool hit = false;
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->nknown && !hit; i++)
+		hit = memcmp(a->known[i], key, 16) == 0;
+	pthread_mutex_unlock(&a->lock);
+	return hit;
 }
 
-bool webauth_check(struct webauth *a, const struct webconf *w, const char *user,
-		   const char *password)
+static void remember_client(struct webauth *a, const unsigned char key[16])
 {
-	const char *hash = NULL;
-	unsigned char d[DIGEST_LEN];
+	if (known_client(a, key))
+		return;
+	pthread_mutex_lock(&a->lock);
+	memcpy(a->known[a->next_known], key, 16);
+	a->next_known = (a->next_known + 1) % KNOWN_CLIENTS;
+	if (a->nknown < KNOWN_CLIENTS)
+		a->nknown++;
+	pthread_mutex_unlock(&a->lock);
+}
 
-	if (!w->nusers)
-		return true;
-	if (!user || !password)
+static int b64_value(char c)
+{
+	static const char alphabet[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *at = c ? strchr(alphabet, c) : NULL;
+	return at ? (int)(at - alphabet) : -1;
+}
+
+/* Standard base64 with its padding, as Go's StdEncoding; the length out. */
+static bool b64_decode(const char *in, unsigned char *out, size_t outlen, size_t *len)
+{
+	size_t n = strlen(in), o = 0;
+
+	if (n % 4)
 		return false;
-	for (size_t i = 0; i < w->nusers; i++)
-		if (strcmp(w->user[i].name, user) == 0)
-			hash = w->user[i].hash;
-	if (!hash) { /* as slow as a user's: the time does not tell who exists */
-		bcrypt_matches(a, w->decoy_hash, password);
-		return false;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4], pad = 0;
+		for (int k = 0; k < 4; k++) {
+			bool last = i + 4 == n;
+			if (in[i + k] == '=' && last && k >= 2 && (k == 3 || in[i + 3] == '=')) {
+				v[k] = 0;
+				pad++;
+			} else if ((v[k] = b64_value(in[i + k])) < 0 || pad) {
+				return false;
+			}
+		}
+		unsigned bits = (unsigned)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
+		if (o + 3 - (size_t)pad > outlen)
+			return false;
+		out[o++] = (unsigned char)(bits >> 16);
+		if (pad < 2)
+			out[o++] = (unsigned char)(bits >> 8);
+		if (pad < 1)
+			out[o++] = (unsigned char)bits;
 	}
-	if (digest(user, hash, password, d) < 0)
-		return false;
-	if (cached(a, d))
-		return true;
-	if (!bcrypt_matches(a, hash, password))
-		return false;
-	remember(a, d);
+	*len = o;
 	return true;
 }
 
-bool webauth_rate_allow(struct webauth *a, const struct webconf *w, uint64_t now_ns)
+bool webauth_parse_basic(const char *value, char *buf, size_t buflen, const char **user,
+			 const char **password)
 {
-	bool ok;
+	size_t len;
 
-	if (w->rate_interval <= 0)
-		return true;
-	pthread_mutex_lock(&a->lock);
-	if (a->interval != w->rate_interval || a->burst != w->rate_burst) {
-		a->interval = w->rate_interval; /* new settings: a full bucket */
-		a->burst = w->rate_burst;
-		a->tokens = w->rate_burst;
-		a->last_ns = now_ns;
+	if (!value || strncasecmp(value, "Basic ", 6) != 0 || !buflen ||
+	    !b64_decode(value + 6, (unsigned char *)buf, buflen - 1, &len))
+		return false;
+	/* A NUL would cut the password short: "pass\0junk" checked as
+	 * "pass". The toolkit refuses it; so does this. */
+	char *colon = memchr(buf, ':', len);
+	if (!colon || memchr(buf, '\0', len))
+		return false;
+	buf[len] = '\0';
+	*colon = '\0';
+	*user = buf;
+	*password = colon + 1;
+	return true;
+}
+
+static const char *hash_of(const struct webconf *w, const char *user)
+{
+	const char *hash = NULL;
+
+	for (size_t i = 0; i < w->nusers; i++)
+		if (strcmp(w->user[i].name, user) == 0)
+			hash = w->user[i].hash;
+	return hash;
+}
+
+/* The lowest cost's hash: what an unknown user's password is checked against. */
+static const struct webconf_user *decoy_user(const struct webconf *w)
+{
+	const struct webconf_user *d = &w->user[0];
+
+	for (size_t i = 1; i < w->nusers; i++)
+		if (strncmp(w->user[i].hash + 4, d->hash + 4, 2) < 0)
+			d = &w->user[i];
+	return d;
+}
+
+static enum webauth_verdict pool_verdict(enum authpool_result r)
+{
+	switch (r) {
+	case AUTHPOOL_MATCH:
+		return WEBAUTH_PASS;
+	case AUTHPOOL_MISMATCH:
+		return WEBAUTH_DENIED;
+	case AUTHPOOL_GONE:
+		return WEBAUTH_GONE;
+	case AUTHPOOL_BUSY:
+	case AUTHPOOL_LATE:
+		break;
 	}
-	a->tokens += (double)(now_ns - a->last_ns) / 1e9 / a->interval;
-	if (a->tokens > a->burst)
-		a->tokens = a->burst;
-	a->last_ns = now_ns;
-	ok = a->tokens >= 1;
-	if (ok)
-		a->tokens -= 1;
+	return WEBAUTH_BUSY;
+}
+
+/* Credentials not cached: charged to the address's shared bucket first,
+ * as the toolkit takes its token before authentication, then verified. */
+static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
+				   const struct webauth_request *rq, const char *who,
+				   uint64_t now_ns, const char *user, const char *password,
+				   const char *hash)
+{
+	if (!webrate_take(a->rate, rq->addr, who, w->rate_interval, w->rate_burst, now_ns))
+		return WEBAUTH_RATE_LIMITED;
+	if (!user)
+		return WEBAUTH_DENIED;
+	if (rq->waiting)
+		rq->waiting(rq->ctx);
+	if (!hash) { /* as slow as a user's: the time does not tell who exists */
+		const struct webconf_user *d = decoy_user(w);
+		enum webauth_verdict v = pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd,
+								      known_client(a, rq->addr),
+								      d->name, d->hash, password));
+		return v == WEBAUTH_BUSY || v == WEBAUTH_GONE ? v : WEBAUTH_DENIED;
+	}
+	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, known_client(a, rq->addr),
+					    user, hash, password));
+}
+
+/* Who a client is for its share of the pool and its rate buckets: an
+ * IPv4 address, or an IPv6 address's /64, which one subscriber is given
+ * whole (so 2^64 addresses are one client, not 2^64 clients). */
+static void client_key(const unsigned char addr[16], unsigned char key[16])
+{
+	static const unsigned char v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	memcpy(key, addr, 16);
+	if (memcmp(addr, v4mapped, 12) != 0)
+		memset(key + 8, 0, 8);
+}
+
+enum webauth_verdict webauth_admit(struct webauth *a, const struct webconf *w,
+				   const struct webauth_request *in, uint64_t now_ns,
+				   char **user_out)
+{
+	struct webauth_request keyed = *in, *rq = &keyed;
+	const char *who = rq->certified ? CERTIFIED_WHO : "";
+	const char *user = NULL, *password = NULL, *hash = NULL;
+	unsigned char d[DIGEST_LEN];
+	size_t buflen = rq->authorization ? strlen(rq->authorization) + 1 : 1;
+	char *buf = NULL;
+	enum webauth_verdict v;
+
+	*user_out = NULL;
+	client_key(in->addr, keyed.addr);
+	if (!w->nusers)
+		return webrate_take(a->rate, rq->addr, who, w->rate_interval, w->rate_burst, now_ns)
+			   ? WEBAUTH_PASS
+			   : WEBAUTH_RATE_LIMITED;
+	if (!(buf = malloc(buflen)))
+		return WEBAUTH_BUSY;
+	if (webauth_parse_basic(rq->authorization, buf, buflen, &user, &password))
+		hash = hash_of(w, user);
+	else
+		user = password = NULL;
+	if (hash && digest(user, hash, password, d) == 0 && cached(a, d)) {
+		/* Verified before: its own bucket, nobody else's requests in it. */
+		v = webrate_take(a->rate, rq->addr, user, w->rate_interval, w->rate_burst, now_ns)
+			? WEBAUTH_PASS
+			: WEBAUTH_RATE_LIMITED;
+	} else {
+		v = verify(a, w, rq, who, now_ns, user, password, hash);
+		if (v == WEBAUTH_PASS && hash && digest(user, hash, password, d) == 0) {
+			remember(a, d);
+			remember_client(a, rq->addr);
+			/* Counted in the user's own bucket too: its share of the
+			 * rate is the same whether it was cached or not. */
+			webrate_take(a->rate, rq->addr, user, w->rate_interval, w->rate_burst,
+				     now_ns);
+		}
+	}
+	if (v == WEBAUTH_PASS)
+		*user_out = strdup(user);
+	explicit_bzero(buf, buflen);
+	free(buf);
+	return v;
+}
+
+/* One bcrypt at a low cost, timed once: the estimate of the others. */
+static uint64_t measured(struct webauth *a)
+{
+	pthread_mutex_lock(&a->lock);
+	/* A fixed salt: only the time matters. The quickest of three: the
+	 * first call pays for setting up, and a busy core slows any one. */
+	static const char probe[] = "$2b$06$abcdefghijklmnopqrstuu";
+	uint64_t best = a->measured_ns;
+	for (int i = 0; i < 3 && !a->measured_ns; i++) {
+		uint64_t t0 = monoclock_ns();
+		authpool_bcrypt_matches(probe, "probe");
+		uint64_t t = monoclock_ns() - t0 + 1;
+		best = i == 0 || t < best ? t : best;
+	}
+	a->measured_ns = best;
+	uint64_t m = a->measured_ns;
 	pthread_mutex_unlock(&a->lock);
-	return ok;
+	return m;
+}
+
+void webauth_configure(struct webauth *a, const struct webconf *w)
+{
+	uint32_t said = 0; /* bit c: cost c warned about already */
+
+	if (!w->nusers)
+		return;
+	authpool_start(a->pool);
+	uint64_t m = measured(a);
+	for (size_t i = 0; i < w->nusers; i++) {
+		int cost = (w->user[i].hash[4] - '0') * 10 + (w->user[i].hash[5] - '0');
+		double est = (double)m * (double)(1ull << cost) / (double)(1ull << MEASURE_COST);
+		if (est < WEBAUTH_SLOW_NS || (said & (1u << cost)))
+			continue;
+		said |= 1u << cost;
+		char c[8], secs[32], probe_ms[32];
+		snprintf(c, sizeof(c), "%d", cost);
+		snprintf(secs, sizeof(secs), "%.1f", est / 1e9);
+		snprintf(probe_ms, sizeof(probe_ms), "%.2f", (double)m / 1e6);
+		log_warn("a bcrypt cost this host cannot check in reasonable time: each first "
+			 "request of this user (and of an unknown user, if it is the lowest cost) "
+			 "takes about this long in the pool, and others wait behind it; a cost of "
+			 "10 to 12 is enough",
+			 "user", w->user[i].name, "cost", c, "estimated_seconds", secs,
+			 "measured_ms_at_cost_6", probe_ms);
+	}
 }

@@ -4,13 +4,11 @@
  * error says so rather than serving something weaker. */
 #include "webconf.h"
 
-#include <crypt.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "conftree.h"
 #include "tlsprio.h"
@@ -274,31 +272,6 @@ static int bcrypt_cost(const char *h)
 	return (h[4] - '0') * 10 + (h[5] - '0');
 }
 
-/* The decoy: a bcrypt of random bytes, at the highest cost of the users
- * (where costs differ, an unknown user is as slow as the slowest). */
-static int make_decoy(struct webconf *w)
-{
-	char salt[CRYPT_GENSALT_OUTPUT_SIZE], password[33];
-	unsigned char rnd[16];
-	struct crypt_data *cd;
-
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return -EIO;
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(password + 2 * i, 3, "%02x", rnd[i]);
-	if (!crypt_gensalt_rn("$2b$", (unsigned long)w->cost_max, NULL, 0, salt, sizeof(salt)) ||
-	    !(cd = calloc(1, sizeof(*cd))))
-		return -ENOMEM;
-	const char *out = crypt_rn(password, salt, cd, (int)sizeof(*cd));
-	int rc = out && strlen(out) < sizeof(w->decoy_hash) ? 0 : -EINVAL;
-	if (rc == 0)
-		memcpy(w->decoy_hash, out, strlen(out) + 1);
-	explicit_bzero(cd, sizeof(*cd));
-	explicit_bzero(password, sizeof(password));
-	free(cd);
-	return rc;
-}
-
 static int load_users(struct webconf *w, const struct conf_node *u)
 {
 	if (u->kind == BS_CONF_SCALAR && !u->scalar[0])
@@ -322,8 +295,6 @@ static int load_users(struct webconf *w, const struct conf_node *u)
 		w->cost_min = w->nusers == 1 || cost < w->cost_min ? cost : w->cost_min;
 		w->cost_max = cost > w->cost_max ? cost : w->cost_max;
 	}
-	if (w->nusers && make_decoy(w) < 0)
-		return conf_errorf(u, "cannot make the hash unknown users are checked against");
 	return 0;
 }
 

@@ -51,10 +51,6 @@ struct webconf {
 	struct webconf_user user[WEBCONF_USERS_MAX];
 	size_t nusers;
 	int cost_min, cost_max; /* the users' bcrypt costs */
-	/* A hash of a random password at cost_max: what an unknown user's
-	 * password is checked against, so that the time a refusal takes does
-	 * not tell whether the user exists. */
-	char decoy_hash[64];
 	struct webconf_header header[WEBCONF_HEADERS_MAX];
 	size_t nheaders;
 	double rate_interval; /* s between requests; 0: no limit */

@@ -14,6 +14,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,199 @@ static int load_credentials(struct webtls *t, const struct webconf *w, char *err
 	return 0;
 }
 
+/* What the certificate's key may do in a handshake: sign (every ECDHE and
+ * DHE suite, and TLS 1.3) and, for RSA, encipher (the RSA key exchange
+ * suites). GnuTLS honours the key usage of its own certificate, as Go does
+ * not: a certificate for key encipherment alone fails every handshake
+ * that needs a signature. */
+struct key_use {
+	bool rsa, sign, encipher;
+	unsigned ku; /* the key usage bits; 0 with has_ku false */
+	bool has_ku;
+};
+
+static int key_use_of(gnutls_certificate_credentials_t cred, struct key_use *u)
+{
+	gnutls_datum_t der;
+	gnutls_x509_crt_t crt;
+	unsigned critical = 0;
+	int rc;
+
+	if ((rc = gnutls_certificate_get_crt_raw(cred, 0, 0, &der)) < 0)
+		return rc;
+	if ((rc = gnutls_x509_crt_init(&crt)) < 0)
+		return rc;
+	if ((rc = gnutls_x509_crt_import(crt, &der, GNUTLS_X509_FMT_DER)) < 0)
+		goto out_deinit;
+	int pk = gnutls_x509_crt_get_pk_algorithm(crt, NULL);
+	u->rsa = pk == GNUTLS_PK_RSA;
+	rc = gnutls_x509_crt_get_key_usage(crt, &u->ku, &critical);
+	u->has_ku = rc >= 0;
+	u->sign = !u->has_ku || (u->ku & GNUTLS_KEY_DIGITAL_SIGNATURE);
+	u->encipher = u->rsa && (!u->has_ku || (u->ku & GNUTLS_KEY_KEY_ENCIPHERMENT));
+	rc = 0;
+out_deinit:
+	gnutls_x509_crt_deinit(crt);
+	return rc;
+}
+
+/* Of the suites the priority enables, how many the key can serve, and how
+ * many of those are RSA key exchange (TLS 1.2 at most, no forward secrecy). */
+static void usable_suites(gnutls_priority_t prio, const struct key_use *u, unsigned *usable,
+			  unsigned *rsa_kx)
+{
+	const unsigned *protos = NULL;
+	int nprotos = gnutls_priority_protocol_list(prio, &protos);
+	bool tls12 = false, tls13 = false;
+	unsigned sidx;
+
+	for (int i = 0; i < nprotos; i++) {
+		tls13 |= protos[i] == GNUTLS_TLS1_3;
+		tls12 |= protos[i] != GNUTLS_TLS1_3;
+	}
+	*usable = *rsa_kx = 0;
+	for (unsigned i = 0;; i++) {
+		int rc = gnutls_priority_get_cipher_suite_index(prio, i, &sidx);
+		if (rc == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+			break;
+		if (rc < 0)
+			continue;
+		gnutls_kx_algorithm_t kx;
+		gnutls_protocol_t minv;
+		if (!gnutls_cipher_suite_info(sidx, NULL, &kx, NULL, NULL, &minv))
+			continue;
+		if (minv == GNUTLS_TLS1_3) {
+			*usable += tls13 && u->sign;
+		} else if (kx == GNUTLS_KX_RSA) {
+			*usable += tls12 && u->encipher;
+			*rsa_kx += tls12 && u->encipher;
+		} else if (kx == GNUTLS_KX_ECDHE_RSA || kx == GNUTLS_KX_DHE_RSA) {
+			*usable += tls12 && u->rsa && u->sign;
+		} else if (kx == GNUTLS_KX_ECDHE_ECDSA) {
+			*usable += tls12 && !u->rsa && u->sign;
+		}
+	}
+}
+
+/* Refuses a certificate no configured suite can use; one that only RSA key
+ * exchange can use is served with those suites, and said. */
+static int check_key_use(struct webtls *t, const struct webconf *w, char *err, size_t errlen)
+{
+	struct key_use u = {0};
+	unsigned usable, rsa_kx;
+	char kubuf[16];
+	size_t at;
+
+	if (key_use_of(t->cred, &u) < 0)
+		return 0; /* GnuTLS took it; it will say more at the handshake */
+	usable_suites(t->prio, &u, &usable, &rsa_kx);
+	snprintf(kubuf, sizeof(kubuf), "0x%02x", u.ku);
+	if (!usable) {
+		at = where(w, w->cert_at, err, errlen);
+		snprintf(err + at, errlen - at,
+			 "the certificate (%s) can complete no handshake with the configured "
+			 "versions and cipher_suites: its key usage (%s) %s",
+			 w->cert_file ? w->cert_file : "inline", kubuf,
+			 u.rsa && u.encipher
+			     ? "allows key encipherment only: enable TLS12 and an "
+			       "RSA key exchange suite (TLS_RSA_WITH_AES_128_GCM_SHA256"
+			       "), or reissue it with digitalSignature"
+			     : "does not allow digital signatures: reissue it with "
+			       "digitalSignature");
+		return -1;
+	}
+	if (rsa_kx == usable)
+		log_warn("the TLS certificate's key usage allows key encipherment only: it is "
+			 "served with the RSA key exchange suites alone (TLS 1.2, no forward "
+			 "secrecy); a client offering only ECDHE suites or TLS 1.3 fails the "
+			 "handshake. Reissue it with digitalSignature",
+			 "cert", w->cert_file ? w->cert_file : "inline", "key_usage", kubuf);
+	return 0;
+}
+
+/* Where each session's handshake got to, by the session's address (the
+ * session's own pointer is libmicrohttpd's): set from the handshake hook,
+ * read and cleared at the connection's close. Past HANDSHAKES_MAX at once
+ * a session goes untracked (its failure uncounted). */
+#define HANDSHAKES_MAX 4096 /* a power of two, above the connections kept */
+enum { HS_FREE, HS_STARTED, HS_HELLO, HS_DONE };
+static struct {
+	gnutls_session_t s;
+	unsigned char state;
+} handshakes[HANDSHAKES_MAX];
+
+/* With live_lock held: s's slot, or a free one; NULL if full. */
+static unsigned char *handshake_slot(gnutls_session_t s, bool add)
+{
+	size_t h = ((uintptr_t)s >> 4) * 0x9e3779b97f4a7c15ull >> 52;
+
+	for (size_t i = 0; i < HANDSHAKES_MAX; i++) {
+		size_t k = (h + i) & (HANDSHAKES_MAX - 1);
+		if (handshakes[k].state != HS_FREE && handshakes[k].s == s)
+			return &handshakes[k].state;
+		if (handshakes[k].state == HS_FREE && add) {
+			handshakes[k].s = s;
+			return &handshakes[k].state;
+		}
+		if (handshakes[k].state == HS_FREE)
+			return NULL;
+	}
+	return NULL;
+}
+
+static int handshake_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigned incoming,
+			  const gnutls_datum_t *msg)
+{
+	(void)msg;
+	/* The hello before it is processed (its processing is where a
+	 * handshake with no usable suite fails), Finished after. */
+	if (!incoming || (htype == GNUTLS_HANDSHAKE_CLIENT_HELLO) != (when == GNUTLS_HOOK_PRE) ||
+	    (htype != GNUTLS_HANDSHAKE_CLIENT_HELLO && htype != GNUTLS_HANDSHAKE_FINISHED))
+		return 0;
+	pthread_mutex_lock(&live_lock);
+	unsigned char *st = handshake_slot(s, false);
+	if (st)
+		*st = htype == GNUTLS_HANDSHAKE_FINISHED ? HS_DONE : HS_HELLO;
+	pthread_mutex_unlock(&live_lock);
+	return 0;
+}
+
+/* Open addressing without tombstones: the entries after a freed one move
+ * up, so that a search may stop at the first free slot. */
+static void handshake_forget(unsigned char *st)
+{
+	size_t k = (size_t)((unsigned char *)st - &handshakes[0].state) / sizeof(handshakes[0]);
+
+	handshakes[k].state = HS_FREE;
+	for (size_t j = (k + 1) & (HANDSHAKES_MAX - 1); handshakes[j].state != HS_FREE;
+	     j = (j + 1) & (HANDSHAKES_MAX - 1)) {
+		typeof(handshakes[0]) e = handshakes[j];
+		handshakes[j].state = HS_FREE;
+		*handshake_slot(e.s, true) = e.state;
+	}
+}
+
+bool webtls_handshake_failed(gnutls_session_t s)
+{
+	char remote[INET6_ADDRSTRLEN + 16];
+
+	pthread_mutex_lock(&live_lock);
+	unsigned char *st = handshake_slot(s, false), state = st ? *st : HS_FREE;
+	if (st)
+		handshake_forget(st);
+	pthread_mutex_unlock(&live_lock);
+	/* A client that never sent a whole hello (or was evicted before) made
+	 * no handshake to fail. */
+	if (state != HS_HELLO)
+		return false;
+	peer_name(s, remote, sizeof(remote));
+	log_info("TLS handshake failed", "remote", remote, "err",
+		 "the client's hello came and the handshake never finished: no cipher suite or "
+		 "version the client offered can be served with the certificate, or the client "
+		 "refused it");
+	return true;
+}
+
 struct webtls *webtls_new(const struct webconf *w, char *err, size_t errlen)
 {
 	struct webtls *t = calloc(1, sizeof(*t));
@@ -242,6 +436,8 @@ struct webtls *webtls_new(const struct webconf *w, char *err, size_t errlen)
 			 where ? where : "?");
 		goto err_free;
 	}
+	if (check_key_use(t, w, err, errlen) < 0)
+		goto err_free;
 	for (; t->nsans < w->nsans; t->nsans++)
 		if (!(t->sans[t->nsans] = strdup(w->sans[t->nsans]))) {
 			snprintf(err, errlen, "out of memory");
@@ -292,7 +488,21 @@ int webtls_setup(struct webtls *t, gnutls_session_t s)
 	    (rc = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, t->cred)) < 0)
 		return rc;
 	gnutls_certificate_server_set_request(s, t->request);
+	pthread_mutex_lock(&live_lock);
+	unsigned char *st = handshake_slot(s, true);
+	if (st)
+		*st = HS_STARTED;
+	pthread_mutex_unlock(&live_lock);
+	gnutls_handshake_set_hook_function(s, GNUTLS_HANDSHAKE_ANY, GNUTLS_HOOK_BOTH,
+					   handshake_hook);
 	if (t->request != GNUTLS_CERT_IGNORE)
 		gnutls_session_set_verify_function(s, verify_client);
 	return 0;
+}
+
+bool webtls_client_verified(const struct webtls *t, gnutls_session_t s)
+{
+	unsigned n = 0;
+
+	return t->verify && gnutls_certificate_get_peers(s, &n) && n > 0;
 }

@@ -341,4 +341,96 @@ bad "plain-text password" $'basic_auth_users:\n  alice: s3cret' "is not a bcrypt
 bad "rate limit refusing all" $'rate_limit:\n  interval: 1s\n  burst: 0' "bad.yml:3:10: a rate limit with burst 0 refuses every request"
 bad "not YAML" $'tls_server_config: [' "bad.yml"
 
+# A certificate whose RSA key may only encipher (key usage
+# keyEncipherment, as exporter-toolkit's own test server.crt and older
+# enterprise CAs have it): GnuTLS signs nothing with it, so only the RSA
+# key exchange suites can serve it. Served with those, and said; a
+# handshake that fails is logged and counted; with only ECDHE suites
+# configured it is refused at start (within 10 s: one taken would serve
+# on) and at a renewal, with the reason.
+kecert() { # kecert NAME KEY_USAGE
+	ossl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.crt" -days 2 -subj /CN=localhost \
+		-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -addext "keyUsage=critical,$2" \
+		-addext "extendedKeyUsage=serverAuth"
+}
+kecert encipher keyEncipherment
+kecert rsaboth digitalSignature,keyEncipherment
+cp rsaboth.crt renewed.crt
+cp rsaboth.key renewed.key
+check "openssl made an RSA certificate for key encipherment only" \
+	sh -c "openssl x509 -in encipher.crt -noout -ext keyUsage | grep -qx '    Key Encipherment'"
+printf 'tls_server_config:\n  cert_file: encipher.crt\n  key_file: encipher.key\n' >"$T/encipher.yml"
+PORT5=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/encipher.yml" \
+	--web.listen-address="127.0.0.1:$PORT5" >"$WORK/encipher.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORT5"
+E=(--cacert encipher.crt "https://127.0.0.1:$PORT5")
+tlsfail() { # tlsfail: binstat_exporter_http_refused_total{reason="tls_handshake_failed"}
+	curl -s --cacert encipher.crt "https://127.0.0.1:$PORT5/metrics" |
+		awk '$1 == "binstat_exporter_http_refused_total{reason=\"tls_handshake_failed\"}" {print $2}'
+}
+check "key encipherment only: served to a client offering RSA key exchange (curl's defaults)" \
+	test "$(code "${E[0]}" "${E[1]}" "${E[2]}/-/healthy")" = 200
+check "... and the log says it is served with RSA key exchange alone" \
+	grep -q 'key usage allows key encipherment only: it is served with the RSA key exchange suites alone.*key_usage=0x20' "$WORK/encipher.log"
+before=$(tlsfail)
+check "... a client offering only ECDHE suites fails the handshake" \
+	test "$(code --tls-max 1.2 --ciphers ECDHE-RSA-AES128-GCM-SHA256 "${E[0]}" "${E[1]}" "${E[2]}/-/healthy")" = 000
+check "... so does a TLS 1.3 client" test "$(code --tlsv1.3 "${E[0]}" "${E[1]}" "${E[2]}/-/healthy")" = 000
+after=$(tlsfail)
+check "... both counted: http_refused_total{reason=\"tls_handshake_failed\"} ${before:-none} -> ${after:-none}" \
+	test "${before:-x}" = 0 -a "${after:-x}" = 2
+check "... and logged with the client's address" \
+	grep -q 'msg="TLS handshake failed" remote=127.0.0.1:' "$WORK/encipher.log"
+printf 'tls_server_config:\n  cert_file: encipher.crt\n  key_file: encipher.key\n  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n' >"$T/ecdhe.yml"
+out=$(timeout 10 "$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/ecdhe.yml" \
+	--web.listen-address="127.0.0.1:$(free_port)" 2>&1)
+check "... with only ECDHE suites configured it is refused at start, with the reason" \
+	grep -q 'ecdhe.yml:2:14: the certificate (.*encipher.crt) can complete no handshake.*allows key encipherment only' <<<"$out"
+# A renewal: the files of a certificate that signs replaced by the
+# encipher-only pair while ECDHE suites alone are configured.
+printf 'tls_server_config:\n  cert_file: renewed.crt\n  key_file: renewed.key\n  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n' >"$T/renew.yml"
+PORT6=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/renew.yml" \
+	--web.listen-address="127.0.0.1:$PORT6" >"$WORK/renew.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORT6"
+check "a certificate for signing with ECDHE suites alone: served" \
+	test "$(code --cacert rsaboth.crt "https://127.0.0.1:$PORT6/-/healthy")" = 200
+cp encipher.key renewed.key.new && cp encipher.crt renewed.crt.new &&
+	mv renewed.key.new renewed.key && mv renewed.crt.new renewed.crt
+code --cacert rsaboth.crt "https://127.0.0.1:$PORT6/-/healthy" >/dev/null # notices the change
+check "... renewed by one for key encipherment only: refused, with the reason" \
+	grep -q 'web config rejected.*can complete no handshake' "$WORK/renew.log"
+check "... and the last good one still served" \
+	test "$(code --cacert rsaboth.crt "https://127.0.0.1:$PORT6/-/healthy")" = 200
+
+# The rate limit with client certificates: a client whose certificate was
+# verified has a bucket of its own, which a stranger without one, at the
+# same address and as fast as curl goes, does not drain.
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ca.crt\nrate_limit:\n  interval: 100ms\n  burst: 20\n' >"$T/certrate.yml"
+PORT7=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$T/certrate.yml" \
+	--web.listen-address="127.0.0.1:$PORT7" >>"$WORK/exporter.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORT7"
+: >"$WORK/stranger.codes" # before the loop's own redirection: polled at once
+(
+	end=$((SECONDS + 6))
+	while [ $SECONDS -lt $end ]; do code --cacert ca.crt "https://127.0.0.1:$PORT7/metrics"; echo; done
+) >>"$WORK/stranger.codes" &
+STRANGER=$!
+for _ in $(seq 100); do grep -q 429 "$WORK/stranger.codes" && break; sleep 0.05; done
+codes=""
+for _ in $(seq 15); do
+	codes="$codes $(code "${C[@]}" "https://127.0.0.1:$PORT7/metrics")"
+	sleep 0.2 # the scraper's own pace, 5 a second: within its bucket
+done
+wait "$STRANGER"
+check "a stranger without a certificate drains its bucket ($(sort "$WORK/stranger.codes" | uniq -c | tr -s ' \n' ' '))" \
+	grep -q 429 "$WORK/stranger.codes"
+check "... a client with a verified certificate at the same address: 15 of 15 scrapes 200 ($codes)" \
+	test "$(tr ' ' '\n' <<<"$codes" | grep -c '^200$')" = 15
+
 summary

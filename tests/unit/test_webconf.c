@@ -1,5 +1,6 @@
 /* web-config.yml: the toolkit's keys read into settings, Go's TLS names
- * turned into GnuTLS priorities, the token bucket and the bcrypt cache. */
+ * turned into GnuTLS priorities, the token buckets, the Authorization
+ * header and the bcrypt cache. */
 #include "helpers.h"
 
 #include <crypt.h>
@@ -9,6 +10,7 @@
 #include "tlsprio.h"
 #include "webauth.h"
 #include "webconf.h"
+#include "webrate.h"
 
 static char dir[] = "/tmp/bs-webconf-XXXXXX";
 
@@ -115,57 +117,70 @@ static void test_priority(void **state)
 
 static void test_rate_limit(void **state)
 {
-	struct webauth *a = webauth_new();
-	struct webconf w = {.rate_interval = 2, .rate_burst = 2};
+	struct webrate *r = webrate_new();
+	const unsigned char one[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+	const unsigned char two[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 2};
 	const uint64_t s = 1000000000ull;
 	(void)state;
 
-	assert_true(webauth_rate_allow(a, &w, 10 * s));
-	assert_true(webauth_rate_allow(a, &w, 10 * s));
-	assert_false(webauth_rate_allow(a, &w, 10 * s));
-	assert_false(webauth_rate_allow(a, &w, 11 * s)); /* half a token back */
-	assert_true(webauth_rate_allow(a, &w, 12 * s));
-	assert_true(webauth_rate_allow(a, &w, 100 * s)); /* the bucket holds 2 at most */
-	assert_true(webauth_rate_allow(a, &w, 100 * s));
-	assert_false(webauth_rate_allow(a, &w, 100 * s));
-	w.rate_interval = 0;
-	assert_true(webauth_rate_allow(a, &w, 100 * s));
+	assert_true(webrate_take(r, one, "", 2, 2, 10 * s));
+	assert_true(webrate_take(r, one, "", 2, 2, 10 * s));
+	assert_false(webrate_take(r, one, "", 2, 2, 10 * s));
+	assert_false(webrate_take(r, one, "", 2, 2, 11 * s)); /* half a token back */
+	assert_true(webrate_take(r, one, "", 2, 2, 12 * s));
+	/* Another address, and a user of the same address: buckets of their own. */
+	assert_true(webrate_take(r, two, "", 2, 2, 12 * s));
+	assert_true(webrate_take(r, one, "alice", 2, 2, 12 * s));
+	assert_true(webrate_take(r, one, "alice", 2, 2, 12 * s));
+	assert_false(webrate_take(r, one, "alice", 2, 2, 12 * s));
+	assert_true(webrate_take(r, one, "", 2, 2, 100 * s)); /* the bucket holds 2 at most */
+	assert_true(webrate_take(r, one, "", 2, 2, 100 * s));
+	assert_false(webrate_take(r, one, "", 2, 2, 100 * s));
+	assert_true(webrate_take(r, one, "", 0, 2, 100 * s)); /* no limit */
+	webrate_free(r);
+}
+
+/* An IPv6 /64 is one client, as one subscriber is given it whole; IPv4
+ * addresses are each their own. */
+static void test_rate_per_client(void **state)
+{
+	struct webauth *a = webauth_new();
+	struct webconf w = {.rate_interval = 60, .rate_burst = 1};
+	struct webauth_request rq = {.fd = -1, .addr = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}};
+	char *user = NULL;
+	(void)state;
+
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	rq.addr[15] = 2; /* the same /64 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_RATE_LIMITED);
+	rq.addr[7] = 1; /* another /64 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	memset(rq.addr, 0, 16);
+	rq.addr[10] = rq.addr[11] = 0xff;
+	rq.addr[12] = 127, rq.addr[15] = 1; /* 127.0.0.1 */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	rq.addr[15] = 2; /* 127.0.0.2: its own */
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_PASS);
+	assert_int_equal(webauth_admit(a, &w, &rq, 1, &user), WEBAUTH_RATE_LIMITED);
 	webauth_free(a);
 }
 
-/* An unknown user's password is checked against a decoy at the users'
- * highest cost: fresh random bytes at every load. */
-static void test_decoy_at_the_users_cost(void **state)
+/* A request with an Authorization header, from 127.0.0.1. */
+static enum webauth_verdict admit(struct webauth *a, const struct webconf *w, const char *header,
+				  char **user)
 {
-	char err[512], yaml[1024], decoy[64];
-	struct crypt_data cd = {0};
-	char salt4[64], salt6[64], hash4[CRYPT_OUTPUT_SIZE], hash6[CRYPT_OUTPUT_SIZE];
-	(void)state;
-
-	assert_non_null(crypt_gensalt_rn("$2b$", 4, NULL, 0, salt4, sizeof(salt4)));
-	assert_non_null(crypt_gensalt_rn("$2y$", 6, NULL, 0, salt6, sizeof(salt6)));
-	snprintf(hash4, sizeof(hash4), "%s", crypt_rn("a", salt4, &cd, sizeof(cd)));
-	snprintf(hash6, sizeof(hash6), "%s", crypt_rn("b", salt6, &cd, sizeof(cd)));
-	snprintf(yaml, sizeof(yaml), "basic_auth_users:\n  alice: '%s'\n  bob: '%s'\n", hash4,
-		 hash6);
-	struct webconf *w = load_text(yaml, err, sizeof(err));
-	assert_non_null(w);
-	assert_int_equal(w->cost_min, 4);
-	assert_int_equal(w->cost_max, 6);
-	assert_int_equal(strlen(w->decoy_hash), 60);
-	assert_memory_equal(w->decoy_hash, "$2b$06$", 7);
-	snprintf(decoy, sizeof(decoy), "%s", w->decoy_hash);
-	webconf_free(w);
-	assert_non_null(w = load_text(yaml, err, sizeof(err)));
-	assert_string_not_equal(w->decoy_hash, decoy);
-	webconf_free(w);
+	struct webauth_request rq = {
+	    .addr = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1}, .fd = -1, .authorization = header};
+	free(*user);
+	*user = NULL;
+	return webauth_admit(a, w, &rq, 1, user);
 }
 
 static void test_auth(void **state)
 {
 	struct webauth *a = webauth_new();
 	struct crypt_data cd = {0};
-	char salt[64], hash[CRYPT_OUTPUT_SIZE];
+	char salt[64], hash[CRYPT_OUTPUT_SIZE], *user = NULL;
 	(void)state;
 
 	assert_non_null(crypt_gensalt_rn("$2b$", 4, NULL, 0, salt, sizeof(salt)));
@@ -173,18 +188,43 @@ static void test_auth(void **state)
 	snprintf(hash, sizeof(hash), "%s", cd.output);
 	struct webconf w = {.nusers = 1, .user = {{"alice", hash}}};
 
-	assert_true(webauth_check(a, &w, "alice", "pw"));
-	assert_true(webauth_check(a, &w, "alice", "pw")); /* from the cache */
-	assert_false(webauth_check(a, &w, "alice", "pW"));
-	assert_false(webauth_check(a, &w, "alice", "pw\n"));
-	assert_false(webauth_check(a, &w, "bob", "pw"));
-	assert_false(webauth_check(a, &w, NULL, NULL));
+	/* alice:pw, alice:pW, alice:pw\n, bob:pw, alice:pw\0junk */
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHc=", &user), WEBAUTH_PASS);
+	assert_string_equal(user, "alice");
+	assert_int_equal(admit(a, &w, "basic YWxpY2U6cHc=", &user), WEBAUTH_PASS); /* cached */
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cFc=", &user), WEBAUTH_DENIED);
+	assert_null(user);
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHcK", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic Ym9iOnB3", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHcAanVuaw==", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, NULL, &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHc", &user), WEBAUTH_DENIED); /* unpadded */
+	assert_int_equal(admit(a, &w, "Bearer YWxpY2U6cHc=", &user), WEBAUTH_DENIED);
 	/* A changed hash is not satisfied by the cache of the old one. */
 	hash[10] = hash[10] == 'a' ? 'b' : 'a';
-	assert_false(webauth_check(a, &w, "alice", "pw"));
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHc=", &user), WEBAUTH_DENIED);
 	w.nusers = 0;
-	assert_true(webauth_check(a, &w, NULL, NULL));
+	assert_int_equal(admit(a, &w, NULL, &user), WEBAUTH_PASS);
+	free(user);
 	webauth_free(a);
+}
+
+/* The header's parts: a NUL anywhere in them refuses the header. */
+static void test_parse_basic(void **state)
+{
+	char buf[64];
+	const char *u, *p;
+	(void)state;
+
+	assert_true(webauth_parse_basic("Basic YTpiOmM=", buf, sizeof(buf), &u, &p));
+	assert_string_equal(u, "a");
+	assert_string_equal(p, "b:c");
+	assert_true(webauth_parse_basic("Basic Og==", buf, sizeof(buf), &u, &p)); /* ":" */
+	assert_string_equal(u, "");
+	assert_false(webauth_parse_basic("Basic YQBiOmM=", buf, sizeof(buf), &u, &p));
+	assert_false(webauth_parse_basic("Basic YWJj", buf, sizeof(buf), &u, &p)); /* no ':' */
+	assert_false(webauth_parse_basic("Basic Y=Jj", buf, sizeof(buf), &u, &p));
+	assert_false(webauth_parse_basic("Basic", buf, sizeof(buf), &u, &p));
 }
 
 /* err is "DIR/web.yml:" then want, exactly. */
@@ -286,13 +326,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_and_users),
-	    cmocka_unit_test(test_bad_hashes),
-	    cmocka_unit_test(test_priority),
-	    cmocka_unit_test(test_rate_limit),
-	    cmocka_unit_test(test_auth),
-	    cmocka_unit_test(test_decoy_at_the_users_cost),
-	    cmocka_unit_test(test_errors_point_at_values),
+	    cmocka_unit_test(test_empty_and_users), cmocka_unit_test(test_bad_hashes),
+	    cmocka_unit_test(test_priority),	    cmocka_unit_test(test_rate_limit),
+	    cmocka_unit_test(test_rate_per_client), cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_parse_basic),	    cmocka_unit_test(test_errors_point_at_values),
 	};
 	return cmocka_run_group_tests_name("webconf", tests, setup, teardown);
 }

@@ -1,0 +1,20 @@
+/* rate_limit, one token bucket per client address and identity: what a
+ * stranger sends cannot use up the tokens of a scraper that authenticated,
+ * nor those of another address. */
+#ifndef BS_WEBRATE_H
+#define BS_WEBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct webrate;
+
+struct webrate *webrate_new(void);
+void webrate_free(struct webrate *r);
+/* Takes a token from the bucket of (addr, who), refilled at one per
+ * interval seconds up to burst; false: none left, refuse. `who` is the
+ * user that authenticated, or "" for requests not (yet) authenticated. */
+bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
+		  unsigned burst, uint64_t now_ns);
+
+#endif
