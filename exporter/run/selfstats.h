@@ -72,7 +72,7 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_NUL_TARGET,	 /* 400: the request target holds a raw NUL byte */
 	SELFSTATS_REFUSED_PIPELINED, /* 429: more requests queued on one connection than allowed */
 	SELFSTATS_REFUSED_NO_SLOT,   /* every connection slot held, none could be evicted */
-	SELFSTATS_REFUSED_AUTH_BUSY,	 /* 429: no room in the bcrypt pool for its address */
+	SELFSTATS_REFUSED_AUTH_BUSY, /* 429: no room in the bcrypt pool for its address */
 	SELFSTATS_REFUSED_TLS_HANDSHAKE, /* a TLS handshake failed after the client's hello */
 	SELFSTATS_REFUSALS
 };

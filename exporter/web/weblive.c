@@ -184,6 +184,19 @@ static bool reload_locked(struct weblive *l)
 	struct webgen *g = gen_load(l->file, l->tls, false, err, sizeof(err));
 	struct webgen *old = NULL;
 
+	/* An empty web config is taken at start, as exporter-toolkit takes it.
+	 * At a reload, while the one in force holds users or TLS, it is most
+	 * likely a file caught between its truncation and its rewrite: taken,
+	 * it would drop every password. */
+	if (g && g->conf->doc->empty && !l->cur->conf->doc->empty) {
+		snprintf(err, sizeof(err),
+			 "%s: empty at a reload while the web config in force has settings "
+			 "(a file being rewritten reads empty: replace it by rename; "
+			 "no settings are written {})",
+			 l->file);
+		gen_free(g);
+		g = NULL;
+	}
 	pthread_mutex_lock(&l->lock);
 	if (g) {
 		old = l->cur;
@@ -198,6 +211,7 @@ static bool reload_locked(struct weblive *l)
 		log_error("web config rejected, keeping the last good one", "err", err);
 		return false;
 	}
+	webauth_configure(l->auth, g->conf);
 	/* The whole summary, as at start: a change of users, client
 	 * certificates or rate limit is seen in the log. */
 	log_endpoint(l, g);
@@ -236,6 +250,7 @@ struct weblive *weblive_open(const char *file, char *err, size_t errlen)
 	l->tls = l->cur->conf->tls;
 	watch(l, l->cur->conf);
 	selfstats_web_reload(true);
+	webauth_configure(l->auth, l->cur->conf);
 	return l;
 err_close:
 	weblive_close(l);

@@ -105,4 +105,27 @@ kill -TERM "$EXP"
 wait "$EXP"
 rc=$?
 check "the exporter exits cleanly after the refused reloads (no leak under ASan; exit $rc)" test $rc = 0
+
+# The web config torn the same way: empty at a reload while the one in
+# force holds a user would drop the password. Refused; the user stays.
+HASH=$($PY -c "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1<<4)))" 2>/dev/null)
+printf "basic_auth_users:\n  alice: '%s'\n" "$HASH" >"$WORK/web.yml"
+P=$(free_port)
+"$EXPORTER" --config.file="$WORK/good.yml" --web.config.file="$WORK/web.yml" \
+	--web.listen-address="127.0.0.1:$P" >>"$WORK/exporter.log" 2>&1 &
+EXP=$!
+PIDS+=("$EXP")
+wait_port "$P"
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+web_ok() { curl -s -u alice:s3cret "http://127.0.0.1:$P/metrics" | awk '$1 == "binstat_exporter_web_config_last_reload_successful" { print $2 }'; }
+: >"$WORK/web.yml"
+kill -HUP "$EXP"
+for _ in $(seq 100); do [ "$(web_ok)" = 0 ] && break; sleep 0.1; done
+check "an empty web config at a reload: refused (web_config_last_reload_successful $(web_ok))" test "$(web_ok)" = 0
+check "an empty web config at a reload: the password still asked ($(code "http://127.0.0.1:$P/metrics"))" \
+	test "$(code "http://127.0.0.1:$P/metrics")" = 401
+check "an empty web config at a reload: logged with the advice to rename" \
+	grep -q 'web config rejected.*web.yml: empty at a reload.*replace it by rename' "$WORK/exporter.log"
+kill -TERM "$EXP"
+wait "$EXP"
 summary
