@@ -322,7 +322,9 @@ static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 		     "VMM processes hold VMs whose stats this exporter may not read: it needs "
 		     "CAP_SYS_PTRACE over them (in their user namespace, allowed by Yama's "
 		     "kernel.yama.ptrace_scope); the systemd unit grants it with "
-		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service)",
+		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service), a "
+		     "container with --cap-add=SYS_PTRACE (Kubernetes: capabilities add "
+		     "SYS_PTRACE)",
 		     "missing", k->missing, "pid", p, "vmms", n, "episodes", e, (char *)NULL);
 }
 
@@ -475,6 +477,23 @@ static int next_timeout_ms(struct kvm_collector *k)
 	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
 }
 
+/* In a PID namespace of its own the walk finds no VMM: said once at start,
+ * not left to look like a host with no VM. */
+static void pidns_say(struct kvm_collector *k)
+{
+	enum kvm_pidns ns = kvm_pidns_look(k->proc);
+
+	pthread_mutex_lock(&k->lock);
+	k->pidns = ns;
+	pthread_mutex_unlock(&k->lock);
+	if (ns == KVM_PIDNS_OWN)
+		k->host->log(BS_LOG_WARN, "kvm",
+			     "this /proc shows a PID namespace of its own, not the host's (PID 2 is "
+			     "not the kernel's kthreadd): the host's VMMs are not seen and no VM is "
+			     "served; run the container with --pid=host (Kubernetes: hostPID: true)",
+			     "proc", k->proc, (char *)NULL);
+}
+
 /* Start-up's cost grows with the host: the first walk says what it took. */
 static void first_scan(struct kvm_collector *k)
 {
@@ -494,6 +513,8 @@ static void first_scan(struct kvm_collector *k)
 			     "without hidepid",
 			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	}
+	if (k->passive || k->attach)
+		pidns_say(k);
 	if (k->passive || k->attach)
 		full_scan(k);
 	pthread_mutex_lock(&k->lock);
