@@ -487,11 +487,12 @@ static void pidns_say(struct kvm_collector *k)
 	k->pidns = ns;
 	pthread_mutex_unlock(&k->lock);
 	if (ns == KVM_PIDNS_OWN)
-		k->host->log(BS_LOG_WARN, "kvm",
-			     "this /proc shows a PID namespace of its own, not the host's (PID 2 is "
-			     "not the kernel's kthreadd): the host's VMMs are not seen and no VM is "
-			     "served; run the container with --pid=host (Kubernetes: hostPID: true)",
-			     "proc", k->proc, (char *)NULL);
+		k->host->log(
+		    BS_LOG_WARN, "kvm",
+		    "this /proc shows a PID namespace of its own, not the host's (PID 2 is "
+		    "not the kernel's kthreadd): the host's VMMs are not seen and no VM is "
+		    "served; run the container with --pid=host (Kubernetes: hostPID: true)",
+		    "proc", k->proc, (char *)NULL);
 }
 
 /* Start-up's cost grows with the host: the first walk says what it took. */
