@@ -12,6 +12,7 @@
 
 #include <binstat/collector.h>
 
+#include "kvm_caps.h"
 #include "kvm_config.h"
 #include "kvm_scrape.h"
 #include "kvm_watch.h"
@@ -50,6 +51,8 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 		*state = k;
 		return 0;
 	}
+	/* Before the watcher thread starts: it inherits the raised set. */
+	(void)kvm_caps_raise_ptrace();
 	if ((rc = kvm_watch_open(k)) < 0)
 		goto err_shutdown;
 	if ((rc = kvm_watch_start(k)) < 0)
