@@ -4,8 +4,10 @@
  * permitted only ("+p"), as a capability-aware program's, and the KVM
  * collector raises it here. Docker and Kubernetes give a non-root user no
  * ambient capabilities: the file's permitted bit is how that user gets it.
- * No-new-privileges voids file capabilities at execve: then there is
- * nothing to raise, and the collector counts the VMMs it cannot read. */
+ * Under no-new-privileges execve grants a file capability only within the
+ * permitted set the runtime gave (Docker gives a non-root user none): then
+ * there is nothing to raise, and the collector counts the VMMs it cannot
+ * read. */
 #include "kvm_caps.h"
 
 #include <errno.h>
