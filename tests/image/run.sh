@@ -410,7 +410,7 @@ $PY "$HERE/pod_from_daemonset.py" "$TOP/packaging/container/deploy/kubernetes/da
 rc=$?
 check "the DaemonSet's pod template asks hostPID: true $(cat "$WORK/pod.err")" test $rc = 0
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n%b[engine]\nruntime = "runc-docker"\n[engine.runtimes]\nrunc-docker = ["%s"]\n' \
-	"$([ $rc = 0 ] && echo 'pidns = "host"\n')" "$RUNC_DOCKER" >"$WORK/containers.conf"
+	"$([ $rc = 0 ] && printf 'pidns = "host"\\n')" "$RUNC_DOCKER" >"$WORK/containers.conf"
 KCT=$POD-binstat-exporter
 CONTAINERS_CONF="$WORK/containers.conf" podman kube play "$POD_YML" >"$WORK/kube.log" 2>&1
 rc=$?
