@@ -260,12 +260,22 @@ static void test_no_vmms(void **state)
 	(void)state;
 
 	assert_non_null(mkdtemp(root));
+	/* A host's /proc: its PID 2 is the kernel's kthreadd. */
+	char kthreadd[64], stat[80];
+	snprintf(kthreadd, sizeof(kthreadd), "%s/2", root);
+	snprintf(stat, sizeof(stat), "%s/stat", kthreadd);
+	assert_int_equal(mkdir(kthreadd, 0755), 0);
+	FILE *f = fopen(stat, "w");
+	assert_non_null(f);
+	fputs("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24\n", f);
+	fclose(f);
 	snprintf(yaml, sizeof(yaml), "proc: %s\n", root);
 	int fds = mock_open_fds();
 	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, 0), 0);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(mock_collect(&m, &cap), 0);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
+		mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 1\n", false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_stats_fds 0\n", false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vcpus_of_unknown_vm 0\n",
 			       false);
@@ -278,6 +288,8 @@ static void test_no_vmms(void **state)
 		       "info kvm first scan done vms=0 stats_fds=0 duration_ms=", false);
 	mock_shutdown(&m);
 	assert_int_equal(mock_open_fds(), fds);
+	unlink(stat);
+	rmdir(kthreadd);
 	rmdir(root);
 }
 
