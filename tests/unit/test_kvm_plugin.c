@@ -275,7 +275,8 @@ static void test_no_vmms(void **state)
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(mock_collect(&m, &cap), 0);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
-		mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 1\n", false);
+		mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 1\n",
+			       false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_stats_fds 0\n", false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vcpus_of_unknown_vm 0\n",
 			       false);
