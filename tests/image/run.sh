@@ -431,6 +431,16 @@ has_vm_at() { curl -s "http://$KIP:$KP/metrics" | grep -q "^kvm_vm_info{.*name=\
 if [ -n "$HAVE_KVM" ]; then
 	until_ok 10 has_vm_at
 	check "the pod serves the same VM of uid 4243, at its address $KIP:$KP" has_vm_at
+	# A VM started now is found by KVM's uevent, which reaches the pod's
+	# own network namespace (the next full walk is 60 s away).
+	setpriv --reuid=4243 --regid=4243 --groups="$(stat -c %g /dev/kvm)" \
+		"$WORK/bin/kvm_fixture" 1 1 5 "$WORK/run/vmm2.ready" -name "guest=${VM}2" >"$WORK/vmm2.log" 2>&1 &
+	FX2=$!
+	PIDS+=("$FX2")
+	has_vm2() { curl -s "http://$KIP:$KP/metrics" | grep -q "^kvm_vm_info{.*name=\"${VM}2\".*pid=\"$FX2\""; }
+	until_ok 10 has_vm2
+	check "a VM started after the pod is served within 10 s: KVM's uevent reached the pod's network namespace" has_vm2
+	kill "$FX2" 2>/dev/null
 fi
 [ -n "$SUPPLIER" ] && check "and the DCI4 supplier, through the hostPath" sh -c \
 	"curl -s http://$KIP:$KP/metrics | grep -qx 'dci_supplier_up{supplier=\"test.unit0\"} 1'"
