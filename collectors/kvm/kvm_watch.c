@@ -514,10 +514,10 @@ static void first_scan(struct kvm_collector *k)
 			     "without hidepid",
 			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	}
-	if (k->passive || k->attach)
+	if (k->passive || k->attach) {
 		pidns_say(k);
-	if (k->passive || k->attach)
 		full_scan(k);
+	}
 	pthread_mutex_lock(&k->lock);
 	snprintf(vms, sizeof(vms), "%zu", k->set.vms.n);
 	snprintf(fds, sizeof(fds), "%zu", k->set.nfds);
