@@ -146,7 +146,8 @@ static void kvm_describe(void *state, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, ", %zu hand-over senders connected",
 			      kvm_handover_senders(&k->handover));
 	/* After a newline: a warning the landing page shows apart, in red. */
-	if (k->pidns == KVM_PIDNS_OWN && n >= 0 && (size_t)n < len)
+	if (k->pidns == KVM_PIDNS_OWN && !k->set.vms.n && !k->denied.pids.n && n >= 0 &&
+	    (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "\nnot in the host's PID namespace: no VMM is seen; run the container "
 			 "with --pid=host (Kubernetes: hostPID: true)");

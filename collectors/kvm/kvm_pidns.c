@@ -64,6 +64,6 @@ void kvm_pidns_emit(struct bs_emitter *em, enum kvm_pidns ns)
 	bs_family(em, "kvm_collector_host_pid_namespace", BS_GAUGE, NULL,
 		  "1 when the collector sees the host's processes; 0 when it runs in a PID "
 		  "namespace of its own (a container without --pid=host or hostPID: true), "
-		  "where it finds no VMM and serves no VM.");
+		  "where it finds no VMM but those of that namespace.");
 	bs_sample_u64(em, NULL, 0, ns == KVM_PIDNS_HOST);
 }

@@ -477,21 +477,22 @@ static int next_timeout_ms(struct kvm_collector *k)
 	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
 }
 
-/* In a PID namespace of its own the walk finds no VMM: said once at start,
- * not left to look like a host with no VM. */
-static void pidns_say(struct kvm_collector *k)
+/* In a PID namespace of its own the walk finds no VMM: said once, after
+ * the first walk, rather than left to look like a host with no VM. A
+ * walk that found VMMs all the same runs where they run (a host that is
+ * itself a system container): the gauge says 0, nothing more is said. */
+static void pidns_say(struct kvm_collector *k, enum kvm_pidns ns)
 {
-	enum kvm_pidns ns = kvm_pidns_look(k->proc);
-
 	pthread_mutex_lock(&k->lock);
 	k->pidns = ns;
+	bool none = k->set.vms.n == 0 && k->denied.pids.n == 0;
 	pthread_mutex_unlock(&k->lock);
-	if (ns == KVM_PIDNS_OWN)
+	if (ns == KVM_PIDNS_OWN && none)
 		k->host->log(
 		    BS_LOG_WARN, "kvm",
 		    "this /proc shows a PID namespace of its own, not the host's (PID 2 is "
-		    "not the kernel's kthreadd): the host's VMMs are not seen and no VM is "
-		    "served; run the container with --pid=host (Kubernetes: hostPID: true)",
+		    "not the kernel's kthreadd), and no VMM in it: the host's VMMs are not seen; "
+		    "run the container with --pid=host (Kubernetes: hostPID: true)",
 		    "proc", k->proc, (char *)NULL);
 }
 
@@ -515,8 +516,9 @@ static void first_scan(struct kvm_collector *k)
 			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	}
 	if (k->passive || k->attach) {
-		pidns_say(k);
+		enum kvm_pidns ns = kvm_pidns_look(k->proc);
 		full_scan(k);
+		pidns_say(k, ns);
 	}
 	pthread_mutex_lock(&k->lock);
 	snprintf(vms, sizeof(vms), "%zu", k->set.vms.n);
