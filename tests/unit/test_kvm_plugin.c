@@ -294,6 +294,33 @@ static void test_no_vmms(void **state)
 	rmdir(root);
 }
 
+/* A /proc of a PID namespace of its own (no PID 2, no VMM): the collector
+ * says so, in the gauge, the log and the landing page's line. */
+static void test_own_pid_namespace(void **state)
+{
+	char root[] = "/tmp/kvmproc.XXXXXX", yaml[128];
+	struct mock m;
+	struct capture cap;
+	(void)state;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(yaml, sizeof(yaml), "proc: %s\n", root);
+	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, 0), 0);
+	assert_int_equal(mock_collect(&m, &cap), 0);
+	mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 0\n", false);
+	mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
+	capture_free(&cap);
+	mock_expect_in("log", mock_log, "warn kvm this /proc shows a PID namespace of its own",
+		       false);
+	mock_expect_in("log", mock_log, "--pid=host (Kubernetes: hostPID: true)", false);
+	mock_expect_describe(&m,
+			     "0 VMs (0 handed over), 0 vCPUs, 0 stats fds\nnot in the host's PID "
+			     "namespace: no VMM is seen; run the container with --pid=host "
+			     "(Kubernetes: hostPID: true)");
+	mock_shutdown(&m);
+	rmdir(root);
+}
+
 static int dial(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -374,6 +401,7 @@ int main(void)
 	    cmocka_unit_test(test_synthetic_proc),
 	    cmocka_unit_test(test_passive_off_walks_nothing),
 	    cmocka_unit_test(test_no_vmms),
+	    cmocka_unit_test(test_own_pid_namespace),
 	    cmocka_unit_test(test_handover_socket),
 	    cmocka_unit_test(test_handover_cannot_listen),
 	};
