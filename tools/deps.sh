@@ -12,7 +12,7 @@ test=("${run[@]}" libcmocka-dev clang-format prometheus python3-prometheus-clien
 	openssl systemd chromium prometheus-alertmanager groff-base
 	debhelper lintian fakeroot rpm cpio
 	libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
-	mmdebstrap systemd-container podman runc catatonit)
+	mmdebstrap systemd-container podman runc catatonit libcap2-bin)
 bench=("${run[@]}" golang-go golang-github-prometheus-client-golang-dev xen-utils-4.17 libdeflate-dev
 	xenstore-utils golang-github-influxdata-tdigest-dev)
 case "${1:-}" in

@@ -12,6 +12,7 @@
 
 #include <binstat/collector.h>
 
+#include "kvm_caps.h"
 #include "kvm_config.h"
 #include "kvm_scrape.h"
 #include "kvm_watch.h"
@@ -50,6 +51,8 @@ static int kvm_init(const struct bs_host *host, const struct bs_conf *conf, void
 		*state = k;
 		return 0;
 	}
+	/* Before the watcher thread starts: it inherits the raised set. */
+	(void)kvm_caps_raise_ptrace();
 	if ((rc = kvm_watch_open(k)) < 0)
 		goto err_shutdown;
 	if ((rc = kvm_watch_start(k)) < 0)
@@ -80,6 +83,7 @@ static void collect_totals(struct kvm_collector *k, struct bs_emitter *em)
 		  "it lacks CAP_SYS_PTRACE over them (the log says what). Their VMs are not "
 		  "served.");
 	bs_sample_u64(em, NULL, 0, k->denied.pids.n);
+	kvm_pidns_emit(em, k->pidns);
 	if (!k->handover.path)
 		return;
 	bs_family(em, "kvm_collector_handover_senders", BS_GAUGE, NULL,
@@ -142,10 +146,16 @@ static void kvm_describe(void *state, char *buf, size_t len)
 		n += snprintf(buf + n, len - (size_t)n, ", %zu hand-over senders connected",
 			      kvm_handover_senders(&k->handover));
 	/* After a newline: a warning the landing page shows apart, in red. */
-	if (k->denied.pids.n && n >= 0 && (size_t)n < len)
+	if (k->pidns == KVM_PIDNS_OWN && !k->set.vms.n && !k->denied.pids.n && n >= 0 &&
+	    (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "\nnot in the host's PID namespace: no VMM is seen; run the container "
+			 "with --pid=host (Kubernetes: hostPID: true)");
+	else if (k->denied.pids.n && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n,
 			 "\n%zu VMM process(es) not readable (missing %s): grant CAP_SYS_PTRACE, "
-			 "AmbientCapabilities=CAP_SYS_PTRACE in the unit",
+			 "AmbientCapabilities=CAP_SYS_PTRACE in the unit, --cap-add=SYS_PTRACE "
+			 "in a container",
 			 k->denied.pids.n, k->missing ? k->missing : "CAP_SYS_PTRACE");
 	else if (k->hidepid[0] && n >= 0 && (size_t)n < len)
 		snprintf(

@@ -15,6 +15,7 @@
 #include "kvm_emit.h"
 #include "kvm_handover_serve.h"
 #include "kvm_libvirt.h"
+#include "kvm_pidns.h"
 #include "kvm_vmset.h"
 #include "droptab.h"
 #include "growarr.h"
@@ -53,6 +54,7 @@ struct kvm_collector {
 	struct kvm_denied_say denied_say; /* the warn line's bound */
 	const char *missing;		  /* what the exporter lacks to read them */
 	char hidepid[32];		  /* /proc's hidepid= without CAP_SYS_PTRACE, or "" */
+	enum kvm_pidns pidns;		  /* the host's PID namespace or a container's */
 	bool host_view;	   /* vCPU threads' schedstat and VMMs' memory (kvm_hostview.c) */
 	bool hostview_due; /* a hand-over brought vCPUs whose threads are not known */
 	struct kvm_libvirt_conf libvirt;

@@ -330,7 +330,9 @@ static void note_denied(struct kvm_collector *k, pid_t pid, bool unreadable)
 		     "VMM processes hold VMs whose stats this exporter may not read: it needs "
 		     "CAP_SYS_PTRACE over them (in their user namespace, allowed by Yama's "
 		     "kernel.yama.ptrace_scope); the systemd unit grants it with "
-		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service)",
+		     "AmbientCapabilities=CAP_SYS_PTRACE (binstat_exporter.service), a "
+		     "container with --cap-add=SYS_PTRACE (Kubernetes: capabilities add "
+		     "SYS_PTRACE)",
 		     "missing", k->missing, "pid", p, "vmms", n, "episodes", e, (char *)NULL);
 }
 
@@ -483,6 +485,25 @@ static int next_timeout_ms(struct kvm_collector *k)
 	return ms > INT_MAX ? -1 : (int)ms; /* -1: nothing due but events */
 }
 
+/* In a PID namespace of its own the walk finds no VMM: said once, after
+ * the first walk, rather than left to look like a host with no VM. A
+ * walk that found VMMs all the same runs where they run (a host that is
+ * itself a system container): the gauge says 0, nothing more is said. */
+static void pidns_say(struct kvm_collector *k, enum kvm_pidns ns)
+{
+	pthread_mutex_lock(&k->lock);
+	k->pidns = ns;
+	bool none = k->set.vms.n == 0 && k->denied.pids.n == 0;
+	pthread_mutex_unlock(&k->lock);
+	if (ns == KVM_PIDNS_OWN && none)
+		k->host->log(
+		    BS_LOG_WARN, "kvm",
+		    "this /proc shows a PID namespace of its own, not the host's (PID 2 is "
+		    "not the kernel's kthreadd), and no VMM in it: the host's VMMs are not seen; "
+		    "run the container with --pid=host (Kubernetes: hostPID: true)",
+		    "proc", k->proc, (char *)NULL);
+}
+
 /* Start-up's cost grows with the host: the first walk says what it took. */
 static void first_scan(struct kvm_collector *k)
 {
@@ -502,8 +523,11 @@ static void first_scan(struct kvm_collector *k)
 			     "without hidepid",
 			     "proc", k->proc, "hidepid", hp, (char *)NULL);
 	}
-	if (k->passive || k->attach)
+	if (k->passive || k->attach) {
+		enum kvm_pidns ns = kvm_pidns_look(k->proc);
 		full_scan(k);
+		pidns_say(k, ns);
+	}
 	pthread_mutex_lock(&k->lock);
 	snprintf(vms, sizeof(vms), "%zu", k->set.vms.n);
 	snprintf(fds, sizeof(fds), "%zu", k->set.nfds);

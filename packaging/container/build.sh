@@ -13,7 +13,7 @@ CACHE="$TOP/build-image"
 SUITE=bookworm
 USER_ID=10187 # the image's user, binstat_exporter: its uid and gid
 
-for tool in podman mmdebstrap dpkg-deb dpkg-buildflags cc; do
+for tool in podman mmdebstrap dpkg-deb dpkg-buildflags cc setcap; do
 	command -v $tool >/dev/null || { echo "make image: $tool is missing (tools/deps.sh test)" >&2; exit 1; }
 done
 MAIN=$(ls "$DEBS"/binstat-exporter_*.deb)
@@ -74,6 +74,15 @@ find . -xtype l -delete # links left dangling by the pruning
 cc $(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get LDFLAGS) -s \
 	-o usr/bin/binstat_healthcheck "$TOP/packaging/container/healthcheck.c"
 
+# CAP_SYS_PTRACE as a file capability, permitted only: Docker and
+# Kubernetes raise no added capability into a non-root user's sets (no
+# ambient ones), so the image's user gets it from the file at execve when
+# the runtime's bounding set holds it (--cap-add=SYS_PTRACE), and the KVM
+# collector makes it effective. Not "+ep": with the effective bit, execve
+# fails with EPERM in a container given no capability (DCI4 alone).
+# No-new-privileges voids it (docs/operating.md, "Containers").
+setcap cap_sys_ptrace+p usr/bin/binstat_exporter
+
 # The user, and the directories the runtime mounts over.
 mkdir -p etc tmp run/dci4 proc sys dev
 chmod 1777 tmp
@@ -84,10 +93,13 @@ printf 'root:x:0:\nbinstat_exporter:x:%s:\n' $USER_ID >etc/group
 chmod 0644 etc/passwd etc/group
 
 EPOCH=$(dpkg-parsechangelog -l "$TOP/packaging/debian/changelog" -S Timestamp)
-tar --sort=name --mtime="@$EPOCH" --numeric-owner -cf "$CACHE/image.tar" .
+# --xattrs: the file capability (podman import keeps it).
+tar --sort=name --mtime="@$EPOCH" --numeric-owner --xattrs --xattrs-include=security.capability \
+	-cf "$CACHE/image.tar" .
 cd "$TOP"
 
-VERSION=${IMAGE##*:}
+# The package's version, whatever the tag says (a test tags its own).
+VERSION=$(dpkg-deb -f "$MAIN" Version)
 OLD=$(podman image inspect -f '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 podman import --quiet \
 	--change "USER=$USER_ID:$USER_ID" \
@@ -102,7 +114,12 @@ podman import --quiet \
 	--change "LABEL=org.opencontainers.image.source=https://binstat.invalid/" \
 	"$CACHE/image.tar" "$IMAGE" >/dev/null
 NEW=$(podman image inspect -f '{{.Id}}' "$IMAGE")
-[ -z "$OLD" ] || [ "$OLD" = "$NEW" ] || podman rmi "$OLD" >/dev/null 2>&1 || true
+# The image the tag named before: removed, or, while a container still
+# runs it, said (podman keeps it, untagged, until that container goes).
+if [ -n "$OLD" ] && [ "$OLD" != "$NEW" ] && ! podman rmi "$OLD" >/dev/null 2>&1; then
+	users=$(podman ps -a --filter "ancestor=$OLD" --format '{{.Names}}' | paste -sd' ')
+	echo "make image: the previous $IMAGE (${OLD:0:12}) is still used by: ${users:-a container}; remove it with podman rmi ${OLD:0:12} once they are gone" >&2
+fi
 rm -f "$CACHE/image.tar"
 
 # What takes the space, for the docs.

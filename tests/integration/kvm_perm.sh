@@ -85,7 +85,7 @@ check "said once at warn: CAP_SYS_PTRACE missing, and the unit's fix" sh -c \
 	"grep 'level=warn' '$WORK/exporter.log' | grep 'CAP_SYS_PTRACE' | grep 'AmbientCapabilities=CAP_SYS_PTRACE' | grep -q 'missing=CAP_SYS_PTRACE' && [ $(warns) = 1 ]"
 curl -s "http://127.0.0.1:$P/" >"$WORK/1.html"
 check "landing page: a warning line naming the fix" grep -qF \
-	'<span class="bad">warning: 1 VMM process(es) not readable (missing CAP_SYS_PTRACE): grant CAP_SYS_PTRACE, AmbientCapabilities=CAP_SYS_PTRACE in the unit</span>' "$WORK/1.html"
+	'<span class="bad">warning: 1 VMM process(es) not readable (missing CAP_SYS_PTRACE): grant CAP_SYS_PTRACE, AmbientCapabilities=CAP_SYS_PTRACE in the unit, --cap-add=SYS_PTRACE in a container</span>' "$WORK/1.html"
 check "landing page: the drop reason in its column" grep -q 'vmm_not_permitted: 1' "$WORK/1.html"
 check "metrics output still passes promtool" sh -c "promtool check metrics <'$WORK/1.txt'"
 

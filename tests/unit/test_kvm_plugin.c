@@ -260,12 +260,23 @@ static void test_no_vmms(void **state)
 	(void)state;
 
 	assert_non_null(mkdtemp(root));
+	/* A host's /proc: its PID 2 is the kernel's kthreadd. */
+	char kthreadd[64], stat[80];
+	snprintf(kthreadd, sizeof(kthreadd), "%s/2", root);
+	snprintf(stat, sizeof(stat), "%s/stat", kthreadd);
+	assert_int_equal(mkdir(kthreadd, 0755), 0);
+	FILE *f = fopen(stat, "w");
+	assert_non_null(f);
+	fputs("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 24\n", f);
+	fclose(f);
 	snprintf(yaml, sizeof(yaml), "proc: %s\n", root);
 	int fds = mock_open_fds();
 	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, 0), 0);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(mock_collect(&m, &cap), 0);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
+		mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 1\n",
+			       false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_stats_fds 0\n", false);
 		mock_expect_in("collect", cap.text, "\nkvm_collector_vcpus_of_unknown_vm 0\n",
 			       false);
@@ -278,6 +289,35 @@ static void test_no_vmms(void **state)
 		       "info kvm first scan done vms=0 stats_fds=0 duration_ms=", false);
 	mock_shutdown(&m);
 	assert_int_equal(mock_open_fds(), fds);
+	unlink(stat);
+	rmdir(kthreadd);
+	rmdir(root);
+}
+
+/* A /proc of a PID namespace of its own (no PID 2, no VMM): the collector
+ * says so, in the gauge, the log and the landing page's line. */
+static void test_own_pid_namespace(void **state)
+{
+	char root[] = "/tmp/kvmproc.XXXXXX", yaml[128];
+	struct mock m;
+	struct capture cap;
+	(void)state;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(yaml, sizeof(yaml), "proc: %s\n", root);
+	assert_int_equal(mock_init(&m, &binstat_collector_kvm, yaml, 0), 0);
+	assert_int_equal(mock_collect(&m, &cap), 0);
+	mock_expect_in("collect", cap.text, "\nkvm_collector_host_pid_namespace 0\n", false);
+	mock_expect_in("collect", cap.text, "\nkvm_collector_vms 0\n", false);
+	capture_free(&cap);
+	mock_expect_in("log", mock_log, "warn kvm this /proc shows a PID namespace of its own",
+		       false);
+	mock_expect_in("log", mock_log, "--pid=host (Kubernetes: hostPID: true)", false);
+	mock_expect_describe(&m,
+			     "0 VMs (0 handed over), 0 vCPUs, 0 stats fds\nnot in the host's PID "
+			     "namespace: no VMM is seen; run the container with --pid=host "
+			     "(Kubernetes: hostPID: true)");
+	mock_shutdown(&m);
 	rmdir(root);
 }
 
@@ -361,6 +401,7 @@ int main(void)
 	    cmocka_unit_test(test_synthetic_proc),
 	    cmocka_unit_test(test_passive_off_walks_nothing),
 	    cmocka_unit_test(test_no_vmms),
+	    cmocka_unit_test(test_own_pid_namespace),
 	    cmocka_unit_test(test_handover_socket),
 	    cmocka_unit_test(test_handover_cannot_listen),
 	};
