@@ -334,9 +334,11 @@ bool feed_series(struct processing *p, uint64_t mask, const char *name,
 	ssize_t written = 0;
 	size_t len = 0;
 
-	for (uint32_t g = 0; mask >> g; g++) {
-		if (!(mask >> g & 1) ||
-		    !selector_match_labels(&p->conf->group[g].select, labels, n))
+	/* Bit by bit, lowest first: mask >> 64 is undefined, and a 64th group's
+	 * bit is bit 63. */
+	for (uint64_t rest = mask; rest; rest &= rest - 1) {
+		uint32_t g = (uint32_t)__builtin_ctzll(rest);
+		if (!selector_match_labels(&p->conf->group[g].select, labels, n))
 			continue;
 		pthread_mutex_lock(&p->lock);
 		struct source *s = source_next(last, g, name, labels, n);
@@ -493,9 +495,8 @@ bool feed_voi_series(struct processing *p, uint64_t mask, const char *name,
 	struct srctab_key kp;
 	bool matched = false;
 
-	for (uint32_t g = 0; mask >> g; g++) {
-		if (!(mask >> g & 1))
-			continue;
+	for (uint64_t rest = mask; rest; rest &= rest - 1) {
+		uint32_t g = (uint32_t)__builtin_ctzll(rest);
 		/* The blob is the source of the group's own metric with these labels. */
 		ssize_t len =
 		    serieskey_write(key, sizeof(key), p->conf->group[g].tpl.anchor, labels, n);

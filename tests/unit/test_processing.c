@@ -69,6 +69,34 @@ static void test_delta_and_reset(void **state)
 	done(p);
 }
 
+/* Every group the file may have is fed, the 64th (bit 63 of the mask)
+ * too, and nothing past it is read. */
+static void test_sixty_four_groups(void **state)
+{
+	struct bs_label web[] = {{"vm", "web1"}};
+	char yaml[16384];
+	size_t n = 0;
+	int status;
+	(void)state;
+
+	n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "processing:\n  groups:\n");
+	for (int g = 0; g < PROCESSING_GROUPS_MAX; g++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n,
+				      "    - {name: g%d, select: %s, x: delta, "
+				      "statistics: [{name: g%d_n, type: value}]}\n",
+				      g, g == PROCESSING_GROUPS_MAX - 1 ? "kvm_exits_total" : "nomatch",
+				      g);
+	assert_true(n < sizeof(yaml));
+	struct processing *p = make(yaml);
+	assert_true(feed_value(p, "kvm_exits_total", web, 1, 10, S(0)));
+	feed_value(p, "kvm_exits_total", web, 1, 13, S(1));
+	char *text = iface_as(p, "GET", "g63/0/data", NULL, false, S(2), &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(text, "g63_n 1\n");
+	free(text);
+	done(p);
+}
+
 static void test_rate_and_value(void **state)
 {
 	struct processing *p =
@@ -2678,6 +2706,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_delta_and_reset),
+	    cmocka_unit_test(test_sixty_four_groups),
 	    cmocka_unit_test(test_every_histogram_counts_every_value),
 	    cmocka_unit_test(test_hostile_histograms),
 	    cmocka_unit_test(test_empty_tdigest),
