@@ -248,6 +248,11 @@ static void takeover_groups(struct processing *p, struct processing *old, struct
 		if (og < 0)
 			continue;
 		if (!same_group(n, &old->conf->group[og])) {
+			/* Afresh, but under ids the old group never gave out: a
+			 * client's <group>/<id> never reaches another series. */
+			srctab_drop_group(p, g);
+			if (p->next_id[g] < old->next_id[og])
+				p->next_id[g] = old->next_id[og];
 			changed(c, "group", n->name, NULL);
 			continue;
 		}

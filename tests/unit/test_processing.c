@@ -81,11 +81,11 @@ static void test_sixty_four_groups(void **state)
 
 	n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "processing:\n  groups:\n");
 	for (int g = 0; g < PROCESSING_GROUPS_MAX; g++)
-		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n,
-				      "    - {name: g%d, select: %s, x: delta, "
-				      "statistics: [{name: g%d_n, type: value}]}\n",
-				      g, g == PROCESSING_GROUPS_MAX - 1 ? "kvm_exits_total" : "nomatch",
-				      g);
+		n += (size_t)snprintf(
+		    yaml + n, sizeof(yaml) - n,
+		    "    - {name: g%d, select: %s, x: delta, "
+		    "statistics: [{name: g%d_n, type: value}]}\n",
+		    g, g == PROCESSING_GROUPS_MAX - 1 ? "kvm_exits_total" : "nomatch", g);
 	assert_true(n < sizeof(yaml));
 	struct processing *p = make(yaml);
 	assert_true(feed_value(p, "kvm_exits_total", web, 1, 10, S(0)));
@@ -2611,6 +2611,14 @@ static void test_take_over_keeps_unchanged(void **state)
 	text = iface_as(p, "GET", "g/0/data", NULL, false, S(3.25), &status);
 	assert_non_null(strstr(text, "v 11\n"));
 	assert_non_null(strstr(text, "w [3.250000] 0 3 1\n"));
+	free(text);
+	/* k changed: its series starts afresh under a new id, never one the
+	 * old k gave out, so a client holding k/0 reaches nothing rather
+	 * than another series. */
+	feed_value(p, "d_total", NULL, 0, 5, S(3.5));
+	text = iface_as(p, "GET", "", NULL, false, S(3.5), &status);
+	assert_non_null(strstr(text, "k/1 d_total{}\n"));
+	assert_null(strstr(text, "k/0 "));
 	free(text);
 	processing_free(p);
 	processing_free(old);
