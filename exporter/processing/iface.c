@@ -408,16 +408,20 @@ static void write_definitions(struct processing *p, struct source *s, const char
 
 /* ---- dispatch ---- */
 
-/* The query of path: none, format=text or format=json. */
-static int format_of(char *query, bool *json)
+/* The query of path: none, format=text, format=json or (the template
+ * list alone) format=sysctl. */
+static int format_of(const char *query, enum tpl_format *f)
 {
-	*json = false;
-	if (!query || strcmp(query, "format=text") == 0)
+	static const char *const names[] = {
+	    [TPL_TEXT] = "format=text", [TPL_JSON] = "format=json", [TPL_SYSCTL] = "format=sysctl"};
+	*f = TPL_TEXT;
+	if (!query)
 		return 0;
-	if (strcmp(query, "format=json") == 0) {
-		*json = true;
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(query, names[i]) == 0) {
+			*f = (enum tpl_format)i;
+			return 0;
+		}
 	return -EINVAL;
 }
 
@@ -458,8 +462,8 @@ static void forbid(struct stage_reply *r)
 
 /* templates[/<id or spec>] and sample_rates; false for another path (an
  * interface path has two slashes, so a group may be named templates). */
-static bool tpl_verb(struct processing *p, const char *path, bool post, const char *body,
-		     bool may_write, struct stage_reply *r)
+static bool tpl_verb(struct processing *p, const char *path, enum tpl_format f, bool post,
+		     const char *body, bool may_write, struct stage_reply *r)
 {
 	bool rates = strcmp(path, "sample_rates") == 0;
 
@@ -478,7 +482,7 @@ static bool tpl_verb(struct processing *p, const char *path, bool post, const ch
 		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
 			reply_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
-			tpl_get(p, path[9] ? path + 10 : "", r);
+			tpl_get(p, path[9] ? path + 10 : "", f, r);
 		}
 	} else {
 		return false;
@@ -489,29 +493,33 @@ static bool tpl_verb(struct processing *p, const char *path, bool post, const ch
 static void route(struct processing *p, const char *method, char *path, const char *body,
 		  bool may_write, uint64_t now_ns, struct stage_reply *r)
 {
-	bool post = strcmp(method, "POST") == 0, json;
+	bool post = strcmp(method, "POST") == 0;
 	char *query = strchr(path, '?');
+	enum tpl_format f;
 	struct source *s;
 	const char *what = NULL;
 
 	if (query)
 		*query++ = '\0';
-	if (format_of(query, &json) < 0) {
-		reply_fail(r, 400, -EINVAL, "the query may only be format=text or format=json");
+	if (format_of(query, &f) < 0) {
+		reply_fail(r, 400, -EINVAL,
+			   "the query may only be format=text, format=json or format=sysctl");
 	} else if (*path == '\0') {
 		if (post)
 			r->status = 405;
 		else
 			list(p, r);
-	} else if (tpl_verb(p, path, post, body, may_write, r)) {
+	} else if (tpl_verb(p, path, f, post, body, may_write, r)) {
 		return;
+	} else if (f == TPL_SYSCTL) {
+		reply_fail(r, 400, -EINVAL, "format=sysctl is the template list's alone");
 	} else if (!(s = find(p, path, &what))) {
 		r->status = 404;
 		textbuf_printf(&r->text, "no such interface (GET /statistics/ lists them)\n");
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
-		source_verb(p, s, what, post, json, body, now_ns, r);
+		source_verb(p, s, what, post, f == TPL_JSON, body, now_ns, r);
 	}
 }
 

@@ -5,6 +5,7 @@
  * has one VOI, named after its group. Callers hold the processing's lock. */
 #include "tpl.h"
 #include "reply.h"
+#include "srctab.h"
 #include "stage_priv.h"
 
 #include <errno.h>
@@ -80,15 +81,45 @@ static bool all_digits(const char *s)
 /* GET templates (every template) and templates/<id or spec>: a number is
  * a slot id (stats_tpl_id2name; names never start with a digit), anything
  * else a spec (stats_tpl_fetch_allocid). */
-void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
+static void tpl_schema(struct processing *p, uint32_t id, struct stage_reply *r);
+
+/* The list as kern.stats.templates has it: "name":hash, comma separated. */
+static void tpl_sysctl(const struct processing *p, struct stage_reply *r)
+{
+	for (uint32_t i = 0; i < p->ntpl; i++)
+		textbuf_printf(&r->text, "%s\"%s\":%" PRIu32, i ? "," : "", tpl_name(p, i),
+			       p->tpl[i].hash);
+	textbuf_printf(&r->text, "\n");
+}
+
+/* Template id as the format asks: its line, or its schema. */
+static void tpl_one(struct processing *p, uint32_t id, enum tpl_format f, struct stage_reply *r)
+{
+	if (f == TPL_JSON)
+		tpl_schema(p, id, r);
+	else
+		tpl_line(p, id, r);
+}
+
+void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct stage_reply *r)
 {
 	struct vstats_tplspec spec;
 	const char *why;
 	int id;
 
 	if (!*what) {
-		for (uint32_t i = 0; i < p->ntpl; i++)
-			tpl_line(p, i, r);
+		if (f == TPL_SYSCTL)
+			tpl_sysctl(p, r);
+		else if (f == TPL_JSON)
+			reply_fail(r, 400, -EINVAL,
+				   "a schema is one template's: templates/<id or spec>");
+		else
+			for (uint32_t i = 0; i < p->ntpl; i++)
+				tpl_line(p, i, r);
+		return;
+	}
+	if (f == TPL_SYSCTL) {
+		reply_fail(r, 400, -EINVAL, "format=sysctl is the whole list's");
 		return;
 	}
 	if (*what >= '0' && *what <= '9' && !all_digits(what)) {
@@ -100,7 +131,7 @@ void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 		if (v >= p->ntpl)
 			reply_fail(r, 404, -ENOENT, "no template has that id");
 		else
-			tpl_line(p, (uint32_t)v, r);
+			tpl_one(p, (uint32_t)v, f, r);
 		return;
 	}
 	if (vstats_tplspec_parse(what, strlen(what), &spec, &why) < 0) {
@@ -111,7 +142,7 @@ void tpl_get(struct processing *p, const char *what, struct stage_reply *r)
 		reply_fail(r, 404, id, "no template matches");
 		return;
 	}
-	tpl_line(p, (uint32_t)id, r);
+	tpl_one(p, (uint32_t)id, f, r);
 }
 
 /* ---- stats_blob_tostr(SB_STRFMT_JSON, SB_TOSTR_META) ---- */
@@ -242,12 +273,46 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 	return 0;
 }
 
+/* vois[0..n) of a blob of template t as stats_blob_tostr writes them
+ * with SB_TOSTR_META. */
+static void json_blob(struct textbuf *t, const struct processing_template_conf *tpl,
+		      const struct vstats_voi *vois, uint32_t n, uint32_t hash)
+{
+	struct json j = {t, tpl, {false}};
+
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t hists = 0;
+		for (uint32_t k = 0; k < vois[v].nstats; k++)
+			hists += is_hist(vois[v].stat[k].stype);
+		j.one_hist[v] = hists <= 1;
+	}
+	vstats_blob_visit(vois, n, hash, json_visit, &j);
+}
+
+/* stats_tpl_fetch: template id's schema, as FreeBSD keeps a template: a
+ * blob made from it and not yet updated, written as a source's is. */
+static void tpl_schema(struct processing *p, uint32_t id, struct stage_reply *r)
+{
+	const struct processing_template_conf *tpl = &p->conf->group[p->tpl[id].group].tpl;
+	struct vstats_voi vois[PROCESSING_VOIS_MAX];
+	struct source_more *more;
+	uint32_t nmore;
+
+	if (srctab_vois_make(tpl, &vois[0], &more, &nmore) < 0) {
+		r->text.failed = true;
+		return;
+	}
+	for (uint32_t v = 0; v < nmore; v++)
+		vois[v + 1] = more[v].voi; /* shallow copies, read only */
+	json_blob(&r->text, tpl, vois, nmore + 1, p->tpl[id].hash);
+	srctab_vois_free(&vois[0], more, nmore);
+}
+
 /* GET data?format=json (and POST snapshot?format=json): the source's
  * blob as stats_blob_tostr writes it with SB_TOSTR_META. */
 void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
-	struct json j = {&r->text, &g->tpl, {false}};
 	struct vstats_voi vois[PROCESSING_VOIS_MAX]; /* shallow copies, read only */
 	uint32_t hash = 0;
 
@@ -262,12 +327,7 @@ void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 	for (uint32_t i = 0; i < p->ntpl; i++)
 		if (p->tpl[i].group == s->group)
 			hash = p->tpl[i].hash;
-	for (uint32_t v = 0; v <= s->nmore; v++) {
-		uint32_t hists = 0;
+	for (uint32_t v = 0; v <= s->nmore; v++)
 		vois[v] = *source_voi(s, v);
-		for (uint32_t k = 0; k < vois[v].nstats; k++)
-			hists += is_hist(vois[v].stat[k].stype);
-		j.one_hist[v] = hists <= 1;
-	}
-	vstats_blob_visit(vois, s->nmore + 1, hash, json_visit, &j);
+	json_blob(&r->text, &g->tpl, vois, s->nmore + 1, hash);
 }

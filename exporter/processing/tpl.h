@@ -17,8 +17,12 @@ const char *tpl_name(const struct processing *p, uint32_t id);
 /* stats_tpl_fetch_allocid: the last template matching the name (and the
  * hash, when given), or the hash alone; -ESRCH for none. */
 int tpl_find(const struct processing *p, const struct vstats_tplspec *spec);
+/* How the template list and a template are written: lines of slot id and
+ * spec; a template's schema as JSON (stats_tpl_fetch); the list in the
+ * form of FreeBSD's kern.stats.templates sysctl. */
+enum tpl_format { TPL_TEXT, TPL_JSON, TPL_SYSCTL };
 /* GET templates[/<id or spec>]. */
-void tpl_get(struct processing *p, const char *what, struct stage_reply *r);
+void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct stage_reply *r);
 /* A source's blob as stats_blob_tostr's JSON. */
 void tpl_json(struct processing *p, struct source *s, struct stage_reply *r);
 

@@ -22,7 +22,7 @@ collectors:
   kvm: {}
 YAML
 
-# ---- item 6: a collector's pairs are fields --------------------------
+# ---- a collector's pairs are fields --------------------------
 P=$(free_port)
 start_exporter "$WORK/cfg.yml" "$P" --log.format=json
 wait_for_log '"first scan done"'
@@ -62,7 +62,7 @@ check "logfmt: KVM's first scan line holds its pairs as fields" \
 check "logfmt: a plugin's own msg, level and collector keys take x_" \
 	grep -Eq ' level=info msg="odd keys" collector=abi1 x_msg=INJECTED x_level=debug x_collector=other$' "$WORK/exporter.log"
 
-# ---- item 11: the start-up log says what runs and what guards it --------
+# ---- the start-up log says what runs and what guards it --------
 check "start-up log: the collectors that run, failed and are off" \
 	grep -Eq ' msg=collectors running=synthetic,abi1,kvm failed="" off=example$' "$WORK/exporter.log"
 check "start-up log: no TLS, no auth, no rate limit, the request limit" \
@@ -141,7 +141,7 @@ except BlockingIOError:
 assert left == b"", left  # every line went to the journal
 EOF
 
-# ---- item 7: --check-config checks the web config as a start does ------
+# ---- --check-config checks the web config as a start does ------
 printf 'tls_server_config:\n  cert_file: %s/missing.crt\n  key_file: %s/missing.key\n' "$WORK" "$WORK" >"$WORK/web-missing.yml"
 "$EXPORTER" --check-config --config.file="$WORK/cfg.yml" --web.config.file="$WORK/web-missing.yml" >"$WORK/wm.out" 2>&1
 rc=$?
@@ -166,7 +166,7 @@ if command -v openssl >/dev/null; then
 	rc=$?
 	check "--check-config: a key not of its certificate fails, as at start (exit $rc)" \
 		sh -c "[ $rc = 1 ] && grep -q '^cannot load the web config: ' '$WORK/mm.out'"
-	# item 11 with everything on
+	# the start-up log with everything on
 	: >"$WORK/exporter.log"
 	P=$(free_port)
 	"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$WORK/web-good.yml" \
@@ -188,7 +188,7 @@ else
 	skip "--check-config with a good web config" "no openssl here"
 fi
 
-# ---- item 10: node_exporter's habits ----------------------------------
+# ---- node_exporter's habits ----------------------------------
 flag_err() { # flag_err FLAG WANT: exit 2 and the message
 	local out rc
 	out=$("$EXPORTER" --config.file="$WORK/cfg.yml" "$1" 2>&1)

@@ -187,7 +187,7 @@ static void test_interface_writes(void **state)
 	assert_int_equal(status, 200);
 	free(text);
 	/* range_max 50, and everything reset, the template's statistics too:
-	 * the maximum of nothing has no line (item 14) */
+	 * the maximum of nothing has no line */
 	text = iface_as(p, "GET", "ex/0/data", NULL, false, S(3), &status);
 	assert_string_equal(text, "ex_n 0\nex_r 0 0 0.000 0\nex_sum 0\n");
 	free(text);
@@ -1319,8 +1319,8 @@ static void test_history_by_due_time(void **state)
 	done(p);
 }
 
-/* Item 11: a POST is all or nothing, and its reply names every refused
- * line with its error (the infrastructure's errno names); item 9 through the
+/* A POST is all or nothing, and its reply names every refused
+ * line with its error (the infrastructure's errno names); through the
  * interface: an overlong word refuses its line. */
 static void test_post_all_or_nothing(void **state)
 {
@@ -1386,7 +1386,7 @@ static void test_post_all_or_nothing(void **state)
 	done(p);
 }
 
-/* Item 12: off is off for everything of the interface, the template too;
+/* Off is off for everything of the interface, the template too;
  * the template alone answers to its name. */
 static void test_off_stops_template(void **state)
 {
@@ -1423,7 +1423,7 @@ static void test_off_stops_template(void **state)
 	done(p);
 }
 
-/* Item 14: an empty digest has no quantile lines, its count and sum 0. */
+/* An empty digest has no quantile lines, its count and sum 0. */
 static void test_empty_digest_lines(void **state)
 {
 	struct processing *p = make("processing:\n  groups:\n    - {name: g, select: m, "
@@ -1453,7 +1453,7 @@ static const char *two_tpl_yaml =
     "      x: delta\n"
     "      template: {stats: [sum, max, {crhist: {scheme: usr, bounds: [0, 10]}}]}\n";
 
-/* Item 16: the template list with slot ids and hashes, found by id
+/* The template list with slot ids and hashes, found by id
  * (stats_tpl_id2name) or spec (stats_tpl_fetch_allocid), with stats(3)'s
  * error names. */
 static void test_template_list(void **state)
@@ -1509,10 +1509,37 @@ static void test_template_list(void **state)
 	text = iface_as(p, "GET", "templates/0", NULL, false, 0, &status);
 	assert_int_equal(status, 200);
 	free(text);
+	/* kern.stats.templates' form: "name":hash, comma separated. */
+	text = iface_as(p, "GET", "templates?format=sysctl", NULL, false, 0, &status);
+	assert_int_equal(status, 200);
+	snprintf(want, sizeof(want), "\"ex_voi\":%u,\"io\":%u\n", h0, h1);
+	assert_string_equal(text, want);
+	free(text);
+	/* stats_tpl_fetch: a template's schema, a blob made from it and not
+	 * yet updated (each statistic null, as stats(3) writes one not yet
+	 * set), by slot id or by spec alike. */
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"io\",\"tplhash\":%u,\"vois\":{\"io\":{\"stats\":{"
+		 "\"SUM\":null,\"MAX\":null,\"HIST\":null}}}}\n",
+		 h1);
+	static const char *const schema[] = {"templates/1?format=json", "templates/io?format=json"};
+	for (size_t i = 0; i < 2; i++) {
+		text = iface_as(p, "GET", schema[i], NULL, false, 0, &status);
+		assert_int_equal(status, 200);
+		assert_string_equal(text, want);
+		free(text);
+	}
+	static const char *const refused[] = {"templates?format=json", "templates/1?format=sysctl",
+					      "ex/0/data?format=sysctl"};
+	for (size_t i = 0; i < 3; i++) {
+		text = iface_as(p, "GET", refused[i], NULL, false, 0, &status);
+		assert_int_equal(status, 400);
+		free(text);
+	}
 	done(p);
 }
 
-/* Item 16: a template name used twice is stats_tpl_alloc's EEXIST. */
+/* A template name used twice is stats_tpl_alloc's EEXIST. */
 static void test_template_name_twice(void **state)
 {
 	(void)state;
@@ -1606,7 +1633,7 @@ static void test_family_names_clash(void **state)
 	done(p);
 }
 
-/* Item 16: sample rates read and changed at run time as
+/* Sample rates read and changed at run time as
  * stats_tpl_sample_rates reads and writes them; a raised rate gives the
  * sources VOIs, a lowered one takes them; a refused write changes none. */
 static void test_sample_rates(void **state)
@@ -1669,7 +1696,7 @@ static void test_sample_rates(void **state)
 	done(p);
 }
 
-/* Item 16: a source's blob in stats_blob_tostr's JSON shape
+/* A source's blob in stats_blob_tostr's JSON shape
  * (SB_STRFMT_JSON with SB_TOSTR_META), every statistic visited, one not
  * yet updated null. */
 static void test_blob_json(void **state)
@@ -2050,7 +2077,7 @@ static int u64_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_
 	return 0;
 }
 
-/* Item 16: a u64 VOI takes a counter past 2^63 exactly: it neither wraps
+/* A u64 VOI takes a counter past 2^63 exactly: it neither wraps
  * (negative as an s64) nor is clamped or refused. */
 static void test_u64_voi_end_to_end(void **state)
 {

@@ -386,7 +386,7 @@ static void two_with_data(struct statproc_stat s[2])
 	statproc_add(&s[1], 5, 1, S(1));
 }
 
-/* Item 9: a word of 256 bytes or more refuses its line, which changes
+/* A word of 256 bytes or more refuses its line, which changes
  * nothing; it is not dropped with the rest of the line applied. */
 static void test_long_token(void **state)
 {
@@ -430,7 +430,7 @@ static void write_back_keeps(struct statproc_stat *s, uint64_t now)
 	assert_string_equal(data_lines(s, now), before);
 }
 
-/* Item 10: a line written back exactly as read, a range change alone and
+/* A line written back exactly as read, a range change alone and
  * an attribute given the value it has discard nothing; a change of type
  * or of a type-specific attribute discards, as the infrastructure says. */
 static void test_write_back(void **state)
@@ -496,7 +496,7 @@ static void test_write_back(void **state)
 	statproc_free(&s);
 }
 
-/* Item 10 and 14: a range emptied by a reset holds no sentinel, so a
+/* A range emptied by a reset holds no sentinel, so a
  * range changed after it still takes its first X as both ends. */
 static void test_range_moved_empty(void **state)
 {
@@ -532,7 +532,7 @@ static void history_on(struct statproc_stat *s, enum statproc_mode mode, uint64_
 	statproc_start(s, t0);
 }
 
-/* Item 13: periods start on multiples of the period, so samples due at a
+/* Periods start on multiples of the period, so samples due at a
  * steady rate fill each alike, whenever the source was found: at 4 Hz a
  * 5 s period holds 20, the first whole one included. */
 static void test_history_aligned(void **state)
@@ -558,7 +558,7 @@ static void test_history_aligned(void **state)
 	statproc_free(&s);
 }
 
-/* Item 14: no entry is stamped in the future: each carries the start of
+/* No entry is stamped in the future: each carries the start of
  * its period, the newest (still filling) too. */
 static void test_history_not_future(void **state)
 {
