@@ -5,6 +5,7 @@
  * Aliases are expanded with a node cap, so an alias bomb is an error, not OOM. */
 #include "conftree.h"
 
+#include "hash.h"
 #include "readfile.h"
 
 #include <errno.h>
@@ -101,17 +102,43 @@ static int fail(struct conf_doc *doc, const yaml_node_t *y, char *err, size_t er
 	return -EINVAL;
 }
 
-static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
-		       struct conf_node *n, int depth, char *err, size_t errlen)
-{
-	size_t cnt = (size_t)(y->data.mapping.pairs.top - y->data.mapping.pairs.start);
+/* The keys of one mapping seen so far, for the duplicate check: an open
+ * addressing table of their indices, seeded since the keys are outside
+ * input (a scan of every earlier key made 50,000 keys take 5.6 s). */
+struct keyset {
+	size_t *slot; /* index + 1 into the mapping's keys; 0 empty */
+	size_t mask;
+	uint64_t seed;
+};
 
-	n->key = calloc(cnt ? cnt : 1, sizeof(char *));
-	n->key_pos = calloc(cnt ? cnt : 1, sizeof(*n->key_pos));
-	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
-	n->used = calloc(cnt ? cnt : 1, sizeof(bool));
-	if (!n->key || !n->key_pos || !n->val || !n->used)
-		return fail(doc, y, err, errlen, "out of memory");
+static size_t *keyset_new(struct keyset *set, size_t cnt)
+{
+	size_t size = 8;
+
+	while (size < 2 * cnt)
+		size <<= 1;
+	set->mask = size - 1;
+	set->seed = hash_seed();
+	return set->slot = calloc(size, sizeof(*set->slot));
+}
+
+/* Records `key` as key i of `keys` (keys 0 .. i-1 recorded before); false
+ * if it is one of them. */
+static bool keyset_add(struct keyset *set, char *const *keys, size_t i, const char *key)
+{
+	size_t h = (size_t)hash_bytes(key, strlen(key), set->seed) & set->mask;
+
+	for (; set->slot[h]; h = (h + 1) & set->mask)
+		if (strcmp(keys[set->slot[h] - 1], key) == 0)
+			return false;
+	set->slot[h] = i + 1;
+	return true;
+}
+
+static int convert_pairs(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+			 struct conf_node *n, size_t cnt, struct keyset *keys, int depth, char *err,
+			 size_t errlen)
+{
 	for (size_t i = 0; i < cnt; i++) {
 		yaml_node_pair_t *pair = &y->data.mapping.pairs.start[i];
 		yaml_node_t *k = yaml_document_get_node(yd, pair->key);
@@ -122,12 +149,11 @@ static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 		const char *ks = (const char *)k->data.scalar.value;
 		if (strlen(ks) != k->data.scalar.length) /* "a\0b" must not pass as "a" */
 			return fail(doc, k, err, errlen, "NUL byte in a key");
-		for (size_t j = 0; j < n->n; j++)
-			if (strcmp(n->key[j], ks) == 0) {
-				char why[160];
-				snprintf(why, sizeof(why), "duplicate key '%.100s'", ks);
-				return fail(doc, k, err, errlen, why);
-			}
+		if (!keyset_add(keys, n->key, i, ks)) {
+			char why[160];
+			snprintf(why, sizeof(why), "duplicate key '%.100s'", ks);
+			return fail(doc, k, err, errlen, why);
+		}
 		n->key[i] = strdup(ks);
 		n->key_pos[i] = node_new(doc, BS_CONF_SCALAR, k);
 		n->val[i] = convert(doc, yd, v, depth + 1, err, errlen);
@@ -136,6 +162,25 @@ static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 			return -EINVAL;
 	}
 	return 0;
+}
+
+static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+		       struct conf_node *n, int depth, char *err, size_t errlen)
+{
+	size_t cnt = (size_t)(y->data.mapping.pairs.top - y->data.mapping.pairs.start);
+	struct keyset keys = {0};
+
+	n->key = calloc(cnt ? cnt : 1, sizeof(char *));
+	n->key_pos = calloc(cnt ? cnt : 1, sizeof(*n->key_pos));
+	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
+	n->used = calloc(cnt ? cnt : 1, sizeof(bool));
+	if (!n->key || !n->key_pos || !n->val || !n->used || !keyset_new(&keys, cnt)) {
+		free(keys.slot);
+		return fail(doc, y, err, errlen, "out of memory");
+	}
+	int rc = convert_pairs(doc, yd, y, n, cnt, &keys, depth, err, errlen);
+	free(keys.slot);
+	return rc;
 }
 
 static int convert_seq(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
