@@ -294,15 +294,15 @@ static void test_torn_read_read_again(void **state)
  * nodes, under the node cap. */
 static void test_many_keys_load_fast(void **state)
 {
-	const size_t nkeys = 49000;
-	char *text = malloc(nkeys * 16 + 32);
+	const size_t nkeys = 49000, size = nkeys * 16 + 32;
+	char *text = malloc(size);
 	size_t at = 0;
 	struct timespec t0, t1;
 	(void)state;
 
 	assert_non_null(text);
 	for (size_t i = 0; i < nkeys; i++)
-		at += (size_t)sprintf(text + at, "k%zu: %zu\n", i, i);
+		at += (size_t)snprintf(text + at, size - at, "k%zu: %zu\n", i, i);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct conf_doc *doc = conf_load("t.yml", text, err, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -314,7 +314,8 @@ static void test_many_keys_load_fast(void **state)
 	conf_free(doc);
 	assert_true(s < 0.5);
 
-	sprintf(text + at - strlen("k48999: 48999\n"), "k17: 17\n");
+	at -= strlen("k48999: 48999\n");
+	snprintf(text + at, size - at, "k17: 17\n");
 	doc = conf_load("t.yml", text, err, sizeof(err));
 	assert_null(doc);
 	assert_non_null(strstr(err, "t.yml:49000:1: duplicate key 'k17'"));
