@@ -2,6 +2,7 @@
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,6 +323,54 @@ static void test_many_keys_load_fast(void **state)
 	free(text);
 }
 
+/* Under a reload's settle rule a file is taken only once its mtime is a
+ * second old; one that never waits says "still being written" and marks
+ * the rule, so that a request can try again later. An mtime far in the
+ * future (a clock set back) tells nothing and counts as settled. */
+static void test_settle_rule(void **state)
+{
+	char path[] = "/tmp/bs-conf-settle-XXXXXX";
+	struct timespec now;
+	struct conf_settle settle;
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "collectors:\n  a: {}\n", 20), 20);
+	close(fd);
+	conf_settle_init(&settle, 0);
+	assert_null(config_load_settled(path, &settle, "/p", err, sizeof(err)));
+	assert_true(settle.unsettled);
+	assert_non_null(strstr(err, "still being written: changed less than 1 s ago"));
+	/* Without a rule (start, --check-config), the file as it is. */
+	struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
+	assert_non_null(c);
+	config_free(c);
+
+	/* 2 s old: settled. 1 s old but of a whole second, as a file system
+	 * keeping seconds only stamps it: it may have been written up to a
+	 * second later, so not yet. 5 s ahead: settled. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	const struct {
+		time_t offset;
+		bool taken;
+	} cases[] = {{-2, true}, {-1, false}, {5, true}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct timespec t[2] = {now, now};
+		t[0].tv_sec += cases[i].offset;
+		t[1].tv_sec += cases[i].offset;
+		t[1].tv_nsec = cases[i].offset == -1 ? 0 : t[1].tv_nsec;
+		assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+		conf_settle_init(&settle, 0);
+		c = config_load_settled(path, &settle, "/p", err, sizeof(err));
+		if ((c != NULL) != cases[i].taken)
+			fail_msg("mtime %+ld s: %s", (long)cases[i].offset, c ? "taken" : err);
+		assert_int_equal(settle.unsettled, !cases[i].taken);
+		config_free(c);
+	}
+	unlink(path);
+}
+
 static void test_getters(void **state)
 {
 	(void)state;
@@ -394,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_deep_nesting_refused_at_once),
 	    cmocka_unit_test(test_torn_read_read_again),
 	    cmocka_unit_test(test_many_keys_load_fast),
+	    cmocka_unit_test(test_settle_rule),
 	    cmocka_unit_test(test_getters),
 	    cmocka_unit_test(test_integer_getters_exact),
 	};
