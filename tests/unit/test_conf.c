@@ -347,19 +347,25 @@ static void test_settle_rule(void **state)
 	assert_non_null(c);
 	config_free(c);
 
-	/* 2 s old: settled. This very second, stamped as a file system that
-	 * keeps seconds only stamps it: it may have been written up to a
-	 * second later, so not yet. 5 s ahead: settled. */
+	/* 2 s old: settled. The second before this one, stamped as a file
+	 * system that keeps seconds only stamps it: it may have been written
+	 * up to a second later, so not yet (read without the rule for whole
+	 * seconds, over a second old). 5 s ahead: settled. Not in the last
+	 * tenth of a second, so that no second ends before the loads. */
 	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_nsec > 900000000) {
+		nanosleep(&(struct timespec){0, 1000000000 - now.tv_nsec}, NULL);
+		clock_gettime(CLOCK_REALTIME, &now);
+	}
 	const struct {
 		time_t offset;
 		bool taken;
-	} cases[] = {{-2, true}, {0, false}, {5, true}};
+	} cases[] = {{-2, true}, {-1, false}, {5, true}};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct timespec t[2] = {now, now};
 		t[0].tv_sec += cases[i].offset;
 		t[1].tv_sec += cases[i].offset;
-		t[1].tv_nsec = cases[i].offset == 0 ? 0 : t[1].tv_nsec;
+		t[1].tv_nsec = cases[i].offset == -1 ? 0 : t[1].tv_nsec;
 		assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
 		conf_settle_init(&settle, 0);
 		c = config_load_settled(path, &settle, "/p", err, sizeof(err));
