@@ -88,11 +88,11 @@ static int all_started(struct collset *set, char *err, size_t errlen)
 }
 
 /* Loads a configuration into a new collector set; the old one stays on error. */
-static struct collset *load(const struct cli *cli, const struct bs_host *h, char *err,
-			    size_t errlen)
+static struct collset *load(const struct cli *cli, const struct bs_host *h,
+			    struct conf_settle *settle, char *err, size_t errlen)
 {
 	struct config *cfg =
-	    config_load(cli->config_file, NULL, bs_default_plugin_dir, err, errlen);
+	    config_load_settled(cli->config_file, settle, bs_default_plugin_dir, err, errlen);
 	struct collset *set;
 
 	if (!cfg)
@@ -111,10 +111,10 @@ err_free:
 	return NULL;
 }
 
-static void reload(const struct cli *cli)
+static void reload(const struct cli *cli, struct conf_settle *settle)
 {
 	char err[CONF_ERR_MAX];
-	struct collset *set = load(cli, &host, err, sizeof(err));
+	struct collset *set = load(cli, &host, settle, err, sizeof(err));
 
 	if (!set) {
 		log_error("reload failed, keeping the running configuration", "err", err);
@@ -157,7 +157,7 @@ static int check_config(const struct cli *cli)
 		}
 		freeaddrinfo(ai);
 	}
-	if (!(set = load(cli, &check_host, err, sizeof(err)))) {
+	if (!(set = load(cli, &check_host, NULL, err, sizeof(err)))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -271,7 +271,7 @@ static int serve(struct cli *cli)
 		return 1;
 	}
 	weblive_set_max_requests(cli->http.web, cli->http.max_requests);
-	if (!(current = load(cli, &host, err, sizeof(err)))) {
+	if (!(current = load(cli, &host, NULL, err, sizeof(err)))) {
 		log_error("cannot load configuration", "err", err);
 		goto err_close_web;
 	}
@@ -294,10 +294,15 @@ static int serve(struct cli *cli)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	while ((sig = wait_signal(&sigs, watchdog_usec)) == SIGHUP) {
+		/* Files saved in place are taken once they have settled:
+		 * one written just before the signal is waited for, both
+		 * files within the one bound. */
+		struct conf_settle settle;
+		conf_settle_init(&settle, CONF_SETTLE_NS + CONF_SETTLE_SLACK_NS);
 		notify_reloading();
-		reload(cli);
+		reload(cli, &settle);
 		if (cli->web_config_file)
-			weblive_reload(cli->http.web);
+			weblive_reload(cli->http.web, &settle);
 		notify_status("READY=1");
 	}
 	sd_notify(0, "STOPPING=1");

@@ -28,6 +28,8 @@ $$(B)/tests/$(1): $$(B)/tests/unit/$(1).o $$(UNIT_MAIN) $$(call unit_deps,$$(cal
 $$(B)/tests/unit/$(1).o: XFLAGS = $$(call unit_incs,$$(call unit_for,$(1)))
 endef
 $(foreach t,$(notdir $(basename $(wildcard tests/unit/test_*.c))),$(eval $(call UNIT_RULES,$(t))))
+# Rewrites a file in place around a read of it (test_torn_read_read_again).
+$(B)/tests/test_conf: LIBS += -Wl,--wrap=readfile_bounded
 # Fails every allocation of a scrape once; serves a real DCI4 supplier.
 $(B)/tests/unit/test_failmalloc.o: XFLAGS = $(DCI4_INCS)
 $(B)/tests/test_failmalloc: $(DCI4_A)

@@ -103,8 +103,8 @@ static int load_collectors(struct config *c, const struct conf_node *m)
 	return 0;
 }
 
-struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
-			   char *err, size_t errlen)
+static struct config *load(const char *file, const char *text, struct conf_settle *settle,
+			   const char *default_plugin_dir, char *err, size_t errlen)
 {
 	struct config *c = calloc(1, sizeof(*c));
 	const struct conf_node *n;
@@ -118,7 +118,8 @@ struct config *config_load(const char *file, const char *text, const char *defau
 	c->max_response_bytes = 256ull << 20;
 	c->spill_after = 32ull << 20;
 	c->plugin_dir = default_plugin_dir;
-	c->doc = conf_load(file, text, err, errlen);
+	c->doc =
+	    text ? conf_load(file, text, err, errlen) : conf_load_file(file, settle, err, errlen);
 	if (!c->doc)
 		goto err_free;
 	/* A file caught between its truncation and its rewrite reads empty:
@@ -149,6 +150,18 @@ err_copy_message:
 err_free:
 	config_free(c);
 	return NULL;
+}
+
+struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
+			   char *err, size_t errlen)
+{
+	return load(file, text, NULL, default_plugin_dir, err, errlen);
+}
+
+struct config *config_load_settled(const char *file, struct conf_settle *settle,
+				   const char *default_plugin_dir, char *err, size_t errlen)
+{
+	return load(file, NULL, settle, default_plugin_dir, err, errlen);
 }
 
 int config_set_enabled(struct config *c, const char *name, bool on, char *err, size_t errlen)

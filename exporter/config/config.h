@@ -37,6 +37,11 @@ struct config {
  * plugins check those at init). NULL with the reason in err. */
 struct config *config_load(const char *file, const char *text, const char *default_plugin_dir,
 			   char *err, size_t errlen);
+struct conf_settle;
+/* config_load of the file as a reload reads it: only once it has settled
+ * (conf_read_file). */
+struct config *config_load_settled(const char *file, struct conf_settle *settle,
+				   const char *default_plugin_dir, char *err, size_t errlen);
 /* --collector.NAME (on) or --no-collector.NAME (off): overrides `enabled:`;
  * a collector the file does not name runs with its defaults. */
 int config_set_enabled(struct config *c, const char *name, bool on, char *err, size_t errlen);

@@ -5,6 +5,7 @@
  * Aliases are expanded with a node cap, so an alias bomb is an error, not OOM. */
 #include "conftree.h"
 
+#include "hash.h"
 #include "readfile.h"
 
 #include <errno.h>
@@ -101,17 +102,43 @@ static int fail(struct conf_doc *doc, const yaml_node_t *y, char *err, size_t er
 	return -EINVAL;
 }
 
-static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
-		       struct conf_node *n, int depth, char *err, size_t errlen)
-{
-	size_t cnt = (size_t)(y->data.mapping.pairs.top - y->data.mapping.pairs.start);
+/* The keys of one mapping seen so far, for the duplicate check: an open
+ * addressing table of their indices, seeded since the keys are outside
+ * input (a scan of every earlier key made 50,000 keys take 5.6 s). */
+struct keyset {
+	size_t *slot; /* index + 1 into the mapping's keys; 0 empty */
+	size_t mask;
+	uint64_t seed;
+};
 
-	n->key = calloc(cnt ? cnt : 1, sizeof(char *));
-	n->key_pos = calloc(cnt ? cnt : 1, sizeof(*n->key_pos));
-	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
-	n->used = calloc(cnt ? cnt : 1, sizeof(bool));
-	if (!n->key || !n->key_pos || !n->val || !n->used)
-		return fail(doc, y, err, errlen, "out of memory");
+static size_t *keyset_new(struct keyset *set, size_t cnt)
+{
+	size_t size = 8;
+
+	while (size < 2 * cnt)
+		size <<= 1;
+	set->mask = size - 1;
+	set->seed = hash_seed();
+	return set->slot = calloc(size, sizeof(*set->slot));
+}
+
+/* Records `key` as key i of `keys` (keys 0 .. i-1 recorded before); false
+ * if it is one of them. */
+static bool keyset_add(struct keyset *set, char *const *keys, size_t i, const char *key)
+{
+	size_t h = (size_t)hash_bytes(key, strlen(key), set->seed) & set->mask;
+
+	for (; set->slot[h]; h = (h + 1) & set->mask)
+		if (strcmp(keys[set->slot[h] - 1], key) == 0)
+			return false;
+	set->slot[h] = i + 1;
+	return true;
+}
+
+static int convert_pairs(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+			 struct conf_node *n, size_t cnt, struct keyset *keys, int depth, char *err,
+			 size_t errlen)
+{
 	for (size_t i = 0; i < cnt; i++) {
 		yaml_node_pair_t *pair = &y->data.mapping.pairs.start[i];
 		yaml_node_t *k = yaml_document_get_node(yd, pair->key);
@@ -122,12 +149,11 @@ static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 		const char *ks = (const char *)k->data.scalar.value;
 		if (strlen(ks) != k->data.scalar.length) /* "a\0b" must not pass as "a" */
 			return fail(doc, k, err, errlen, "NUL byte in a key");
-		for (size_t j = 0; j < n->n; j++)
-			if (strcmp(n->key[j], ks) == 0) {
-				char why[160];
-				snprintf(why, sizeof(why), "duplicate key '%.100s'", ks);
-				return fail(doc, k, err, errlen, why);
-			}
+		if (!keyset_add(keys, n->key, i, ks)) {
+			char why[160];
+			snprintf(why, sizeof(why), "duplicate key '%.100s'", ks);
+			return fail(doc, k, err, errlen, why);
+		}
 		n->key[i] = strdup(ks);
 		n->key_pos[i] = node_new(doc, BS_CONF_SCALAR, k);
 		n->val[i] = convert(doc, yd, v, depth + 1, err, errlen);
@@ -136,6 +162,25 @@ static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y
 			return -EINVAL;
 	}
 	return 0;
+}
+
+static int convert_map(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
+		       struct conf_node *n, int depth, char *err, size_t errlen)
+{
+	size_t cnt = (size_t)(y->data.mapping.pairs.top - y->data.mapping.pairs.start);
+	struct keyset keys = {0};
+
+	n->key = calloc(cnt ? cnt : 1, sizeof(char *));
+	n->key_pos = calloc(cnt ? cnt : 1, sizeof(*n->key_pos));
+	n->val = calloc(cnt ? cnt : 1, sizeof(*n->val));
+	n->used = calloc(cnt ? cnt : 1, sizeof(bool));
+	if (!n->key || !n->key_pos || !n->val || !n->used || !keyset_new(&keys, cnt)) {
+		free(keys.slot);
+		return fail(doc, y, err, errlen, "out of memory");
+	}
+	int rc = convert_pairs(doc, yd, y, n, cnt, &keys, depth, err, errlen);
+	free(keys.slot);
+	return rc;
 }
 
 static int convert_seq(struct conf_doc *doc, yaml_document_t *yd, yaml_node_t *y,
@@ -202,45 +247,111 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+static int64_t ts_ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void conf_settle_init(struct conf_settle *settle, long wait_ns)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t d = ts_ns(now) + wait_ns;
+	settle->deadline = (struct timespec){d / 1000000000, d % 1000000000};
+	settle->unsettled = false;
+}
+
+/* How much longer the version `st` of a file must stand unchanged before
+ * a reload takes it, in ns; 0 when it has settled. An mtime of a whole
+ * second may come from a file system that keeps seconds only, so the
+ * last write may have come up to a second later. An mtime further in the
+ * future than the settle time (a clock set back, a file stamped ahead)
+ * tells nothing of when it was written: such a file has settled. */
+static int64_t settle_left(const struct stat *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t written = ts_ns(st->st_mtim) + (st->st_mtim.tv_nsec == 0 ? 1000000000 : 0);
+	int64_t age = ts_ns(now) - written;
+	if (age >= CONF_SETTLE_NS || age < -CONF_SETTLE_NS)
+		return 0;
+	return CONF_SETTLE_NS - age;
+}
+
+/* Sleeps `left` ns, or until the rule's deadline if that comes first:
+ * -ETIME at the deadline. */
+static int settle_wait(const struct conf_settle *settle, int64_t left)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t until_deadline = ts_ns(settle->deadline) - ts_ns(now);
+	if (until_deadline <= 0)
+		return -ETIME;
+	int64_t ns = (left < until_deadline ? left : until_deadline) + 1000000;
+	nanosleep(&(struct timespec){ns / 1000000000, ns % 1000000000}, NULL);
+	return 0;
+}
+
+enum read_state { READ_WHOLE, READ_TORN, READ_UNSETTLED };
+
 /* One read of the file, and whether it was whole: the same file, unchanged,
- * before and after, and every byte it had read. 1 torn, 0, or -errno. */
-static int read_once(const char *file, char **buf, size_t *len)
+ * before and after, and every byte it had read. Under a settle rule, a
+ * file not yet settled is not read (*left: how long until it is). A
+ * read_state, or -errno. */
+static int read_once(const char *file, const struct conf_settle *settle, char **buf, size_t *len,
+		     int64_t *left)
 {
 	struct stat before, after;
 	int rc;
 
 	if (stat(file, &before) < 0)
 		return -errno;
+	if (settle && (*left = settle_left(&before)) > 0)
+		return READ_UNSETTLED;
 	if ((rc = readfile_bounded(file, CONF_FILE_MAX, false, buf, len)) < 0)
 		return rc;
 	if (stat(file, &after) == 0 && same_file(&before, &after) && *len == (size_t)after.st_size)
-		return 0;
+		return READ_WHOLE;
 	free(*buf);
 	*buf = NULL;
-	return 1;
+	return READ_TORN;
 }
 
-char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen)
+char *conf_read_file(const char *file, struct conf_settle *settle, size_t *len, char *err,
+		     size_t errlen)
 {
 	char *buf = NULL;
-	int rc = 1;
+	int64_t left = 0;
+	int rc, torn = 0;
 
 	/* A file being written while it is read (`cat > file`, an editor
-	 * saving in place) is read again, a bounded number of times. */
-	for (int i = 0; i < CONF_READ_TRIES && rc == 1; i++) {
-		if (i > 0)
-			nanosleep(&(struct timespec){.tv_nsec = CONF_READ_RETRY_NS << i}, NULL);
-		rc = read_once(file, &buf, len);
+	 * saving in place) is read again, a bounded number of times; under a
+	 * settle rule, one that changed lately is waited for, until the
+	 * rule's deadline. */
+	for (;;) {
+		rc = read_once(file, settle, &buf, len, &left);
+		if (rc == READ_TORN && ++torn < CONF_READ_TRIES)
+			nanosleep(&(struct timespec){.tv_nsec = CONF_READ_RETRY_NS << torn}, NULL);
+		else if (rc != READ_UNSETTLED || settle_wait(settle, left) < 0)
+			break;
 	}
-	if (rc != 0)
+	if (rc == READ_UNSETTLED)
+		settle->unsettled = true;
+	if (rc != READ_WHOLE)
 		snprintf(err, errlen, "%s: %s", file,
-			 rc == 1 ? "changed each of the " CONF_READ_TRIES_TEXT
-				   " times it was read (write a new file and rename "
-				   "it over this one)"
+			 rc == READ_TORN ? "changed each of the " CONF_READ_TRIES_TEXT
+					   " times it was read (write a new file and rename "
+					   "it over this one)"
+			 : rc == READ_UNSETTLED
+			     ? "still being written: changed less than " CONF_SETTLE_TEXT
+			       " ago (write a new file and rename it over this one)"
 			 : rc == -EINVAL ? "not a regular file"
 			 : rc == -EFBIG	 ? "larger than 1 MiB"
 					 : strerror(-rc));
-	return rc == 0 ? buf : NULL;
+	return rc == READ_WHOLE ? buf : NULL;
 }
 
 /* libyaml's scanner spends time in proportion to the flow nesting on every
@@ -348,7 +459,8 @@ err_free_doc:
 	return NULL;
 }
 
-struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen)
+static struct conf_doc *load(const char *file, const char *text, struct conf_settle *settle,
+			     char *err, size_t errlen)
 {
 	struct conf_doc *doc = calloc(1, sizeof(*doc));
 	char *owned = NULL;
@@ -362,15 +474,27 @@ struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t
 	if (text) {
 		len = strlen(text);
 	} else {
-		if (!(owned = conf_read_file(file, &len, err, errlen))) {
+		if (!(owned = conf_read_file(file, settle, &len, err, errlen))) {
 			conf_free(doc);
 			return NULL;
 		}
 		text = owned;
 	}
+	doc->settle = settle;
 	doc = parse(doc, text, len, err, errlen);
 	free(owned);
 	return doc;
+}
+
+struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen)
+{
+	return load(file, text, NULL, err, errlen);
+}
+
+struct conf_doc *conf_load_file(const char *file, struct conf_settle *settle, char *err,
+				size_t errlen)
+{
+	return load(file, NULL, settle, err, errlen);
 }
 
 void conf_free(struct conf_doc *doc)

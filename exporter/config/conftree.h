@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <binstat/collector.h>
 
@@ -16,9 +17,24 @@
 #define CONF_READ_TRIES 4 /* reads of a file that changes while it is read */
 #define CONF_READ_TRIES_TEXT "4"
 #define CONF_READ_RETRY_NS 5000000L /* doubled after each torn read */
+/* A reload takes a file only once it has stood unchanged this long (its
+ * mtime at least this old): a save in place, written in several writes,
+ * is never read between two of them. */
+#define CONF_SETTLE_NS 1000000000L
+#define CONF_SETTLE_TEXT "1 s"
+/* How long past the settle time a reload at SIGHUP waits for it. */
+#define CONF_SETTLE_SLACK_NS 200000000L
 #define CONF_ERR_MAX 512
 
 struct conf_doc;
+
+/* How a reload reads its files: only a version that has settled (see
+ * CONF_SETTLE_NS), waiting for it until `deadline` (CLOCK_MONOTONIC) at
+ * the latest. A NULL settle rule reads a file as it is (start, check). */
+struct conf_settle {
+	struct timespec deadline;
+	bool unsettled; /* out: a file was still changing at the deadline */
+};
 
 struct conf_node {
 	struct bs_conf pub;
@@ -37,7 +53,10 @@ struct conf_doc {
 	char *file;
 	struct conf_node *root;
 	size_t nodes;
-	bool empty;		/* no YAML document at all: root is an empty mapping */
+	bool empty; /* no YAML document at all: root is an empty mapping */
+	/* The rule the files the document names are read by (the web
+	 * config's PEM files), while it is loaded; NULL after. */
+	struct conf_settle *settle;
 	char err[CONF_ERR_MAX]; /* first error, "file:line:col: message" */
 	bool has_err;
 };
@@ -48,12 +67,22 @@ struct conf_doc {
  * each with its line and column. A file with no document at all (empty,
  * blanks, comments) loads as an empty mapping marked `empty`. */
 struct conf_doc *conf_load(const char *file, const char *text, char *err, size_t errlen);
+/* conf_load of a file read under the settle rule `settle` (NULL: as it is). */
+struct conf_doc *conf_load_file(const char *file, struct conf_settle *settle, char *err,
+				size_t errlen);
+/* A settle rule whose deadline is `wait_ns` from now: 0 never waits (a
+ * request that finds a changed file), CONF_SETTLE_NS + CONF_SETTLE_SLACK_NS
+ * takes a file written just before a SIGHUP. */
+void conf_settle_init(struct conf_settle *settle, long wait_ns);
 void conf_free(struct conf_doc *doc);
 /* A regular file of at most CONF_FILE_MAX bytes, NUL-terminated; NULL
  * with "file: reason" in err. A file that changes while it is read (its
  * inode, size or mtime differ after the read, or the read comes short) is
- * read again, up to CONF_READ_TRIES times in all. */
-char *conf_read_file(const char *file, size_t *len, char *err, size_t errlen);
+ * read again, up to CONF_READ_TRIES times in all. Under a settle rule, only
+ * a version whose mtime was CONF_SETTLE_NS old when it was read is taken;
+ * past the rule's deadline, NULL with settle->unsettled set. */
+char *conf_read_file(const char *file, struct conf_settle *settle, size_t *len, char *err,
+		     size_t errlen);
 
 /* Records the first error of the document at `node`'s position. */
 int conf_errorf(const struct conf_node *node, const char *fmt, ...)

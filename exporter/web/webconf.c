@@ -50,7 +50,9 @@ static int read_pem(const struct conf_node *at, const char *what, const char *pa
 	char err[CONF_ERR_MAX];
 	size_t len;
 
-	if (!(*out = conf_read_file(path, &len, err, sizeof(err))))
+	/* By the rule the web config itself is read by: a certificate
+	 * being rewritten is not taken half-written either. */
+	if (!(*out = conf_read_file(path, at->doc->settle, &len, err, sizeof(err))))
 		return conf_errorf(at, "failed to read %s (%s)", what, err);
 	return 0;
 }
@@ -330,10 +332,16 @@ static const struct conf_node *key_node(const struct conf_node *map, const char 
 
 struct webconf *webconf_load(const char *file, char *err, size_t errlen)
 {
+	return webconf_load_settled(file, NULL, err, errlen);
+}
+
+struct webconf *webconf_load_settled(const char *file, struct conf_settle *settle, char *err,
+				     size_t errlen)
+{
 	struct webconf *w = calloc(1, sizeof(*w));
 	const struct conf_node *n, *root;
 
-	if (!w || !(w->doc = conf_load(file, NULL, err, errlen))) {
+	if (!w || !(w->doc = conf_load_file(file, settle, err, errlen))) {
 		if (!w)
 			snprintf(err, errlen, "out of memory");
 		webconf_free(w);
@@ -352,6 +360,7 @@ struct webconf *webconf_load(const char *file, char *err, size_t errlen)
 	    ((n = conf_child(root, "rate_limit")) && load_rate(w, n) < 0) ||
 	    conf_check_unused(root) < 0)
 		goto err_copy_message;
+	w->doc->settle = NULL; /* the caller's, for this load only */
 	return w;
 err_copy_message:
 	snprintf(err, errlen, "%s", w->doc->err);

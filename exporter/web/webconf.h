@@ -60,6 +60,11 @@ struct webconf {
 /* Reads and checks `file`, and the certificate files it names. NULL with
  * the reason ("file:line:col: ...") in err. */
 struct webconf *webconf_load(const char *file, char *err, size_t errlen);
+struct conf_settle;
+/* webconf_load as a reload reads it: the file and the PEM files it names
+ * only once they have settled (conf_read_file). */
+struct webconf *webconf_load_settled(const char *file, struct conf_settle *settle, char *err,
+				     size_t errlen);
 void webconf_free(struct webconf *w);
 
 /* The files a change of which means a reload: the config and its PEM files. */

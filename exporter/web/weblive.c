@@ -1,8 +1,10 @@
 /* The web config in force. The toolkit reads its file on every request and
  * handshake; here each new connection and request compares the identity
  * (inode, size, change time) of the file and of the PEM files it names
- * with what was loaded, and re-reads only on a change. Reading is done
- * outside the lock; only the swap is under it. */
+ * with what was loaded, and re-reads only on a change, and only once the
+ * changed files have settled (conf_read_file): a file saved in place is
+ * never taken half-written. Reading is done outside the lock; only the
+ * swap is under it. */
 #include "weblive.h"
 
 #include <limits.h>
@@ -71,8 +73,8 @@ void webgen_put(struct webgen *g)
 }
 
 /* Reads the file and builds its TLS objects; NULL with the reason in err. */
-static struct webgen *gen_load(const char *file, bool tls_at_start, bool first, char *err,
-			       size_t errlen)
+static struct webgen *gen_load(const char *file, struct conf_settle *settle, bool tls_at_start,
+			       bool first, char *err, size_t errlen)
 {
 	struct webgen *g = calloc(1, sizeof(*g));
 
@@ -81,7 +83,7 @@ static struct webgen *gen_load(const char *file, bool tls_at_start, bool first, 
 		return NULL;
 	}
 	g->refs = 1;
-	if (!(g->conf = webconf_load(file, err, errlen)))
+	if (!(g->conf = webconf_load_settled(file, settle, err, errlen)))
 		goto err_free;
 	if (!first && g->conf->tls != tls_at_start) {
 		snprintf(err, errlen, "%s: TLS cannot be turned %s without a restart", file,
@@ -178,12 +180,21 @@ void weblive_log_endpoint(struct weblive *l)
 	webgen_put(g);
 }
 
-static bool reload_locked(struct weblive *l)
+/* Reads the files again and puts what they say in force. `asked`: at a
+ * SIGHUP, which waited for the files to settle and reports every outcome;
+ * else at a request, which never waits: a file still being written is
+ * tried again at a later request, unreported, and what was seen stays so
+ * that the change is still a change then. */
+static bool reload_locked(struct weblive *l, struct conf_settle *settle, bool asked)
 {
 	char err[CONF_ERR_MAX];
-	struct webgen *g = gen_load(l->file, l->tls, false, err, sizeof(err));
+	struct webgen *g;
 	struct webgen *old = NULL;
 
+	settle->unsettled = false; /* the main config's, at a SIGHUP */
+	g = gen_load(l->file, settle, l->tls, false, err, sizeof(err));
+	if (!g && settle->unsettled && !asked)
+		return false;
 	/* An empty web config is taken at start, as exporter-toolkit takes it.
 	 * At a reload, while the one in force holds users or TLS, it is most
 	 * likely a file caught between its truncation and its rewrite: taken,
@@ -202,8 +213,10 @@ static bool reload_locked(struct weblive *l)
 		old = l->cur;
 		l->cur = g;
 	}
-	/* The PEM files of the generation in force stay watched on failure. */
-	watch(l, l->cur->conf);
+	/* The PEM files of the generation in force stay watched on failure;
+	 * a file still being written stays a change, for a request to take. */
+	if (!settle->unsettled)
+		watch(l, l->cur->conf);
 	pthread_mutex_unlock(&l->lock);
 	webgen_put(old);
 	selfstats_web_reload(g != NULL);
@@ -218,10 +231,10 @@ static bool reload_locked(struct weblive *l)
 	return true;
 }
 
-bool weblive_reload(struct weblive *l)
+bool weblive_reload(struct weblive *l, struct conf_settle *settle)
 {
 	pthread_mutex_lock(&l->reload_lock);
-	bool ok = reload_locked(l);
+	bool ok = reload_locked(l, settle, true);
 	pthread_mutex_unlock(&l->reload_lock);
 	return ok;
 }
@@ -245,7 +258,7 @@ struct weblive *weblive_open(const char *file, char *err, size_t errlen)
 		l->cur->refs = 1;
 		return l;
 	}
-	if (!(l->cur = gen_load(file, false, true, err, errlen)))
+	if (!(l->cur = gen_load(file, NULL, false, true, err, errlen)))
 		goto err_close;
 	l->tls = l->cur->conf->tls;
 	watch(l, l->cur->conf);
@@ -276,8 +289,10 @@ struct webgen *weblive_get(struct weblive *l)
 	/* A change seen by many requests at once is read by one of them;
 	 * the others go on with the generation in force. */
 	if (l->nwatched && changed(l) && pthread_mutex_trylock(&l->reload_lock) == 0) {
-		if (changed(l)) /* not already read by the one before */
-			reload_locked(l);
+		struct conf_settle now;
+		conf_settle_init(&now, 0); /* a request never waits */
+		if (changed(l))		   /* not already read by the one before */
+			reload_locked(l, &now, false);
 		pthread_mutex_unlock(&l->reload_lock);
 	}
 	pthread_mutex_lock(&l->lock);

@@ -27,8 +27,10 @@ void weblive_close(struct weblive *l);
  * give it back with webgen_put. */
 struct webgen *weblive_get(struct weblive *l);
 void webgen_put(struct webgen *g);
-/* Re-reads now (SIGHUP); false if the file was bad, which is logged. */
-bool weblive_reload(struct weblive *l);
+/* Re-reads now (SIGHUP), waiting for files being written to settle until
+ * the rule's deadline; false if a file was bad, which is logged. */
+struct conf_settle;
+bool weblive_reload(struct weblive *l, struct conf_settle *settle);
 /* The --web.max-requests value the "web endpoint" line reports
  * (UINT_MAX: no limit). */
 void weblive_set_max_requests(struct weblive *l, unsigned max_requests);

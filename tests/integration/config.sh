@@ -2,7 +2,8 @@
 # The configuration file as start, reload (SIGHUP) and --check-config see
 # it, under one rule: a file that is empty, torn, nested too deep, holds
 # two documents or names a collector that cannot start is refused by all
-# three, and a refused reload keeps what runs and says why.
+# three, and a refused reload keeps what runs and says why. A reload takes
+# a file, and the web config and its certificates, only once it has settled.
 # Usage: tests/integration/config.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
@@ -101,6 +102,48 @@ cp "$WORK/ghost.yml" "$WORK/live.yml"
 reload_refused "a misspelt collector" "collector ghost: cannot load plugin"
 check "no refused file was logged as reloaded (3 taken)" \
 	test "$(grep -c 'configuration reloaded' "$WORK/exporter.log")" = 3
+
+# A file written in place one line per write, 2 ms apart, with a SIGHUP
+# between each two lines: a reload takes a file only once it has stood
+# unchanged for a second, so no prefix of it (such as "global:" with its
+# plugin_dir, which runs no collector) is ever taken, and the whole file
+# is, about a second after its last write.
+cp "$WORK/good.yml" "$WORK/lines.yml"
+out=$($PY - "$WORK/live.yml" "$WORK/lines.yml" "$EXP" "$P" <<'EOF'
+import os, re, signal, sys, time, urllib.request
+path, whole, pid, port = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+lines = open(whole).read().splitlines(True)
+def scrape():
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+prefixes, slowest = 0, 0.0
+for _ in range(3):
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    for i, line in enumerate(lines):
+        if i:
+            os.kill(pid, signal.SIGHUP)
+        time.sleep(0.002)
+        os.write(fd, line.encode())
+    os.close(fd)
+    end = time.time()
+    # Until a reload after the last write has been taken: the file in force.
+    while time.time() < end + 8:
+        m = scrape()
+        ts = re.search(r"^binstat_exporter_config_last_reload_success_timestamp_seconds (\S+)", m, re.M)
+        if ts and float(ts.group(1)) > end:
+            break
+        time.sleep(0.05)
+    slowest = max(slowest, time.time() - end)
+    if 'binstat_scrape_collector_success{collector="example"} 1' not in scrape():
+        prefixes += 1
+print(prefixes, int(slowest * 1000))
+EOF
+)
+read -r prefixes ms <<<"$out"
+check "a file written line by line under SIGHUPs: no prefix taken in 3 saves (${prefixes:-?} taken)" test "${prefixes:-1}" = 0
+check "a file written line by line under SIGHUPs: the whole file taken within 3 s of its last write (${ms:-?} ms)" \
+	test "${ms:-9999}" -lt 3000
+check "a file written line by line under SIGHUPs: the exporter still serves example" \
+	test "$(metric "$P" 'binstat_scrape_collector_success{collector="example"}')" = 1
 kill -TERM "$EXP"
 wait "$EXP"
 rc=$?
@@ -126,6 +169,66 @@ check "an empty web config at a reload: the password still asked ($(code "http:/
 	test "$(code "http://127.0.0.1:$P/metrics")" = 401
 check "an empty web config at a reload: logged with the advice to rename" \
 	grep -q 'web config rejected.*web.yml: empty at a reload.*replace it by rename' "$WORK/exporter.log"
+
+# The web config is re-read at a request that finds it changed. Saved in
+# place, in several writes a few ms apart, it is never taken half-written
+# ("basic_auth_users:" with no user yet would turn basic auth off): a
+# client without credentials polling all along never gets a 200, and the
+# completed save (a new password) is taken within a few seconds.
+printf "basic_auth_users:\n  alice: '%s'\n" "$HASH" >"$WORK/web.yml"
+kill -HUP "$EXP"
+for _ in $(seq 100); do [ "$(web_ok)" = 1 ] && break; sleep 0.1; done
+HASH2=$($PY -c "import crypt; print(crypt.crypt('n3w', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1<<4)))" 2>/dev/null)
+out=$($PY - "$WORK/web.yml" "$P" "$HASH" "$HASH2" <<'EOF'
+import base64, os, sys, threading, time, urllib.error, urllib.request
+path, port, h1, h2 = sys.argv[1:5]
+url = f"http://127.0.0.1:{port}/metrics"
+def code(auth=None):
+    rq = urllib.request.Request(url)
+    if auth:
+        rq.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+    try:
+        return urllib.request.urlopen(rq, timeout=5).status
+    except urllib.error.HTTPError as e:
+        return e.code
+stop, got = False, {"200": 0, "all": 0}
+def poll():
+    while not stop:
+        got["all"] += 1
+        if code() == 200:
+            got["200"] += 1
+poller = threading.Thread(target=poll)
+poller.start()
+for i in range(10):
+    h = h2 if i == 9 else h1
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    for part in ("basic_auth_users:\n", "  alice: '", h, "'\n"):
+        time.sleep(0.005)
+        os.write(fd, part.encode())
+    os.close(fd)
+    time.sleep(0.03)
+end = time.time()
+while time.time() < end + 8 and code("alice:n3w") != 200:
+    time.sleep(0.05)
+taken = int((time.time() - end) * 1000)
+stop = True
+poller.join()
+print(got["200"], got["all"], taken)
+EOF
+)
+read -r ok200 nreq ms <<<"$out"
+check "a web config saved in place 10 times under requests: 0 answers of 200 without credentials (${ok200:-?} of ${nreq:-?})" \
+	test "${ok200:-1}" = 0
+check "a web config saved in place: the completed save taken within 3 s of its last write (${ms:-?} ms)" \
+	test "${ms:-9999}" -lt 3000
+# A SIGHUP right after a complete write waits for it to settle and takes
+# it, with no request in between to take it instead.
+n=$(grep -c "web endpoint" "$WORK/exporter.log")
+printf "basic_auth_users:\n  alice: '%s'\n" "$HASH" >"$WORK/web.yml"
+kill -HUP "$EXP"
+wait_for_log "web endpoint" $((n + 1))
+check "a web config written just before a SIGHUP: taken by it (the old password works again)" \
+	test "$(code -u alice:s3cret "http://127.0.0.1:$P/metrics")" = 200
 kill -TERM "$EXP"
 wait "$EXP"
 summary

@@ -50,6 +50,9 @@ kill "$EXP"
 # ---- SIGHUP in the middle of a scrape of a million series ----
 printf 'global:\n  plugin_dir: %s\n  scrape_timeout: 60s\ncollectors:\n  synthetic:\n    bench_series: 1000000\n' \
 	"$PLUGINS" >"$WORK/big.yml"
+# Settled, so that the reload comes at once, in the middle of the scrape
+# (a reload takes a file only once its mtime is a second old).
+touch -d '-10 seconds' "$WORK/big.yml"
 P=$(free_port)
 start_exporter "$WORK/big.yml" "$P"
 EXP=$LAST_PID
@@ -61,7 +64,7 @@ wait "$CURL"
 lines=$(grep -c '^synthetic_bench' "$WORK/big1.txt")
 check "SIGHUP mid-scrape: that scrape completes whole ($(cat "$WORK/big1.code"), $lines series)" \
 	test "$(cat "$WORK/big1.code")" = 200 -a "$lines" -ge 1000000
-grep -q 'configuration reloaded' "$WORK/exporter.log"
+wait_for_log 'configuration reloaded'
 check "SIGHUP mid-scrape: the reload happened" test $? = 0
 code=$(curl -s -o "$WORK/big2.txt" -w '%{http_code}' "http://127.0.0.1:$P/metrics")
 check "SIGHUP mid-scrape: the next scrape is whole too" test "$code" = 200 -a "$(grep -c '^synthetic_bench' "$WORK/big2.txt")" = "$lines"

@@ -34,7 +34,7 @@ check "a collector past its deadline: failed, and why" \
 cp "$WORK/cfg.yml" "$WORK/good.yml"
 echo "  nosuch: {}" >>"$WORK/cfg.yml"
 kill -HUP "$LAST_PID"
-for _ in $(seq 100); do curl -s "$URL/" | grep -q 'class="bad">failed' && break; sleep 0.1; done
+for _ in $(seq 100); do curl -s "$URL/" | grep -q 'class="bad">failed .*collector nosuch' && break; sleep 0.1; done
 curl -s "$URL/" -o "$WORK/refused.html"
 check "a refused reload names the collector and why" grep -q 'class="bad">failed .*collector nosuch: cannot load plugin' "$WORK/refused.html"
 check "a path with markup in an error is escaped" grep -q 'p&lt;i&gt;x&lt;/i&gt;/nosuch.so' "$WORK/refused.html"

@@ -299,8 +299,7 @@ check "... and the others keep theirs" test "$(started ev_hist_period)" = "$h0"
 
 # reload: a new group appears, a bad section keeps the running one
 sed -i 's/- name: events/- name: events2/' "$WORK/p.yml"
-kill -HUP "$EXP"
-sleep 1
+reload_and_wait
 check "reload: the new group's interface is listed" sh -c "curl -s '$URL/statistics/' | grep -q '^events2/0 '"
 echo 'processing: {groups: [{name: x, select: "{}"}]}' >>"$WORK/p.yml"
 "$EXPORTER" --check-config --config.file="$WORK/p.yml" >"$WORK/check.out" 2>&1

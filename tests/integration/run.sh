@@ -187,7 +187,8 @@ P5=$(free_port)
 start_exporter "$WORK/reload.yml" "$P5"
 RPID=$LAST_PID
 echo "collectors: [oops" >"$WORK/reload.yml"
-kill -HUP "$RPID"; sleep 0.5
+kill -HUP "$RPID"
+wait_for_metric "$P5" "^binstat_exporter_config_last_reload_successful 0$"
 check "bad reload: last_reload_successful is 0" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 0
 check "bad reload: old collectors keep working" test "$(metric "$P5" 'binstat_scrape_collector_success{collector="example"}')" = 1
 check "bad reload: the log says why, with line and column" grep -Eq 'reload failed.*reload.yml:[0-9]+:[0-9]+: ' "$WORK/exporter.log"
@@ -205,7 +206,8 @@ for _ in $(seq 50); do grep -q "reload failed.*reload.yml:4:26: 'scrape_timeout_
 check "reload: an offset over the timeout is refused, with its place" grep -q "reload failed.*reload.yml:4:26: 'scrape_timeout_offset'" "$WORK/exporter.log"
 check "reload: ... and the old collectors keep working" test "$(metric "$P5" 'binstat_scrape_collector_success{collector="example"}')" = 1
 write_config "$WORK/reload.yml" "    hostile: true"
-kill -HUP "$RPID"; sleep 0.5
+kill -HUP "$RPID"
+wait_for_metric "$P5" "^binstat_exporter_config_last_reload_successful 1$"
 check "good reload: last_reload_successful is 1" test "$(metric "$P5" binstat_exporter_config_last_reload_successful)" = 1
 check "good reload: new options in effect" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q '^synthetic_hostile'"
 check "drops are counted by collector and reason" sh -c "curl -s 'http://127.0.0.1:$P5/metrics' | grep -q 'binstat_collector_dropped_total{collector=\"synthetic\",reason=\"duplicate_series\"}'"

@@ -1,12 +1,14 @@
 /* Configuration: every error names file, line and column; caps hold. */
 #include "helpers.h"
 
-#include <pthread.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "conftree.h"
 
 static char err[CONF_ERR_MAX];
 
@@ -186,71 +188,193 @@ static void test_deep_nesting_refused_at_once(void **state)
 	free(deep);
 }
 
-/* A writer rewriting the file in place (truncate, then write) while it
- * is read: every read gives one whole version, or says it kept changing. */
-struct rewriter {
-	const char *path;
-	volatile bool stop;
-};
+/* A file saved in place while it is read. Every read of a file goes
+ * through __wrap_readfile_bounded (this suite is linked with
+ * --wrap=readfile_bounded): when a tear is armed, the file is rewritten in
+ * place around that one read the way an editor saving in several writes
+ * leaves it: truncated, the first `split` of its chunks written before the
+ * read, the rest after. Each half-written state is a valid configuration
+ * of its own (the first collector and comments), so only the check after
+ * the read tells it from a whole version. No timing is involved. */
+int __real_readfile_bounded(const char *path, size_t max, bool nofollow, char **out, size_t *len);
+int __wrap_readfile_bounded(const char *path, size_t max, bool nofollow, char **out, size_t *len);
 
-static void *rewrite_loop(void *arg)
+#define TEAR_CHUNKS 16
+#define TEAR_CHUNK 4096
+
+static struct {
+	const char *path;
+	bool armed;
+	unsigned split; /* chunks written before the read: 1 .. TEAR_CHUNKS - 1 */
+	const char *name;
+} tear;
+
+/* The collector "first", 64 KiB of comments, then the collector `name`. */
+static char *tear_version(const char *name, size_t *len)
 {
-	struct rewriter *r = arg;
-	static const char *const version[] = {"collectors:\n  a: {}\n",
-					      "collectors:\n  bbbbbbbbbbbbbbbbbb: {}\n"};
-	for (unsigned i = 0; !r->stop; i++) {
-		FILE *f = fopen(r->path, "w"); /* truncates */
-		if (!f)
-			break;
-		fputs(version[i % 2], f);
-		fclose(f);
-		/* Paced, so that most reads find a version written whole. */
-		nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+	size_t total = (size_t)TEAR_CHUNKS * TEAR_CHUNK;
+	char *v = malloc(total + 1);
+
+	assert_non_null(v);
+	memset(v, ' ', total);
+	static const char head[] = "collectors:\n  first: {}\n";
+	memcpy(v, head, sizeof(head) - 1);
+	for (size_t at = sizeof(head) - 1; at + 80 < total - 64; at += 80) {
+		v[at] = '#';
+		v[at + 79] = '\n';
 	}
-	return NULL;
+	int n = snprintf(v + total - 64, 64, "\n  %s: {}\n", name);
+	*len = total - 64 + (size_t)n;
+	return v;
+}
+
+static void write_chunks(int fd, const char *v, size_t len, unsigned from, unsigned to)
+{
+	for (unsigned i = from; i < to; i++) {
+		size_t at = (size_t)i * TEAR_CHUNK;
+		size_t n = i == TEAR_CHUNKS - 1 ? len - at : TEAR_CHUNK;
+		assert_int_equal(write(fd, v + at, n), (ssize_t)n);
+	}
+}
+
+int __wrap_readfile_bounded(const char *path, size_t max, bool nofollow, char **out, size_t *len)
+{
+	if (!tear.armed || strcmp(path, tear.path) != 0)
+		return __real_readfile_bounded(path, max, nofollow, out, len);
+	tear.armed = false;
+	size_t vlen;
+	char *v = tear_version(tear.name, &vlen);
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	write_chunks(fd, v, vlen, 0, tear.split);
+	int rc = __real_readfile_bounded(path, max, nofollow, out, len);
+	write_chunks(fd, v, vlen, tear.split, TEAR_CHUNKS);
+	close(fd);
+	free(v);
+	return rc;
 }
 
 static void test_torn_read_read_again(void **state)
 {
 	char path[] = "/tmp/bs-conf-torn-XXXXXX";
-	struct rewriter r = {.path = path};
-	pthread_t t;
-	unsigned whole = 0, empty = 0, changed = 0;
+	static const char *const names[] = {"a", "bbbbbbbbbbbbbbbbbb"};
 	(void)state;
 
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
+	size_t vlen;
+	char *v = tear_version(names[1], &vlen);
+	assert_int_equal(write(fd, v, vlen), (ssize_t)vlen);
 	close(fd);
-	assert_int_equal(pthread_create(&t, NULL, rewrite_loop, &r), 0);
-	for (int i = 0; i < 1000; i++) {
+	free(v);
+	tear.path = path;
+	/* Every split point, each rewrite a version of a new name: a torn
+	 * read taken would show "first" alone, or the name before. */
+	for (unsigned i = 0; i < 2 * (TEAR_CHUNKS - 1); i++) {
+		tear.split = 1 + i % (TEAR_CHUNKS - 1);
+		tear.name = names[i % 2];
+		tear.armed = true;
 		struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
-		if (!c) {
-			if (strstr(err, "changed each of the 4 times it was read"))
-				changed++;
-			else if (strstr(err, ": no configuration in it"))
-				empty++;
-			else
-				fail_msg("load %d: %s", i, err);
-			continue;
-		}
-		if (c->ncollectors != 1 ||
-		    (strcmp(c->collector[0].name, "a") != 0 &&
-		     strcmp(c->collector[0].name, "bbbbbbbbbbbbbbbbbb") != 0))
-			fail_msg("load %d: a torn version taken (%zu collectors)", i,
-				 c->ncollectors);
-		whole++;
+		assert_false(tear.armed);
+		if (!c)
+			fail_msg("load %u (split after %u of %u writes): %s", i, tear.split,
+				 TEAR_CHUNKS, err);
+		if (c->ncollectors != 2 || strcmp(c->collector[1].name, tear.name) != 0)
+			fail_msg("load %u (split after %u of %u writes): a torn version taken "
+				 "(%zu collectors, the last %s)",
+				 i, tear.split, TEAR_CHUNKS, c->ncollectors,
+				 c->collector[c->ncollectors - 1].name);
 		config_free(c);
 	}
-	r.stop = true;
-	pthread_join(t, NULL);
-	print_message("%u whole, %u caught empty, %u refused as changing\n", whole, empty, changed);
-	/* The writer done, the file reads whole. */
-	struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
 	unlink(path);
-	if (!c)
-		fail_msg("the last version refused: %s", err);
-	assert_int_equal(c->ncollectors, 1);
+}
+
+/* A large flat mapping loads in time in proportion to its size, and a
+ * duplicate key among many is still refused with its place: a scan of
+ * every earlier key made 50,000 keys take 5.6 s. 49,000 keys: 98,001
+ * nodes, under the node cap. */
+static void test_many_keys_load_fast(void **state)
+{
+	const size_t nkeys = 49000, size = nkeys * 16 + 32;
+	char *text = malloc(size);
+	size_t at = 0;
+	struct timespec t0, t1;
+	(void)state;
+
+	assert_non_null(text);
+	for (size_t i = 0; i < nkeys; i++)
+		at += (size_t)snprintf(text + at, size - at, "k%zu: %zu\n", i, i);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct conf_doc *doc = conf_load("t.yml", text, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("%zu keys loaded in %.3f s\n", nkeys, s);
+	if (!doc)
+		fail_msg("%zu keys refused: %s", nkeys, err);
+	assert_int_equal(doc->root->n, nkeys);
+	conf_free(doc);
+	assert_true(s < 1.0);
+
+	at -= strlen("k48999: 48999\n");
+	snprintf(text + at, size - at, "k17: 17\n");
+	doc = conf_load("t.yml", text, err, sizeof(err));
+	assert_null(doc);
+	assert_non_null(strstr(err, "t.yml:49000:1: duplicate key 'k17'"));
+	free(text);
+}
+
+/* Under a reload's settle rule a file is taken only once its mtime is a
+ * second old; one that never waits says "still being written" and marks
+ * the rule, so that a request can try again later. An mtime far in the
+ * future (a clock set back) tells nothing and counts as settled. */
+static void test_settle_rule(void **state)
+{
+	char path[] = "/tmp/bs-conf-settle-XXXXXX";
+	struct timespec now;
+	struct conf_settle settle;
+	(void)state;
+
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "collectors:\n  a: {}\n", 20), 20);
+	close(fd);
+	conf_settle_init(&settle, 0);
+	assert_null(config_load_settled(path, &settle, "/p", err, sizeof(err)));
+	assert_true(settle.unsettled);
+	assert_non_null(strstr(err, "still being written: changed less than 1 s ago"));
+	/* Without a rule (start, --check-config), the file as it is. */
+	struct config *c = config_load(path, NULL, "/p", err, sizeof(err));
+	assert_non_null(c);
 	config_free(c);
+
+	/* 2 s old: settled. The second before this one, stamped as a file
+	 * system that keeps seconds only stamps it: it may have been written
+	 * up to a second later, so not yet (read without the rule for whole
+	 * seconds, over a second old). 5 s ahead: settled. Not in the last
+	 * tenth of a second, so that no second ends before the loads. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_nsec > 900000000) {
+		nanosleep(&(struct timespec){0, 1000000000 - now.tv_nsec}, NULL);
+		clock_gettime(CLOCK_REALTIME, &now);
+	}
+	const struct {
+		time_t offset;
+		bool taken;
+	} cases[] = {{-2, true}, {-1, false}, {5, true}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct timespec t[2] = {now, now};
+		t[0].tv_sec += cases[i].offset;
+		t[1].tv_sec += cases[i].offset;
+		t[1].tv_nsec = cases[i].offset == -1 ? 0 : t[1].tv_nsec;
+		assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+		conf_settle_init(&settle, 0);
+		c = config_load_settled(path, &settle, "/p", err, sizeof(err));
+		if ((c != NULL) != cases[i].taken)
+			fail_msg("mtime %+ld s: %s", (long)cases[i].offset, c ? "taken" : err);
+		assert_int_equal(settle.unsettled, !cases[i].taken);
+		config_free(c);
+	}
+	unlink(path);
 }
 
 static void test_getters(void **state)
@@ -324,6 +448,8 @@ int main(void)
 	    cmocka_unit_test(test_second_document_refused),
 	    cmocka_unit_test(test_deep_nesting_refused_at_once),
 	    cmocka_unit_test(test_torn_read_read_again),
+	    cmocka_unit_test(test_many_keys_load_fast),
+	    cmocka_unit_test(test_settle_rule),
 	    cmocka_unit_test(test_getters),
 	    cmocka_unit_test(test_integer_getters_exact),
 	};
