@@ -392,6 +392,27 @@ for _ in $(seq 100); do many_served "$WORK/many2.txt" && break; sleep 0.1; done
 check "one uid's 12 VMMs: all 12 back after a restart ($(value "$WORK/many2.txt" kvm_collector_vms), $(value "$WORK/many2.txt" kvm_collector_handover_senders))" \
 	many_served "$WORK/many2.txt"
 kill "${MANY[@]}" "$EXPR"
+# A refused shim (its uid not on allow_uids: the exporter accepts and
+# closes) backs off: 0.1 s doubling to 5 s, so its 5th try comes 1.5 s
+# after its first at the soonest (before: 0.4 s, 10 tries a second).
+handover_config "$WORK/hn.yml" "$WORK/hn.sock" $(($(id -u) + 1))
+PN=$(free_port)
+start_exporter "$WORK/hn.yml" "$PN"
+EXPN=$LAST_PID
+REFUSED='binstat_collector_dropped_total{collector="kvm",reason="handover_refused"}'
+t0=$(date +%s%N)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hn.sock" start_fixture 1 1 $IO
+FRF=$FX
+for _ in $(seq 200); do
+	scrape "$PN" "$WORK/hn.txt"
+	[ "$(value "$WORK/hn.txt" "$REFUSED")" = 5 ] && break
+	sleep 0.02
+done
+refused_ms=$((($(date +%s%N) - t0) / 1000000))
+check "refused shim: 5 tries took ${refused_ms} ms from its start (doubling: 1500 at least)" \
+	sh -c "[ '$(value "$WORK/hn.txt" "$REFUSED")' = 5 ] && [ $refused_ms -ge 1500 ]"
+kill "$FRF" "$EXPN"
 # A handed-over VMM's vCPU threads are found too (no look at its fds runs).
 FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
 FHS=$FX
