@@ -146,7 +146,8 @@ static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_hand
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_CONN | slot};
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -ENOSPC;
-	s->conn[slot] = (struct kvm_conn){fd, *peer, now, sent_fds};
+	s->conn[slot] =
+	    (struct kvm_conn){fd, *peer, now, sent_fds, KVM_HANDOVER_REPORTS_BURST, now};
 	if (slot == s->conns.n)
 		s->conns.n++;
 	return (int)slot;
@@ -220,6 +221,20 @@ static void close_conn(struct kvm_conn *c)
 	c->fd = -1;
 }
 
+/* Whether the connection may send one more report of a stats fd not made:
+ * its budget is topped up at KVM_HANDOVER_REPORTS_PER_S, to the burst. */
+static bool report_allowed(struct kvm_conn *c, uint64_t now)
+{
+	double r = c->reports + (double)(now - c->report_ns) / 1e9 * KVM_HANDOVER_REPORTS_PER_S;
+
+	c->report_ns = now;
+	c->reports = r > KVM_HANDOVER_REPORTS_BURST ? KVM_HANDOVER_REPORTS_BURST : r;
+	if (c->reports < 1)
+		return false;
+	c->reports -= 1;
+	return true;
+}
+
 /* Why a received fd cannot be taken (checked with no lock held), or NULL. */
 static const char *refuse_fd(const struct kvm_handover_server *s, const struct kvm_conn *c, int fd,
 			     const struct kvm_handover_msg *m, pid_t pid)
@@ -262,6 +277,11 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 		if (rc < 0) {
 			drop(s, rc == -EMFILE ? "handover_no_fds" : "handover_malformed");
 			continue;
+		}
+		if (fd < 0 && !report_allowed(c, c->last_ns)) {
+			drop(s, "handover_report_flood");
+			close_conn(c);
+			break;
 		}
 		if (fd < 0) { /* a stats fd the sender could not get: counted, as ours would be */
 			drop(s, kvm_nostats_reason((enum kvm_nostats)m.nostats));

@@ -19,6 +19,11 @@
 #define KVM_HANDOVER_CONNS_MAX 64
 #define KVM_HANDOVER_CONNS_PER_UID 8 /* one allowed uid cannot shut out the others */
 #define KVM_HANDOVER_IDS_MAX 64
+/* Reports of a stats fd not made (no_stats_fd=), per connection: a burst,
+ * then a steady rate; past them the connection is closed. A VMM reports
+ * each VM or vCPU it failed to get one for, once. */
+#define KVM_HANDOVER_REPORTS_BURST 64
+#define KVM_HANDOVER_REPORTS_PER_S 16
 #define KVM_HANDOVER_FDS_MAX 1000000   /* handover.max_fds at most */
 #define KVM_HANDOVER_NOFD_PAUSE_MS 100 /* accept rests this long when no fd is left */
 
@@ -60,8 +65,10 @@ struct kvm_handover_host {
 struct kvm_conn {
 	int fd; /* -1: a free slot */
 	struct kvm_handover_peer peer;
-	uint64_t last_ns; /* when it last sent anything */
-	bool sent_fds;	  /* a sender's: the set kept a stats fd it handed over */
+	uint64_t last_ns;   /* when it last sent anything */
+	bool sent_fds;	    /* a sender's: the set kept a stats fd it handed over */
+	double reports;	    /* reports it may send now (KVM_HANDOVER_REPORTS_*) */
+	uint64_t report_ns; /* when reports was last topped up */
 };
 
 struct kvm_handover_gift;

@@ -96,6 +96,18 @@ sleep 0.2
 scrape "$P" "$WORK/5.txt"
 check "kind mismatch: refused and counted" test "$(dropped "$WORK/5.txt" handover_vcpu_mismatch)" = 1
 
+# 5b. Reports of stats fds not made, forged at full speed on one connection:
+# 64 counted at most (the burst; 16 a second after it), the rest refused as
+# a flood and the connection closed.
+$PY "$PEER" reports "$SOCK" 20000 >"$WORK/reports.out"
+for _ in $(seq 50); do
+	scrape "$P" "$WORK/5b.txt"
+	[ "$(dropped "$WORK/5b.txt" handover_report_flood)" = 1 ] && break
+	sleep 0.1
+done
+check "forged reports: at most 64 counted ($(dropped "$WORK/5b.txt" stats_fd_failed) of $(cat "$WORK/reports.out")), the flood counted once and its connection closed" \
+	sh -c "[ $(dropped "$WORK/5b.txt" stats_fd_failed) -ge 1 ] && [ $(dropped "$WORK/5b.txt" stats_fd_failed) -le 66 ] && [ $(dropped "$WORK/5b.txt" handover_report_flood) = 1 ]"
+
 # 6. Forgery: an allowed non-root peer names the good VMM (or pid 1) as the
 # owner of its own vCPU's stats fd.
 $PY "$PEER" forge "$SOCK" "$GOOD" 65534 >/dev/null
