@@ -135,7 +135,8 @@ PIDS+=("$OWN2")
 for _ in $(seq 50); do grep -q ready "$WORK/own.out" "$WORK/own2.out" 2>/dev/null && [ "$(cat "$WORK/own.out" "$WORK/own2.out" | grep -c ready)" = 2 ] && break; sleep 0.1; done
 sleep 0.3
 scrape "$P" "$WORK/7.txt"
-check "own VM as uid 65534: served, its name marked (not a trusted owner)" grep -q 'kvm_vm_info{vm="own-65534/uid-65534",' "$WORK/7.txt"
+check "own VM as uid 65534: served, its name and claimed uuid marked (not a trusted owner)" \
+	grep -q 'kvm_vm_info{vm="own-65534/uid-65534",name="own-65534",uuid="8f3c1d2e-0000-4000-8000-123456789abc/uid-65534",' "$WORK/7.txt"
 check "own VM as uid 4321 in supplementary group 4242: served, marked" grep -q 'kvm_vm_info{vm="own-4321/uid-4321",' "$WORK/7.txt"
 kill "$OWN" "$OWN2"
 
