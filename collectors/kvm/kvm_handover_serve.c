@@ -147,20 +147,33 @@ static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_hand
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -ENOSPC;
 	s->conn[slot] =
-	    (struct kvm_conn){fd, *peer, now, sent_fds, KVM_HANDOVER_REPORTS_BURST, now};
+	    (struct kvm_conn){fd, *peer, now, sent_fds, false, KVM_HANDOVER_REPORTS_BURST, now};
 	if (slot == s->conns.n)
 		s->conns.n++;
 	return (int)slot;
 }
 
-/* Counts the senders again after a change in the watcher thread. */
-static void count_senders(struct kvm_handover_server *s)
+/* Publishes the number of senders from each connection's `held`. */
+static void sum_senders(struct kvm_handover_server *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->conns.n; i++)
-		n += s->conn[i].fd >= 0 && s->conn[i].sent_fds &&
-		     s->host.holds(s->host.ctx, s->conn[i].peer.pid);
+		n += s->conn[i].fd >= 0 && s->conn[i].held;
 	__atomic_store_n(&s->senders, n, __ATOMIC_RELAXED);
+}
+
+static void look_held(struct kvm_handover_server *s, struct kvm_conn *c)
+{
+	c->held = c->fd >= 0 && c->sent_fds && s->host.holds(s->host.ctx, c->peer.pid);
+}
+
+/* Counts the senders again, every connection looked at (each look walks
+ * the set): at an idle check and an adoption, not at every message. */
+static void count_senders(struct kvm_handover_server *s)
+{
+	for (size_t i = 0; i < s->conns.n; i++)
+		look_held(s, &s->conn[i]);
+	sum_senders(s);
 }
 
 size_t kvm_handover_senders(const struct kvm_handover_server *s)
@@ -271,7 +284,7 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 	while (c->fd >= 0 && (rc = kvm_handover_recv(c->fd, &m, &fd)) != 0) {
 		if (rc == -EPIPE) {
 			close_conn(c);
-			return;
+			break;
 		}
 		c->last_ns = monoclock_ns();
 		if (rc < 0) {
@@ -305,7 +318,8 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 		if (kept > 0 || (!c->sent_fds && resent(s, c)))
 			c->sent_fds = true;
 	}
-	count_senders(s);
+	look_held(s, c); /* this one changed; VMs that went are seen at the idle check */
+	sum_senders(s);
 }
 
 int kvm_handover_idle(struct kvm_handover_server *s)

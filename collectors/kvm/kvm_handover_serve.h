@@ -67,6 +67,7 @@ struct kvm_conn {
 	struct kvm_handover_peer peer;
 	uint64_t last_ns;   /* when it last sent anything */
 	bool sent_fds;	    /* a sender's: the set kept a stats fd it handed over */
+	bool held;	    /* and the set holds one still, as last looked at */
 	double reports;	    /* reports it may send now (KVM_HANDOVER_REPORTS_*) */
 	uint64_t report_ns; /* when reports was last topped up */
 };
