@@ -116,6 +116,7 @@ static int read_handover(struct kvm_collector *k, const struct bs_conf *conf, ui
 		return -EINVAL;
 	if (s->nallow_uid + s->nallow_gid == 0)
 		return h->ops->error(h, "handover needs allow_uids or allow_gids");
+	s->max_senders = (size_t)*max_vms;
 	return 0;
 }
 

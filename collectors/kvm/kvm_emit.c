@@ -154,7 +154,7 @@ static void emit_info(struct emit_ctx *c)
 		snprintf(vcpus, sizeof(vcpus), "%zu", vm->vcpus.n);
 		snprintf(known, sizeof(known), "%zu", threads);
 		struct bs_label l[] = {
-		    {"vm", vm->label}, {"name", vm->ident.name}, {"uuid", vm->ident.uuid},
+		    {"vm", vm->label}, {"name", vm->ident.name}, {"uuid", vm->uuid_label},
 		    {"pid", pid},      {"vmm", vm->ident.vmm},	 {"stats_id", vm->id},
 		    {"vcpus", vcpus},  {"vcpu_threads", known},
 		};
@@ -176,7 +176,7 @@ static void emit_metadata(struct emit_ctx *c)
 		if (!vm->included || !vm->meta.domain)
 			continue;
 		l[0] = (struct bs_label){"vm", vm->label};
-		l[1] = (struct bs_label){"uuid", vm->ident.uuid};
+		l[1] = (struct bs_label){"uuid", vm->uuid_label};
 		l[2] = (struct bs_label){"domain", vm->meta.domain};
 		for (size_t j = 0; j < vm->meta.n; j++)
 			l[3 + j] = (struct bs_label){vm->meta.l[j].name, vm->meta.l[j].value};

@@ -5,8 +5,11 @@
  * A connection that has handed over fds the set still holds stays open
  * while it is silent (a sender keeps it to learn of the exporter's end,
  * and sends again after a restart: README.md, "Hand-over socket"); any
- * other is closed after idle_timeout. The per-uid and overall caps hold
- * for both.
+ * other is closed after idle_timeout. The small per-uid and overall caps
+ * hold for connections that have sent no fd the set kept; a sender's
+ * connection counts against senders_cap instead (handover.max_vms, bounded
+ * by RLIMIT_NOFILE), since one VMM keeps one for its whole life and one uid
+ * (libvirt-qemu) may run every VM of the host.
  *
  * Trust: a peer is allowed by uid or group. What it sends must be a stats
  * fd KVM made (kvm_statsfd_identify), of the kind its message claims; it
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,8 +40,8 @@
 struct kvm_handover_gift {
 	int listenfd;
 	struct unixsock_id sockid;
-	struct kvm_conn conns[KVM_HANDOVER_CONNS_MAX];
-	struct growarr fds; /* of struct kvm_handed_fd */
+	struct growarr conns; /* of struct kvm_conn, moved from the server */
+	struct growarr fds;   /* of struct kvm_handed_fd */
 };
 
 /* Every server with a socket path, oldest first. Process-wide, and it must
@@ -49,11 +53,16 @@ struct kvm_handover_gift {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kvm_handover_server *registry;
 
+size_t kvm_handover_senders_cap(size_t max_senders, unsigned long long nofile)
+{
+	unsigned long long room = nofile / 4;
+	return room < max_senders ? (size_t)room : max_senders;
+}
+
 void kvm_handover_init(struct kvm_handover_server *s)
 {
 	*s = (struct kvm_handover_server){.epfd = -1, .wakefd = -1, .listenfd = -1};
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		s->conns[i].fd = -1;
+	growarr_init(&s->conns, sizeof(struct kvm_conn), KVM_HANDOVER_CONNS_MAX);
 }
 
 static void drop(struct kvm_handover_server *s, const char *reason)
@@ -71,7 +80,11 @@ int kvm_handover_start(struct kvm_handover_server *s, const struct kvm_handover_
 		       int epfd, int wakefd)
 {
 	bool running = false;
+	struct rlimit nofile;
 
+	s->senders_cap = kvm_handover_senders_cap(
+	    s->max_senders, getrlimit(RLIMIT_NOFILE, &nofile) == 0 ? nofile.rlim_cur : 1024);
+	s->conns.max = KVM_HANDOVER_CONNS_MAX + s->senders_cap;
 	s->host = *host;
 	s->epfd = epfd;
 	s->wakefd = wakefd;
@@ -91,36 +104,76 @@ int kvm_handover_start(struct kvm_handover_server *s, const struct kvm_handover_
 	return running ? 0 : s->listenfd < 0 ? s->listenfd : 0;
 }
 
-static size_t conns_of_uid(const struct kvm_handover_server *s, uid_t uid)
+/* Open connections that have not handed over a kept fd: of `uid`, or of
+ * any uid when `any`. */
+static size_t waiting_conns(const struct kvm_handover_server *s, bool any, uid_t uid)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		n += s->conns[i].fd >= 0 && s->conns[i].peer.uid == uid;
+	for (size_t i = 0; i < s->conns.n; i++)
+		n += s->conn[i].fd >= 0 && !s->conn[i].sent_fds &&
+		     (any || s->conn[i].peer.uid == uid);
 	return n;
+}
+
+static size_t sender_conns(const struct kvm_handover_server *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->conns.n; i++)
+		n += s->conn[i].fd >= 0 && s->conn[i].sent_fds;
+	return n;
+}
+
+/* Whether connection `c`, whose fd the set did not take, resent what the
+ * set holds from its process already (a sender that reconnected while its
+ * old connection was closed): then it is that process's one sender. */
+static bool resent(const struct kvm_handover_server *s, const struct kvm_conn *c)
+{
+	for (size_t i = 0; i < s->conns.n; i++)
+		if (s->conn[i].fd >= 0 && s->conn[i].sent_fds && s->conn[i].peer.pid == c->peer.pid)
+			return false;
+	return s->host.holds(s->host.ctx, c->peer.pid);
 }
 
 /* The connection's slot, or -ENOSPC. */
 static int add_conn(struct kvm_handover_server *s, int fd, const struct kvm_handover_peer *peer,
-		    uint64_t now)
+		    uint64_t now, bool sent_fds)
 {
 	size_t slot = 0;
-	while (slot < KVM_HANDOVER_CONNS_MAX && s->conns[slot].fd >= 0)
+	while (slot < s->conns.n && s->conn[slot].fd >= 0)
 		slot++;
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_CONN | slot};
-	if (slot == KVM_HANDOVER_CONNS_MAX || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+	if (slot == s->conns.n && growarr_room(&s->conns, 1) < 0)
 		return -ENOSPC;
-	s->conns[slot] = (struct kvm_conn){fd, *peer, now, false};
-	return slot;
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = KVM_TAG_CONN | slot};
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -ENOSPC;
+	s->conn[slot] =
+	    (struct kvm_conn){fd, *peer, now, sent_fds, false, KVM_HANDOVER_REPORTS_BURST, now};
+	if (slot == s->conns.n)
+		s->conns.n++;
+	return (int)slot;
 }
 
-/* Counts the senders again after a change in the watcher thread. */
-static void count_senders(struct kvm_handover_server *s)
+/* Publishes the number of senders from each connection's `held`. */
+static void sum_senders(struct kvm_handover_server *s)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		n += s->conns[i].fd >= 0 && s->conns[i].sent_fds &&
-		     s->host.holds(s->host.ctx, s->conns[i].peer.pid);
+	for (size_t i = 0; i < s->conns.n; i++)
+		n += s->conn[i].fd >= 0 && s->conn[i].held;
 	__atomic_store_n(&s->senders, n, __ATOMIC_RELAXED);
+}
+
+static void look_held(struct kvm_handover_server *s, struct kvm_conn *c)
+{
+	c->held = c->fd >= 0 && c->sent_fds && s->host.holds(s->host.ctx, c->peer.pid);
+}
+
+/* Counts the senders again, every connection looked at (each look walks
+ * the set): at an idle check and an adoption, not at every message. */
+static void count_senders(struct kvm_handover_server *s)
+{
+	for (size_t i = 0; i < s->conns.n; i++)
+		look_held(s, &s->conn[i]);
+	sum_senders(s);
 }
 
 size_t kvm_handover_senders(const struct kvm_handover_server *s)
@@ -159,9 +212,10 @@ void kvm_handover_accept(struct kvm_handover_server *s)
 		const char *why = NULL;
 		if (allowed_peer(s, fd, &peer) < 0)
 			why = "handover_refused";
-		else if (conns_of_uid(s, peer.uid) >= KVM_HANDOVER_CONNS_PER_UID)
+		else if (waiting_conns(s, false, peer.uid) >= KVM_HANDOVER_CONNS_PER_UID)
 			why = "handover_too_many_from_uid";
-		else if (add_conn(s, fd, &peer, monoclock_ns()) < 0)
+		else if (waiting_conns(s, true, 0) >= KVM_HANDOVER_CONNS_MAX ||
+			 add_conn(s, fd, &peer, monoclock_ns(), false) < 0)
 			why = "handover_too_many_peers";
 		if (why) {
 			drop(s, why);
@@ -178,6 +232,20 @@ static void close_conn(struct kvm_conn *c)
 {
 	close(c->fd); /* leaves the epoll set with it */
 	c->fd = -1;
+}
+
+/* Whether the connection may send one more report of a stats fd not made:
+ * its budget is topped up at KVM_HANDOVER_REPORTS_PER_S, to the burst. */
+static bool report_allowed(struct kvm_conn *c, uint64_t now)
+{
+	double r = c->reports + (double)(now - c->report_ns) / 1e9 * KVM_HANDOVER_REPORTS_PER_S;
+
+	c->report_ns = now;
+	c->reports = r > KVM_HANDOVER_REPORTS_BURST ? KVM_HANDOVER_REPORTS_BURST : r;
+	if (c->reports < 1)
+		return false;
+	c->reports -= 1;
+	return true;
 }
 
 /* Why a received fd cannot be taken (checked with no lock held), or NULL. */
@@ -209,19 +277,24 @@ static void owner_uids(const struct kvm_handover_server *s, const struct kvm_con
 
 void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 {
-	struct kvm_conn *c = &s->conns[conn];
+	struct kvm_conn *c = &s->conn[conn];
 	struct kvm_handover_msg m;
 	int fd, rc;
 
 	while (c->fd >= 0 && (rc = kvm_handover_recv(c->fd, &m, &fd)) != 0) {
 		if (rc == -EPIPE) {
 			close_conn(c);
-			return;
+			break;
 		}
 		c->last_ns = monoclock_ns();
 		if (rc < 0) {
 			drop(s, rc == -EMFILE ? "handover_no_fds" : "handover_malformed");
 			continue;
+		}
+		if (fd < 0 && !report_allowed(c, c->last_ns)) {
+			drop(s, "handover_report_flood");
+			close_conn(c);
+			break;
 		}
 		if (fd < 0) { /* a stats fd the sender could not get: counted, as ours would be */
 			drop(s, kvm_nostats_reason((enum kvm_nostats)m.nostats));
@@ -234,12 +307,19 @@ void kvm_handover_read(struct kvm_handover_server *s, size_t conn)
 			close(fd);
 			continue;
 		}
+		if (!c->sent_fds && sender_conns(s) >= s->senders_cap) {
+			drop(s, "handover_too_many_senders"); /* it may try again later */
+			close(fd);
+			continue;
+		}
 		struct kvm_handed_fd f = {pid, c->peer.pid, fd, m.vcpu, m.ident};
 		owner_uids(s, c, &f);
-		s->host.take(s->host.ctx, &f, 1);
-		c->sent_fds = true;
+		size_t kept = s->host.take(s->host.ctx, &f, 1);
+		if (kept > 0 || (!c->sent_fds && resent(s, c)))
+			c->sent_fds = true;
 	}
-	count_senders(s);
+	look_held(s, c); /* this one changed; VMs that went are seen at the idle check */
+	sum_senders(s);
 }
 
 int kvm_handover_idle(struct kvm_handover_server *s)
@@ -251,8 +331,8 @@ int kvm_handover_idle(struct kvm_handover_server *s)
 	else if (s->listen_paused_until)
 		next = s->listen_paused_until;
 
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
-		struct kvm_conn *c = &s->conns[i];
+	for (size_t i = 0; i < s->conns.n; i++) {
+		struct kvm_conn *c = &s->conn[i];
 		if (c->fd < 0)
 			continue;
 		uint64_t due = c->last_ns + (uint64_t)(s->idle_s * 1e9);
@@ -288,21 +368,22 @@ static void adopt_gift(struct kvm_handover_server *s, struct kvm_handover_gift *
 	s->sockid = g->sockid;
 	watch_listener(s);
 	uint64_t now = monoclock_ns();
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++) {
-		struct kvm_conn *c = &g->conns[i];
+	const struct kvm_conn *old = g->conns.p;
+	for (size_t i = 0; i < g->conns.n; i++) {
+		const struct kvm_conn *c = &old[i];
 		struct kvm_handover_peer peer;
 		if (c->fd < 0)
 			continue;
-		/* The new allow-lists apply to connections already open too. */
-		int slot =
-		    allowed_peer(s, c->fd, &peer) < 0 ? -EACCES : add_conn(s, c->fd, &peer, now);
-		if (slot < 0)
+		/* The new allow-lists and caps apply to connections already open too. */
+		bool room = c->sent_fds ? sender_conns(s) < s->senders_cap
+					: waiting_conns(s, true, 0) < KVM_HANDOVER_CONNS_MAX;
+		if (!room || allowed_peer(s, c->fd, &peer) < 0 ||
+		    add_conn(s, c->fd, &peer, now, c->sent_fds) < 0)
 			close(c->fd);
-		else
-			s->conns[slot].sent_fds = c->sent_fds;
 	}
 	s->host.take(s->host.ctx, g->fds.p, g->fds.n);
 	count_senders(s);
+	growarr_free(&g->conns);
 	growarr_free(&g->fds);
 	free(g);
 }
@@ -325,11 +406,10 @@ static struct kvm_handover_gift *make_gift(struct kvm_handover_server *s)
 	growarr_init(&g->fds, sizeof(struct kvm_handed_fd), KVM_HANDOVER_FDS_MAX);
 	g->listenfd = s->listenfd;
 	g->sockid = s->sockid;
-	memcpy(g->conns, s->conns, sizeof(g->conns));
+	g->conns = s->conns; /* moved: the server keeps an empty array */
+	growarr_init(&s->conns, sizeof(struct kvm_conn), KVM_HANDOVER_CONNS_MAX);
 	s->host.release(s->host.ctx, gift_fd, g);
 	s->listenfd = -1;
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		s->conns[i].fd = -1;
 	return g;
 }
 
@@ -363,9 +443,10 @@ void kvm_handover_stop(struct kvm_handover_server *s)
 		(void)w;
 	}
 	pthread_mutex_unlock(&registry_lock);
-	for (size_t i = 0; i < KVM_HANDOVER_CONNS_MAX; i++)
-		if (s->conns[i].fd >= 0)
-			close_conn(&s->conns[i]);
+	for (size_t i = 0; i < s->conns.n; i++)
+		if (s->conn[i].fd >= 0)
+			close_conn(&s->conn[i]);
+	growarr_free(&s->conns);
 	if (s->listenfd >= 0) {
 		close(s->listenfd);
 		unixsock_unlink(s->path, &s->sockid);

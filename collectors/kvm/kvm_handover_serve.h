@@ -9,12 +9,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "growarr.h"
 #include "kvm_handover.h"
 #include "unixsock.h"
 
+/* Connections that hold no handed-over fd yet (just connected, or refused):
+ * few, so that no peer can hold many empty ones. A sender's connection is
+ * bounded instead by handover.max_vms and the fds the process may open. */
 #define KVM_HANDOVER_CONNS_MAX 64
 #define KVM_HANDOVER_CONNS_PER_UID 8 /* one allowed uid cannot shut out the others */
 #define KVM_HANDOVER_IDS_MAX 64
+/* Reports of a stats fd not made (no_stats_fd=), per connection: a burst,
+ * then a steady rate; past them the connection is closed. A VMM reports
+ * each VM or vCPU it failed to get one for, once. */
+#define KVM_HANDOVER_REPORTS_BURST 64
+#define KVM_HANDOVER_REPORTS_PER_S 16
 #define KVM_HANDOVER_FDS_MAX 1000000   /* handover.max_fds at most */
 #define KVM_HANDOVER_NOFD_PAUSE_MS 100 /* accept rests this long when no fd is left */
 
@@ -36,8 +45,9 @@ struct kvm_handed_fd {
 struct kvm_handover_host {
 	void *ctx;
 	/* Takes the fds into the set, within its caps: each is the set's from
-	 * then on (refused, it is closed and the refusal counted). */
-	void (*take)(void *ctx, const struct kvm_handed_fd *fds, size_t n);
+	 * then on (refused, it is closed and the refusal counted). Returns
+	 * how many the set kept. */
+	size_t (*take)(void *ctx, const struct kvm_handed_fd *fds, size_t n);
 	/* Counts a drop found outside a scrape; "handover_no_fds" (an fd or a
 	 * connection lost for want of fds) is also for the operator to hear of. */
 	void (*drop)(void *ctx, const char *reason);
@@ -55,8 +65,11 @@ struct kvm_handover_host {
 struct kvm_conn {
 	int fd; /* -1: a free slot */
 	struct kvm_handover_peer peer;
-	uint64_t last_ns; /* when it last sent anything */
-	bool sent_fds;	  /* it handed over a stats fd that passed the checks */
+	uint64_t last_ns;   /* when it last sent anything */
+	bool sent_fds;	    /* a sender's: the set kept a stats fd it handed over */
+	bool held;	    /* and the set holds one still, as last looked at */
+	double reports;	    /* reports it may send now (KVM_HANDOVER_REPORTS_*) */
+	uint64_t report_ns; /* when reports was last topped up */
 };
 
 struct kvm_handover_gift;
@@ -69,14 +82,18 @@ struct kvm_handover_server {
 	const char *proc; /* the pid rule's /proc */
 	uint64_t allow_uid[KVM_HANDOVER_IDS_MAX], allow_gid[KVM_HANDOVER_IDS_MAX];
 	size_t nallow_uid, nallow_gid;
-	double idle_s; /* a connection silent this long is closed, unless it is a sender's */
+	double idle_s;	    /* a connection silent this long is closed, unless it is a sender's */
+	size_t max_senders; /* handover.max_vms: each sender's connection holds a VM */
 
 	struct kvm_handover_host host;
 	int epfd, wakefd; /* the watcher's: connections join the one, the other wakes it */
 	int listenfd;
 	uint64_t listen_paused_until; /* ns: accept found no fd left, the listener rests */
 	struct unixsock_id sockid;
-	struct kvm_conn conns[KVM_HANDOVER_CONNS_MAX];
+	/* The connections, a slot's index their epoll tag: KVM_HANDOVER_CONNS_MAX
+	 * waiting to send plus senders_cap senders at most. */
+	GROWARR_OF(struct kvm_conn, conn, conns);
+	size_t senders_cap; /* max_senders, lowered to a quarter of RLIMIT_NOFILE */
 	/* Servers of one socket path, oldest first (a reload makes the next):
 	 * the oldest listens, and passes its socket, connections and handed-over
 	 * fds to the next when it stops. */
@@ -86,6 +103,10 @@ struct kvm_handover_server {
 	bool inherited; /* the socket came from the previous generation (a reload) */
 };
 
+/* The senders' connections a server may keep: max_senders, but no more
+ * than a quarter of the fds the process may open (`nofile`), each also
+ * holding a stats fd and a VMM's pidfd. */
+size_t kvm_handover_senders_cap(size_t max_senders, unsigned long long nofile);
 /* No socket, no connections; the options empty. */
 void kvm_handover_init(struct kvm_handover_server *s);
 /* Listens on s->path, or waits for the running generation's socket when a

@@ -113,6 +113,10 @@ static void vm_label(struct kvm_vmset *set, struct kvm_vm *vm)
 
 	owner_mark(set, &vm->ident, mark, sizeof(mark));
 	vm->trusted = !mark[0];
+	/* An untrusted VMM may claim any uuid, a trusted VM's too: marked, it
+	 * never joins that VM's series on uuid. */
+	snprintf(vm->uuid_label, sizeof(vm->uuid_label), "%s%s", vm->ident.uuid,
+		 vm->ident.uuid[0] ? mark : "");
 	/* Cut at a character: a label cut inside one is invalid UTF-8. */
 	snprintf(base, sizeof(base), "%.*s%s", (int)utf8_cut(name, nameless ? 40 : 90), name, mark);
 	if (vm->thread_group && nameless)

@@ -94,6 +94,7 @@ struct kvm_vm {
 	bool thread_group;
 	bool trusted;		   /* its VMM runs with trusted uids only */
 	char label[KVM_LABEL_MAX]; /* unique among the held VMs */
+	char uuid_label[64];	   /* the uuid, marked like the label when not trusted */
 	uint64_t label_hash;
 	bool included; /* passes the vms filter: set by each scrape's read */
 	struct kvm_vmm *vmm;

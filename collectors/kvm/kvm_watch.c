@@ -120,14 +120,15 @@ static void watch_release(struct kvm_collector *k, pid_t pid)
 
 /* ---- what the hand-over server brings (struct kvm_handover_host) ---- */
 
-/* One checked fd into the set, within the caps; the caller holds k->lock. */
-static void take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *f)
+/* One checked fd into the set, within the caps: whether the set kept it.
+ * The caller holds k->lock. */
+static bool take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *f)
 {
 	if (k->set.nhandover_fds >= k->handover_max_fds ||
 	    kvm_vmset_fds_from(&k->set, f->from) >= k->handover_max_fds_per_peer) {
 		watcher_drop(k, "handover_fd_limit");
 		close(f->fd);
-		return;
+		return false;
 	}
 	/* The VMM is watched like a discovered one: its exit closes the fd. */
 	int rc = pidfd_of(k, f->pid);
@@ -137,23 +138,27 @@ static void take_handed_fd(struct kvm_collector *k, const struct kvm_handed_fd *
 		watcher_drop(k, "handover_bad_pid");
 	if (rc < 0) {
 		close(f->fd);
-		return;
+		return false;
 	}
 	if (kvm_vmset_add(&k->set, f->pid, f->from, f->fd, -1, f->vcpu, &f->ident, NULL,
-			  watcher_drop, k) < 0)
+			  watcher_drop, k) < 0) {
 		watch_release(k, f->pid); /* a refused fd keeps no watch of its own */
-	else
-		k->hostview_due = true;
+		return false;
+	}
+	k->hostview_due = true;
+	return true;
 }
 
-static void handover_take(void *ctx, const struct kvm_handed_fd *fds, size_t n)
+static size_t handover_take(void *ctx, const struct kvm_handed_fd *fds, size_t n)
 {
 	struct kvm_collector *k = ctx;
+	size_t kept = 0;
 
 	pthread_mutex_lock(&k->lock);
 	for (size_t i = 0; i < n; i++)
-		take_handed_fd(k, &fds[i]);
+		kept += take_handed_fd(k, &fds[i]);
 	pthread_mutex_unlock(&k->lock);
+	return kept;
 }
 
 static void handover_drop(void *ctx, const char *reason)

@@ -364,6 +364,55 @@ check "no fds: the shim reports the vCPU stats fd KVM could not make (stats_fd_n
 check "no fds: the VM's stats fd made before it is served" grep -q '^kvm_vm_info{vm="nofds",.*vcpus="0"' "$WORK/hr4.txt"
 check "no fds: the capability was there (no stats_fd_unsupported)" sh -c "! grep -q 'reason=\"stats_fd_unsupported\"' '$WORK/hr4.txt'"
 kill "$FR" "$FN" "$FF" "$EXPR"
+# Many VMMs of one uid (libvirt runs every QEMU as libvirt-qemu), each
+# keeping its shim's connection: all served, and all back after a restart.
+# Only connections that hold no handed-over fd are capped at 8 per uid.
+for _ in $(seq 100); do kill -0 "$EXPR" 2>/dev/null || break; sleep 0.05; done
+start_exporter "$WORK/hr.yml" "$PR"
+EXPR=$LAST_PID
+MANY=()
+for i in $(seq 0 11); do
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 BINSTAT_KVM_NAME=many$i \
+		LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hr.sock" start_fixture 1 1 $IO
+	MANY+=("$FX")
+done
+many_served() { # many_served FILE: 12 VMs from 12 senders, every one by name
+	scrape "$PR" "$1"
+	[ "$(value "$1" kvm_collector_vms)" = 12 ] && [ "$(value "$1" kvm_collector_handover_senders)" = 12 ] &&
+		[ "$(grep -c '^kvm_vm_info{vm="many[0-9]*"' "$1")" = 12 ]
+}
+for _ in $(seq 50); do many_served "$WORK/many1.txt" && break; sleep 0.1; done
+check "one uid's 12 VMMs under the shim: all 12 VMs served, 12 senders ($(value "$WORK/many1.txt" kvm_collector_vms), $(value "$WORK/many1.txt" kvm_collector_handover_senders))" \
+	many_served "$WORK/many1.txt"
+kill "$EXPR"
+for _ in $(seq 100); do kill -0 "$EXPR" 2>/dev/null || break; sleep 0.05; done
+start_exporter "$WORK/hr.yml" "$PR"
+EXPR=$LAST_PID
+for _ in $(seq 100); do many_served "$WORK/many2.txt" && break; sleep 0.1; done
+check "one uid's 12 VMMs: all 12 back after a restart ($(value "$WORK/many2.txt" kvm_collector_vms), $(value "$WORK/many2.txt" kvm_collector_handover_senders))" \
+	many_served "$WORK/many2.txt"
+kill "${MANY[@]}" "$EXPR"
+# A refused shim (its uid not on allow_uids: the exporter accepts and
+# closes) backs off: 0.1 s doubling to 5 s, so its 5th try comes 1.5 s
+# after its first at the soonest (before: 0.4 s, 10 tries a second).
+handover_config "$WORK/hn.yml" "$WORK/hn.sock" $(($(id -u) + 1))
+PN=$(free_port)
+start_exporter "$WORK/hn.yml" "$PN"
+EXPN=$LAST_PID
+REFUSED='binstat_collector_dropped_total{collector="kvm",reason="handover_refused"}'
+t0=$(date +%s%N)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD="$B/lib/libbinstat_kvm_shim.so" BINSTAT_KVM_HANDOVER="$WORK/hn.sock" start_fixture 1 1 $IO
+FRF=$FX
+for _ in $(seq 200); do
+	scrape "$PN" "$WORK/hn.txt"
+	[ "$(value "$WORK/hn.txt" "$REFUSED")" = 5 ] && break
+	sleep 0.02
+done
+refused_ms=$((($(date +%s%N) - t0) / 1000000))
+check "refused shim: 5 tries took ${refused_ms} ms from its start (doubling: 1500 at least)" \
+	sh -c "[ '$(value "$WORK/hn.txt" "$REFUSED")' = 5 ] && [ $refused_ms -ge 1500 ]"
+kill "$FRF" "$EXPN"
 # A handed-over VMM's vCPU threads are found too (no look at its fds runs).
 FIXTURE_HANDOVER="$WORK/ho.sock" FIXTURE_SPIN=1 start_fixture 1 2 $IO
 FHS=$FX

@@ -125,17 +125,31 @@ else
 	LV=$(mktemp -d /tmp/binstat-lv.XXXXXX)
 	mkdir -p "$LV/run" "$LV/home"
 	cp "$B/lib/libbinstat_kvm_shim.so" "$LV/shim.so"
-	sed "s|@SHIM@|$LV/shim.so|" "$HERE/../fixtures/kvm/libvirt-domain.xml" >"$LV/dom.xml"
+	# The suite's mark goes to the session libvirtd and, through the
+	# domain's <qemu:env>, to its QEMU: the leftover check finds both.
+	sed -e "s|@SHIM@|$LV/shim.so|" -e "s|@MARK@|$BS_SUITE_MARK|" "$HERE/../fixtures/kvm/libvirt-domain.xml" >"$LV/dom.xml"
 	chown -R 65534 "$LV"
 	chmod 755 "$LV" "$LV/shim.so"
 	chmod 700 "$LV/run"
-	virsh_lv() {
+	as_lv() {
 		setpriv --reuid=65534 --regid=65534 --groups="$KVMGID" env -i PATH=/usr/bin:/usr/sbin:/bin \
-			HOME="$LV/home" XDG_RUNTIME_DIR="$LV/run" timeout 60 virsh -q -c qemu:///session "$@"
+			BS_SUITE_MARK="$BS_SUITE_MARK" HOME="$LV/home" XDG_RUNTIME_DIR="$LV/run" "$@"
 	}
-	lv_start() { virsh_lv define "$LV/dom.xml" && virsh_lv start lv-web1; }
+	virsh_lv() { as_lv timeout 60 virsh -q -c qemu:///session "$@"; }
+	# Started here, not spawned by virsh (which passes it a cleaned
+	# environment), so that it carries the suite's mark.
+	lv_daemon() {
+		as_lv /usr/sbin/libvirtd --daemon --timeout=120 || return 1
+		for _ in $(seq 100); do [ -S "$LV/run/libvirt/libvirt-sock" ] && return 0; sleep 0.1; done
+		return 1
+	}
+	lv_start() { lv_daemon && virsh_lv define "$LV/dom.xml" && virsh_lv start lv-web1; }
 	check "libvirt: a real libvirtd defines and starts the domain" lv_start
 	LVPID=$(cat "$LV/run/libvirt/qemu/run/lv-web1.pid" 2>/dev/null)
+	marked
+	check "libvirt: its session libvirtd and QEMU carry the suite's mark (the leftover check sees them)" \
+		sh -c "echo ' ${MARKED[*]} ' | grep -q ' ${LVPID:-none} ' &&
+		echo ' ${MARKED[*]} ' | grep -q ' $(cat "$LV/run/libvirt/libvirtd.pid" 2>/dev/null || echo none) '"
 	# The session libvirtd runs QEMU as nobody, as the system one does as libvirt-qemu.
 	printf 'global:\n  plugin_dir: %s\ncollectors:\n  kvm:\n    trusted_users: [root, 65534]\n    libvirt:\n      status_dir: %s\n      max_label_length: 20\n' \
 		"$B/plugins" "$LV/run/libvirt/qemu/run" >"$WORK/libvirt.yml"

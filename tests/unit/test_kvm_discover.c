@@ -5,6 +5,7 @@
 #include "kvm_denied.h"
 #include "kvm_discover.h"
 #include "kvm_handover.h"
+#include "kvm_handover_serve.h"
 #include "kvm_hostview.h"
 #include "kvm_nostats.h"
 #include "kvm_uevent.h"
@@ -339,6 +340,17 @@ static void send_text(int s, const char *text, int fd)
 	assert_true(sendmsg(s, &msg, 0) >= 0);
 }
 
+/* Senders' connections: handover.max_vms, but no more than a quarter of
+ * the fds the process may open, each also holding a stats fd and a pidfd. */
+static void test_handover_senders_cap(void **state)
+{
+	(void)state;
+	assert_int_equal(kvm_handover_senders_cap(1024, 1024), 256);
+	assert_int_equal(kvm_handover_senders_cap(1024, 524288), 1024);
+	assert_int_equal(kvm_handover_senders_cap(1000000, 1ull << 40), 1000000);
+	assert_int_equal(kvm_handover_senders_cap(8, 3), 0);
+}
+
 /* A report of a stats fd not made carries no fd, and only a report may. */
 static void test_handover_reports(void **state)
 {
@@ -377,7 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_mountinfo_hidepid), cmocka_unit_test(test_task_is_kvm),
 	    cmocka_unit_test(test_host_files),	      cmocka_unit_test(test_uevent),
 	    cmocka_unit_test(test_handover_messages), cmocka_unit_test(test_nostats_classify),
-	    cmocka_unit_test(test_handover_reports),
+	    cmocka_unit_test(test_handover_reports),  cmocka_unit_test(test_handover_senders_cap),
 	};
 	return cmocka_run_group_tests_name("kvm_discover", tests, NULL, NULL);
 }

@@ -7,7 +7,10 @@
  * exporter's hand-over socket, from a thread of its own that keeps the
  * connection: when the connection ends (the exporter restarted), it
  * connects again, with a backoff of 0.1 s doubling to 5 s, and sends every
- * stats fd again. The VMM's own threads never wait on the exporter.
+ * stats fd again. The backoff starts again from 0.1 s only after a
+ * connection that lasted 10 s: the exporter refuses a peer by accepting and
+ * closing it, so a refused shim waits 5 s between tries, not 0.1 s. The
+ * VMM's own threads never wait on the exporter.
  * BINSTAT_KVM_NAME and BINSTAT_KVM_UUID, when set, name the VM (name=,
  * uuid=): libvirt sets them per domain with <qemu:env>.
  *
@@ -43,6 +46,7 @@
 #define SHIM_FDS 65536 /* VM and vCPU fd numbers tracked; beyond, no stats fd */
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define STEADY_MS 10000 /* a connection this long was served: the backoff starts again */
 
 static int (*real_ioctl)(int, unsigned long, ...); /* checksrc: varargs libc's ioctl */
 static int (*real_close)(int);
@@ -179,6 +183,13 @@ static void serve_connection(int sock)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void *sender(void *arg)
 {
 	const char *path = arg;
@@ -188,9 +199,11 @@ static void *sender(void *arg)
 		int sock = connect_to(path, first_sock);
 		first_sock = -1; /* used (or closed) once */
 		if (sock >= 0) {
-			backoff_ms = BACKOFF_MIN_MS;
+			uint64_t t0 = now_ms();
 			serve_connection(sock);
 			real_close(sock);
+			if (now_ms() - t0 >= STEADY_MS)
+				backoff_ms = BACKOFF_MIN_MS;
 		}
 		struct timespec ts = {backoff_ms / 1000, (long)(backoff_ms % 1000) * 1000000L};
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
