@@ -65,7 +65,8 @@ T0=$(now)
 END=$((T0 + SECS))
 mkdir -p "$WORK/dci"
 : >"$WORK/vm.events" >"$WORK/sup.events" >"$WORK/scrapes" >"$WORK/reloads" >"$WORK/hostile.events"
-: >"$WORK/vms.alive" >"$WORK/sups.alive"
+: >"$WORK/vms.alive"
+echo 0 >"$WORK/sups.alive"
 
 # config FILE VARIANT: variant a samples exits; b also the VMs' page gauge
 # and keeps 30 exit histories rather than 60 (a changed definition).
@@ -121,21 +122,29 @@ PORT=$(free_port)
 start_exporter "$CFG" "$PORT" || { fail "the exporter starts" "$(tail -5 "$WORK/exporter.log")"; exit 1; }
 EXP=$LAST_PID
 
-# fd_classes PID: "all stats pidfds" from the exporter's fd table.
+# fd_classes PID: "all stats pidfds sockets procstat" from the exporter's
+# fd table: its KVM stats fds and pidfds (one a VMM), its sockets (HTTP
+# connections, suppliers, hand-over peers) and the VMMs' /proc/PID/stat it
+# keeps open; what is left is the fds it holds whatever runs.
 fd_classes() {
 	ls -l "/proc/$1/fd" 2>/dev/null | awk '
 		/ -> / { n++ }
 		/anon_inode:kvm-v[a-z]*-stats/ { s++ }
 		/anon_inode:\[pidfd\]/ { p++ }
-		END { print n + 0, s + 0, p + 0 }'
+		/-> socket:/ { k++ }
+		/-> \/proc\/[0-9]+\/stat$/ { t++ }
+		END { print n + 0, s + 0, p + 0, k + 0, t + 0 }'
 }
+# thread_classes PID: "all per-connection" in one read of its threads:
+# libmicrohttpd's thread per HTTP connection comes and goes with clients.
+thread_classes() { cat /proc/"$1"/task/*/comm 2>/dev/null | awk '{ n++ } /^MHD-connection$/ { c++ } END { print n + 0, c + 0 }'; }
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
 vm_lines() { grep -o '^kvm_vm_info{vm="soak-[0-9]*' "$1" | sed 's/.*vm="//' | sort -u; }
 
 # Before any churn: the baseline the teardown must come back to.
 curl -s "http://127.0.0.1:$PORT/metrics" >/dev/null
 settled_fds "$EXP" >/dev/null
-read -r BASE_FDS BASE_STATS BASE_PIDFDS < <(fd_classes "$EXP")
+read -r BASE_FDS BASE_STATS BASE_PIDFDS _ _ < <(fd_classes "$EXP")
 BASE_THREADS=$(status_of "$EXP" Threads)
 BASE_RSS=$(status_of "$EXP" VmRSS)
 echo "# soak: ${SECS} s, exporter pid $EXP on port $PORT; baseline fds $BASE_FDS (KVM stats $BASE_STATS, pidfds $BASE_PIDFDS: other VMMs'), threads $BASE_THREADS, RSS $BASE_RSS KiB"
@@ -150,6 +159,8 @@ vm_loop() {
 			wait "${alive[0]}" 2>/dev/null
 			echo "stopped ${names[0]}" >>"$WORK/vm.events"
 			alive=("${alive[@]:1}") names=("${names[@]:1}")
+			printf '%s\n' "${names[@]}" >"$WORK/vms.alive.tmp"
+			mv "$WORK/vms.alive.tmp" "$WORK/vms.alive"
 		fi
 		n=$((n + 1))
 		ready="$WORK/vm.$n.ready"
@@ -281,20 +292,21 @@ hostile_loop() {
 # ---- every SAMPLE_EVERY s: the exporter from /proc and one scrape.
 count() { grep -c "$1" "$2" 2>/dev/null; }
 sample() { # sample T: a row of the table
-	local all stats pidfds rss threads served running sources
-	read -r all stats pidfds < <(fd_classes "$EXP")
+	local all stats pidfds socks procstat rss threads conns served running sources
+	read -r all stats pidfds socks procstat < <(fd_classes "$EXP")
 	rss=$(status_of "$EXP" VmRSS)
-	threads=$(status_of "$EXP" Threads)
+	read -r threads conns < <(thread_classes "$EXP")
 	curl -s --max-time 20 "http://127.0.0.1:$PORT/metrics" >"$WORK/sample.prom"
 	served=$(vm_lines "$WORK/sample.prom" | wc -l)
 	running=$(wc -l <"$WORK/vms.alive")
 	sources=$(awk '$1 == "binstat_processing_sources" { print $2 }' "$WORK/sample.prom")
-	printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$1" "$rss" "$all" "$stats" "$pidfds" "$threads" \
-		"$served" "$running" "$(cat "$WORK/sups.alive" 2>/dev/null || echo 0)" "${sources:-0}" \
-		"$(count '^200$' "$WORK/scrapes")/$(wc -l <"$WORK/scrapes")" >>"$WORK/table"
+	printf '%s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$1" "$rss" "$all" "$stats" "$pidfds" "$socks" \
+		$((all - stats - pidfds - socks - procstat)) "$threads" "$conns" "$served" "$running" \
+		"$(cat "$WORK/sups.alive" 2>/dev/null || echo 0)" "${sources:-0}" >>"$WORK/table"
+	echo "$(count '^200$' "$WORK/scrapes")/$(wc -l <"$WORK/scrapes")" >>"$WORK/table.scrapes"
 }
 CRASH=""
-: >"$WORK/table"
+: >"$WORK/table" >"$WORK/table.scrapes"
 sample 0
 vm_loop &
 LOOPS+=($!)
@@ -315,7 +327,7 @@ while [ "$(now)" -lt "$END" ]; do
 	fi
 	if [ "$(now)" -ge "$next" ]; then
 		sample $((next - T0))
-		tail -1 "$WORK/table"
+		paste -d' ' "$WORK/table" "$WORK/table.scrapes" | tail -1
 		next=$((next + SAMPLE_EVERY))
 	fi
 	sleep 1
@@ -332,8 +344,9 @@ done
 LOOPS=()
 
 echo
-echo "   t(s)  RSS(KiB)  fds  stats  pidfds  threads  VMs served/running  suppliers  proc.sources  scrapes 200/all"
-awk '{ printf "%7s %9s %4s %6s %7s %8s %11s/%-7s %10s %13s  %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$WORK/table"
+echo "  t(s) RSS(KiB)  fds: all kvm-stats pidfds sockets rest  threads: all per-conn  VMs served/running  suppliers  sources  scrapes 200/all"
+paste -d' ' "$WORK/table" "$WORK/table.scrapes" |
+	awk '{ printf "%6s %8s  %9s %9s %6s %7s %4s  %12s %8s  %11s/%-7s %10s %8s  %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
 echo
 
 if [ -n "$CRASH" ]; then
@@ -366,14 +379,16 @@ for _ in $(seq 100); do
 	sleep 0.2
 done
 check "no soak VM served once all are stopped" test -z "$(vm_lines "$WORK/after.prom")"
-stats_held=$(awk '$1 == "kvm_collector_stats_fds" { print $2 }' "$WORK/after.prom")
-for _ in $(seq 200); do
+# (Other VMMs on the host may come and go meanwhile: their stats fds and
+# pidfds are left out, and the exporter's count read just before its fds.)
+for _ in $(seq 100); do
+	stats_held=$(metric "$PORT" kvm_collector_stats_fds)
 	settled_fds "$EXP" >/dev/null
-	read -r END_FDS END_STATS END_PIDFDS < <(fd_classes "$EXP")
+	read -r END_FDS END_STATS END_PIDFDS _ _ < <(fd_classes "$EXP")
 	END_THREADS=$(status_of "$EXP" Threads)
 	[ $((END_FDS - END_STATS - END_PIDFDS)) = $((BASE_FDS - BASE_STATS - BASE_PIDFDS)) ] &&
-		[ "$END_THREADS" = "$BASE_THREADS" ] && break
-	sleep 0.1
+		[ "$END_THREADS" = "$BASE_THREADS" ] && [ "$END_STATS" = "$stats_held" ] && break
+	sleep 0.2
 done
 END_RSS=$(status_of "$EXP" VmRSS)
 check "fds back to the baseline: $END_FDS, of them $END_STATS KVM stats fds and $END_PIDFDS pidfds (other VMMs'), was $BASE_FDS ($BASE_STATS, $BASE_PIDFDS)" \
@@ -389,11 +404,16 @@ THIRD=$((ROWS / 3))
 [ $THIRD -ge 1 ] || THIRD=1
 peak() { tail -n +2 "$WORK/table" | sed -n "$1" | awk -v c="$2" 'BEGIN { m = 0 } $c > m { m = $c } END { print m }'; }
 rss1=$(peak "1,${THIRD}p" 2) rss3=$(peak "$((ROWS - THIRD + 1)),\$p" 2)
-thr1=$(peak "1,${THIRD}p" 6) thr3=$(peak "$((ROWS - THIRD + 1)),\$p" 6)
+rest1=$(peak "1,${THIRD}p" 7) rest3=$(peak "$((ROWS - THIRD + 1)),\$p" 7)
+tail -n +2 "$WORK/table" | awk '{ print $8 - $9 }' >"$WORK/own_threads"
+own1=$(sed -n "1,${THIRD}p" "$WORK/own_threads" | sort -n | tail -1)
+own3=$(sed -n "$((ROWS - THIRD + 1)),\$p" "$WORK/own_threads" | sort -n | tail -1)
 check "RSS flat: last third's peak $rss3 KiB within +${RSS_BOUND_PCT}% of the first third's $rss1 KiB" \
 	test $((rss3 * 100)) -le $((rss1 * (100 + RSS_BOUND_PCT)))
-check "threads flat: last third's peak $thr3 at most the first third's $thr1" test "$thr3" -le "$thr1"
-
+check "fds flat: those not tied to a VM or a connection peak at $rest3 in the last third, at most the first third's $rest1" \
+	test "$rest3" -le "$rest1"
+check "threads flat: those not serving a connection peak at $own3 in the last third, at most the first third's $own1" \
+	test "$own3" -le "$own1"
 ANSWERED=$(count '^200$' "$WORK/scrapes")
 TOTAL=$(wc -l <"$WORK/scrapes")
 check "every scrape answered 200: $ANSWERED of $TOTAL" test "$ANSWERED" = "$TOTAL" -a "$TOTAL" -gt 0
@@ -419,7 +439,7 @@ for _ in $(seq 100); do kill -0 "$EXP" 2>/dev/null || break; sleep 0.1; done
 check "the exporter stops on SIGTERM" sh -c "! kill -0 $EXP 2>/dev/null"
 wait "$EXP" 2>/dev/null
 check "the exporter exits 0" test $? = 0
-echo "summary: RSS first $(awk 'NR == 2 { print $2 }' "$WORK/table") last $END_RSS max $(peak '1,$p' 2) KiB (baseline $BASE_RSS);" \
+echo "summary: RSS first $(awk 'NR == 2 { print $2 }' "$WORK/table") last $(awk 'END { print $2 }' "$WORK/table") max $(peak '1,$p' 2) KiB (baseline $BASE_RSS, after the teardown $END_RSS);" \
 	"fds $BASE_FDS -> $END_FDS; threads $BASE_THREADS -> $END_THREADS; scrapes $ANSWERED/$TOTAL;" \
 	"VMs $VM_STARTED started / $VM_STOPPED stopped; suppliers $SUP_STARTED / $SUP_STOPPED; reloads $RL_OK/$RL_ALL"
 summary
