@@ -116,6 +116,9 @@ config() {
 	mv "$1.tmp" "$1" # replaced by rename, as docs/operating.md says
 }
 
+# A crash leaves its core in WORK, which is then kept (core_pattern permitting).
+cd "$WORK" || exit 1
+ulimit -c unlimited 2>/dev/null
 CFG="$WORK/soak.yml"
 config "$CFG" a
 PORT=$(free_port)
@@ -124,15 +127,16 @@ EXP=$LAST_PID
 
 # fd_classes PID: "all stats pidfds sockets procstat" from the exporter's
 # fd table: its KVM stats fds and pidfds (one a VMM), its sockets (HTTP
-# connections, suppliers, hand-over peers) and the VMMs' /proc/PID/stat it
-# keeps open; what is left is the fds it holds whatever runs.
+# connections, suppliers, hand-over peers) and the files of VMMs and their
+# threads under /proc it keeps open; what is left is the fds it holds
+# whatever runs.
 fd_classes() {
 	ls -l "/proc/$1/fd" 2>/dev/null | awk '
 		/ -> / { n++ }
 		/anon_inode:kvm-v[a-z]*-stats/ { s++ }
 		/anon_inode:\[pidfd\]/ { p++ }
 		/-> socket:/ { k++ }
-		/-> \/proc\/[0-9]+\/stat$/ { t++ }
+		/-> \/proc\// { t++ }
 		END { print n + 0, s + 0, p + 0, k + 0, t + 0 }'
 }
 # thread_classes PID: "all per-connection" in one read of its threads:
@@ -240,7 +244,7 @@ reload_loop() {
 		(((k / 2) % 2)) && variant=b
 		n=$(grep -c 'configuration reloaded' "$WORK/exporter.log")
 		config "$CFG" $variant
-		kill -HUP "$EXP"
+		kill -HUP "$EXP" 2>/dev/null
 		for _ in $(seq 100); do
 			[ "$(grep -c 'configuration reloaded' "$WORK/exporter.log")" -gt "$n" ] && break
 			sleep 0.1
@@ -322,7 +326,12 @@ LOOPS+=($!)
 next=$((T0 + SAMPLE_EVERY))
 while [ "$(now)" -lt "$END" ]; do
 	if ! kill -0 "$EXP" 2>/dev/null; then
-		CRASH="the exporter exited at $(($(now) - T0)) s"
+		wait "$EXP"
+		st=$?
+		CRASH="the exporter exited at $(($(now) - T0)) s, status $st"
+		[ $st -gt 128 ] && CRASH="$CRASH (SIG$(kill -l $((st - 128))))"
+		KEEP_WORK=1
+		CRASH="$CRASH; its log, and any core, kept in $WORK"
 		break
 	fi
 	if [ "$(now)" -ge "$next" ]; then
@@ -350,7 +359,7 @@ paste -d' ' "$WORK/table" "$WORK/table.scrapes" |
 echo
 
 if [ -n "$CRASH" ]; then
-	fail "no crash" "$CRASH; log: $(tail -5 "$WORK/exporter.log")"
+	fail "no crash" "$CRASH; log: $(tail -8 "$WORK/exporter.log")"
 	summary
 	exit 1
 fi
