@@ -148,10 +148,10 @@ vm_lines() { grep -o '^kvm_vm_info{vm="soak-[0-9]*' "$1" | sed 's/.*vm="//' | so
 # Before any churn: the baseline the teardown must come back to.
 curl -s "http://127.0.0.1:$PORT/metrics" >/dev/null
 settled_fds "$EXP" >/dev/null
-read -r BASE_FDS BASE_STATS BASE_PIDFDS _ _ < <(fd_classes "$EXP")
+read -r BASE_FDS BASE_STATS BASE_PIDFDS _ BASE_PROC < <(fd_classes "$EXP")
 BASE_THREADS=$(status_of "$EXP" Threads)
 BASE_RSS=$(status_of "$EXP" VmRSS)
-echo "# soak: ${SECS} s, exporter pid $EXP on port $PORT; baseline fds $BASE_FDS (KVM stats $BASE_STATS, pidfds $BASE_PIDFDS: other VMMs'), threads $BASE_THREADS, RSS $BASE_RSS KiB"
+echo "# soak: ${SECS} s, exporter pid $EXP on port $PORT; baseline fds $BASE_FDS (KVM stats $BASE_STATS, pidfds $BASE_PIDFDS, /proc files $BASE_PROC: other VMMs'), threads $BASE_THREADS, RSS $BASE_RSS KiB"
 
 # ---- VM churn: one VMM of one VM every VM_EVERY s, the odd ones under the
 # preload shim handing over, the oldest stopped past MAX_VMS.
@@ -393,15 +393,15 @@ check "no soak VM served once all are stopped" test -z "$(vm_lines "$WORK/after.
 for _ in $(seq 100); do
 	stats_held=$(metric "$PORT" kvm_collector_stats_fds)
 	settled_fds "$EXP" >/dev/null
-	read -r END_FDS END_STATS END_PIDFDS _ _ < <(fd_classes "$EXP")
+	read -r END_FDS END_STATS END_PIDFDS _ END_PROC < <(fd_classes "$EXP")
 	END_THREADS=$(status_of "$EXP" Threads)
-	[ $((END_FDS - END_STATS - END_PIDFDS)) = $((BASE_FDS - BASE_STATS - BASE_PIDFDS)) ] &&
+	[ $((END_FDS - END_STATS - END_PIDFDS - END_PROC)) = $((BASE_FDS - BASE_STATS - BASE_PIDFDS - BASE_PROC)) ] &&
 		[ "$END_THREADS" = "$BASE_THREADS" ] && [ "$END_STATS" = "$stats_held" ] && break
 	sleep 0.2
 done
 END_RSS=$(status_of "$EXP" VmRSS)
-check "fds back to the baseline: $END_FDS, of them $END_STATS KVM stats fds and $END_PIDFDS pidfds (other VMMs'), was $BASE_FDS ($BASE_STATS, $BASE_PIDFDS)" \
-	test $((END_FDS - END_STATS - END_PIDFDS)) = $((BASE_FDS - BASE_STATS - BASE_PIDFDS))
+check "fds back to the baseline: $END_FDS, of them $END_STATS KVM stats fds, $END_PIDFDS pidfds and $END_PROC /proc files (other VMMs'), was $BASE_FDS ($BASE_STATS, $BASE_PIDFDS, $BASE_PROC)" \
+	test $((END_FDS - END_STATS - END_PIDFDS - END_PROC)) = $((BASE_FDS - BASE_STATS - BASE_PIDFDS - BASE_PROC))
 check "the KVM stats fds the exporter holds are the ones it counts ($END_STATS, kvm_collector_stats_fds $stats_held)" \
 	test "$END_STATS" = "$stats_held"
 check "threads back to the baseline ($END_THREADS, was $BASE_THREADS)" test "$END_THREADS" = "$BASE_THREADS"
