@@ -153,13 +153,18 @@ BASE_THREADS=$(status_of "$EXP" Threads)
 BASE_RSS=$(status_of "$EXP" VmRSS)
 echo "# soak: ${SECS} s, exporter pid $EXP on port $PORT; baseline fds $BASE_FDS (KVM stats $BASE_STATS, pidfds $BASE_PIDFDS, /proc files $BASE_PROC: other VMMs'), threads $BASE_THREADS, RSS $BASE_RSS KiB"
 
+# kill_own PID WORD: SIGTERM to PID only while its command line still
+# holds WORD: bash reaps a child that ended by itself (a supplier that
+# vanishes), and its pid may since be another process's or thread's.
+kill_own() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- "$2" && kill "$1" 2>/dev/null; }
+
 # ---- VM churn: one VMM of one VM every VM_EVERY s, the odd ones under the
 # preload shim handing over, the oldest stopped past MAX_VMS.
 vm_loop() {
 	local n=0 alive=() names=() ready vcpus p
 	while [ "$(now)" -lt "$END" ]; do
 		if [ ${#alive[@]} -ge $MAX_VMS ]; then
-			kill "${alive[0]}" 2>/dev/null
+			kill_own "${alive[0]}" kvm_fixture
 			wait "${alive[0]}" 2>/dev/null
 			echo "stopped ${names[0]}" >>"$WORK/vm.events"
 			alive=("${alive[@]:1}") names=("${names[@]:1}")
@@ -199,7 +204,7 @@ sup_loop() {
 	local n=0 alive=() socks=() modes=(c normal big partial reset changing vanish) mode name p c_up=0
 	while [ "$(now)" -lt "$END" ]; do
 		if [ ${#alive[@]} -ge $MAX_SUPS ]; then
-			kill "${alive[0]}" 2>/dev/null
+			kill_own "${alive[0]}" supplier
 			wait "${alive[0]}" 2>/dev/null
 			[ "${socks[0]}" = c ] && c_up=0
 			[ "${socks[0]}" = c ] || rm -f "$WORK/dci/${socks[0]}.sock"
@@ -224,7 +229,7 @@ sup_loop() {
 		sleep $SUP_EVERY
 	done
 	for p in "${!alive[@]}"; do
-		kill "${alive[p]}" 2>/dev/null
+		kill_own "${alive[p]}" supplier
 		wait "${alive[p]}" 2>/dev/null
 		[ "${socks[p]}" = c ] || rm -f "$WORK/dci/${socks[p]}.sock"
 		echo "stopped ${socks[p]}" >>"$WORK/sup.events"
@@ -377,7 +382,7 @@ check "the soak VMs running at the end are the ones served ($want)" test "$got" 
 
 # Teardown: every soak VM and supplier stopped; none of them served after,
 # and the exporter's fds and threads back to the baseline.
-while read -r p; do kill "$p" 2>/dev/null; done <"$WORK/vms.pids"
+while read -r p; do kill_own "$p" kvm_fixture; done <"$WORK/vms.pids"
 while read -r p; do
 	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 done <"$WORK/vms.pids"
