@@ -1,4 +1,4 @@
-# The benchmarks (included by the Makefile): `make bench` prints figures,
+# The benchmarks and the soak (included by the Makefile): `make bench` prints figures,
 # not pass/fail; `make check` builds their programs (BENCH_BINS, testbins).
 .PHONY: bench
 
@@ -32,3 +32,11 @@ $(B)/bench/tdigest_compare: $(B)/bench/tdigest_compare.o $(call lib_a,vstats $(v
 $(B)/bench/bench_writer: bench/bench_writer.c $(EXPORTER_A) $(CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -O3 -o $@ $< $(EXPORTER_A) $(CORE_A) $(LIBS)
+
+# The soak (tests/soak/run.sh): VMs, DCI4 suppliers and hostile clients
+# coming and going, reloads and scrapes, for SOAK_SECONDS (10 minutes);
+# the exporter's RSS, fds and threads must stay flat. Not in `make check`.
+.PHONY: soak
+SOAK_SECONDS ?= 600
+soak: all $(B)/tests/kvm_fixture $(B)/tests/dci4_test_supplier
+	tests/soak/run.sh $(B) $(SOAK_SECONDS)
