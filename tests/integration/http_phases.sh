@@ -39,13 +39,14 @@ scrapes() {
 	echo "$ok"
 }
 # hold MODE ADDRS N SECS: the attack, running until SECS or killed; waits
-# (5 s at most) until the exporter holds the 256 connections it keeps.
+# (5 s at most) until the exporter holds the 256 connections it keeps, or
+# $UNTIL.
 hold() {
 	$PY "$HERE/hostile_client.py" "$PORT" "$@" >/dev/null &
 	ATTACK=$!
 	PIDS+=("$ATTACK")
 	for _ in $(seq 50); do
-		[ "$(held)" -ge 256 ] && break
+		[ "$(held)" -ge "${UNTIL:-256}" ] && break
 		sleep 0.1
 	done
 }
@@ -145,6 +146,20 @@ h=$(held)
 ok=$(scrapes 10)
 release
 check "idle keep-alive held from 24 addresses x 16 ($h held): $ok of 10 scrapes 200" test "$ok" -ge 9
+
+# The same from the scraper's own address: a same-host scraper shares
+# 127.0.0.1 with every local user. At the address's share (16), the
+# newcomer evicts one of the address's idle connections, where it was
+# refused outright while they sat out the idle timeout.
+ev0=$(cut_count evicted)
+UNTIL=16 hold keepalive+ 127.0.0.1 16 10
+h=$(held)
+ok=$(scrapes 10)
+release
+check "idle keep-alive held from the scraper's address x 16 ($h held): $ok of 10 scrapes 200" \
+	test "$ok" -ge 9 -a "$h" -ge 16
+check "... the address's idle connections evicted for it ($(($(cut_count evicted) - ev0)))" \
+	test "$(cut_count evicted)" -gt "$ev0"
 
 # 4. A kept-alive connection idle past the head timeout (2 s) is not a
 # slow head: it is answered again; idle past --web.idle-timeout (4 s) it
