@@ -17,4 +17,14 @@ void webrate_free(struct webrate *r);
 bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
 		  unsigned burst, uint64_t now_ns);
 
+enum webrate_op {
+	WEBRATE_TAKE,  /* as webrate_take */
+	WEBRATE_HAS,   /* whether a token is left, none taken */
+	WEBRATE_FULL,  /* whether the bucket is full: nothing charged lately */
+	WEBRATE_DEBIT, /* a token owed after the fact: taken, or the bucket emptied */
+};
+/* One of the operations above on the bucket of (addr, who). */
+bool webrate_do(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
+		unsigned burst, uint64_t now_ns, enum webrate_op op);
+
 #endif
