@@ -3,10 +3,10 @@
  * SHA-256 of user, hash and password, so a scrape every 15 s costs one
  * hash, not one bcrypt, and never waits in the pool; the client it came
  * from is remembered too, and its next verifications go first in the
- * pool. Failures are not remembered. An unknown user's password is checked against the hash of
- * the user of the lowest cost, so that the refusal takes a known user's
- * time without a hash made up front. Comparisons take the same time
- * whatever they compare. */
+ * pool. Failures are not remembered, but charged to the rate buckets of
+ * the name they claim and of their address (verify). An unknown user's password is checked against
+ * the hash of the user of the lowest cost, so that the refusal takes a known user's time without a
+ * hash made up front. Comparisons take the same time whatever they compare. */
 #include "webauth.h"
 
 #include <gnutls/crypto.h>

@@ -13,7 +13,8 @@ struct webrate *webrate_new(void);
 void webrate_free(struct webrate *r);
 /* Takes a token from the bucket of (addr, who), refilled at one per
  * interval seconds up to burst; false: none left, refuse. `who` is the
- * user that authenticated, or "" for requests not (yet) authenticated. */
+ * user that authenticated, "" for the address's requests without one, or
+ * the caller's own key (webauth.c: the guesses at a name). */
 bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
 		  unsigned burst, uint64_t now_ns);
 
