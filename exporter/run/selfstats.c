@@ -142,6 +142,8 @@ static const char *const refusal_reasons[SELFSTATS_REFUSALS] = {
     [SELFSTATS_REFUSED_NO_SLOT] = "no_slot",
     [SELFSTATS_REFUSED_AUTH_BUSY] = "auth_busy",
     [SELFSTATS_REFUSED_TLS_HANDSHAKE] = "tls_handshake_failed",
+    [SELFSTATS_REFUSED_SCRAPES] = "too_many_scrapes",
+    [SELFSTATS_REFUSED_HEADER_TOO_LARGE] = "header_too_large",
 };
 static uint64_t refusal_count[SELFSTATS_REFUSALS];
 static int web_reload_ok = -1; /* -1: no web config */

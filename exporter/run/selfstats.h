@@ -73,7 +73,9 @@ enum selfstats_refusal {
 	SELFSTATS_REFUSED_PIPELINED, /* 429: more requests queued on one connection than allowed */
 	SELFSTATS_REFUSED_NO_SLOT,   /* every connection slot held, none could be evicted */
 	SELFSTATS_REFUSED_AUTH_BUSY, /* 429: no room in the bcrypt pool for its address */
-	SELFSTATS_REFUSED_TLS_HANDSHAKE, /* a TLS handshake failed after the client's hello */
+	SELFSTATS_REFUSED_TLS_HANDSHAKE,    /* a TLS handshake failed after the client's hello */
+	SELFSTATS_REFUSED_SCRAPES,	    /* 503: its address's share of the scrape slots held */
+	SELFSTATS_REFUSED_HEADER_TOO_LARGE, /* 431: a header past the request memory */
 	SELFSTATS_REFUSALS
 };
 void selfstats_http_refused(enum selfstats_refusal why);

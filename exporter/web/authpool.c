@@ -2,8 +2,8 @@
  * clients that passed a verification before first, and of the others the
  * oldest of those whose address holds the fewest places (waiting or
  * running).
- * An address holds at most AUTHPOOL_SHARE places in the queue and the
- * workers together; when the queue is full, a newcomer whose address
+ * A user name at an address holds at most AUTHPOOL_SHARE places in the
+ * queue and the workers together; when the queue is full, a newcomer whose address
  * holds fewer than the address holding the most takes the place of that
  * address's newest (refused), so that many addresses together cannot keep
  * one more out. A waiter looks at its socket every 100 ms: a connection
@@ -86,6 +86,25 @@ static size_t held_by(const struct authpool *p, const unsigned char addr[16])
 		n += memcmp(j->addr, addr, 16) == 0;
 	for (size_t w = 0; w < AUTHPOOL_WORKERS; w++)
 		n += p->running[w] && memcmp(p->running[w]->addr, addr, 16) == 0;
+	return n;
+}
+
+static bool same_user(const struct job *j, const unsigned char addr[16], const char *user)
+{
+	return j && memcmp(j->addr, addr, 16) == 0 && strncmp(j->user, user, sizeof(j->user)) == 0;
+}
+
+/* The places (waiting or running) of one user at one address: its share.
+ * A user's checks do not wait on those of other names guessed from its
+ * address (every unknown name is checked as the same decoy user). */
+static size_t held_by_user(const struct authpool *p, const unsigned char addr[16], const char *user)
+{
+	size_t n = 0;
+
+	for (const struct job *j = p->head; j; j = j->next)
+		n += same_user(j, addr, user);
+	for (size_t w = 0; w < AUTHPOOL_WORKERS; w++)
+		n += same_user(p->running[w], addr, user);
 	return n;
 }
 
@@ -324,7 +343,8 @@ enum authpool_result authpool_verify(struct authpool *p, const unsigned char add
 	j->known = known;
 	pthread_mutex_lock(&p->lock);
 	size_t mine = held_by(p, addr);
-	if (start_locked(p) < 0 || p->stopping || mine >= AUTHPOOL_SHARE ||
+	if (start_locked(p) < 0 || p->stopping ||
+	    held_by_user(p, addr, j->user) >= AUTHPOOL_SHARE ||
 	    (p->nqueued >= AUTHPOOL_QUEUE && !make_room(p, mine, known))) {
 		pthread_mutex_unlock(&p->lock);
 		job_free(j);

@@ -11,7 +11,7 @@
 
 #define AUTHPOOL_WORKERS 2
 #define AUTHPOOL_QUEUE 32    /* verifications waiting for a worker, at most */
-#define AUTHPOOL_SHARE 2     /* of the queue and workers together, per address */
+#define AUTHPOOL_SHARE 2     /* of the queue and workers together, per address and user */
 #define AUTHPOOL_WAIT_S 10.0 /* a wait past this is given up (503) */
 /* A verification slower than this is warned about, with its time. */
 #define AUTHPOOL_SLOW_NS 1000000000ull
@@ -19,7 +19,7 @@
 enum authpool_result {
 	AUTHPOOL_MATCH,
 	AUTHPOOL_MISMATCH,
-	AUTHPOOL_BUSY, /* the address's share or the queue is full: refuse now */
+	AUTHPOOL_BUSY, /* the user's share at its address, or the queue, is full: refuse now */
 	AUTHPOOL_LATE, /* waited AUTHPOOL_WAIT_S in the queue: refuse */
 	AUTHPOOL_GONE, /* the connection was cut while it waited */
 };

@@ -29,6 +29,7 @@
 #include "negotiate.h"
 #include "processing.h"
 #include "scrape.h"
+#include "scrapeslots.h"
 #include "selfstats.h"
 #include "version.h"
 #include "weblive.h"
@@ -60,7 +61,7 @@ struct http_server {
 	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
 	size_t ndaemons;
 	struct listener *listener;
-	unsigned in_flight;
+	struct scrapeslots *slots; /* --web.max-requests, by client address */
 	uint64_t unsent_bytes;
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
 };
@@ -327,21 +328,23 @@ static enum MHD_Result telemetry(struct request *rq)
 	struct MHD_Connection *c = rq->c;
 	struct selection sel = {0};
 	char msg[128];
+	unsigned char addr[16];
 
-	if (__atomic_add_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL) > s->opt.max_requests) {
-		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+	httpguard_client_addr(c, addr);
+	if (!scrapeslots_take(s->slots, addr)) {
+		selfstats_http_refused(SELFSTATS_REFUSED_SCRAPES);
 		return reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "too many concurrent scrapes\n");
 	}
 	sel.set = s->opt.current(s->opt.ctx);
 	if (!sel.set) {
-		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		scrapeslots_put(s->slots, addr);
 		return reply_text(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "not ready\n");
 	}
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, select_arg, &sel);
 	if (sel.bad) {
 		collset_put(sel.set);
-		__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+		scrapeslots_put(s->slots, addr);
 		snprintf(msg, sizeof(msg), "%s\n", sel.msg);
 		return reply_text(rq, MHD_HTTP_BAD_REQUEST, msg);
 	}
@@ -361,7 +364,7 @@ static enum MHD_Result telemetry(struct request *rq)
 	collset_put(sel.set); /* the scrape holds its own reference */
 	/* The work is done: a client slow to read holds its connection (under
 	 * the write deadline), not a scrape slot. */
-	__atomic_sub_fetch(&s->in_flight, 1, __ATOMIC_ACQ_REL);
+	scrapeslots_put(s->slots, addr);
 	if (!sc)
 		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	return send_scrape(rq, sc, req.format, req.gzip);
@@ -745,6 +748,8 @@ static void mhd_answered(const char *msg)
 	} else if (strncmp(msg, said, sizeof(said) - 1) == 0 &&
 		   sscanf(msg + sizeof(said) - 1, "%u", &code) == 1) {
 		selfstats_http_response(code);
+		if (code == MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE)
+			selfstats_http_refused(SELFSTATS_REFUSED_HEADER_TOO_LARGE);
 	}
 }
 
@@ -790,8 +795,10 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	    .protect_ns = HTTP_PROTECT_MS * 1000000ull,
 	    .pipeline_max = HTTP_PIPELINE_MAX,
 	};
-	if (httpguard_start(&s->guard, &lim, &rules) < 0) {
+	if (!(s->slots = scrapeslots_new(opt->max_requests)) ||
+	    httpguard_start(&s->guard, &lim, &rules) < 0) {
 		snprintf(err, errlen, "cannot start the HTTP deadline thread");
+		scrapeslots_free(s->slots);
 		webgen_put(s->start_web);
 		free(s);
 		return -ENOMEM;
@@ -865,6 +872,7 @@ void http_stop(struct http_server *s)
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
 	httpguard_stop(s->guard);
+	scrapeslots_free(s->slots);
 	webgen_put(s->start_web);
 	free(s);
 }

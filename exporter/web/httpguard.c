@@ -144,24 +144,32 @@ static void cut(struct tracked *t, enum selfstats_cut why)
 	selfstats_http_cut(why);
 }
 
+/* With the lock held: room in the view for every tracked connection. */
+static bool grow_view(struct httpguard *g)
+{
+	if (g->view_cap >= g->n)
+		return true;
+	size_t cap = g->n * 2;
+	void *v = realloc(g->view, cap * sizeof(*g->view));
+	if (v)
+		g->view = v;
+	void *o = realloc(g->view_of, cap * sizeof(*g->view_of));
+	if (o)
+		g->view_of = o;
+	if (!v || !o)
+		return false;
+	g->view_cap = cap;
+	return true;
+}
+
 /* With the lock held: the connection that made the least progress for
  * its age (httpguard_pick), other than `fresh`, is cut. */
 static bool evict_least_progress(struct httpguard *g, struct tracked *fresh)
 {
 	size_t n = 0;
 
-	if (g->view_cap < g->n) {
-		size_t cap = g->n * 2;
-		void *v = realloc(g->view, cap * sizeof(*g->view));
-		if (v)
-			g->view = v;
-		void *o = realloc(g->view_of, cap * sizeof(*g->view_of));
-		if (o)
-			g->view_of = o;
-		if (!v || !o)
-			return false;
-		g->view_cap = cap;
-	}
+	if (!grow_view(g))
+		return false;
 	count_peers(g);
 	for (struct tracked *t = g->list.next; t != &g->list && n < g->view_cap; t = t->next) {
 		t->c.pinned = t == fresh;
@@ -169,6 +177,30 @@ static bool evict_least_progress(struct httpguard *g, struct tracked *fresh)
 		g->view[n++] = &t->c;
 	}
 	long i = httpguard_pick(g->view, n, &g->rules, monoclock_ns());
+	if (i < 0)
+		return false;
+	cut(g->view_of[i], SELFSTATS_CUT_EVICTED);
+	return true;
+}
+
+/* With the lock held: a connection of the address addr, which holds its
+ * share, makes room for a newcomer from it (httpguard_pick_own): a same-host
+ * scraper shares 127.0.0.1 with every local user, so the cap alone would
+ * let any of them take its place with idle connections. */
+static bool evict_own(struct httpguard *g, const unsigned char addr[16])
+{
+	size_t n = 0;
+
+	if (!grow_view(g))
+		return false;
+	for (struct tracked *t = g->list.next; t != &g->list && n < g->view_cap; t = t->next) {
+		if (memcmp(t->addr, addr, 16) != 0)
+			continue;
+		t->c.pinned = false;
+		g->view_of[n] = t;
+		g->view[n++] = &t->c;
+	}
+	long i = httpguard_pick_own(g->view, n, &g->rules, monoclock_ns());
 	if (i < 0)
 		return false;
 	cut(g->view_of[i], SELFSTATS_CUT_EVICTED);
@@ -197,8 +229,9 @@ enum httpguard_admission httpguard_admit(struct httpguard *g, const struct socka
 		same += !t->c.cut && memcmp(t->addr, addr, 16) == 0;
 	/* Every slot taken: one with least progress makes room, so a client
 	 * within its address's share is never turned away. Evicted ones close
-	 * at once; twice `most` bounds those still closing. */
-	if (same >= g->per_address)
+	 * at once; twice `most` bounds those still closing. At its address's
+	 * share, one of that address's own makes room, if one may. */
+	if (same >= g->per_address && (g->n >= 2 * g->most || !evict_own(g, addr)))
 		a = HTTPGUARD_ADDRESS_FULL;
 	else if (live(g) >= g->most && (g->n >= 2 * g->most || !evict_least_progress(g, NULL)))
 		a = HTTPGUARD_NO_SLOT;

@@ -80,6 +80,14 @@ void httpguard_observe(struct httpguard_conn *c, uint64_t bytes_in, uint64_t byt
 long httpguard_pick(struct httpguard_conn *const *conns, size_t n, const struct httpguard_rules *r,
 		    uint64_t now);
 
+/* The rules, pure: which of conns[0..n), all from one address that holds
+ * its share, to evict for a newcomer from that address: an idle
+ * keep-alive connection first, then the least progress for its age; -1
+ * if none may go (all cut, pinned, younger than protect_ns, or worked on),
+ * and only then is the newcomer refused. */
+long httpguard_pick_own(struct httpguard_conn *const *conns, size_t n,
+			const struct httpguard_rules *r, uint64_t now);
+
 /* Starts the thread that cuts connections past their bounds. */
 int httpguard_start(struct httpguard **out, const struct httpguard_limits *lim,
 		    const struct httpguard_rules *rules);
@@ -90,8 +98,9 @@ enum httpguard_admission {
 	HTTPGUARD_ADDRESS_FULL, /* its address holds its share already */
 	HTTPGUARD_NO_SLOT,	/* every slot held, and none could be evicted */
 };
-/* Whether a client at sa may open one more connection, evicting one if
- * every slot is taken. The limits are kept here, not by libmicrohttpd:
+/* Whether a client at sa may open one more connection, evicting one of
+ * its address's own if that address holds its share (httpguard_pick_own),
+ * or one of any if every slot is taken. The limits are kept here, not by libmicrohttpd:
  * version 0.9.75 leaves a lock held when it refuses a connection given to
  * MHD_add_connection, and every connection thread after it hangs. */
 enum httpguard_admission httpguard_admit(struct httpguard *g, const struct sockaddr *sa);

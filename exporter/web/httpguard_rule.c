@@ -115,3 +115,38 @@ long httpguard_pick(struct httpguard_conn *const *conns, size_t n, const struct 
 			best = (long)i;
 	return best;
 }
+
+/* An idle keep-alive connection whose responses were all read: its
+ * client loses nothing but a reconnect. */
+static bool spare(const struct httpguard_conn *c)
+{
+	return c->phase == HTTPGUARD_IDLE && !c->unsent;
+}
+
+/* Whether c may make room for a newcomer from its own address: not one
+ * the exporter works on, nor a young one whose head may still be on its
+ * way. An idle one may go at any age: else a client reconnecting each one
+ * it loses would keep all of them young. */
+static bool own_evictable(const struct httpguard_conn *c, const struct httpguard_rules *r,
+			  uint64_t now)
+{
+	if (c->cut || c->pinned || c->phase == HTTPGUARD_WORK)
+		return false;
+	return spare(c) || now - c->born_ns >= r->protect_ns;
+}
+
+long httpguard_pick_own(struct httpguard_conn *const *conns, size_t n,
+			const struct httpguard_rules *r, uint64_t now)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct httpguard_conn *c = conns[i];
+		if (!own_evictable(c, r, now))
+			continue;
+		if (best < 0 || spare(c) > spare(conns[best]) ||
+		    (spare(c) == spare(conns[best]) && before(c, conns[best], r, now)))
+			best = (long)i;
+	}
+	return best;
+}

@@ -3,10 +3,10 @@
  * SHA-256 of user, hash and password, so a scrape every 15 s costs one
  * hash, not one bcrypt, and never waits in the pool; the client it came
  * from is remembered too, and its next verifications go first in the
- * pool. Failures are not remembered. An unknown user's password is checked against the hash of
- * the user of the lowest cost, so that the refusal takes a known user's
- * time without a hash made up front. Comparisons take the same time
- * whatever they compare. */
+ * pool. Failures are not remembered, but charged to the rate buckets of
+ * the name they claim and of their address (verify). An unknown user's password is checked against
+ * the hash of the user of the lowest cost, so that the refusal takes a known user's time without a
+ * hash made up front. Comparisons take the same time whatever they compare. */
 #include "webauth.h"
 
 #include <gnutls/crypto.h>
@@ -27,6 +27,8 @@
 /* A cost whose check takes longer than this is warned about at load. */
 #define WEBAUTH_SLOW_NS 1000000000ull
 #define CERTIFIED_WHO "\001certificate" /* not a user name: users have no controls */
+#define ATTEMPT_PREFIX "\002"		/* a name's guesses: no user's name starts so */
+#define WEBAUTH_KEY_MAX 80		/* webrate cuts longer keys */
 #define KNOWN_CLIENTS 256		/* the last clients that passed a verification */
 
 struct webauth {
@@ -228,20 +230,15 @@ static enum webauth_verdict pool_verdict(enum authpool_result r)
 	return WEBAUTH_BUSY;
 }
 
-/* Credentials not cached: charged to the address's shared bucket first,
- * as the toolkit takes its token before authentication, then verified. */
-static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
-				   const struct webauth_request *rq, const char *who,
-				   uint64_t now_ns, const char *user, const char *password,
-				   const char *hash)
+/* One check in the pool; an unknown user's as slow as a user's, so the
+ * time does not tell who exists. */
+static enum webauth_verdict check(struct webauth *a, const struct webconf *w,
+				  const struct webauth_request *rq, const char *user,
+				  const char *password, const char *hash)
 {
-	if (!webrate_take(a->rate, rq->addr, who, w->rate_interval, w->rate_burst, now_ns))
-		return WEBAUTH_RATE_LIMITED;
-	if (!user)
-		return WEBAUTH_DENIED;
 	if (rq->waiting)
 		rq->waiting(rq->ctx);
-	if (!hash) { /* as slow as a user's: the time does not tell who exists */
+	if (!hash) {
 		const struct webconf_user *d = decoy_user(w);
 		enum webauth_verdict v = pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd,
 								      known_client(a, rq->addr),
@@ -250,6 +247,42 @@ static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
 	}
 	return pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd, known_client(a, rq->addr),
 					    user, hash, password));
+}
+
+/* Credentials not cached. Without a user name, or certified: a token of
+ * the address's shared bucket (or the certificate's) first, as the
+ * toolkit takes its token before authentication. With a name (any, known
+ * or not, so the answer does not tell which exist): checked while the
+ * name's own bucket at the address has a token and either the shared one
+ * has one too or the name failed nothing lately (its bucket full); a
+ * failure is charged after the fact to both. Wrong guesses drain the
+ * shared bucket and their names', never a name nobody guessed at: a
+ * scraper's first check is not refused for strangers' guesses at others. */
+static enum webauth_verdict verify(struct webauth *a, const struct webconf *w,
+				   const struct webauth_request *rq, const char *who,
+				   uint64_t now_ns, const char *user, const char *password,
+				   const char *hash)
+{
+	double iv = w->rate_interval;
+	unsigned burst = w->rate_burst;
+	char key[WEBAUTH_KEY_MAX];
+
+	if (!user || *who) {
+		if (!webrate_take(a->rate, rq->addr, who, iv, burst, now_ns))
+			return WEBAUTH_RATE_LIMITED;
+		return user ? check(a, w, rq, user, password, hash) : WEBAUTH_DENIED;
+	}
+	snprintf(key, sizeof(key), ATTEMPT_PREFIX "%s", user);
+	if (!webrate_do(a->rate, rq->addr, key, iv, burst, now_ns, WEBRATE_HAS) ||
+	    (!webrate_do(a->rate, rq->addr, key, iv, burst, now_ns, WEBRATE_FULL) &&
+	     !webrate_do(a->rate, rq->addr, "", iv, burst, now_ns, WEBRATE_HAS)))
+		return WEBAUTH_RATE_LIMITED;
+	enum webauth_verdict v = check(a, w, rq, user, password, hash);
+	if (v == WEBAUTH_DENIED) {
+		webrate_do(a->rate, rq->addr, key, iv, burst, now_ns, WEBRATE_DEBIT);
+		webrate_do(a->rate, rq->addr, "", iv, burst, now_ns, WEBRATE_DEBIT);
+	}
+	return v;
 }
 
 /* Who a client is for its share of the pool and its rate buckets: an

@@ -76,14 +76,10 @@ static struct bucket *find(struct webrate *r, const unsigned char addr[16], cons
 	return oldest;
 }
 
-bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
-		  unsigned burst, uint64_t now_ns)
+/* With the lock held: the key's bucket, refilled up to now. */
+static struct bucket *refilled(struct webrate *r, const unsigned char addr[16], const char *who,
+			       double interval, unsigned burst, uint64_t now_ns)
 {
-	bool ok;
-
-	if (interval <= 0)
-		return true;
-	pthread_mutex_lock(&r->lock);
 	if (r->interval != interval || r->burst != burst) { /* new settings: all full */
 		memset(r->slot, 0, sizeof(r->slot));
 		r->interval = interval;
@@ -95,9 +91,46 @@ bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *w
 	if (b->tokens > burst)
 		b->tokens = burst;
 	b->last_ns = now_ns;
-	ok = b->tokens >= 1;
-	if (ok)
-		b->tokens -= 1;
+	return b;
+}
+
+static bool bucket_op(struct webrate *r, const unsigned char addr[16], const char *who,
+		      double interval, unsigned burst, uint64_t now_ns, enum webrate_op op)
+{
+	bool ok;
+
+	if (interval <= 0)
+		return true;
+	pthread_mutex_lock(&r->lock);
+	struct bucket *b = refilled(r, addr, who, interval, burst, now_ns);
+	switch (op) {
+	case WEBRATE_TAKE:
+		ok = b->tokens >= 1;
+		b->tokens -= ok ? 1 : 0;
+		break;
+	case WEBRATE_HAS:
+		ok = b->tokens >= 1;
+		break;
+	case WEBRATE_FULL:
+		ok = b->tokens >= burst;
+		break;
+	default: /* WEBRATE_DEBIT: owed, down to empty, never below */
+		ok = b->tokens >= 1;
+		b->tokens = ok ? b->tokens - 1 : 0;
+		break;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return ok;
+}
+
+bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
+		  unsigned burst, uint64_t now_ns)
+{
+	return bucket_op(r, addr, who, interval, burst, now_ns, WEBRATE_TAKE);
+}
+
+bool webrate_do(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
+		unsigned burst, uint64_t now_ns, enum webrate_op op)
+{
+	return bucket_op(r, addr, who, interval, burst, now_ns, op);
 }

@@ -13,8 +13,19 @@ struct webrate *webrate_new(void);
 void webrate_free(struct webrate *r);
 /* Takes a token from the bucket of (addr, who), refilled at one per
  * interval seconds up to burst; false: none left, refuse. `who` is the
- * user that authenticated, or "" for requests not (yet) authenticated. */
+ * user that authenticated, "" for the address's requests without one, or
+ * the caller's own key (webauth.c: the guesses at a name). */
 bool webrate_take(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
 		  unsigned burst, uint64_t now_ns);
+
+enum webrate_op {
+	WEBRATE_TAKE,  /* as webrate_take */
+	WEBRATE_HAS,   /* whether a token is left, none taken */
+	WEBRATE_FULL,  /* whether the bucket is full: nothing charged lately */
+	WEBRATE_DEBIT, /* a token owed after the fact: taken, or the bucket emptied */
+};
+/* One of the operations above on the bucket of (addr, who). */
+bool webrate_do(struct webrate *r, const unsigned char addr[16], const char *who, double interval,
+		unsigned burst, uint64_t now_ns, enum webrate_op op);
 
 #endif

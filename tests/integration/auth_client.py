@@ -6,8 +6,9 @@
       20 addresses counting up), each asking for /metrics with USER and a
       wrong password again as soon as it has its answer, connecting again
       when closed, for SECS seconds or until SIGTERM.
-  auth_client.py anon PORT ADDR RATE SECS
-      Requests without credentials from ADDR at RATE a second.
+  auth_client.py anon PORT ADDR RATE SECS [USER]
+      Requests from ADDR at RATE a second, without credentials, or with
+      USER and a wrong password.
 
 Prints the answers' status codes counted, as "code:count ...".
 """
@@ -109,14 +110,14 @@ def wrongpw(spec, n, secs, user):
         key.fileobj.close()
 
 
-def anon(addr, rate, secs):
+def anon(addr, rate, secs, user):
     end = time.monotonic() + secs
     t = time.monotonic()
     while t < end and not stop:
         try:
             with socket.create_connection(("127.0.0.1", port), source_address=(addr, 0)) as s:
                 s.settimeout(5)
-                s.sendall(request(None))
+                s.sendall(request(user))
                 buf = b""
                 while not status_of(buf):
                     data = s.recv(65536)
@@ -134,5 +135,5 @@ def anon(addr, rate, secs):
 if mode == "wrongpw":
     wrongpw(sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
 else:
-    anon(sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    anon(sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6] if len(sys.argv) > 6 else None)
 print(" ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=str)))

@@ -39,13 +39,14 @@ scrapes() {
 	echo "$ok"
 }
 # hold MODE ADDRS N SECS: the attack, running until SECS or killed; waits
-# (5 s at most) until the exporter holds the 256 connections it keeps.
+# (5 s at most) until the exporter holds the 256 connections it keeps, or
+# $UNTIL.
 hold() {
 	$PY "$HERE/hostile_client.py" "$PORT" "$@" >/dev/null &
 	ATTACK=$!
 	PIDS+=("$ATTACK")
 	for _ in $(seq 50); do
-		[ "$(held)" -ge 256 ] && break
+		[ "$(held)" -ge "${UNTIL:-256}" ] && break
 		sleep 0.1
 	done
 }
@@ -92,6 +93,38 @@ check "send phase, read slowly, from 24 addresses x 16 ($h held): $ok of 10 scra
 	test "$ok" -ge 9
 check "... the connections with least progress were evicted ($(($(cut_count evicted) - ev0)))" \
 	test "$(cut_count evicted)" -gt "$ev0"
+kill "$BIG"
+wait "$BIG" 2>/dev/null
+
+# The work phase, without auth, the default --web.max-requests (40):
+# 16 addresses x 4 keep-alive connections each asking for the 120 KB
+# response again as soon as one is read (curl, in parallel). Each address
+# has its share of the scrape slots: when all are held, one holding few
+# still gets one and the biggest holder is refused (503, counted
+# too_many_scrapes), where one pool for all answered a scraper 503 about
+# half the time.
+PORT=$(free_port) URL="http://127.0.0.1:$PORT"
+start_exporter "$WORK/big.yml" "$PORT"
+BIG=$LAST_PID
+FLOOD=()
+for i in $(seq 16); do
+	curl -s -Z --parallel-max 4 --interface "127.0.8.$i" -o /dev/null \
+		"$URL/metrics?x=[1-100000]" >/dev/null 2>&1 &
+	FLOOD+=("$!")
+	PIDS+=("$!")
+done
+for _ in $(seq 50); do # until the flood is refused past the slots
+	[ "$(refused too_many_scrapes)" -gt 0 ] && break
+	sleep 0.1
+done
+busy=$(refused too_many_scrapes)
+ok=$(scrapes 10)
+kill "${FLOOD[@]}" 2>/dev/null
+wait "${FLOOD[@]}" 2>/dev/null
+check "16 addresses x 4 connections scraping 120 KB in a loop: $ok of 10 scrapes from another address 200" \
+	test "$ok" -ge 9
+check "... the flood's scrapes past its share refused, counted too_many_scrapes ($busy)" \
+	test "$busy" -gt 0
 kill "$BIG"
 wait "$BIG" 2>/dev/null
 PORT=$PORT1 URL=$URL1
@@ -145,6 +178,20 @@ h=$(held)
 ok=$(scrapes 10)
 release
 check "idle keep-alive held from 24 addresses x 16 ($h held): $ok of 10 scrapes 200" test "$ok" -ge 9
+
+# The same from the scraper's own address: a same-host scraper shares
+# 127.0.0.1 with every local user. At the address's share (16), the
+# newcomer evicts one of the address's idle connections, where it was
+# refused outright while they sat out the idle timeout.
+ev0=$(cut_count evicted)
+UNTIL=16 hold keepalive+ 127.0.0.1 16 10
+h=$(held)
+ok=$(scrapes 10)
+release
+check "idle keep-alive held from the scraper's address x 16 ($h held): $ok of 10 scrapes 200" \
+	test "$ok" -ge 9 -a "$h" -ge 16
+check "... the address's idle connections evicted for it ($(($(cut_count evicted) - ev0)))" \
+	test "$(cut_count evicted)" -gt "$ev0"
 
 # 4. A kept-alive connection idle past the head timeout (2 s) is not a
 # slow head: it is answered again; idle past --web.idle-timeout (4 s) it
@@ -254,7 +301,7 @@ check "40 requests pipelined unread: at most 5 answered, then 429 and closed ($g
 check "... counted pipelined ($(($(refused pipelined) - pip0)))" test "$(refused pipelined)" = $((pip0 + 1))
 
 # 7. libmicrohttpd's own answers are counted, and sent once.
-r414=$(responses 414) r431=$(responses 431)
+r414=$(responses 414) r431=$(responses 431) big0=$(refused header_too_large)
 long=$(head -c 70000 /dev/zero | tr '\0' a)
 got=$(raw "GET /$long HTTP/1.1\r\nHost: x\r\n\r\n" | statuses)
 check "a target past 64 KiB: 414 ($got), counted ($(($(responses 414) - r414)))" \
@@ -262,6 +309,8 @@ check "a target past 64 KiB: 414 ($got), counted ($(($(responses 414) - r414)))"
 got=$(raw "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: $long\r\n\r\n" | statuses)
 check "a header past the limit: 431 ($got), counted ($(($(responses 431) - r431)))" \
 	test "$got" = 431 -a "$(responses 431)" = $((r431 + 1))
+check "... and refused as header_too_large ($(($(refused header_too_large) - big0)))" \
+	test "$(refused header_too_large)" = $((big0 + 1))
 r400=$(responses 400)
 got=$(raw 'GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 12ab\r\n\r\n' | statuses)
 check "a malformed Content-Length: one 400 status line ($got), counted once ($(($(responses 400) - r400)))" \

@@ -154,4 +154,36 @@ check "... the stranger itself is limited ($stranger)" grep -q '429:' <<<"$stran
 check "... and so is one at another address, on its own bucket ($other)" grep -q '429:' <<<"$other"
 stopped_clean "the rate-limited exporter"
 
+# ---- the same rate_limit on a fresh exporter, and 3 clients at 40 wrong
+# passwords a second each from the scraper's own address, guessing other
+# users' names and an unknown one: each name's guesses drain their own
+# bucket, so the scraper's first check (not cached yet) and the next are
+# answered (they were 429 on the address's shared bucket).
+PORT=$(free_port)
+"$EXPORTER" --config.file="$WORK/cfg.yml" --web.config.file="$WORK/rate.yml" \
+	--web.listen-address="127.0.0.1:$PORT" >>"$WORK/exporter.log" 2>&1 &
+EPID=$!
+PIDS+=("$EPID")
+wait_port "$PORT"
+URL="http://127.0.0.1:$PORT"
+exec 7< <(exec "$HERE/auth_client.py" anon "$PORT" 127.0.0.1 40 6 s1 2>&1)
+exec 8< <(exec "$HERE/auth_client.py" anon "$PORT" 127.0.0.1 40 6 s2 2>&1)
+exec 9< <(exec "$HERE/auth_client.py" anon "$PORT" 127.0.0.1 40 6 mallory 2>&1)
+for _ in $(seq 100); do # until the guesses are refused on their buckets
+	[ -n "$(refused "$PORT" rate_limit)" ] && break
+	sleep 0.05
+done
+codes=""
+for _ in $(seq 10); do
+	codes="$codes $(code --max-time 5 -u s0:pw-0 "$URL/metrics")"
+	sleep 0.2
+done
+g1=$(cat <&7) g2=$(cat <&8) g3=$(cat <&9)
+exec 7<&- 8<&- 9<&-
+check "3 x 40 wrong passwords a second from the scraper's address: $(tr ' ' '\n' <<<"$codes" | grep -c '^200$') of 10 scrapes 200, the first not cached ($codes)" \
+	test "$(tr ' ' '\n' <<<"$codes" | grep -c '^200$')" -ge 9 -a "${codes:1:3}" = 200
+check "... the guesses limited on their own buckets ($g1; $g2; $g3)" \
+	grep -q '429:' <<<"$g1 $g2 $g3"
+stopped_clean "the exporter guessed at from the scraper's address"
+
 summary

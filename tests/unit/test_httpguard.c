@@ -154,12 +154,35 @@ static void test_evict_biggest_holder(void **state)
 	assert_int_equal(pick(c, 3, 1010 * S), 2);
 }
 
+/* An address at its share: one of its own makes room for its newcomer,
+ * an idle keep-alive one first, never a young one or one worked on. */
+static void test_evict_own_address(void **state)
+{
+	struct httpguard_conn c[3] = {conn(HTTPGUARD_HEAD, 1000), conn(HTTPGUARD_IDLE, 1005),
+				      conn(HTTPGUARD_WORK, 1009)};
+	struct httpguard_conn *v[3] = {&c[0], &c[1], &c[2]};
+	(void)state;
+	c[0].bytes_in = 10; /* a slow head: fewer bytes than the idle one moved */
+	c[1].bytes_in = c[1].bytes_out = 5000;
+	assert_int_equal(httpguard_pick_own(v, 3, &rules, 1010 * S), 1);
+	c[1].phase = HTTPGUARD_HEAD; /* no idle one: the least progress */
+	assert_int_equal(httpguard_pick_own(v, 3, &rules, 1010 * S), 0);
+	/* an idle one goes young too; young heads and work never */
+	c[1].phase = HTTPGUARD_IDLE;
+	assert_int_equal(httpguard_pick_own(v, 3, &rules, 1000 * S + S / 2), 1);
+	c[1].phase = HTTPGUARD_HEAD;
+	assert_int_equal(httpguard_pick_own(v, 3, &rules, 1000 * S + S / 2), -1);
+	c[0].phase = c[1].phase = HTTPGUARD_WORK;
+	assert_int_equal(httpguard_pick_own(v, 3, &rules, 1010 * S), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_head_bound),	    cmocka_unit_test(test_idle_keepalive),
-	    cmocka_unit_test(test_send_rate),	    cmocka_unit_test(test_pipelined_run),
-	    cmocka_unit_test(test_evict_any_phase), cmocka_unit_test(test_evict_biggest_holder),
+	    cmocka_unit_test(test_head_bound),	      cmocka_unit_test(test_idle_keepalive),
+	    cmocka_unit_test(test_send_rate),	      cmocka_unit_test(test_pipelined_run),
+	    cmocka_unit_test(test_evict_any_phase),   cmocka_unit_test(test_evict_biggest_holder),
+	    cmocka_unit_test(test_evict_own_address),
 	};
 	return cmocka_run_group_tests_name("httpguard", tests, NULL, NULL);
 }

@@ -209,6 +209,44 @@ static void test_auth(void **state)
 	webauth_free(a);
 }
 
+/* Wrong guesses drain the bucket of the name they claim and the address's
+ * shared one, never the checks of a name nobody guessed at, nor the
+ * requests of a user verified before (a bucket of its own). */
+static void test_rate_per_user(void **state)
+{
+	struct webauth *a = webauth_new();
+	struct crypt_data cd = {0};
+	char salt[64], hash[CRYPT_OUTPUT_SIZE], *user = NULL;
+	(void)state;
+
+	assert_non_null(crypt_gensalt_rn("$2b$", 4, NULL, 0, salt, sizeof(salt)));
+	assert_non_null(crypt_rn("pw", salt, &cd, sizeof(cd)));
+	snprintf(hash, sizeof(hash), "%s", cd.output);
+	struct webconf w = {.nusers = 2,
+			    .user = {{"alice", hash}, {"bob", hash}},
+			    .rate_interval = 60,
+			    .rate_burst = 2};
+	/* bob:x twice drains bob's bucket and, charged after the fact, the
+	 * address's shared one (no credentials: refused on it); mallory:x,
+	 * a name nobody guessed at (unknown, checked all the same), is
+	 * checked once, then refused with the shared bucket empty */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(admit(a, &w, "Basic Ym9iOng=", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic Ym9iOng=", &user), WEBAUTH_RATE_LIMITED);
+	assert_int_equal(admit(a, &w, NULL, &user), WEBAUTH_RATE_LIMITED);
+	assert_int_equal(admit(a, &w, "Basic bWFsbG9yeTp4", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic bWFsbG9yeTp4", &user), WEBAUTH_RATE_LIMITED);
+	/* alice, not verified yet: her guesses' bucket is untouched */
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHc=", &user), WEBAUTH_PASS);
+	/* a stranger who knows her name drains the bucket of guesses at it ... */
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6eA==", &user), WEBAUTH_DENIED);
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6eA==", &user), WEBAUTH_RATE_LIMITED);
+	/* ... not hers, now that she is verified */
+	assert_int_equal(admit(a, &w, "Basic YWxpY2U6cHc=", &user), WEBAUTH_PASS);
+	free(user);
+	webauth_free(a);
+}
+
 /* The header's parts: a NUL anywhere in them refuses the header. */
 static void test_parse_basic(void **state)
 {
@@ -326,10 +364,15 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_empty_and_users), cmocka_unit_test(test_bad_hashes),
-	    cmocka_unit_test(test_priority),	    cmocka_unit_test(test_rate_limit),
-	    cmocka_unit_test(test_rate_per_client), cmocka_unit_test(test_auth),
-	    cmocka_unit_test(test_parse_basic),	    cmocka_unit_test(test_errors_point_at_values),
+	    cmocka_unit_test(test_empty_and_users),
+	    cmocka_unit_test(test_bad_hashes),
+	    cmocka_unit_test(test_priority),
+	    cmocka_unit_test(test_rate_limit),
+	    cmocka_unit_test(test_rate_per_client),
+	    cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_rate_per_user),
+	    cmocka_unit_test(test_parse_basic),
+	    cmocka_unit_test(test_errors_point_at_values),
 	};
 	return cmocka_run_group_tests_name("webconf", tests, setup, teardown);
 }
