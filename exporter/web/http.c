@@ -7,6 +7,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <gnutls/gnutls.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -824,10 +825,15 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		    MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-		    /* twice what httpguard_admit lets through, closing ones included,
-		     * so never reached (0.9.75 hangs when it refuses one) */
-		    MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)(4 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
+		    /* No limit of libmicrohttpd's own: 0.9.75 returns from its
+		     * "connection limit" refusal holding its connection lock,
+		     * and its listen thread then waits on that lock for ever. A
+		     * limit is reachable: connections given with
+		     * MHD_add_connection queue untracked until that thread takes
+		     * them, and finished ones count until it joins them. Each
+		     * holds an fd, so UINT_MAX is never reached; the guard and
+		     * listener.c's fd reserve bound the connections. */
+		    MHD_OPTION_CONNECTION_LIMIT, UINT_MAX,
 		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
 		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
 		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
