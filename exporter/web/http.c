@@ -833,13 +833,12 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		     * them, and finished ones count until it joins them. Each
 		     * holds an fd, so UINT_MAX is never reached; the guard and
 		     * listener.c's fd reserve bound the connections. */
-		    MHD_OPTION_CONNECTION_LIMIT, UINT_MAX,
-		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
-		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
-		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
-		    MHD_OPTION_CONNECTION_TIMEOUT, mhd_timeout(opt), key_opt, w->key_pem,
-		    MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
+		    MHD_OPTION_CONNECTION_LIMIT, UINT_MAX, MHD_OPTION_THREAD_STACK_SIZE,
+		    (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
+		    s->guard, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s,
+		    MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (size_t)HTTP_REQUEST_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, mhd_timeout(opt),
+		    key_opt, w->key_pem, MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
 		char where[LISTENER_DESCRIBE_MAX];
 		listener_describe(fds[i], where, sizeof(where));
 		if (!s->daemon[i]) {
