@@ -33,6 +33,7 @@
 #include "selfstats.h"
 #include "version.h"
 #include "weblive.h"
+#include "webwatch.h"
 
 #define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
 #define HTTP_THREAD_STACK (512 * 1024)
@@ -61,6 +62,7 @@ struct http_server {
 	struct MHD_Daemon *daemon[HTTP_LISTEN_MAX];
 	size_t ndaemons;
 	struct listener *listener;
+	struct webwatch *watch; /* notices a daemon that serves no more */
 	unsigned in_flight;
 	uint64_t unsent_bytes;
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
@@ -853,6 +855,11 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		http_stop(s);
 		return -ENOMEM;
 	}
+	if (webwatch_start(&s->watch, s->daemon, s->ndaemons) < 0) {
+		snprintf(err, errlen, "cannot start the HTTP watchdog thread");
+		http_stop(s);
+		return -ENOMEM;
+	}
 	*out = s;
 	return 0;
 err_stop:
@@ -866,6 +873,7 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	webwatch_stop(s->watch);
 	listener_stop(s->listener); /* no new connection, then the daemons end theirs */
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
