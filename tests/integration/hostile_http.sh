@@ -184,7 +184,7 @@ check "out of fds: the log stays short at debug ($(wc -l <"$WORK/fd.log") lines)
 kill "$A1" 2>/dev/null
 wait "$A1" 2>/dev/null
 
-# A connect-and-close storm: 3 x 40 threads connect from random loopback
+# A connect-and-close storm: 4 x 40 threads connect from random loopback
 # addresses and close at once for 8 s. Each connection reaches
 # libmicrohttpd before its listen thread takes it, so their number there
 # outruns what the guard counts; a connection limit there was reached,
@@ -216,7 +216,7 @@ EXP_S=$LAST_PID
 curl -s -o /dev/null "http://127.0.0.1:$PORT_S/metrics" # its scrape worker starts
 fds0=$(settled_fds "$EXP_S") threads0=$(ls "/proc/$EXP_S/task" | wc -l)
 STORM=()
-for _ in 1 2 3; do
+for _ in 1 2 3 4; do
 	timeout 20 $PY "$WORK/storm.py" "$PORT_S" 40 8 &
 	STORM+=("$!")
 	PIDS+=("$!")
