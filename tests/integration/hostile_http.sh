@@ -211,7 +211,7 @@ ts = [threading.Thread(target=run, daemon=True) for _ in range(nthreads)]
 EOF
 printf 'global:\n  plugin_dir: %s\ncollectors:\n  example: {}\n' "$B/plugins" >"$WORK/storm.yml"
 PORT_S=$(free_port)
-start_exporter "$WORK/storm.yml" "$PORT_S"
+start_exporter "$WORK/storm.yml" "$PORT_S" || fail "an exporter for the storm starts"
 EXP_S=$LAST_PID
 curl -s -o /dev/null "http://127.0.0.1:$PORT_S/metrics" # its scrape worker starts
 fds0=$(settled_fds "$EXP_S") threads0=$(ls "/proc/$EXP_S/task" | wc -l)
@@ -236,7 +236,7 @@ for _ in $(seq 100); do
 	fds=$(ls "/proc/$EXP_S/fd" | wc -l)
 done
 check "after the storm: fds ($fds, $fds0 before) and threads ($threads, $threads0) as before" \
-	test "$fds" -le "$fds0" -a "$threads" -le "$threads0"
+	test -d "/proc/$EXP_S" -a "$fds" -le "$fds0" -a "$threads" -le "$threads0"
 kill "$EXP_S" 2>/dev/null
 wait "$EXP_S" 2>/dev/null
 
