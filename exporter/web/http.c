@@ -7,6 +7,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <gnutls/gnutls.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -33,6 +34,7 @@
 #include "selfstats.h"
 #include "version.h"
 #include "weblive.h"
+#include "webwatch.h"
 
 #define HTTP_REQUEST_MEMORY (64 * 1024) /* headers and URL of one request */
 #define HTTP_THREAD_STACK (512 * 1024)
@@ -62,6 +64,7 @@ struct http_server {
 	size_t ndaemons;
 	struct listener *listener;
 	struct scrapeslots *slots; /* --web.max-requests, by client address */
+	struct webwatch *watch;	   /* notices a daemon that serves no more */
 	uint64_t unsent_bytes;
 	struct webgen *start_web; /* whose PEM libmicrohttpd was started with */
 };
@@ -831,16 +834,20 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 		s->daemon[i] = MHD_start_daemon(
 		    flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 		    MHD_OPTION_NOTIFY_CONNECTION, notify, s,
-		    /* twice what httpguard_admit lets through, closing ones included,
-		     * so never reached (0.9.75 hangs when it refuses one) */
-		    MHD_OPTION_CONNECTION_LIMIT,
-		    (unsigned)(4 * (HTTP_CONNECTIONS_MAX + HTTP_CONNECTIONS_SLACK)),
-		    MHD_OPTION_THREAD_STACK_SIZE, (size_t)HTTP_THREAD_STACK,
-		    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s->guard,
-		    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_REQUEST_MEMORY,
-		    MHD_OPTION_CONNECTION_TIMEOUT, mhd_timeout(opt), key_opt, w->key_pem,
-		    MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
+		    /* No limit of libmicrohttpd's own: 0.9.75 returns from its
+		     * "connection limit" refusal holding its connection lock,
+		     * and its listen thread then waits on that lock for ever. A
+		     * limit is reachable: connections given with
+		     * MHD_add_connection queue untracked until that thread takes
+		     * them, and finished ones count until it joins them. Each
+		     * holds an fd, so UINT_MAX is never reached; the guard and
+		     * listener.c's fd reserve bound the connections. */
+		    MHD_OPTION_CONNECTION_LIMIT, UINT_MAX, MHD_OPTION_THREAD_STACK_SIZE,
+		    (size_t)HTTP_THREAD_STACK, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
+		    s->guard, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s,
+		    MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		    (size_t)HTTP_REQUEST_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, mhd_timeout(opt),
+		    key_opt, w->key_pem, MHD_OPTION_HTTPS_MEM_CERT, w->cert_pem, MHD_OPTION_END);
 		char where[LISTENER_DESCRIBE_MAX];
 		listener_describe(fds[i], where, sizeof(where));
 		if (!s->daemon[i]) {
@@ -852,6 +859,11 @@ int http_start(const struct http_options *opt, struct http_server **out, char *e
 	}
 	if (listener_start(&s->listener, fds, s->daemon, nfds, s->guard) < 0) { /* it closed fds */
 		snprintf(err, errlen, "cannot start the HTTP listener thread");
+		http_stop(s);
+		return -ENOMEM;
+	}
+	if (webwatch_start(&s->watch, s->daemon, s->ndaemons) < 0) {
+		snprintf(err, errlen, "cannot start the HTTP watchdog thread");
 		http_stop(s);
 		return -ENOMEM;
 	}
@@ -868,6 +880,7 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	webwatch_stop(s->watch);
 	listener_stop(s->listener); /* no new connection, then the daemons end theirs */
 	for (size_t i = 0; i < s->ndaemons; i++)
 		MHD_stop_daemon(s->daemon[i]);
