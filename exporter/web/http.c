@@ -450,7 +450,6 @@ static bool admitted(struct request *rq, enum MHD_Result *ret)
 		ti && rq->web->tls && webtls_client_verified(rq->web->tls, ti->tls_session),
 	    .authorization =
 		MHD_lookup_connection_value(rq->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-	    .ctx = rq->c, /* the guard has it in HTTPGUARD_AUTH (route) */
 	};
 
 	httpguard_client_addr(rq->c, ar.addr);

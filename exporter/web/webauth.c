@@ -236,8 +236,6 @@ static enum webauth_verdict check(struct webauth *a, const struct webconf *w,
 				  const struct webauth_request *rq, const char *user,
 				  const char *password, const char *hash)
 {
-	if (rq->waiting)
-		rq->waiting(rq->ctx);
 	if (!hash) {
 		const struct webconf_user *d = decoy_user(w);
 		enum webauth_verdict v = pool_verdict(authpool_verify(a->pool, rq->addr, rq->fd,

@@ -22,10 +22,8 @@ struct webauth_request {
 	int fd;			   /* its socket, watched while it waits; -1: none */
 	bool certified;		   /* its certificate was verified in the handshake */
 	const char *authorization; /* the header's value; NULL: none */
-	/* Called just before the request waits for the bcrypt pool (not for
-	 * a cached one): the wait is a phase the connection guard may cut. */
-	void (*waiting)(void *ctx);
-	void *ctx;
+	/* The connection guard has the request in its auth phase, which it may
+	 * cut: the wait watches fd and gives up once the socket is shut. */
 };
 
 struct webauth;
