@@ -135,19 +135,19 @@ void tostr_voistatdata(struct textbuf *t, const struct vstats_voi *voi,
 /* ---- the blob ---- */
 
 /* A statistic's voistat slot: its stype's number (stats(3) keeps a
- * VOI's voistats by stype); a VOI's second and third histograms, which
- * stats(3) has no room for, take the slots past TDGST. */
+ * VOI's voistats by stype). The VOI's first histogram is HIST, the one
+ * fetch's and data/'s HIST name; a second and third, which stats(3) has
+ * no room for, take the slots past TDGST, in the template's order. */
 static int slot_of(const struct vstats_voi *voi, uint32_t k)
 {
 	static const int slot[] = {SLOT_SUM,  SLOT_MAX,	 SLOT_MIN,  SLOT_HIST,
 				   SLOT_HIST, SLOT_HIST, SLOT_TDGST};
-	enum vstats_stype st = voi->stat[k].stype;
 	int before = 0;
 
-	if (!is_hist(st))
-		return slot[st];
-	for (uint32_t i = 0; i < voi->nstats; i++)
-		before += is_hist(voi->stat[i].stype) && voi->stat[i].stype < st;
+	if (!is_hist(voi->stat[k].stype))
+		return slot[voi->stat[k].stype];
+	for (uint32_t i = 0; i < k; i++)
+		before += is_hist(voi->stat[i].stype);
 	return before ? SLOT_TDGST + before : SLOT_HIST;
 }
 
