@@ -212,6 +212,33 @@ static void test_not_yet_set(void **state)
 	done(p);
 }
 
+/* A saturating SUM counts each update past its limit in errs, which
+ * stats(3) keeps in 8 bits that stop at 255: 2^62 given 300 times
+ * passes INT64_MAX from the second on, 299 errors, written as 255. */
+static void test_errs_stop_at_255(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: v, template: {name: t, stats: [sum]}}\n");
+	char want[256];
+	(void)state;
+
+	for (int k = 0; k < 300; k++)
+		feed_value(p, "v", NULL, 0, 4611686018427387904.0, S(1 + k));
+	assert_int_equal(p->src[0]->voi.stat[0].errs, 299);
+	snprintf(want, sizeof(want),
+		 "struct statsblobv1@0x0, tplhash=%u\n\tvois[0]: id=0, name=\"g\"\n\t\tvois[0]"
+		 "stat[1]: stype=SUM, errs=255\n\t\t\tvoistatdata: 9223372036854775807\n",
+		 p->tpl[0].hash);
+	expect(p, "g/0/data?format=freeform", want);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"t\",\"tplhash\":%u,\"vois\":{\"g\":{\"stats\":{\"SUM\":{"
+		 "\"errs\":255,\"val\":9223372036854775807}}}}}\n",
+		 p->tpl[0].hash);
+	expect(p, "g/0/data?format=json", want);
+	done(p);
+}
+
 /* What the query and the path refuse, each 400 with its reason. */
 static void test_refused_queries(void **state)
 {
@@ -250,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(test_blob_json_with_and_without_meta),
 	    cmocka_unit_test(test_one_statistic_alone),
 	    cmocka_unit_test(test_not_yet_set),
+	    cmocka_unit_test(test_errs_stop_at_255),
 	    cmocka_unit_test(test_refused_queries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
