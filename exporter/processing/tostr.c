@@ -35,11 +35,14 @@ static void json_double(struct textbuf *t, double f)
 
 /* A double as the reply's format takes it: JSON has no NaN or
  * infinities (written as Prometheus' HTTP API writes them), freeform
- * text takes C's. */
+ * text takes C's, a NaN without the sign glibc would print (FreeBSD's
+ * printf drops it). */
 static void put_double(struct textbuf *t, double f, enum tostr_fmt fmt)
 {
 	if (fmt == TOSTR_JSON)
 		json_double(t, f);
+	else if (isnan(f))
+		textbuf_printf(t, "nan");
 	else
 		textbuf_printf(t, "%.17g", f);
 }

@@ -9,6 +9,8 @@
  * and their JSON twins), not from this project's output. */
 #include "processing_helpers.h"
 
+#include <math.h>
+
 /* Three VOIs, every statistic type, each VOI's statistics listed out of
  * stats(3)'s slot order (SUM 1, MAX 2, MIN 3, HIST 4, TDGST 5), which
  * the text must follow. */
@@ -239,6 +241,34 @@ static void test_errs_stop_at_255(void **state)
 	done(p);
 }
 
+/* A double VOI (this project's; stats(3) has none): freeform text
+ * prints its NaN and infinities as C does, the JSON as strings (no
+ * JSON number holds them). */
+static void test_double_voi_not_finite(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: nn, select: g, x: rate,\n"
+	    "       template: {stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0]}}]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1)); /* X 1 */
+	struct source *s = p->src[0];
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}}), 0);
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}}), 0);
+	expect(p, "nn/0/data/0/SUM", "nan\n");
+	expect(p, "nn/0/data/0/SUM?format=json", "\"NaN\"\n");
+	expect(p, "nn/0/data/0/MAX", "inf\n");
+	expect(p, "nn/0/data/0/MIN", "-inf\n");
+	expect(p, "nn/0/data/0/HIST", "nbkts=1, oob=1\n\t\t\t\t{lb=0,ub=inf,cnt=2}\n");
+	expect(p, "nn/0/data/0/HIST?format=json",
+	       "\"nbkts\":1,\"oob\":1,\"bkts\":[{\"lb\":0,\"ub\":\"+Inf\",\"cnt\":2}]\n");
+	done(p);
+}
+
 /* What the query and the path refuse, each 400 with its reason. */
 static void test_refused_queries(void **state)
 {
@@ -278,6 +308,7 @@ int main(void)
 	    cmocka_unit_test(test_one_statistic_alone),
 	    cmocka_unit_test(test_not_yet_set),
 	    cmocka_unit_test(test_errs_stop_at_255),
+	    cmocka_unit_test(test_double_voi_not_finite),
 	    cmocka_unit_test(test_refused_queries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
