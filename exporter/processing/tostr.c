@@ -154,7 +154,8 @@ static int slot_of(const struct vstats_voi *voi, uint32_t k)
 	return before ? SLOT_TDGST + before : SLOT_HIST;
 }
 
-/* The VOI's statistics in slot order: their indexes into order[]. */
+/* The VOI's statistics in slot order: order[i] the index of the i-th,
+ * slots[i] its slot. */
 static void slot_order(const struct vstats_voi *voi, uint32_t *order, int *slots)
 {
 	for (uint32_t k = 0; k < voi->nstats; k++) {
@@ -172,13 +173,13 @@ static void slot_order(const struct vstats_voi *voi, uint32_t *order, int *slots
 /* vs_stype2name; with SB_TOSTR_META the JSON names a VOI's several
  * histograms (more than stats(3) allows) by their vsd_dtype2name, so
  * that its keys stay apart. */
-static const char *stype_name(const struct vstats_voi *voi, enum vstats_stype st, bool json)
+static const char *stype_name(const struct vstats_voi *voi, enum vstats_stype st, bool apart)
 {
 	static const char *const names[] = {"SUM", "MAX", "MIN", "HIST", "HIST", "HIST", "TDGST"};
 	static const char *const dtypes[] = {"CRHIST64", "DRHIST64", "DVHIST64"};
 	uint32_t hists = 0;
 
-	for (uint32_t k = 0; json && is_hist(st) && k < voi->nstats; k++)
+	for (uint32_t k = 0; apart && is_hist(st) && k < voi->nstats; k++)
 		hists += is_hist(voi->stat[k].stype);
 	return hists > 1 ? dtypes[st - VSTATS_CRHIST] : names[st];
 }
