@@ -120,8 +120,8 @@ static double value_f(struct bs_value v)
 }
 
 /* The VOI's value of X in its dtype; false for an X the dtype cannot
- * hold (below 0 or past 2^64 - 1 in a u64 VOI, outside the s64 range in
- * an s64 one), which is not taken. */
+ * hold (outside its limits: below 0 or past 2^64 - 1 in a u64 VOI, past
+ * 2^31 - 1 in an s32 one), which is not taken. */
 static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vstats_value *out)
 {
 	__int128 v;
@@ -131,13 +131,13 @@ static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vsta
 		out->f = xval_f(x);
 		return true;
 	}
-	if (out->dtype == VSTATS_INT) {
-		if (!x_within(x, INT64_MIN, INT64_MAX, &v))
+	if (vstats_dtype_signed(dtype)) {
+		if (!x_within(x, vstats_lowest(dtype).i, vstats_highest(dtype).i, &v))
 			return false;
 		out->i = (int64_t)v;
 		return true;
 	}
-	if (!x_within(x, 0, UINT64_MAX, &v))
+	if (!x_within(x, 0, vstats_highest(dtype).u, &v))
 		return false;
 	out->u = (uint64_t)v;
 	return true;

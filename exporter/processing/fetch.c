@@ -18,16 +18,17 @@
 static const char *const dtype_names[] = {"s32", "u32", "s64", "u64", "slong", "ulong", "double"};
 
 /* The name of the dtype a statistic holds: its VOI's for SUM, MAX and
- * MIN; a histogram's or digest's own. */
+ * MIN; a histogram's or digest's own, by its counts' width. */
 static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_stat *st)
 {
-	static const char *const hist[] = {"crhist64", "drhist64", "dvhist64"};
+	static const char *const hist[2][3] = {{"crhist64", "drhist64", "dvhist64"},
+					       {"crhist32", "drhist32", "dvhist32"}};
 
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
-		return hist[st->stype - VSTATS_CRHIST];
+		return hist[st->hist.counts32][st->stype - VSTATS_CRHIST];
 	if (st->stype == VSTATS_TDGST)
 		return "tdgstclust64";
-	return voi->dtype == VSTATS_INT ? "s64" : voi->dtype == VSTATS_UINT ? "u64" : "double";
+	return vstats_dtype_name(voi->dtype);
 }
 
 /* vs_stype2name's names; HIST takes the VOI's first histogram. */
@@ -70,12 +71,10 @@ static bool split(const char *what, unsigned long *voi, char *stat, size_t ssize
 
 static void say(struct stage_reply *r, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
-		textbuf_printf(&r->text, "%" PRId64 "\n", v.i);
-	else if (v.dtype == VSTATS_UINT)
-		textbuf_printf(&r->text, "%" PRIu64 "\n", v.u);
-	else
-		textbuf_printf(&r->text, "%.17g\n", v.f);
+	char buf[64];
+
+	vstats_value_tostr(v, buf, sizeof(buf));
+	textbuf_printf(&r->text, "%s\n", buf);
 }
 
 void fetch_get(struct processing *p, struct source *s, const char *what, struct stage_reply *r)

@@ -170,12 +170,14 @@ static void json_double(struct textbuf *t, double f)
 /* A value as stats_voistatdata_tostr prints its dtype. */
 static void json_value(struct textbuf *t, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
-		textbuf_printf(t, "%" PRId64, v.i);
-	else if (v.dtype == VSTATS_UINT)
-		textbuf_printf(t, "%" PRIu64, v.u);
-	else
+	char buf[64];
+
+	if (v.dtype == VSTATS_FLOAT) {
 		json_double(t, v.f);
+		return;
+	}
+	vstats_value_tostr(v, buf, sizeof(buf));
+	textbuf_printf(t, "%s", buf);
 }
 
 static void json_hist(struct textbuf *t, const struct vstats_hist *h)
@@ -217,14 +219,17 @@ static bool is_hist(enum vstats_stype st)
 
 /* vs_stype2name; several histograms on one VOI (more than stats(3)
  * allows) are told apart by their vsd_dtype2name. */
-static const char *stat_key(const struct json *j, int16_t voi, enum vstats_stype st)
+static const char *stat_key(const struct json *j, int16_t voi, const struct vstats_stat *st)
 {
 	static const char *const names[] = {"SUM",	"MAX",	    "MIN",  "CRHIST64",
 					    "DRHIST64", "DVHIST64", "TDGST"};
+	static const char *const names32[] = {"CRHIST32", "DRHIST32", "DVHIST32"};
 
-	if (is_hist(st) && j->one_hist[voi])
+	if (is_hist(st->stype) && j->one_hist[voi])
 		return "HIST";
-	return names[st];
+	if (is_hist(st->stype) && st->hist.counts32)
+		return names32[st->stype - VSTATS_CRHIST];
+	return names[st->stype];
 }
 
 static void json_stat_data(const struct vstats_stat *st, struct textbuf *t)
@@ -259,7 +264,7 @@ static int json_visit(const struct vstats_visit *v, void *ctx)
 			       j->tpl->name, v->tplhash);
 	if (v->flags & VSTATS_IT_FIRST_VOISTAT)
 		textbuf_printf(t, "\"%s\":{\"stats\":{", j->tpl->voi[v->voi_id].name);
-	textbuf_printf(t, "\"%s\":", stat_key(j, v->voi_id, v->stat->stype));
+	textbuf_printf(t, "\"%s\":", stat_key(j, v->voi_id, v->stat));
 	if (v->valid) {
 		textbuf_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
 		json_stat_data(v->stat, t);

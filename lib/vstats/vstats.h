@@ -30,10 +30,23 @@ enum vstats_stype {
 	VSTATS_TDGST,
 };
 
-/* A VOI's values: integers are summed, compared and bucketed exactly;
- * VSTATS_UINT is stats(3)'s VSD_DTYPE_INT_U64, for counters (KVM's are
- * u64) whose values pass 2^63. */
-enum vstats_dtype { VSTATS_INT, VSTATS_FLOAT, VSTATS_UINT };
+/* A VOI's values: stats(3)'s VSD_DTYPE_INT_* and a double (for x: rate).
+ * Integers are summed, compared and bucketed exactly, each within its
+ * dtype's limits; VSTATS_UINT (u64) is for counters (KVM's are u64) whose
+ * values pass 2^63. long is the platform's (64 bits on amd64 and arm64
+ * Linux). A signed dtype's value is held in i, an unsigned one's in u. */
+enum vstats_dtype {
+	VSTATS_INT,   /* s64, VSD_DTYPE_INT_S64 */
+	VSTATS_FLOAT, /* double */
+	VSTATS_UINT,  /* u64, VSD_DTYPE_INT_U64 */
+	VSTATS_S32,   /* VSD_DTYPE_INT_S32 */
+	VSTATS_U32,   /* VSD_DTYPE_INT_U32 */
+	VSTATS_LONG,  /* VSD_DTYPE_INT_SLONG */
+	VSTATS_ULONG, /* VSD_DTYPE_INT_ULONG */
+};
+#define VSTATS_S64 VSTATS_INT
+#define VSTATS_U64 VSTATS_UINT
+#define VSTATS_DTYPES 7
 
 struct vstats_value {
 	enum vstats_dtype dtype;
@@ -43,6 +56,21 @@ struct vstats_value {
 		uint64_t u;
 	};
 };
+
+/* Whether d's values are held in i (s32, s64, long). */
+bool vstats_dtype_signed(enum vstats_dtype d);
+/* stats(3)'s name of d as its fetch functions' suffix (stats_voistat_fetch_
+ * s32 ... _ulong): s32, u32, s64, u64, slong, ulong; "double" for a double. */
+const char *vstats_dtype_name(enum vstats_dtype d);
+/* The dtype's lowest and highest values (-inf and +inf for a double). */
+struct vstats_value vstats_lowest(enum vstats_dtype d);
+struct vstats_value vstats_highest(enum vstats_dtype d);
+/* Whether v is within its dtype's limits (a double: not NaN). */
+bool vstats_value_fits(struct vstats_value v);
+/* v as stats_voistatdata_tostr prints its dtype (%d, %u, %jd, %ju, %ld,
+ * %lu), a double as %.17g with NaN, +Inf and -Inf (which a JSON writer
+ * must quote); snprintf's return. The one place values become text. */
+int vstats_value_tostr(struct vstats_value v, char *buf, size_t size);
 
 /* CRHIST: ub is the next bucket's lb (the last's, the dtype's largest:
  * it is open); DRHIST: lb <= x < ub; DVHIST: lb == ub, the value. */
@@ -71,6 +99,10 @@ struct vstats_hist_spec {
 	const struct vstats_bucket *usr; /* USR: CR and DV use lb only */
 	uint32_t nusr;
 	uint32_t flags; /* VSTATS_*BOUND_INF */
+	/* stats(3)'s CRHIST32, DRHIST32, DVHIST32: counts (and the out-of-band
+	 * count) of 32 bits. FreeBSD's wrap at 2^32; here they stay at
+	 * UINT32_MAX, each update not counted whole counted in errs. */
+	bool counts32;
 };
 
 /* One statistic of a VOI, as a template names it. */
@@ -91,7 +123,8 @@ struct vstats_hist {
 	uint32_t n;
 	uint64_t oob;	   /* values in no bucket: the sum of between[] */
 	uint64_t *between; /* n + 1 */
-	double sum;	   /* a float, as Prometheus' _sum: it does not wrap */
+	double sum;	   /* of the values counted; a float, as Prometheus' _sum */
+	bool counts32;	   /* each count stops at UINT32_MAX (vstats_hist_spec) */
 };
 
 /* A histogram as Prometheus serves it: every value in exactly one region,
@@ -115,7 +148,8 @@ struct vstats_stat {
 	};
 	/* stats(3)'s voistat errs: updates the statistic could not take
 	 * whole. An integer SUM that would pass its dtype's limits stays at
-	 * the limit (saturates, where FreeBSD's wraps) and counts one. */
+	 * the limit (saturates, where FreeBSD's wraps) and counts one; so
+	 * does a 32-bit histogram count at UINT32_MAX. */
 	uint64_t errs;
 };
 
@@ -178,8 +212,9 @@ int vstats_voi_bytes(enum vstats_dtype dtype, const struct vstats_spec *specs, u
 		     size_t *out, const char **why);
 
 /* stats_voi_update_abs / _rel. A relative update of a VOI without
- * relupdate, or a value of the other dtype, is -EINVAL and changes nothing;
- * one whose value the dtype cannot hold is -ERANGE and changes nothing. */
+ * relupdate, or a value of another dtype, is -EINVAL and changes nothing;
+ * one whose value the dtype cannot hold (past its limits, or a relative
+ * update that would take it there) is -ERANGE and changes nothing. */
 int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
 /* n absolute updates with x at once (a source's own histogram bucket of n
