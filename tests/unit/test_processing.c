@@ -818,6 +818,38 @@ static void expect_conf_error(const char *yaml, const char *want)
 		fail_msg("error '%s' lacks '%s'", err, want);
 }
 
+/* A template's dtype is one of stats(3)'s integers, and a histogram's
+ * bounds and its counts' width must fit: each refused with its position. */
+static void test_dtype_config_errors(void **state)
+{
+	static const char *const head = "processing:\n  groups:\n    - {name: g, select: m,\n"
+					"       template: ";
+	static const struct {
+		const char *tpl, *want;
+	} cases[] = {
+	    {"{dtype: q_s64, stats: [sum]}}\n", "t.yml:4:26: 'dtype' cannot be 'q_s64'"},
+	    {"{dtype: s32, stats: [{crhist: {scheme: usr, bounds: [0, 2147483648]}}]}}\n",
+	     "t.yml:4:74: a whole number from -2^31 to 2^31-1 expected (dtype s32)"},
+	    {"{dtype: u32, stats: [{drhist: {buckets: [[-1, 3]]}}]}}\n",
+	     "t.yml:4:60: a whole number from 0 to 2^32-1 expected (dtype u32)"},
+	    {"{dtype: u32, stats: [{crhist: {scheme: lin, lb: 0, ub: 4000000000, stepinc: "
+	     "1000000000}}]}}\n",
+	     "the buckets pass the largest value"},
+	    {"{dtype: ulong, stats: [{crhist: {scheme: lin, lb: 0, ub: 18446744073709551616, "
+	     "stepinc: 1}}]}}\n",
+	     "a whole number from 0 to 2^64-1 expected (dtype ulong)"},
+	    {"{stats: [{dvhist: {values: [1], counts: 48}}]}}\n",
+	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	};
+	char yaml[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "%s%s", head, cases[i].tpl);
+		expect_conf_error(yaml, cases[i].want);
+	}
+}
+
 static void test_configuration_errors(void **state)
 {
 	(void)state;
@@ -2757,6 +2789,7 @@ int main(void)
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
+	    cmocka_unit_test(test_dtype_config_errors),
 	    cmocka_unit_test(test_stats3_edge_errors),
 	    cmocka_unit_test(test_config_integers_exact),
 	    cmocka_unit_test(test_write_allow),
