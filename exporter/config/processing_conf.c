@@ -121,6 +121,22 @@ static int get_value(const struct conf_node *n, const char *key, enum vstats_dty
 	return scalar_value(v, d, out);
 }
 
+/* A Q type's number, rounded exactly to its precision, or a
+ * configuration error that names its limits. */
+static int q_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
+{
+	char lo[48], hi[48];
+
+	if (vstats_value_parse(d, n->scalar, out) == 0)
+		return 0;
+	vstats_value_tostr(vstats_lowest(d), lo, sizeof(lo));
+	vstats_value_tostr(vstats_highest(d), hi, sizeof(hi));
+	return conf_errorf(n,
+			   "a number from %s to %s, at most 19 decimals, expected (dtype %s, "
+			   "precision %u)",
+			   lo, hi, vstats_dtype_name(d), VSTATS_DTYPE_PREC(d));
+}
+
 /* A whole number within d's limits (exact past 2^53, where a double
  * rounds), or a configuration error that names them. */
 static int int_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
@@ -147,6 +163,8 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 	if (n->kind != BS_CONF_SCALAR)
 		return conf_errorf(n, "a number expected");
 	*out = (struct vstats_value){.dtype = d};
+	if (vstats_dtype_q(d))
+		return q_value(n, d, out);
 	if (d != VSTATS_FLOAT)
 		return int_value(n, d, out);
 	double v = strtod(n->scalar, &end);
@@ -324,27 +342,56 @@ static int template_stat(const struct conf_node *it, struct processing_voi_conf 
 	return 0;
 }
 
+/* A Q type's precision: one qmath encodes that leaves an integer bit. */
+static int q_precision(const struct conf_node *n, enum vstats_dtype *d)
+{
+	uint64_t prec;
+	int rc = conf_get_u64(n, "precision", 0, 64, &prec);
+
+	if (rc == -EINVAL)
+		return rc;
+	if (!vstats_dtype_q(*d))
+		return rc == 0 ? conf_errorf(conf_child(n, "precision"),
+					     "precision belongs to a Q dtype (q_s32, q_u32, "
+					     "q_s64, q_u64)")
+			       : 0;
+	if (rc == -ENOENT)
+		return conf_errorf(conf_child(n, "dtype"),
+				   "a Q dtype needs precision: its bits after the binary point");
+	if (!vstats_q_prec_ok(*d, (unsigned)prec))
+		return conf_errorf(conf_child(n, "precision"),
+				   "precision of %s: 2, 4, 6, 8, 16%s (qmath's encodings that "
+				   "leave an integer bit)",
+				   vstats_dtype_name(*d),
+				   vstats_q_prec_ok(*d, 32) ? ", 32 or 48" : "");
+	*d = VSTATS_Q(*d, prec);
+	return 0;
+}
+
 /* The VOI's data type: stats(3)'s integers, s64 unless told (u64 for
  * counters that pass 2^63: KVM's are u64; long and ulong the platform's,
- * slong stats(3)'s name of long); the VOI of a rate is a double. */
+ * slong stats(3)'s name of long), or a Q type with its precision; the VOI
+ * of a rate is a double. */
 static int template_dtype(const struct conf_node *n, const struct processing_group_conf *g,
 			  enum vstats_dtype *d)
 {
-	static const char *const names[] = {"s64", "u64", "s32", "u32", "long", "ulong", "slong"};
+	static const char *const names[] = {"s64",   "u64",   "s32",   "u32",	"long", "ulong",
+					    "slong", "q_s32", "q_u32", "q_s64", "q_u64"};
 	static const enum vstats_dtype dtypes[] = {
-	    VSTATS_S64, VSTATS_U64, VSTATS_S32, VSTATS_U32, VSTATS_LONG, VSTATS_ULONG, VSTATS_LONG};
+	    VSTATS_S64,	 VSTATS_U64,   VSTATS_S32,   VSTATS_U32,   VSTATS_LONG, VSTATS_ULONG,
+	    VSTATS_LONG, VSTATS_Q_S32, VSTATS_Q_U32, VSTATS_Q_S64, VSTATS_Q_U64};
 	int k = 0, rc;
 
 	*d = g->x == PROCESSING_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
-	if ((rc = pick(n, "dtype", names, 7, &k)) == -ENOENT)
-		return 0;
+	if ((rc = pick(n, "dtype", names, 11, &k)) == -ENOENT)
+		return q_precision(n, d);
 	if (rc < 0)
 		return rc;
 	if (g->x == PROCESSING_X_RATE)
 		return conf_errorf(conf_child(n, "dtype"),
 				   "x: rate makes the VOI a double: no dtype");
 	*d = dtypes[k];
-	return 0;
+	return q_precision(n, d);
 }
 
 /* One VOI's relative, dtype and stats, read from n (the template's

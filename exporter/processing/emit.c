@@ -393,8 +393,8 @@ struct voi_arg {
 
 static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_FLOAT)
-		bs_sample_f64(em, l, n, v.f);
+	if (v.dtype == VSTATS_FLOAT || vstats_dtype_q(v.dtype))
+		bs_sample_f64(em, l, n, vstats_value_f(v));
 	else if (vstats_dtype_signed(v.dtype))
 		bs_sample_i64(em, l, n, v.i);
 	else

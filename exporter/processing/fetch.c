@@ -15,7 +15,9 @@
 
 /* stats(3)'s dtypes a fetch may name (vsd_dtype2name's, in lower case
  * as the fetch functions' suffixes), and this project's double. */
-static const char *const dtype_names[] = {"s32", "u32", "s64", "u64", "slong", "ulong", "double"};
+static const char *const dtype_names[] = {"s32",   "u32",   "s64",   "u64",   "slong", "ulong",
+					  "q_s32", "q_u32", "q_s64", "q_u64", "double"};
+#define NDTYPES (sizeof(dtype_names) / sizeof(dtype_names[0]))
 
 /* The name of the dtype a statistic holds: its VOI's for SUM, MAX and
  * MIN; a histogram's or digest's own, by its counts' width. */
@@ -89,11 +91,13 @@ void fetch_get(struct processing *p, struct source *s, const char *what, struct 
 		reply_fail(r, 400, -EINVAL, "fetch/<voi id>/<SUM|MAX|MIN|HIST|TDGST>/<dtype>");
 		return;
 	}
-	while (k < 7 && strcmp(dtype_names[k], dtype) != 0)
+	while (k < NDTYPES && strcmp(dtype_names[k], dtype) != 0)
 		k++;
-	if (k == 7) {
-		reply_fail(r, 400, -EINVAL,
-			   "a dtype is s32, u32, s64, u64, slong, ulong or double");
+	if (k == NDTYPES) {
+		reply_fail(
+		    r, 400, -EINVAL,
+		    "a dtype is s32, u32, s64, u64, slong, ulong, q_s32, q_u32, q_s64, q_u64 "
+		    "or double");
 	} else if (!s->sampled) {
 		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
 	} else if (v > s->nmore) {

@@ -30,11 +30,20 @@ enum vstats_stype {
 	VSTATS_TDGST,
 };
 
-/* A VOI's values: stats(3)'s VSD_DTYPE_INT_* and a double (for x: rate).
- * Integers are summed, compared and bucketed exactly, each within its
- * dtype's limits; VSTATS_UINT (u64) is for counters (KVM's are u64) whose
- * values pass 2^63. long is the platform's (64 bits on amd64 and arm64
- * Linux). A signed dtype's value is held in i, an unsigned one's in u. */
+/* A VOI's values: stats(3)'s VSD_DTYPE_INT_*, its fixed-point Q types and
+ * a double (for x: rate). Integers are summed, compared and bucketed
+ * exactly, each within its dtype's limits; VSTATS_UINT (u64) is for
+ * counters (KVM's are u64) whose values pass 2^63. long is the platform's
+ * (64 bits on amd64 and arm64 Linux). A signed dtype's value is held in
+ * i, an unsigned one's in u.
+ *
+ * A Q type (sys/sys/qmath.h) carries its precision, the bits after the
+ * binary point, in its dtype: VSTATS_Q(VSTATS_Q_S64, 16). Its value is
+ * held as FreeBSD's Q_GIFVAL, the number times 2^precision, an integer;
+ * its limits are qmath's Q_IFMINVAL and Q_IFMAXVAL: FreeBSD's Q numbers
+ * keep 3 control bits and a sign-magnitude sign in their storage, so an
+ * s64 one holds +-(2^60 - 1) / 2^precision, an s32 one +-(2^28 - 1) /
+ * 2^precision (u64: 2^61 - 1, u32: 2^29 - 1). */
 enum vstats_dtype {
 	VSTATS_INT,   /* s64, VSD_DTYPE_INT_S64 */
 	VSTATS_FLOAT, /* double */
@@ -43,10 +52,19 @@ enum vstats_dtype {
 	VSTATS_U32,   /* VSD_DTYPE_INT_U32 */
 	VSTATS_LONG,  /* VSD_DTYPE_INT_SLONG */
 	VSTATS_ULONG, /* VSD_DTYPE_INT_ULONG */
+	VSTATS_Q_S32, /* VSD_DTYPE_Q_S32, with VSTATS_Q's precision */
+	VSTATS_Q_U32,
+	VSTATS_Q_S64,
+	VSTATS_Q_U64,
 };
 #define VSTATS_S64 VSTATS_INT
 #define VSTATS_U64 VSTATS_UINT
-#define VSTATS_DTYPES 7
+#define VSTATS_DTYPES 11
+/* A Q type with prec bits after the binary point (vstats_q_prec_ok). */
+#define VSTATS_Q(d, prec) ((enum vstats_dtype)((unsigned)(d) | (unsigned)(prec) << 8))
+/* A dtype without its precision, and the precision (0 but for Q types). */
+#define VSTATS_DTYPE_BASE(d) ((enum vstats_dtype)((unsigned)(d)&0xffu))
+#define VSTATS_DTYPE_PREC(d) ((unsigned)(d) >> 8)
 
 struct vstats_value {
 	enum vstats_dtype dtype;
@@ -57,8 +75,26 @@ struct vstats_value {
 	};
 };
 
-/* Whether d's values are held in i (s32, s64, long). */
+/* Whether d's values are held in i (s32, s64, long, q_s32, q_s64). */
 bool vstats_dtype_signed(enum vstats_dtype d);
+/* Whether d is a Q type. */
+bool vstats_dtype_q(enum vstats_dtype d);
+/* Whether a Q type of base q takes prec: one of the precisions qmath's 3
+ * control bits encode (2, 4, 6, 8, 16, 32, 48, 64) that leaves the type
+ * an integer bit (q_s32 and q_u32: up to 16; q_s64 and q_u64: up to 48). */
+bool vstats_q_prec_ok(enum vstats_dtype q, unsigned prec);
+/* x as a value of d, exactly (a Q type's x * 2^precision): 0, or -ERANGE
+ * when d cannot hold it. */
+int vstats_value_of_int(enum vstats_dtype d, __int128 x, struct vstats_value *out);
+/* x as a value of d, rounded to d's resolution (a whole number; a Q
+ * type's 2^-precision) to the nearest, halves away from zero: 0, -ERANGE
+ * when d cannot hold it, -EINVAL for a NaN. A double takes x itself. */
+int vstats_value_of_double(enum vstats_dtype d, double x, struct vstats_value *out);
+/* A decimal as a value of d, exactly: a Q type's [-]digits[.digits] (at
+ * most 19 after the point) rounded to 2^-precision as
+ * vstats_value_of_double does, without a double between; an integer's
+ * whole number. 0, -EINVAL (not such a number) or -ERANGE. */
+int vstats_value_parse(enum vstats_dtype d, const char *s, struct vstats_value *out);
 /* stats(3)'s name of d as its fetch functions' suffix (stats_voistat_fetch_
  * s32 ... _ulong): s32, u32, s64, u64, slong, ulong; "double" for a double. */
 const char *vstats_dtype_name(enum vstats_dtype d);
@@ -68,8 +104,10 @@ struct vstats_value vstats_highest(enum vstats_dtype d);
 /* Whether v is within its dtype's limits (a double: not NaN). */
 bool vstats_value_fits(struct vstats_value v);
 /* v as stats_voistatdata_tostr prints its dtype (%d, %u, %jd, %ju, %ld,
- * %lu), a double as %.17g with NaN, +Inf and -Inf (which a JSON writer
- * must quote); snprintf's return. The one place values become text. */
+ * %lu; a Q type as Q_TOSTR(q, -1, 10): the integer part, a point and as
+ * many decimals as it has bits after the binary point, exact), a double
+ * as %.17g with NaN, +Inf and -Inf (which a JSON writer must quote);
+ * snprintf's return. The one place values become text. */
 int vstats_value_tostr(struct vstats_value v, char *buf, size_t size);
 
 /* CRHIST: ub is the next bucket's lb (the last's, the dtype's largest:
@@ -92,8 +130,8 @@ enum vstats_scheme { VSTATS_LIN, VSTATS_EXP, VSTATS_LINEXP, VSTATS_USR };
 
 struct vstats_hist_spec {
 	enum vstats_scheme scheme;
-	struct vstats_value lb, ub;	 /* LIN, EXP, LINEXP: the range cut into buckets */
-	double stepinc;			 /* LIN: whole for an integer VOI, as FreeBSD's u64 */
+	struct vstats_value lb, ub; /* LIN, EXP, LINEXP: the range cut into buckets */
+	double stepinc; /* LIN: whole for an integer VOI (FreeBSD's u64), a Q one's 2^-prec */
 	double stepbase, stepexp;	 /* EXP: bucket i is stepbase^(stepexp + i) wide */
 	uint32_t nlinsteps;		 /* LINEXP: steps per power of stepbase */
 	const struct vstats_bucket *usr; /* USR: CR and DV use lb only */

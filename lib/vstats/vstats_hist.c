@@ -53,22 +53,31 @@ static uint64_t pow_u64(uint64_t base, uint64_t exp)
 	return r;
 }
 
-/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI:
- * LIN stepinc; EXP stepbase^(stepexp + i); LINEXP the first power of
- * stepbase above lb divided by nlinsteps, at least 1. 0 is EINVAL. */
-static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb)
+/* x * 2^prec, saturated at UINT64_MAX (refused later as passing the
+ * largest value). */
+static uint64_t shl_sat(uint64_t x, unsigned prec)
 {
-	uint64_t e = 1, base = (uint64_t)s->stepbase;
+	return prec && x > (UINT64_MAX >> prec) ? UINT64_MAX : x << prec;
+}
+
+/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI, in
+ * its units (a Q VOI's 2^-prec): LIN stepinc; EXP stepbase^(stepexp + i);
+ * LINEXP the first power of stepbase above lb divided by nlinsteps, at
+ * least one unit. 0 is EINVAL. */
+static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb, unsigned prec)
+{
+	uint64_t e = 1, base = (uint64_t)s->stepbase, p;
 
 	switch (s->scheme) {
 	case VSTATS_LIN:
-		return (uint64_t)s->stepinc;
+		return (uint64_t)ldexp(s->stepinc, (int)prec);
 	case VSTATS_EXP:
-		return pow_u64(base, (uint64_t)s->stepexp + i);
+		return shl_sat(pow_u64(base, (uint64_t)s->stepexp + i), prec);
 	case VSTATS_LINEXP: /* stepbase is at least 2: the powers grow */
-		while (lb >= 0 && pow_u64(base, e) <= (uint64_t)lb)
+		while (lb >= 0 && shl_sat(pow_u64(base, e), prec) <= (uint64_t)lb)
 			e++;
-		return pow_u64(base, e) / s->nlinsteps ? pow_u64(base, e) / s->nlinsteps : 1;
+		p = shl_sat(pow_u64(base, e), prec);
+		return p / s->nlinsteps ? p / s->nlinsteps : 1;
 	case VSTATS_USR:
 		break;
 	}
@@ -102,7 +111,8 @@ static bool next_bound(struct maker *m, uint32_t i, struct vstats_value lb, stru
 {
 	*ub = lb;
 	if (m->d != VSTATS_FLOAT && !vstats_dtype_signed(m->d)) { /* exact past 2^63 */
-		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u);
+		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u,
+					 VSTATS_DTYPE_PREC(m->d));
 		if (step == 0)
 			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
 		if (__builtin_add_overflow(lb.u, step, &ub->u) || !vstats_value_fits(*ub))
@@ -110,7 +120,7 @@ static bool next_bound(struct maker *m, uint32_t i, struct vstats_value lb, stru
 		return true;
 	}
 	if (m->d != VSTATS_FLOAT) {
-		uint64_t step = int_step(m->s, i, lb.i);
+		uint64_t step = int_step(m->s, i, lb.i, VSTATS_DTYPE_PREC(m->d));
 		if (step == 0)
 			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
 		if (step > INT64_MAX || __builtin_add_overflow(lb.i, (int64_t)step, &ub->i) ||
@@ -142,10 +152,13 @@ static bool scheme_ok(struct maker *m)
 	if (s->scheme == VSTATS_EXP && !(s->stepbase > 0))
 		return refuse(m, "an exp stepbase must be above 0");
 	if (m->d != VSTATS_FLOAT &&
-	    ((s->scheme == VSTATS_LIN && !(whole(s->stepinc) && s->stepinc >= 0)) ||
+	    ((s->scheme == VSTATS_LIN &&
+	      !(whole(ldexp(s->stepinc, (int)VSTATS_DTYPE_PREC(m->d))) && s->stepinc >= 0)) ||
 	     (s->scheme != VSTATS_LIN &&
 	      !(whole(s->stepbase) && whole(s->stepexp) && s->stepexp >= 0))))
-		return refuse(m, "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64)");
+		return refuse(m,
+			      "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64; a "
+			      "Q VOI's stepinc a multiple of 2^-precision)");
 	return true;
 }
 
@@ -341,12 +354,17 @@ bool vstats_exact_le(struct vstats_value b, double *le)
 		*le = b.f;
 		return true;
 	}
+	int prec = (int)VSTATS_DTYPE_PREC(b.dtype); /* a Q bound is b / 2^prec */
+	bool exact;
 	if (vstats_dtype_signed(b.dtype)) {
 		*le = (double)b.i;
-		return b.i == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b.i);
+		exact = b.i == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b.i);
+	} else {
+		*le = (double)b.u;
+		exact = b.u == UINT64_MAX || (*le < 0x1p64 && (uint64_t)*le == b.u);
 	}
-	*le = (double)b.u;
-	return b.u == UINT64_MAX || (*le < 0x1p64 && (uint64_t)*le == b.u);
+	*le = ldexp(*le, -prec);
+	return exact;
 }
 
 /* The regions written so far (out NULL: only counted), with the count

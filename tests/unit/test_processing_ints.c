@@ -734,6 +734,50 @@ static void test_counts32_on_metrics(void **state)
 	done(p);
 }
 
+/* A q_s64 VOI of precision 2: an integer X exactly, a double X rounded
+ * to a quarter halves away from zero (1.125 to 1.25, -0.375 to -0.5);
+ * the JSON, the data file and a fetch print it as Q_TOSTR does, /metrics
+ * as a double; a histogram's bounds are its numbers. */
+static void test_q_dtype_through_the_stage(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - name: g\n      select: big\n"
+		 "      template: {name: t, dtype: q_s64, precision: 2, stats: [sum, "
+		 "max, {crhist: {scheme: usr, bounds: [0, 0.5, 1.25]}}]}\n");
+	int status;
+	(void)state;
+
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = 1.125}});
+	tick1(p, 2, (struct item){"big", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = -0.375}});
+	tick1(p, 3, (struct item){"big", BS_GAUGE, "a", i64v(2)});
+	char *text = data(p, "g/0/data");
+	has(text, "t_sum 2.75\nt_max 2.00\n");
+	has(text, "t_crhist [0.50,1.25) 0\nt_crhist [1.25,");
+	free(text);
+	text = data(p, "g/0/data?format=json");
+	has(text, "\"SUM\":{\"errs\":0,\"val\":2.75}");
+	has(text, "{\"lb\":0.50,\"ub\":1.25,\"cnt\":0}");
+	free(text);
+	text = data(p, "g/0/fetch/0/SUM/q_s64");
+	assert_string_equal(text, "2.75\n");
+	free(text);
+	text = iface_as(p, "GET", "g/0/fetch/0/SUM/s64", NULL, false, S(100), &status);
+	assert_string_equal(text, "EFTYPE: the statistic's data type is q_s64, not s64\n");
+	free(text);
+	text = metrics(p);
+	has(text, "t_sum_of_values{device=\"a\",source_metric=\"big\"} 2.75\n");
+	/* cumulative: -0.5 below the first bound, 1.25 and 2 in the last */
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"-0.25\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"0.25\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"1.0\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"+Inf\"} 3\n");
+	has(text, "t_crhist_count{device=\"a\",source_metric=\"big\"} 3\n");
+	has(text, "t_crhist_out_of_band_total{device=\"a\",source_metric=\"big\"} 1\n");
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -752,6 +796,7 @@ int main(void)
 	    cmocka_unit_test(test_second_voi_by_the_sampler),
 	    cmocka_unit_test(test_every_integer_dtype),
 	    cmocka_unit_test(test_counts32_on_metrics),
+	    cmocka_unit_test(test_q_dtype_through_the_stage),
 	};
 	return cmocka_run_group_tests_name("processing_ints", tests, NULL, NULL);
 }

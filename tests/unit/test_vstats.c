@@ -778,6 +778,93 @@ static void test_counts32_saturate(void **state)
 	vstats_voi_free(&v);
 }
 
+/* The Q types (sys/sys/qmath.h): values held as the number times
+ * 2^precision, rounded to it halves away from zero, within qmath's
+ * Q_IFMINVAL and Q_IFMAXVAL, printed as Q_TOSTR prints them. */
+static void test_q_types(void **state)
+{
+	enum vstats_dtype q2 = VSTATS_Q(VSTATS_Q_S64, 2), q8 = VSTATS_Q(VSTATS_Q_S32, 8);
+	struct vstats_spec specs[] = {
+	    {.stype = VSTATS_SUM}, {.stype = VSTATS_MAX}, {.stype = VSTATS_MIN}};
+	struct vstats_value x;
+	struct vstats_voi v;
+	char buf[64];
+	const char *why;
+	(void)state;
+
+	assert_true(vstats_q_prec_ok(VSTATS_Q_S32, 16) && !vstats_q_prec_ok(VSTATS_Q_S32, 32));
+	assert_true(vstats_q_prec_ok(VSTATS_Q_U64, 48) && !vstats_q_prec_ok(VSTATS_Q_U64, 64));
+	assert_false(vstats_q_prec_ok(VSTATS_Q_S64, 12) || vstats_q_prec_ok(VSTATS_INT, 2));
+	assert_string_equal(vstats_dtype_name(q2), "q_s64");
+	/* rounding: 1.125 is 4.5 quarters, away from zero 5: 1.25 */
+	assert_int_equal(vstats_value_of_double(q2, 1.125, &x), 0);
+	assert_true(x.i == 5 && vstats_value_f(x) == 1.25);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "1.25");
+	assert_int_equal(vstats_value_of_double(q2, -0.375, &x), 0);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "-0.50");
+	assert_int_equal(vstats_value_of_int(q2, 3, &x), 0);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "3.00");
+	/* a decimal exactly, without a double: 0.125 rounds to 0.25 */
+	assert_int_equal(vstats_value_parse(q2, "0.125", &x), 0);
+	assert_true(x.i == 1);
+	assert_int_equal(vstats_value_parse(q2, "-1.1", &x), 0);
+	assert_true(x.i == -4);
+	assert_int_equal(vstats_value_parse(q2, "1.", &x), -EINVAL);
+	assert_int_equal(vstats_value_parse(q2, "0.12345678901234567890", &x), -EINVAL);
+	/* the limits: 2^28 - 1 of 2^-8 for q_s32, sign and magnitude */
+	vstats_value_tostr(vstats_highest(q8), buf, sizeof(buf));
+	assert_string_equal(buf, "1048575.99609375");
+	vstats_value_tostr(vstats_lowest(q8), buf, sizeof(buf));
+	assert_string_equal(buf, "-1048575.99609375");
+	assert_int_equal(vstats_value_of_int(q8, 1048576, &x), -ERANGE);
+	assert_int_equal(vstats_value_of_double(q8, 1048575.999, &x), -ERANGE); /* rounds up */
+	assert_int_equal(vstats_value_of_int(VSTATS_Q(VSTATS_Q_U64, 16), -1, &x), -ERANGE);
+	/* SUM, MAX, MIN on them; the SUM stops at the highest */
+	assert_int_equal(vstats_voi_init(&v, q8, false, specs, 3, &why), 0);
+	assert_true(stat_of(&v, VSTATS_MAX)->v.i == -((1ll << 28) - 1));
+	assert_int_equal(vstats_value_of_double(q8, 1048575.5, &x), 0);
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_int_equal(vstats_value_of_double(q8, 0.75, &x), 0);
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_true(stat_of(&v, VSTATS_SUM)->v.i == (1ll << 28) - 1);
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->errs, 1);
+	vstats_value_tostr(stat_of(&v, VSTATS_MIN)->v, buf, sizeof(buf));
+	assert_string_equal(buf, "0.75000000");
+	vstats_voi_free(&v);
+}
+
+/* A Q VOI's histogram: steps in its numbers, a multiple of 2^-precision;
+ * its regions' le are the numbers, the largest a bucket holds. */
+static void test_q_histogram(void **state)
+{
+	enum vstats_dtype q2 = VSTATS_Q(VSTATS_Q_S64, 2);
+	struct vstats_spec spec = {
+	    .stype = VSTATS_CRHIST,
+	    .hist = {
+		.scheme = VSTATS_LIN, .lb = {q2, {.i = 0}}, .ub = {q2, {.i = 4}}, .stepinc = 0.25}};
+	struct vstats_region reg[VSTATS_REGIONS_MAX];
+	struct vstats_value x;
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, q2, false, &spec, 1, &why), 0);
+	assert_int_equal(v.stat[0].hist.n, 5);			  /* 0, 0.25, 0.5, 0.75, 1 */
+	assert_int_equal(vstats_value_of_double(q2, 0.3, &x), 0); /* 0.25 */
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_true(v.stat[0].hist.count[1] == 1);
+	size_t n = vstats_hist_regions(&v.stat[0].hist, VSTATS_CRHIST, reg);
+	assert_int_equal(n, 5);
+	assert_true(reg[0].le == 0 && reg[1].le == 0.25 && reg[1].count == 1);
+	assert_true(reg[4].le == INFINITY);
+	vstats_voi_free(&v);
+	spec.hist.stepinc = 0.1;
+	assert_int_equal(vstats_voi_init(&v, q2, false, &spec, 1, &why), -EINVAL);
+}
+
 static void test_rollthedice(void **state)
 {
 	uint32_t pct[] = {30, 20};
@@ -817,6 +904,8 @@ int main(void)
 	    cmocka_unit_test(test_integer_dtypes),
 	    cmocka_unit_test(test_bounds_within_dtype),
 	    cmocka_unit_test(test_counts32_saturate),
+	    cmocka_unit_test(test_q_types),
+	    cmocka_unit_test(test_q_histogram),
 	};
 	return cmocka_run_group_tests_name("vstats", tests, NULL, NULL);
 }
