@@ -125,7 +125,7 @@ static int get_value(const struct conf_node *n, const char *key, enum vstats_dty
  * configuration error that names its limits. */
 static int q_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
 {
-	char lo[48], hi[48];
+	char lo[VSTATS_VALUE_STR_MAX], hi[VSTATS_VALUE_STR_MAX];
 
 	if (vstats_value_parse(d, n->scalar, out) == 0)
 		return 0;

@@ -73,7 +73,7 @@ static bool split(const char *what, unsigned long *voi, char *stat, size_t ssize
 
 static void say(struct stage_reply *r, struct vstats_value v)
 {
-	char buf[64];
+	char buf[VSTATS_VALUE_STR_MAX];
 
 	vstats_value_tostr(v, buf, sizeof(buf));
 	textbuf_printf(&r->text, "%s\n", buf);

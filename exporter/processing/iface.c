@@ -66,7 +66,7 @@ static void template_line(struct processing *p, const struct source *s, struct s
 static void say_value(struct stage_reply *r, const char *name, const char *what,
 		      struct vstats_value v)
 {
-	char buf[64];
+	char buf[VSTATS_VALUE_STR_MAX];
 
 	vstats_value_tostr(v, buf, sizeof(buf));
 	textbuf_printf(&r->text, "%s%s %s\n", name, what, buf);
@@ -80,7 +80,7 @@ static void say_bound(char *out, size_t size, struct vstats_value v)
 static void hist_lines(struct stage_reply *r, const char *name, const char *kind,
 		       const struct vstats_stat *st)
 {
-	char lb[32], ub[32];
+	char lb[VSTATS_VALUE_STR_MAX], ub[VSTATS_VALUE_STR_MAX];
 
 	for (uint32_t i = 0; i < st->hist.n; i++) {
 		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);

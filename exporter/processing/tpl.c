@@ -170,7 +170,7 @@ static void json_double(struct textbuf *t, double f)
 /* A value as stats_voistatdata_tostr prints its dtype. */
 static void json_value(struct textbuf *t, struct vstats_value v)
 {
-	char buf[64];
+	char buf[VSTATS_VALUE_STR_MAX];
 
 	if (v.dtype == VSTATS_FLOAT) {
 		json_double(t, v.f);

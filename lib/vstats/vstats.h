@@ -109,6 +109,9 @@ bool vstats_value_fits(struct vstats_value v);
  * as %.17g with NaN, +Inf and -Inf (which a JSON writer must quote);
  * snprintf's return. The one place values become text. */
 int vstats_value_tostr(struct vstats_value v, char *buf, size_t size);
+/* Room for any value's text: a q_u64 of precision 48 is 4 + 1 + 48
+ * characters, an s64 20, a double 24. */
+#define VSTATS_VALUE_STR_MAX 72
 
 /* CRHIST: ub is the next bucket's lb (the last's, the dtype's largest:
  * it is open); DRHIST: lb <= x < ub; DVHIST: lb == ub, the value. */

@@ -4,8 +4,8 @@
 # overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
 # stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON), a u64 VOI holding 2^64-1 exactly, s32 and u32 VOIs
-# with their limits and a 32-bit histogram over HTTP, and max_memory_bytes
+# the blob as JSON), a u64 VOI holding 2^64-1 exactly, s32, u32 and q_s64
+# VOIs with their limits and a 32-bit histogram over HTTP, and max_memory_bytes
 # holding the resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
@@ -36,6 +36,10 @@ cat >>"$WORK/s.yml" <<EOF
     - name: narrow
       select: 'example_events_total{device="max"}'
       template: {name: narrow_voi, dtype: u32, stats: [sum]}
+    - name: evq
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: evq_voi, dtype: q_s64, precision: 4, stats: [sum, max]}
 EOF
 P=$(free_port)
 start_exporter "$WORK/s.yml" "$P"
@@ -67,9 +71,10 @@ H0=$(sed -n 's/^0 "ev_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 H1=$(sed -n 's/^1 "big_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 H2=$(sed -n 's/^2 "ev32_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 H3=$(sed -n 's/^3 "narrow_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+H4=$(sed -n 's/^4 "evq_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 check "templates: each with its slot id and \"name\":hash" \
-	sh -c "[ -n '$H0' ] && [ -n '$H1' ] && [ -n '$H2' ] && [ -n '$H3' ] && [ \$(wc -l <'$WORK/tpl.txt') = 4 ]"
-RATES="\"ev_voi\":$H0=100,\"big_voi\":$H1=100,\"ev32_voi\":$H2=100,\"narrow_voi\":$H3=100"
+	sh -c "[ -n '$H0' ] && [ -n '$H1' ] && [ -n '$H2' ] && [ -n '$H3' ] && [ -n '$H4' ] && [ \$(wc -l <'$WORK/tpl.txt') = 5 ]"
+RATES="\"ev_voi\":$H0=100,\"big_voi\":$H1=100,\"ev32_voi\":$H2=100,\"narrow_voi\":$H3=100,\"evq_voi\":$H4=100"
 check "templates/<id> (stats_tpl_id2name)" test "$(get templates/1)" = "1 \"big_voi\":$H1"
 check "templates/\"name\":hash (stats_tpl_fetch_allocid)" \
 	test "$(get "templates/%22big_voi%22:$H1")" = "1 \"big_voi\":$H1"
@@ -140,6 +145,8 @@ check "u32 VOI: 2^64-1 not taken, its sum stays 0" \
 	test "$(get narrow/0/fetch/0/SUM/u32)" = 0
 check "... each one counted as out_of_range" \
 	test "$(metric "$P" 'binstat_processing_dropped_total{reason="out_of_range"}')" -gt 0
+check "q_s64 VOI of precision 4: fetched as Q_TOSTR prints it" until_has evq/0/fetch/0/MAX/q_s64 '^[0-9][0-9]*\.0000$'
+check "... and /metrics serves its number" sh -c "[ \"\$(curl -s '$URL/evq/0/fetch/0/SUM/q_s64')\" != '' ] && curl -s 'http://127.0.0.1:$P/metrics' | grep -q '^evq_voi_sum_of_values{device=\"vda\",source_metric=\"example_events_total\"} [0-9]'"
 
 # ---- writing definitions: all or nothing, errors named ----
 printf 'name=%s on=0\n' "$(head -c 300 /dev/zero | tr '\0' n)" >"$WORK/b"

@@ -822,6 +822,12 @@ static void test_q_types(void **state)
 	assert_int_equal(vstats_value_of_int(q8, 1048576, &x), -ERANGE);
 	assert_int_equal(vstats_value_of_double(q8, 1048575.999, &x), -ERANGE); /* rounds up */
 	assert_int_equal(vstats_value_of_int(VSTATS_Q(VSTATS_Q_U64, 16), -1, &x), -ERANGE);
+	/* the longest text: 48 decimals, the binary fraction exactly */
+	char longest[VSTATS_VALUE_STR_MAX];
+	assert_int_equal(vstats_value_tostr(vstats_highest(VSTATS_Q(VSTATS_Q_U64, 48)), longest,
+					    sizeof(longest)),
+			 53);
+	assert_string_equal(longest, "8191.999999999999996447286321199499070644378662109375");
 	/* SUM, MAX, MIN on them; the SUM stops at the highest */
 	assert_int_equal(vstats_voi_init(&v, q8, false, specs, 3, &why), 0);
 	assert_true(stat_of(&v, VSTATS_MAX)->v.i == -((1ll << 28) - 1));
