@@ -499,8 +499,8 @@ static void emit_voi(struct processing *p, uint32_t g, uint32_t v, struct bs_emi
 			a.errs = true;
 			snprintf(errs, sizeof(errs), "%s_saturated", suffix[st]);
 			if (family(p, em, prefix, errs, BS_COUNTER,
-				   "Updates a 32-bit count at its end could not count: above 0, "
-				   "the histogram's counts are short by them."))
+				   "Updates a 32-bit count at its end (2^32 - 1) could not take "
+				   "whole: above 0, the histogram's counts are short."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}
