@@ -108,15 +108,52 @@ static int load_stat(const struct conf_node *n, struct processing_stat_conf *s)
 
 /* ---- FreeBSD stats(3) templates ---- */
 
+static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out);
+
 static int get_value(const struct conf_node *n, const char *key, enum vstats_dtype d,
 		     struct vstats_value *out)
 {
-	out->dtype = d;
-	if (d == VSTATS_INT)
-		return get_i64(n, key, &out->i);
-	if (d == VSTATS_UINT)
-		return conf_get_u64(n, key, 0, UINT64_MAX, &out->u);
-	return conf_get_f64(n, key, -1e308, 1e308, &out->f);
+	const struct conf_node *v = conf_child(n, key);
+
+	if (!v)
+		return -ENOENT;
+	conf_mark_used(n, key);
+	return scalar_value(v, d, out);
+}
+
+/* A Q type's number, rounded exactly to its precision, or a
+ * configuration error that names its limits. */
+static int q_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
+{
+	char lo[VSTATS_VALUE_STR_MAX], hi[VSTATS_VALUE_STR_MAX];
+
+	if (vstats_value_parse(d, n->scalar, out) == 0)
+		return 0;
+	vstats_value_tostr(vstats_lowest(d), lo, sizeof(lo));
+	vstats_value_tostr(vstats_highest(d), hi, sizeof(hi));
+	return conf_errorf(n,
+			   "a number from %s to %s, at most 19 decimals, expected (dtype %s, "
+			   "precision %u)",
+			   lo, hi, vstats_dtype_name(d), VSTATS_DTYPE_PREC(d));
+}
+
+/* A whole number within d's limits (exact past 2^53, where a double
+ * rounds), or a configuration error that names them. */
+static int int_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
+{
+	bool sig = vstats_dtype_signed(d);
+	int rc = sig ? conf_parse_i64(n->scalar, &out->i) : conf_parse_u64(n->scalar, &out->u);
+	int bits = d == VSTATS_S32 || d == VSTATS_U32	   ? 32
+		   : d == VSTATS_LONG || d == VSTATS_ULONG ? (int)(8 * sizeof(long))
+							   : 64;
+
+	if (rc == 0 && vstats_value_fits(*out))
+		return 0;
+	if (sig)
+		return conf_errorf(n, "a whole number from -2^%d to 2^%d-1 expected (dtype %s)",
+				   bits - 1, bits - 1, vstats_dtype_name(d));
+	return conf_errorf(n, "a whole number from 0 to 2^%d-1 expected (dtype %s)", bits,
+			   vstats_dtype_name(d));
 }
 
 static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct vstats_value *out)
@@ -125,16 +162,11 @@ static int scalar_value(const struct conf_node *n, enum vstats_dtype d, struct v
 
 	if (n->kind != BS_CONF_SCALAR)
 		return conf_errorf(n, "a number expected");
-	out->dtype = d;
-	/* integers exact past 2^53, where a double rounds */
-	if (d == VSTATS_UINT)
-		return conf_parse_u64(n->scalar, &out->u) < 0
-			   ? conf_errorf(n, "a whole number from 0 to 2^64-1 expected")
-			   : 0;
-	if (d == VSTATS_INT)
-		return conf_parse_i64(n->scalar, &out->i) < 0
-			   ? conf_errorf(n, "a whole number from -2^63 to 2^63-1 expected")
-			   : 0;
+	*out = (struct vstats_value){.dtype = d};
+	if (vstats_dtype_q(d))
+		return q_value(n, d, out);
+	if (d != VSTATS_FLOAT)
+		return int_value(n, d, out);
 	double v = strtod(n->scalar, &end);
 	if (end == n->scalar || *end || !isfinite(v))
 		return conf_errorf(n, "a number expected");
@@ -235,6 +267,11 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 			   : conf_errorf(n, "lb and ub are needed");
 	}
 	h->nlinsteps = (uint32_t)steps;
+	if ((rc = conf_get_u64(n, "counts", 32, 64, &steps)) == -EINVAL)
+		return rc;
+	if (rc == 0 && steps != 32 && steps != 64)
+		return conf_errorf(conf_child(n, "counts"), "counts: 32 or 64 (bits of a count)");
+	h->counts32 = rc == 0 && steps == 32;
 	if (conf_get_bool(n, "lbound_inf", &lo_inf) == -EINVAL ||
 	    conf_get_bool(n, "ubound_inf", &hi_inf) == -EINVAL)
 		return -EINVAL;
@@ -305,24 +342,56 @@ static int template_stat(const struct conf_node *it, struct processing_voi_conf 
 	return 0;
 }
 
-/* The VOI's data type: s64, or u64 for counters that pass 2^63 (KVM's
- * are u64); the VOI of a rate is a double. */
+/* A Q type's precision: one qmath encodes that leaves an integer bit. */
+static int q_precision(const struct conf_node *n, enum vstats_dtype *d)
+{
+	uint64_t prec;
+	int rc = conf_get_u64(n, "precision", 0, 64, &prec);
+
+	if (rc == -EINVAL)
+		return rc;
+	if (!vstats_dtype_q(*d))
+		return rc == 0 ? conf_errorf(conf_child(n, "precision"),
+					     "precision belongs to a Q dtype (q_s32, q_u32, "
+					     "q_s64, q_u64)")
+			       : 0;
+	if (rc == -ENOENT)
+		return conf_errorf(conf_child(n, "dtype"),
+				   "a Q dtype needs precision: its bits after the binary point");
+	if (!vstats_q_prec_ok(*d, (unsigned)prec))
+		return conf_errorf(conf_child(n, "precision"),
+				   "precision of %s: 2, 4, 6, 8, 16%s (qmath's encodings that "
+				   "leave an integer bit)",
+				   vstats_dtype_name(*d),
+				   vstats_q_prec_ok(*d, 32) ? ", 32 or 48" : "");
+	*d = VSTATS_Q(*d, prec);
+	return 0;
+}
+
+/* The VOI's data type: stats(3)'s integers, s64 unless told (u64 for
+ * counters that pass 2^63: KVM's are u64; long and ulong the platform's,
+ * slong stats(3)'s name of long), or a Q type with its precision; the VOI
+ * of a rate is a double. */
 static int template_dtype(const struct conf_node *n, const struct processing_group_conf *g,
 			  enum vstats_dtype *d)
 {
-	static const char *const names[] = {"s64", "u64"};
+	static const char *const names[] = {"s64",   "u64",   "s32",   "u32",	"long", "ulong",
+					    "slong", "q_s32", "q_u32", "q_s64", "q_u64"};
+	static const enum vstats_dtype dtypes[] = {
+	    VSTATS_S64,	 VSTATS_U64,   VSTATS_S32,   VSTATS_U32,   VSTATS_LONG, VSTATS_ULONG,
+	    VSTATS_LONG, VSTATS_Q_S32, VSTATS_Q_U32, VSTATS_Q_S64, VSTATS_Q_U64};
 	int k = 0, rc;
 
 	*d = g->x == PROCESSING_X_RATE ? VSTATS_FLOAT : VSTATS_INT;
-	if ((rc = pick(n, "dtype", names, 2, &k)) == -ENOENT)
-		return 0;
+	if ((rc = pick(n, "dtype", names, 11, &k)) == -ENOENT)
+		return q_precision(n, d);
 	if (rc < 0)
 		return rc;
 	if (g->x == PROCESSING_X_RATE)
 		return conf_errorf(conf_child(n, "dtype"),
 				   "x: rate makes the VOI a double: no dtype");
-	*d = k ? VSTATS_UINT : VSTATS_INT;
-	return 0;
+	*d = dtypes[k];
+	return q_precision(n, d);
 }
 
 /* One VOI's relative, dtype and stats, read from n (the template's

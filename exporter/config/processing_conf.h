@@ -38,7 +38,7 @@ struct processing_voi_conf {
 	 * first VOI takes the source's own series. */
 	const char *series;
 	bool relative;
-	enum vstats_dtype dtype; /* s64, u64 (dtype: u64) or, for x: rate, double */
+	enum vstats_dtype dtype; /* dtype: s32 ... ulong (s64 unless told); x: rate, double */
 	struct vstats_spec spec[VSTATS_STATS_MAX];
 	uint32_t nspec;
 	struct vstats_bucket *usr[VSTATS_STATS_MAX]; /* the user's buckets, owned */

@@ -386,18 +386,19 @@ struct voi_arg {
 	uint32_t v; /* the VOI's index in the blob */
 	uint32_t k; /* the statistic's index in the VOI */
 	bool oob;
+	bool errs; /* a 32-bit histogram's updates not counted whole */
 	const struct processing_voi_conf *voi;
 	struct emit_scratch *sc;
 };
 
 static void value_sample(struct bs_emitter *em, struct bs_label *l, size_t n, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
+	if (v.dtype == VSTATS_FLOAT || vstats_dtype_q(v.dtype))
+		bs_sample_f64(em, l, n, vstats_value_f(v));
+	else if (vstats_dtype_signed(v.dtype))
 		bs_sample_i64(em, l, n, v.i);
-	else if (v.dtype == VSTATS_UINT)
-		bs_sample_u64(em, l, n, v.u);
 	else
-		bs_sample_f64(em, l, n, v.f);
+		bs_sample_u64(em, l, n, v.u);
 }
 
 /* An empty digest is a summary of nothing: _count 0, and no quantile
@@ -429,8 +430,8 @@ static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_
 		return;
 	voi = source_voi_c(s, a->v);
 	st = &voi->stat[a->k];
-	if (a->oob) {
-		bs_sample_u64(em, l, n, st->hist.oob);
+	if (a->oob || a->errs) {
+		bs_sample_u64(em, l, n, a->oob ? st->hist.oob : st->errs);
 		return;
 	}
 	switch (st->stype) {
@@ -460,7 +461,8 @@ static void voi_series(struct bs_emitter *em, const struct source *s, struct bs_
 static bool sum_is_counter(const struct processing_group_conf *gc,
 			   const struct processing_voi_conf *v, enum vstats_stype st)
 {
-	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && v->dtype == VSTATS_UINT;
+	return st == VSTATS_SUM && gc->x == PROCESSING_X_DELTA && v->dtype != VSTATS_FLOAT &&
+	       !vstats_dtype_signed(v->dtype);
 }
 
 /* VOI v's families, named <template> or, for a template listing its
@@ -476,7 +478,7 @@ static void emit_voi(struct processing *p, uint32_t g, uint32_t v, struct bs_emi
 	processing_conf_voi_prefix(&gc->tpl, v, prefix, sizeof(prefix));
 	for (uint32_t k = 0; k < c->nspec; k++) {
 		enum vstats_stype st = c->spec[k].stype;
-		struct voi_arg a = {v, k, false, c, p->scratch};
+		struct voi_arg a = {v, k, false, false, c, p->scratch};
 		enum bs_metric_type type = st >= VSTATS_CRHIST && st <= VSTATS_DVHIST ? BS_HISTOGRAM
 					   : st == VSTATS_TDGST			      ? BS_SUMMARY
 					   : sum_is_counter(gc, c, st)		      ? BS_COUNTER
@@ -489,6 +491,16 @@ static void emit_voi(struct processing *p, uint32_t g, uint32_t v, struct bs_emi
 			a.oob = true;
 			snprintf(oob, sizeof(oob), "%s_out_of_band", suffix[st]);
 			if (family(p, em, prefix, oob, BS_COUNTER, "Values in no bucket."))
+				each_source(p, g, em, voi_series, &a);
+		}
+		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST && c->spec[k].hist.counts32) {
+			char errs[32];
+			a.oob = false;
+			a.errs = true;
+			snprintf(errs, sizeof(errs), "%s_saturated", suffix[st]);
+			if (family(p, em, prefix, errs, BS_COUNTER,
+				   "Updates a 32-bit count at its end (2^32 - 1) could not take "
+				   "whole: above 0, the histogram's counts are short."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}

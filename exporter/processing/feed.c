@@ -119,28 +119,19 @@ static double value_f(struct bs_value v)
 	return v.kind == BS_VAL_U64 ? (double)v.u : v.kind == BS_VAL_I64 ? (double)v.i : v.f;
 }
 
-/* The VOI's value of X in its dtype; false for an X the dtype cannot
- * hold (below 0 or past 2^64 - 1 in a u64 VOI, outside the s64 range in
- * an s64 one), which is not taken. */
+/* The VOI's value of X in its dtype: an exact X exactly, a double
+ * rounded to the dtype's resolution (whole, or a Q type's 2^-precision),
+ * halves away from zero; false for an X the dtype cannot hold (outside
+ * its limits: below 0 or past 2^64 - 1 in a u64 VOI, past 2^31 - 1 in an
+ * s32 one), which is not taken. */
 static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vstats_value *out)
 {
-	__int128 v;
-
-	out->dtype = dtype;
-	if (out->dtype == VSTATS_FLOAT) {
-		out->f = xval_f(x);
+	if (dtype == VSTATS_FLOAT) {
+		*out = (struct vstats_value){VSTATS_FLOAT, {.f = xval_f(x)}};
 		return true;
 	}
-	if (out->dtype == VSTATS_INT) {
-		if (!x_within(x, INT64_MIN, INT64_MAX, &v))
-			return false;
-		out->i = (int64_t)v;
-		return true;
-	}
-	if (!x_within(x, 0, UINT64_MAX, &v))
-		return false;
-	out->u = (uint64_t)v;
-	return true;
+	return (x->exact ? vstats_value_of_int(dtype, x->i, out)
+			 : vstats_value_of_double(dtype, x->f, out)) == 0;
 }
 
 /* Y updates of X to a VOI of c (a single sampled value, `single`, may be

@@ -15,19 +15,22 @@
 
 /* stats(3)'s dtypes a fetch may name (vsd_dtype2name's, in lower case
  * as the fetch functions' suffixes), and this project's double. */
-static const char *const dtype_names[] = {"s32", "u32", "s64", "u64", "slong", "ulong", "double"};
+static const char *const dtype_names[] = {"s32",   "u32",   "s64",   "u64",   "slong", "ulong",
+					  "q_s32", "q_u32", "q_s64", "q_u64", "double"};
+#define NDTYPES (sizeof(dtype_names) / sizeof(dtype_names[0]))
 
 /* The name of the dtype a statistic holds: its VOI's for SUM, MAX and
- * MIN; a histogram's or digest's own. */
+ * MIN; a histogram's or digest's own, by its counts' width. */
 static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_stat *st)
 {
-	static const char *const hist[] = {"crhist64", "drhist64", "dvhist64"};
+	static const char *const hist[2][3] = {{"crhist64", "drhist64", "dvhist64"},
+					       {"crhist32", "drhist32", "dvhist32"}};
 
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
-		return hist[st->stype - VSTATS_CRHIST];
+		return hist[st->hist.counts32][st->stype - VSTATS_CRHIST];
 	if (st->stype == VSTATS_TDGST)
 		return "tdgstclust64";
-	return voi->dtype == VSTATS_INT ? "s64" : voi->dtype == VSTATS_UINT ? "u64" : "double";
+	return vstats_dtype_name(voi->dtype);
 }
 
 int fetch_stat_of(const struct vstats_voi *voi, const char *name)
@@ -69,12 +72,10 @@ static bool split(const char *what, unsigned long *voi, char *stat, size_t ssize
 
 static void say(struct stage_reply *r, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
-		textbuf_printf(&r->text, "%" PRId64 "\n", v.i);
-	else if (v.dtype == VSTATS_UINT)
-		textbuf_printf(&r->text, "%" PRIu64 "\n", v.u);
-	else
-		textbuf_printf(&r->text, "%.17g\n", v.f);
+	char buf[VSTATS_VALUE_STR_MAX];
+
+	vstats_value_tostr(v, buf, sizeof(buf));
+	textbuf_printf(&r->text, "%s\n", buf);
 }
 
 void fetch_get(struct processing *p, struct source *s, const char *what, struct stage_reply *r)
@@ -89,11 +90,13 @@ void fetch_get(struct processing *p, struct source *s, const char *what, struct 
 		reply_fail(r, 400, -EINVAL, "fetch/<voi id>/<SUM|MAX|MIN|HIST|TDGST>/<dtype>");
 		return;
 	}
-	while (k < 7 && strcmp(dtype_names[k], dtype) != 0)
+	while (k < NDTYPES && strcmp(dtype_names[k], dtype) != 0)
 		k++;
-	if (k == 7) {
-		reply_fail(r, 400, -EINVAL,
-			   "a dtype is s32, u32, s64, u64, slong, ulong or double");
+	if (k == NDTYPES) {
+		reply_fail(
+		    r, 400, -EINVAL,
+		    "a dtype is s32, u32, s64, u64, slong, ulong, q_s32, q_u32, q_s64, q_u64 "
+		    "or double");
 	} else if (!s->sampled) {
 		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
 	} else if (v > s->nmore) {

@@ -68,28 +68,21 @@ static void template_line(struct processing *p, const struct source *s, struct s
 static void say_value(struct stage_reply *r, const char *name, const char *what,
 		      struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
-		textbuf_printf(&r->text, "%s%s %" PRId64 "\n", name, what, v.i);
-	else if (v.dtype == VSTATS_UINT)
-		textbuf_printf(&r->text, "%s%s %" PRIu64 "\n", name, what, v.u);
-	else
-		textbuf_printf(&r->text, "%s%s %.17g\n", name, what, v.f);
+	char buf[VSTATS_VALUE_STR_MAX];
+
+	vstats_value_tostr(v, buf, sizeof(buf));
+	textbuf_printf(&r->text, "%s%s %s\n", name, what, buf);
 }
 
 static void say_bound(char *out, size_t size, struct vstats_value v)
 {
-	if (v.dtype == VSTATS_INT)
-		snprintf(out, size, "%" PRId64, v.i);
-	else if (v.dtype == VSTATS_UINT)
-		snprintf(out, size, "%" PRIu64, v.u);
-	else
-		snprintf(out, size, "%.17g", v.f);
+	vstats_value_tostr(v, out, size);
 }
 
 static void hist_lines(struct stage_reply *r, const char *name, const char *kind,
 		       const struct vstats_stat *st)
 {
-	char lb[32], ub[32];
+	char lb[VSTATS_VALUE_STR_MAX], ub[VSTATS_VALUE_STR_MAX];
 
 	for (uint32_t i = 0; i < st->hist.n; i++) {
 		say_bound(lb, sizeof(lb), st->hist.bkt[i].lb);

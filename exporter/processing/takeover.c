@@ -79,7 +79,7 @@ static bool same_hist(const struct vstats_hist_spec *a, const struct vstats_hist
 	    memcmp(&a->stepinc, &b->stepinc, sizeof(double)) != 0 ||
 	    memcmp(&a->stepbase, &b->stepbase, sizeof(double)) != 0 ||
 	    memcmp(&a->stepexp, &b->stepexp, sizeof(double)) != 0 || a->nlinsteps != b->nlinsteps ||
-	    a->nusr != b->nusr || a->flags != b->flags)
+	    a->nusr != b->nusr || a->flags != b->flags || a->counts32 != b->counts32)
 		return false;
 	for (uint32_t i = 0; i < a->nusr; i++)
 		if (!same_value(a->usr[i].lb, b->usr[i].lb) ||

@@ -49,17 +49,14 @@ static void put_double(struct textbuf *t, double f, enum tostr_fmt fmt)
 
 void tostr_value(struct textbuf *t, struct vstats_value v, enum tostr_fmt fmt)
 {
-	switch (v.dtype) {
-	case VSTATS_INT: /* VSD_DTYPE_INT_S64: "%jd" */
-		textbuf_printf(t, "%" PRId64, v.i);
-		break;
-	case VSTATS_UINT: /* VSD_DTYPE_INT_U64: "%ju" */
-		textbuf_printf(t, "%" PRIu64, v.u);
-		break;
-	case VSTATS_FLOAT: /* this project's double: stats(3) has none */
+	char buf[VSTATS_VALUE_STR_MAX];
+
+	if (v.dtype == VSTATS_FLOAT) { /* this project's double: stats(3) has none */
 		put_double(t, v.f, fmt);
-		break;
+		return;
 	}
+	vstats_value_tostr(v, buf, sizeof(buf)); /* as stats_voistatdata_tostr its dtype */
+	textbuf_printf(t, "%s", buf);
 }
 
 static bool is_hist(enum vstats_stype st)
@@ -173,15 +170,19 @@ static void slot_order(const struct vstats_voi *voi, uint32_t *order, int *slots
 /* vs_stype2name; with SB_TOSTR_META the JSON names a VOI's several
  * histograms (more than stats(3) allows) by their vsd_dtype2name, so
  * that its keys stay apart. */
-static const char *stype_name(const struct vstats_voi *voi, enum vstats_stype st, bool apart)
+static const char *stype_name(const struct vstats_voi *voi, const struct vstats_stat *s, bool apart)
 {
 	static const char *const names[] = {"SUM", "MAX", "MIN", "HIST", "HIST", "HIST", "TDGST"};
 	static const char *const dtypes[] = {"CRHIST64", "DRHIST64", "DVHIST64"};
+	static const char *const dtypes32[] = {"CRHIST32", "DRHIST32", "DVHIST32"};
+	enum vstats_stype st = s->stype;
 	uint32_t hists = 0;
 
 	for (uint32_t k = 0; apart && is_hist(st) && k < voi->nstats; k++)
 		hists += is_hist(voi->stat[k].stype);
-	return hists > 1 ? dtypes[st - VSTATS_CRHIST] : names[st];
+	if (hists <= 1)
+		return names[st];
+	return (s->hist.counts32 ? dtypes32 : dtypes)[st - VSTATS_CRHIST];
 }
 
 /* What the callbacks of stats_v1_blob_iter are told of one statistic. */
@@ -213,7 +214,7 @@ static void freeform_at(struct textbuf *t, const struct tostr_at *a)
 		textbuf_printf(t, "\n\tvois[%d]: id=%d, name=\"%s\"", a->id, a->id,
 			       meta ? a->b->tpl->voi[a->id].name : "");
 	textbuf_printf(t, "\n\t\tvois[%d]stat[%d]: stype=%s, errs=%" PRIu64, a->id, a->slot,
-		       stype_name(voi, a->st->stype, false), errs_of(a->st));
+		       stype_name(voi, a->st, false), errs_of(a->st));
 	textbuf_printf(t, "\n\t\t\tvoistatdata: ");
 	tostr_voistatdata(t, voi, a->st, TOSTR_FREEFORM);
 }
@@ -237,7 +238,7 @@ static void json_at(struct textbuf *t, const struct tostr_at *a)
 	else if (a->first_stat)
 		textbuf_printf(t, "\"[%d]\":{\"stats\":{", a->id);
 	if (meta)
-		textbuf_printf(t, "\"%s\":", stype_name(voi, a->st->stype, true));
+		textbuf_printf(t, "\"%s\":", stype_name(voi, a->st, true));
 	else
 		textbuf_printf(t, "\"[%d]\":", a->slot);
 	if (voi->updates > 0) { /* VS_VSDVALID */

@@ -66,6 +66,7 @@ static int stat_init(struct vstats_stat *s, enum vstats_dtype d, const struct vs
 		    vstats_hist_buckets(spec->stype, d, &spec->hist, &s->hist.bkt, &s->hist.n, why);
 		if (rc < 0)
 			return rc;
+		s->hist.counts32 = spec->hist.counts32;
 		s->hist.count = calloc(s->hist.n, sizeof(uint64_t));
 		s->hist.between = calloc(s->hist.n + 1, sizeof(uint64_t));
 		if (!s->hist.count || !s->hist.between) {
@@ -170,26 +171,29 @@ void vstats_voi_free(struct vstats_voi *v)
 }
 
 /* sum += x * n; false, and sum left as it was, when an integer sum
- * would pass its dtype's limits. */
+ * would pass its dtype's limits (worked in 128 bits: x * n of 64-bit
+ * values fits, and the limit is checked after). */
 static bool sum_add(struct vstats_value *sum, struct vstats_value x, uint64_t n)
 {
-	int64_t ip;
-	uint64_t up;
+	struct vstats_value r = *sum;
 
-	if (sum->dtype == VSTATS_INT) {
-		if (n > INT64_MAX)
-			return x.i == 0;
-		if (__builtin_mul_overflow(x.i, (int64_t)n, &ip) ||
-		    __builtin_add_overflow(sum->i, ip, &ip))
-			return false;
-		sum->i = ip;
-	} else if (sum->dtype == VSTATS_UINT) {
-		if (__builtin_mul_overflow(x.u, n, &up) || __builtin_add_overflow(sum->u, up, &up))
-			return false;
-		sum->u = up;
-	} else {
+	if (sum->dtype == VSTATS_FLOAT) {
 		sum->f += x.f * (double)n;
+		return true;
 	}
+	if (vstats_dtype_signed(sum->dtype)) {
+		__int128 t = (__int128)x.i * n + sum->i;
+		if (t < INT64_MIN || t > INT64_MAX)
+			return false;
+		r.i = (int64_t)t;
+	} else {
+		unsigned __int128 t = (unsigned __int128)x.u * n;
+		if (t > UINT64_MAX || __builtin_add_overflow((uint64_t)t, sum->u, &r.u))
+			return false;
+	}
+	if (!vstats_value_fits(r))
+		return false;
+	*sum = r;
 	return true;
 }
 
@@ -201,32 +205,52 @@ static void sum_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
 	if (sum_add(&s->v, x, n))
 		return;
 	s->errs++;
-	if (s->v.dtype == VSTATS_INT)
-		s->v.i = x.i < 0 ? INT64_MIN : INT64_MAX;
+	if (vstats_dtype_signed(s->v.dtype) && x.i < 0)
+		s->v = vstats_lowest(s->v.dtype);
 	else
-		s->v.u = UINT64_MAX;
+		s->v = vstats_highest(s->v.dtype);
 }
 
 static bool less(struct vstats_value a, struct vstats_value b)
 {
-	return a.dtype == VSTATS_INT ? a.i < b.i : a.dtype == VSTATS_UINT ? a.u < b.u : a.f < b.f;
+	return vstats_value_cmp(a, b) < 0;
+}
+
+/* c += n, for a 32-bit count at most UINT32_MAX: false when it stops
+ * there, short of n. */
+static bool count_add(uint64_t *c, uint64_t n, bool counts32)
+{
+	uint64_t top = counts32 ? UINT32_MAX : UINT64_MAX;
+
+	if (n > top - *c) {
+		*c = top;
+		return false;
+	}
+	*c += n;
+	return true;
 }
 
 /* FreeBSD counts a value in no bucket as out of band; where it fell is
  * kept too, and every value in the histogram's sum. */
-static void hist_update(struct vstats_hist *h, enum vstats_stype t, struct vstats_value x,
-			uint64_t n)
+static void hist_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
 {
+	struct vstats_hist *h = &s->hist;
+	uint64_t *c, before;
 	uint32_t gap;
-	int k = vstats_hist_find(h, t, x, &gap);
+	int k = vstats_hist_find(h, s->stype, x, &gap);
+	bool whole;
 
-	if (k < 0) {
-		h->oob += n;
-		h->between[gap] += n;
-	} else {
-		h->count[k] += n;
-	}
-	h->sum += vstats_value_f(x) * (double)n;
+	/* A 32-bit count stops at UINT32_MAX (FreeBSD's wraps to a small
+	 * one): counted in errs, and the sum keeps only what was counted, so
+	 * the histogram stays one whose figures agree, marked as short. */
+	c = k < 0 ? &h->between[gap] : &h->count[k];
+	before = *c;
+	whole = count_add(c, n, h->counts32);
+	if (k < 0)
+		whole &= count_add(&h->oob, *c - before, h->counts32);
+	if (!whole)
+		s->errs++;
+	h->sum += vstats_value_f(x) * (double)(*c - before);
 }
 
 /* n updates with x at once. */
@@ -247,7 +271,7 @@ static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n
 	case VSTATS_CRHIST:
 	case VSTATS_DRHIST:
 	case VSTATS_DVHIST:
-		hist_update(&s->hist, s->stype, x, n);
+		hist_update(s, x, n);
 		break;
 	case VSTATS_TDGST:
 		tdigest_add(s->td, vstats_value_f(x), (double)n);
@@ -259,6 +283,8 @@ int vstats_update_n(struct vstats_voi *v, struct vstats_value x, uint64_t n)
 {
 	if (x.dtype != v->dtype || (x.dtype == VSTATS_FLOAT && isnan(x.f)))
 		return -EINVAL;
+	if (!vstats_value_fits(x))
+		return -ERANGE;
 	if (n == 0)
 		return 0;
 	for (uint32_t i = 0; i < v->nstats; i++)

@@ -30,10 +30,41 @@ enum vstats_stype {
 	VSTATS_TDGST,
 };
 
-/* A VOI's values: integers are summed, compared and bucketed exactly;
- * VSTATS_UINT is stats(3)'s VSD_DTYPE_INT_U64, for counters (KVM's are
- * u64) whose values pass 2^63. */
-enum vstats_dtype { VSTATS_INT, VSTATS_FLOAT, VSTATS_UINT };
+/* A VOI's values: stats(3)'s VSD_DTYPE_INT_*, its fixed-point Q types and
+ * a double (for x: rate). Integers are summed, compared and bucketed
+ * exactly, each within its dtype's limits; VSTATS_UINT (u64) is for
+ * counters (KVM's are u64) whose values pass 2^63. long is the platform's
+ * (64 bits on amd64 and arm64 Linux). A signed dtype's value is held in
+ * i, an unsigned one's in u.
+ *
+ * A Q type (sys/sys/qmath.h) carries its precision, the bits after the
+ * binary point, in its dtype: VSTATS_Q(VSTATS_Q_S64, 16). Its value is
+ * held as FreeBSD's Q_GIFVAL, the number times 2^precision, an integer;
+ * its limits are qmath's Q_IFMINVAL and Q_IFMAXVAL: FreeBSD's Q numbers
+ * keep 3 control bits and a sign-magnitude sign in their storage, so an
+ * s64 one holds +-(2^60 - 1) / 2^precision, an s32 one +-(2^28 - 1) /
+ * 2^precision (u64: 2^61 - 1, u32: 2^29 - 1). */
+enum vstats_dtype {
+	VSTATS_INT,   /* s64, VSD_DTYPE_INT_S64 */
+	VSTATS_FLOAT, /* double */
+	VSTATS_UINT,  /* u64, VSD_DTYPE_INT_U64 */
+	VSTATS_S32,   /* VSD_DTYPE_INT_S32 */
+	VSTATS_U32,   /* VSD_DTYPE_INT_U32 */
+	VSTATS_LONG,  /* VSD_DTYPE_INT_SLONG */
+	VSTATS_ULONG, /* VSD_DTYPE_INT_ULONG */
+	VSTATS_Q_S32, /* VSD_DTYPE_Q_S32, with VSTATS_Q's precision */
+	VSTATS_Q_U32,
+	VSTATS_Q_S64,
+	VSTATS_Q_U64,
+};
+#define VSTATS_S64 VSTATS_INT
+#define VSTATS_U64 VSTATS_UINT
+#define VSTATS_DTYPES 11
+/* A Q type with prec bits after the binary point (vstats_q_prec_ok). */
+#define VSTATS_Q(d, prec) ((enum vstats_dtype)((unsigned)(d) | (unsigned)(prec) << 8))
+/* A dtype without its precision, and the precision (0 but for Q types). */
+#define VSTATS_DTYPE_BASE(d) ((enum vstats_dtype)((unsigned)(d)&0xffu))
+#define VSTATS_DTYPE_PREC(d) ((unsigned)(d) >> 8)
 
 struct vstats_value {
 	enum vstats_dtype dtype;
@@ -43,6 +74,44 @@ struct vstats_value {
 		uint64_t u;
 	};
 };
+
+/* Whether d's values are held in i (s32, s64, long, q_s32, q_s64). */
+bool vstats_dtype_signed(enum vstats_dtype d);
+/* Whether d is a Q type. */
+bool vstats_dtype_q(enum vstats_dtype d);
+/* Whether a Q type of base q takes prec: one of the precisions qmath's 3
+ * control bits encode (2, 4, 6, 8, 16, 32, 48, 64) that leaves the type
+ * an integer bit (q_s32 and q_u32: up to 16; q_s64 and q_u64: up to 48). */
+bool vstats_q_prec_ok(enum vstats_dtype q, unsigned prec);
+/* x as a value of d, exactly (a Q type's x * 2^precision): 0, or -ERANGE
+ * when d cannot hold it. */
+int vstats_value_of_int(enum vstats_dtype d, __int128 x, struct vstats_value *out);
+/* x as a value of d, rounded to d's resolution (a whole number; a Q
+ * type's 2^-precision) to the nearest, halves away from zero: 0, -ERANGE
+ * when d cannot hold it, -EINVAL for a NaN. A double takes x itself. */
+int vstats_value_of_double(enum vstats_dtype d, double x, struct vstats_value *out);
+/* A decimal as a value of d, exactly: a Q type's [-]digits[.digits] (at
+ * most 19 after the point) rounded to 2^-precision as
+ * vstats_value_of_double does, without a double between; an integer's
+ * whole number. 0, -EINVAL (not such a number) or -ERANGE. */
+int vstats_value_parse(enum vstats_dtype d, const char *s, struct vstats_value *out);
+/* stats(3)'s name of d as its fetch functions' suffix (stats_voistat_fetch_
+ * s32 ... _ulong): s32, u32, s64, u64, slong, ulong; "double" for a double. */
+const char *vstats_dtype_name(enum vstats_dtype d);
+/* The dtype's lowest and highest values (-inf and +inf for a double). */
+struct vstats_value vstats_lowest(enum vstats_dtype d);
+struct vstats_value vstats_highest(enum vstats_dtype d);
+/* Whether v is within its dtype's limits (a double: not NaN). */
+bool vstats_value_fits(struct vstats_value v);
+/* v as stats_voistatdata_tostr prints its dtype (%d, %u, %jd, %ju, %ld,
+ * %lu; a Q type as Q_TOSTR(q, -1, 10): the integer part, a point and as
+ * many decimals as it has bits after the binary point, exact), a double
+ * as %.17g with NaN, +Inf and -Inf (which a JSON writer must quote);
+ * snprintf's return. The one place values become text. */
+int vstats_value_tostr(struct vstats_value v, char *buf, size_t size);
+/* Room for any value's text: a q_u64 of precision 48 is 4 + 1 + 48
+ * characters, an s64 20, a double 24. */
+#define VSTATS_VALUE_STR_MAX 72
 
 /* CRHIST: ub is the next bucket's lb (the last's, the dtype's largest:
  * it is open); DRHIST: lb <= x < ub; DVHIST: lb == ub, the value. */
@@ -64,13 +133,17 @@ enum vstats_scheme { VSTATS_LIN, VSTATS_EXP, VSTATS_LINEXP, VSTATS_USR };
 
 struct vstats_hist_spec {
 	enum vstats_scheme scheme;
-	struct vstats_value lb, ub;	 /* LIN, EXP, LINEXP: the range cut into buckets */
-	double stepinc;			 /* LIN: whole for an integer VOI, as FreeBSD's u64 */
+	struct vstats_value lb, ub; /* LIN, EXP, LINEXP: the range cut into buckets */
+	double stepinc; /* LIN: whole for an integer VOI (FreeBSD's u64), a Q one's 2^-prec */
 	double stepbase, stepexp;	 /* EXP: bucket i is stepbase^(stepexp + i) wide */
 	uint32_t nlinsteps;		 /* LINEXP: steps per power of stepbase */
 	const struct vstats_bucket *usr; /* USR: CR and DV use lb only */
 	uint32_t nusr;
 	uint32_t flags; /* VSTATS_*BOUND_INF */
+	/* stats(3)'s CRHIST32, DRHIST32, DVHIST32: counts (and the out-of-band
+	 * count) of 32 bits. FreeBSD's wrap at 2^32; here they stay at
+	 * UINT32_MAX, each update not counted whole counted in errs. */
+	bool counts32;
 };
 
 /* One statistic of a VOI, as a template names it. */
@@ -91,7 +164,8 @@ struct vstats_hist {
 	uint32_t n;
 	uint64_t oob;	   /* values in no bucket: the sum of between[] */
 	uint64_t *between; /* n + 1 */
-	double sum;	   /* a float, as Prometheus' _sum: it does not wrap */
+	double sum;	   /* of the values counted; a float, as Prometheus' _sum */
+	bool counts32;	   /* each count stops at UINT32_MAX (vstats_hist_spec) */
 };
 
 /* A histogram as Prometheus serves it: every value in exactly one region,
@@ -115,7 +189,8 @@ struct vstats_stat {
 	};
 	/* stats(3)'s voistat errs: updates the statistic could not take
 	 * whole. An integer SUM that would pass its dtype's limits stays at
-	 * the limit (saturates, where FreeBSD's wraps) and counts one. */
+	 * the limit (saturates, where FreeBSD's wraps) and counts one; so
+	 * does a 32-bit histogram count at UINT32_MAX. */
 	uint64_t errs;
 };
 
@@ -178,8 +253,9 @@ int vstats_voi_bytes(enum vstats_dtype dtype, const struct vstats_spec *specs, u
 		     size_t *out, const char **why);
 
 /* stats_voi_update_abs / _rel. A relative update of a VOI without
- * relupdate, or a value of the other dtype, is -EINVAL and changes nothing;
- * one whose value the dtype cannot hold is -ERANGE and changes nothing. */
+ * relupdate, or a value of another dtype, is -EINVAL and changes nothing;
+ * one whose value the dtype cannot hold (past its limits, or a relative
+ * update that would take it there) is -ERANGE and changes nothing. */
 int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
 /* n absolute updates with x at once (a source's own histogram bucket of n

@@ -52,6 +52,8 @@ static uint32_t hash_hist(const struct vstats_hist_spec *h, uint32_t hash)
 	hash = hash_f64(h->stepexp, hash);
 	hash = hash_u64(h->nlinsteps, hash);
 	hash = hash_u64(h->flags, hash);
+	if (h->counts32) /* folded in only when set: 64-bit histograms hash as before */
+		hash = hash_u64(32, hash);
 	hash = hash_u64(h->nusr, hash);
 	for (uint32_t i = 0; h->scheme == VSTATS_USR && i < h->nusr; i++)
 		hash = hash_value(h->usr[i].ub, hash_value(h->usr[i].lb, hash));

@@ -9,35 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-double vstats_value_f(struct vstats_value v)
-{
-	return v.dtype == VSTATS_INT ? (double)v.i : v.dtype == VSTATS_UINT ? (double)v.u : v.f;
-}
-
-/* a and b are of one dtype: a VOI's values and buckets always are. */
-static int cmp_value(struct vstats_value a, struct vstats_value b)
-{
-	if (a.dtype == VSTATS_INT)
-		return (a.i > b.i) - (a.i < b.i);
-	if (a.dtype == VSTATS_UINT)
-		return (a.u > b.u) - (a.u < b.u);
-	return (a.f > b.f) - (a.f < b.f);
-}
-
-struct vstats_value vstats_lowest(enum vstats_dtype d)
-{
-	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MIN}}
-	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = 0}}
-				  : (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}};
-}
-
-struct vstats_value vstats_highest(enum vstats_dtype d)
-{
-	return d == VSTATS_INT	  ? (struct vstats_value){VSTATS_INT, {.i = INT64_MAX}}
-	       : d == VSTATS_UINT ? (struct vstats_value){VSTATS_UINT, {.u = UINT64_MAX}}
-				  : (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}};
-}
-
 /* ---- making the buckets ---- */
 
 /* Where the buckets are being made: the spec, what is made so far, and
@@ -82,22 +53,31 @@ static uint64_t pow_u64(uint64_t base, uint64_t exp)
 	return r;
 }
 
-/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI:
- * LIN stepinc; EXP stepbase^(stepexp + i); LINEXP the first power of
- * stepbase above lb divided by nlinsteps, at least 1. 0 is EINVAL. */
-static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb)
+/* x * 2^prec, saturated at UINT64_MAX (refused later as passing the
+ * largest value). */
+static uint64_t shl_sat(uint64_t x, unsigned prec)
 {
-	uint64_t e = 1, base = (uint64_t)s->stepbase;
+	return prec && x > (UINT64_MAX >> prec) ? UINT64_MAX : x << prec;
+}
+
+/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI, in
+ * its units (a Q VOI's 2^-prec): LIN stepinc; EXP stepbase^(stepexp + i);
+ * LINEXP the first power of stepbase above lb divided by nlinsteps, at
+ * least one unit. 0 is EINVAL. */
+static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb, unsigned prec)
+{
+	uint64_t e = 1, base = (uint64_t)s->stepbase, p;
 
 	switch (s->scheme) {
 	case VSTATS_LIN:
-		return (uint64_t)s->stepinc;
+		return (uint64_t)ldexp(s->stepinc, (int)prec);
 	case VSTATS_EXP:
-		return pow_u64(base, (uint64_t)s->stepexp + i);
+		return shl_sat(pow_u64(base, (uint64_t)s->stepexp + i), prec);
 	case VSTATS_LINEXP: /* stepbase is at least 2: the powers grow */
-		while (lb >= 0 && pow_u64(base, e) <= (uint64_t)lb)
+		while (lb >= 0 && shl_sat(pow_u64(base, e), prec) <= (uint64_t)lb)
 			e++;
-		return pow_u64(base, e) / s->nlinsteps ? pow_u64(base, e) / s->nlinsteps : 1;
+		p = shl_sat(pow_u64(base, e), prec);
+		return p / s->nlinsteps ? p / s->nlinsteps : 1;
 	case VSTATS_USR:
 		break;
 	}
@@ -130,19 +110,21 @@ static double float_step(const struct vstats_hist_spec *s, uint32_t i, double lb
 static bool next_bound(struct maker *m, uint32_t i, struct vstats_value lb, struct vstats_value *ub)
 {
 	*ub = lb;
-	if (m->d == VSTATS_UINT) { /* a u64 VOI's bounds, exact past 2^63 */
-		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u);
+	if (m->d != VSTATS_FLOAT && !vstats_dtype_signed(m->d)) { /* exact past 2^63 */
+		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u,
+					 VSTATS_DTYPE_PREC(m->d));
 		if (step == 0)
 			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
-		if (__builtin_add_overflow(lb.u, step, &ub->u))
+		if (__builtin_add_overflow(lb.u, step, &ub->u) || !vstats_value_fits(*ub))
 			return refuse(m, "the buckets pass the largest value");
 		return true;
 	}
-	if (m->d == VSTATS_INT) {
-		uint64_t step = int_step(m->s, i, lb.i);
+	if (m->d != VSTATS_FLOAT) {
+		uint64_t step = int_step(m->s, i, lb.i, VSTATS_DTYPE_PREC(m->d));
 		if (step == 0)
 			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
-		if (step > INT64_MAX || __builtin_add_overflow(lb.i, (int64_t)step, &ub->i))
+		if (step > INT64_MAX || __builtin_add_overflow(lb.i, (int64_t)step, &ub->i) ||
+		    !vstats_value_fits(*ub))
 			return refuse(m, "the buckets pass the largest value");
 		return true;
 	}
@@ -159,7 +141,9 @@ static bool scheme_ok(struct maker *m)
 
 	if (s->lb.dtype != m->d || s->ub.dtype != m->d)
 		return refuse(m, "lb and ub must be of the VOI's type");
-	if (cmp_value(s->lb, s->ub) > 0)
+	if (!vstats_value_fits(s->lb) || !vstats_value_fits(s->ub))
+		return refuse(m, "lb and ub must be within the dtype's limits");
+	if (vstats_value_cmp(s->lb, s->ub) > 0)
 		return refuse(m, "lb must not be above ub");
 	if (s->scheme == VSTATS_LINEXP && !(s->stepbase > 1))
 		return refuse(m, "a linexp stepbase must be above 1 (FreeBSD never ends)");
@@ -168,10 +152,13 @@ static bool scheme_ok(struct maker *m)
 	if (s->scheme == VSTATS_EXP && !(s->stepbase > 0))
 		return refuse(m, "an exp stepbase must be above 0");
 	if (m->d != VSTATS_FLOAT &&
-	    ((s->scheme == VSTATS_LIN && !(whole(s->stepinc) && s->stepinc >= 0)) ||
+	    ((s->scheme == VSTATS_LIN &&
+	      !(whole(ldexp(s->stepinc, (int)VSTATS_DTYPE_PREC(m->d))) && s->stepinc >= 0)) ||
 	     (s->scheme != VSTATS_LIN &&
 	      !(whole(s->stepbase) && whole(s->stepexp) && s->stepexp >= 0))))
-		return refuse(m, "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64)");
+		return refuse(m,
+			      "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64; a "
+			      "Q VOI's stepinc a multiple of 2^-precision)");
 	return true;
 }
 
@@ -189,7 +176,7 @@ static bool generated(struct maker *m)
 		if (!next_bound(m, i++, lb, &ub) || !push(m, lb, ub))
 			return false;
 		lb = ub;
-	} while (cmp_value(ub, m->s->ub) <= 0);
+	} while (vstats_value_cmp(ub, m->s->ub) <= 0);
 	if ((m->s->flags & VSTATS_UBOUND_INF) && (!next_bound(m, i, lb, &ub) || !push(m, lb, ub)))
 		return false;
 	return true;
@@ -210,12 +197,14 @@ static bool user(struct maker *m, enum vstats_stype t)
 			return refuse(m, "bucket bounds must be of the VOI's type");
 		if (t != VSTATS_DRHIST)
 			b.ub = b.lb;
-		if (t == VSTATS_DRHIST && cmp_value(b.lb, b.ub) >= 0)
+		if (!vstats_value_fits(b.lb) || !vstats_value_fits(b.ub))
+			return refuse(m, "bucket bounds must be within the dtype's limits");
+		if (t == VSTATS_DRHIST && vstats_value_cmp(b.lb, b.ub) >= 0)
 			return refuse(m, "a drhist bucket [lb, ub) holds lb <= x < ub: ub must be "
 					 "above lb");
-		if (m->n > 0 &&
-		    cmp_value(b.lb, t == VSTATS_DRHIST ? m->b[m->n - 1].ub : m->b[m->n - 1].lb) <
-			(t == VSTATS_DRHIST ? 0 : 1))
+		if (m->n > 0 && vstats_value_cmp(b.lb, t == VSTATS_DRHIST ? m->b[m->n - 1].ub
+									  : m->b[m->n - 1].lb) <
+				    (t == VSTATS_DRHIST ? 0 : 1))
 			return refuse(m, "buckets must be in increasing order without overlap");
 		if (!push(m, b.lb, b.ub))
 			return false;
@@ -223,7 +212,7 @@ static bool user(struct maker *m, enum vstats_stype t)
 	if (t != VSTATS_DRHIST || !(s->flags & VSTATS_UBOUND_INF))
 		return true;
 	struct vstats_value end = m->b[m->n - 1].ub, top = vstats_highest(m->d);
-	if (cmp_value(end, top) >= 0)
+	if (vstats_value_cmp(end, top) >= 0)
 		return refuse(m, "ubound_inf after a bucket that ends at the largest value");
 	return push(m, end, top);
 }
@@ -246,7 +235,7 @@ static bool below_first(struct maker *m)
 
 	if (!(m->s->flags & VSTATS_LBOUND_INF))
 		return true;
-	if (cmp_value(m->b[0].lb, low) <= 0)
+	if (vstats_value_cmp(m->b[0].lb, low) <= 0)
 		return refuse(m, "lbound_inf below a bucket that starts at the lowest value");
 	if (m->n == VSTATS_BUCKETS_MAX)
 		return refuse(m, "a histogram may have at most 4096 buckets");
@@ -319,7 +308,7 @@ int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struc
 
 	while (lo < hi) { /* lo: how many buckets start at or below x */
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (cmp_value(h->bkt[mid].lb, x) <= 0)
+		if (vstats_value_cmp(h->bkt[mid].lb, x) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -328,8 +317,8 @@ int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struc
 	if (lo == 0)
 		return -1;
 	const struct vstats_bucket *b = &h->bkt[lo - 1];
-	if (stype == VSTATS_CRHIST || (stype == VSTATS_DRHIST && cmp_value(x, b->ub) < 0) ||
-	    (stype == VSTATS_DVHIST && cmp_value(x, b->lb) == 0))
+	if (stype == VSTATS_CRHIST || (stype == VSTATS_DRHIST && vstats_value_cmp(x, b->ub) < 0) ||
+	    (stype == VSTATS_DVHIST && vstats_value_cmp(x, b->lb) == 0))
 		return (int)(lo - 1);
 	return -1;
 }
@@ -340,39 +329,42 @@ int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struc
  * end is above where it starts). */
 static struct vstats_value below(struct vstats_value v)
 {
-	if (v.dtype == VSTATS_UINT)
-		v.u--;
-	else if (v.dtype == VSTATS_INT)
+	if (v.dtype == VSTATS_FLOAT)
+		v.f = nextafter(v.f, -INFINITY);
+	else if (vstats_dtype_signed(v.dtype))
 		v.i--;
 	else
-		v.f = nextafter(v.f, -INFINITY);
+		v.u--;
 	return v;
 }
 
 /* Whether some value lies in [from, to) (from_incl) or (from, to). */
 static bool holds_any(struct vstats_value from, bool from_incl, struct vstats_value to)
 {
-	if (from.dtype == VSTATS_INT) /* the difference in 64 bits unsigned: no overflow */
+	if (from.dtype == VSTATS_FLOAT)
+		return from_incl ? from.f < to.f : nextafter(from.f, INFINITY) < to.f;
+	if (vstats_dtype_signed(from.dtype)) /* the difference in 64 bits unsigned: no overflow */
 		return from.i < to.i && (from_incl || (uint64_t)to.i - (uint64_t)from.i >= 2);
-	if (from.dtype == VSTATS_UINT)
-		return from.u < to.u && (from_incl || to.u - from.u >= 2);
-	return from_incl ? from.f < to.f : nextafter(from.f, INFINITY) < to.f;
+	return from.u < to.u && (from_incl || to.u - from.u >= 2);
 }
 
 bool vstats_exact_le(struct vstats_value b, double *le)
 {
-	switch (b.dtype) {
-	case VSTATS_INT:
-		*le = (double)b.i;
-		return b.i == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b.i);
-	case VSTATS_UINT:
-		*le = (double)b.u;
-		return b.u == UINT64_MAX || (*le < 0x1p64 && (uint64_t)*le == b.u);
-	case VSTATS_FLOAT:
-		break;
+	if (b.dtype == VSTATS_FLOAT) {
+		*le = b.f;
+		return true;
 	}
-	*le = b.f;
-	return true;
+	int prec = (int)VSTATS_DTYPE_PREC(b.dtype); /* a Q bound is b / 2^prec */
+	bool exact;
+	if (vstats_dtype_signed(b.dtype)) {
+		*le = (double)b.i;
+		exact = b.i == INT64_MAX || (*le < 0x1p63 && (int64_t)*le == b.i);
+	} else {
+		*le = (double)b.u;
+		exact = b.u == UINT64_MAX || (*le < 0x1p64 && (uint64_t)*le == b.u);
+	}
+	*le = ldexp(*le, -prec);
+	return exact;
 }
 
 /* The regions written so far (out NULL: only counted), with the count
@@ -468,7 +460,8 @@ size_t vstats_hist_regions(const struct vstats_hist *h, enum vstats_stype stype,
 	/* Below the first bucket only when a value fell there: OpenMetrics
 	 * drops a histogram's _sum once a bound is negative (-1 below 0). */
 	struct vstats_value first = h->bkt[0].lb;
-	if (cmp_value(first, vstats_lowest(first.dtype)) > 0 && (!out || between_at(h, 0) > 0))
+	if (vstats_value_cmp(first, vstats_lowest(first.dtype)) > 0 &&
+	    (!out || between_at(h, 0) > 0))
 		add_bound(&r, below(first), between_at(h, 0));
 	for (uint32_t i = 0; i < h->n; i++) {
 		const struct vstats_bucket *b = &h->bkt[i];

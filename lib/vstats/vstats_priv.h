@@ -10,8 +10,7 @@
 int vstats_hist_find(const struct vstats_hist *h, enum vstats_stype stype, struct vstats_value x,
 		     uint32_t *gap);
 
-/* The dtype's lowest and highest values (-inf and +inf for floats). */
-struct vstats_value vstats_lowest(enum vstats_dtype d);
-struct vstats_value vstats_highest(enum vstats_dtype d);
+/* a and b of one dtype in its order: -1, 0, 1. */
+int vstats_value_cmp(struct vstats_value a, struct vstats_value b);
 
 #endif

@@ -4,7 +4,8 @@
 # overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
 # stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON and freeform text, one statistic's data), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
+# the blob as JSON and freeform text, one statistic's data), a u64 VOI holding 2^64-1 exactly, s32, u32 and q_s64
+# VOIs with their limits and a 32-bit histogram over HTTP, and max_memory_bytes
 # holding the resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
@@ -28,6 +29,17 @@ cat >>"$WORK/s.yml" <<EOF
     - name: big
       select: 'example_events_total{device="max"}'
       template: {name: big_voi, dtype: u64, stats: [sum, max, min]}
+    - name: ev32
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: ev32_voi, dtype: s32, stats: [sum, max, {dvhist: {values: [1], counts: 32}}]}
+    - name: narrow
+      select: 'example_events_total{device="max"}'
+      template: {name: narrow_voi, dtype: u32, stats: [sum]}
+    - name: evq
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: evq_voi, dtype: q_s64, precision: 4, stats: [sum, max]}
 EOF
 P=$(free_port)
 start_exporter "$WORK/s.yml" "$P"
@@ -57,8 +69,12 @@ check "the template's VOI took values" until_has events/0/data '^ev_voi_max '
 get templates >"$WORK/tpl.txt"
 H0=$(sed -n 's/^0 "ev_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 H1=$(sed -n 's/^1 "big_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+H2=$(sed -n 's/^2 "ev32_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+H3=$(sed -n 's/^3 "narrow_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
+H4=$(sed -n 's/^4 "evq_voi":\([0-9]*\)$/\1/p' "$WORK/tpl.txt")
 check "templates: each with its slot id and \"name\":hash" \
-	sh -c "[ -n '$H0' ] && [ -n '$H1' ] && [ \$(wc -l <'$WORK/tpl.txt') = 2 ]"
+	sh -c "[ -n '$H0' ] && [ -n '$H1' ] && [ -n '$H2' ] && [ -n '$H3' ] && [ -n '$H4' ] && [ \$(wc -l <'$WORK/tpl.txt') = 5 ]"
+RATES="\"ev_voi\":$H0=100,\"big_voi\":$H1=100,\"ev32_voi\":$H2=100,\"narrow_voi\":$H3=100,\"evq_voi\":$H4=100"
 check "templates/<id> (stats_tpl_id2name)" test "$(get templates/1)" = "1 \"big_voi\":$H1"
 check "templates/\"name\":hash (stats_tpl_fetch_allocid)" \
 	test "$(get "templates/%22big_voi%22:$H1")" = "1 \"big_voi\":$H1"
@@ -86,11 +102,11 @@ check "the four counted: http_refused_total{reason=\"nul_in_path\"} +4, response
 	test "$(($(nul_refused) - ${R0:-0}))/$(($(bad400) - ${C0:-0}))" = 4/4
 
 # ---- sample rates at run time (stats_tpl_sample_rates) ----
-check "sample_rates: \"name\":hash=pct" test "$(get sample_rates)" = "\"ev_voi\":$H0=100,\"big_voi\":$H1=100"
+check "sample_rates: \"name\":hash=pct" test "$(get sample_rates)" = "$RATES"
 printf 'ev_voi=0, nosuch=5' >"$WORK/b"
 code=$(post sample_rates "$WORK/b")
 check "a rate naming no template: 400 ESRCH, nothing changed ($code)" \
-	sh -c "[ $code = 400 ] && grep -qx 'ESRCH: pair 2: no template matches' '$WORK/reply' && [ '$(get sample_rates)' = '\"ev_voi\":$H0=100,\"big_voi\":$H1=100' ]"
+	sh -c "[ $code = 400 ] && grep -qx 'ESRCH: pair 2: no template matches' '$WORK/reply' && [ '$(get sample_rates)' = '$RATES' ]"
 printf '"ev_voi":%s=0\n' "$H0" >"$WORK/b"
 code=$(post sample_rates "$WORK/b")
 check "rate 0: the source loses its VOI ($code)" \
@@ -139,6 +155,19 @@ check "u64 VOI: the series at 2^64-1 is its max and min, exactly" \
 	sh -c "until_has() { for _ in \$(seq 100); do curl -s '$URL/big/0/data' | grep -qx \"\$1\" && return 0; sleep 0.1; done; return 1; }; until_has 'big_voi_max 18446744073709551615' && until_has 'big_voi_min 18446744073709551615'"
 check "... and on /metrics" \
 	test "$(metric "$P" 'big_voi_max{device="max",source_metric="example_events_total"}')" = 18446744073709551615
+
+# ---- 32-bit data types and counts ----
+check "s32 VOI: fetched as s32" until_has ev32/0/fetch/0/MAX/s32 '^[0-9][0-9]*$'
+check "... and EFTYPE as s64" sh -c "[ \"\$(curl -s -o '$WORK/f' -w '%{http_code}' '$URL/ev32/0/fetch/0/MAX/s64')\" = 400 ] && grep -qx \"EFTYPE: the statistic's data type is s32, not s64\" '$WORK/f'"
+check "a 32-bit histogram's data type is dvhist32" sh -c "curl -s '$URL/ev32/0/fetch/0/HIST/s32' | grep -qx \"EFTYPE: the statistic's data type is dvhist32, not s32\""
+check "... and /metrics says it is exact" \
+	test "$(metric "$P" 'ev32_voi_dvhist_saturated_total{device="vda",source_metric="example_events_total"}')" = 0
+check "u32 VOI: 2^64-1 not taken, its sum stays 0" \
+	test "$(get narrow/0/fetch/0/SUM/u32)" = 0
+check "... each one counted as out_of_range" \
+	test "$(metric "$P" 'binstat_processing_dropped_total{reason="out_of_range"}')" -gt 0
+check "q_s64 VOI of precision 4: fetched as Q_TOSTR prints it" until_has evq/0/fetch/0/MAX/q_s64 '^[0-9][0-9]*\.0000$'
+check "... and /metrics serves its number" sh -c "[ \"\$(curl -s '$URL/evq/0/fetch/0/SUM/q_s64')\" != '' ] && curl -s 'http://127.0.0.1:$P/metrics' | grep -q '^evq_voi_sum_of_values{device=\"vda\",source_metric=\"example_events_total\"} [0-9]'"
 
 # ---- writing definitions: all or nothing, errors named ----
 printf 'name=%s on=0\n' "$(head -c 300 /dev/zero | tr '\0' n)" >"$WORK/b"

@@ -818,6 +818,52 @@ static void expect_conf_error(const char *yaml, const char *want)
 		fail_msg("error '%s' lacks '%s'", err, want);
 }
 
+/* A template's dtype is one of stats(3)'s integers, and a histogram's
+ * bounds and its counts' width must fit: each refused with its position. */
+static void test_dtype_config_errors(void **state)
+{
+	static const char *const head = "processing:\n  groups:\n    - {name: g, select: m,\n"
+					"       template: ";
+	static const struct {
+		const char *tpl, *want;
+	} cases[] = {
+	    {"{dtype: q_s16, stats: [sum]}}\n", "t.yml:4:26: 'dtype' cannot be 'q_s16'"},
+	    {"{dtype: q_s64, stats: [sum]}}\n",
+	     "t.yml:4:26: a Q dtype needs precision: its bits after the binary point"},
+	    {"{dtype: q_s64, precision: 12, stats: [sum]}}\n",
+	     "t.yml:4:44: precision of q_s64: 2, 4, 6, 8, 16, 32 or 48 (qmath's"},
+	    {"{dtype: q_u32, precision: 32, stats: [sum]}}\n",
+	     "t.yml:4:44: precision of q_u32: 2, 4, 6, 8, 16 (qmath's"},
+	    {"{dtype: s64, precision: 8, stats: [sum]}}\n",
+	     "t.yml:4:42: precision belongs to a Q dtype"},
+	    {"{dtype: q_s32, precision: 16, stats: [{dvhist: {values: [4096]}}]}}\n",
+	     "t.yml:4:75: a number from -4095.9999847412109375 to 4095.9999847412109375, at most "
+	     "19 decimals, expected (dtype q_s32, precision 16)"},
+	    {"{dtype: q_s64, precision: 2, stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: "
+	     "0.1}}]}}\n",
+	     "a Q VOI's stepinc a multiple of 2^-precision"},
+	    {"{dtype: s32, stats: [{crhist: {scheme: usr, bounds: [0, 2147483648]}}]}}\n",
+	     "t.yml:4:74: a whole number from -2^31 to 2^31-1 expected (dtype s32)"},
+	    {"{dtype: u32, stats: [{drhist: {buckets: [[-1, 3]]}}]}}\n",
+	     "t.yml:4:60: a whole number from 0 to 2^32-1 expected (dtype u32)"},
+	    {"{dtype: u32, stats: [{crhist: {scheme: lin, lb: 0, ub: 4000000000, stepinc: "
+	     "1000000000}}]}}\n",
+	     "the buckets pass the largest value"},
+	    {"{dtype: ulong, stats: [{crhist: {scheme: lin, lb: 0, ub: 18446744073709551616, "
+	     "stepinc: 1}}]}}\n",
+	     "a whole number from 0 to 2^64-1 expected (dtype ulong)"},
+	    {"{stats: [{dvhist: {values: [1], counts: 48}}]}}\n",
+	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	};
+	char yaml[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "%s%s", head, cases[i].tpl);
+		expect_conf_error(yaml, cases[i].want);
+	}
+}
+
 static void test_configuration_errors(void **state)
 {
 	(void)state;
@@ -2007,7 +2053,9 @@ static void test_typed_fetch(void **state)
 	    {"vm/0/fetch/0/MIN/u64", 400, "EINVAL: the VOI has no statistic of that type\n"},
 	    {"vm/0/fetch/00/SUM/u64", 400, "EINVAL: fetch/<voi id>/"},
 	    {"vm/0/fetch/0/SUM/u64/x", 400, "EINVAL: fetch/<voi id>/"},
-	    {"vm/0/fetch/0/SUM/q_s64", 400, "EINVAL: a dtype is"},
+	    {"vm/0/fetch/0/SUM/q_s64", 400,
+	     "EFTYPE: the statistic's data type is u64, not q_s64\n"},
+	    {"vm/0/fetch/0/SUM/q_s16", 400, "EINVAL: a dtype is"},
 	};
 	struct processing *p = make(vois_yaml);
 	int status;
@@ -2802,6 +2850,7 @@ int main(void)
 	    cmocka_unit_test(test_caps),
 	    cmocka_unit_test(test_interface_writes),
 	    cmocka_unit_test(test_configuration_errors),
+	    cmocka_unit_test(test_dtype_config_errors),
 	    cmocka_unit_test(test_stats3_edge_errors),
 	    cmocka_unit_test(test_config_integers_exact),
 	    cmocka_unit_test(test_write_allow),

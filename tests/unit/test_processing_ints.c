@@ -628,6 +628,156 @@ static void test_second_voi_by_the_sampler(void **state)
 	done(p);
 }
 
+/* Each integer dtype of a template with its limits: s32, u32, long
+ * (64 bits here) and ulong VOIs take 2^31 - 1 twice, -5, 2^32 and 3; a
+ * value a dtype cannot hold is counted as out_of_range, a SUM stops at
+ * the dtype's limit (errs), and a fetch reads each in its own dtype
+ * only. */
+static void test_every_integer_dtype(void **state)
+{
+	static const char *const dts[] = {"s32", "u32", "long", "ulong"};
+	char yaml[1024];
+	size_t off = (size_t)snprintf(yaml, sizeof(yaml), "processing:\n  groups:\n");
+	(void)state;
+
+	for (size_t i = 0; i < 4; i++)
+		off += (size_t)snprintf(yaml + off, sizeof(yaml) - off,
+					"    - name: g%zu\n      select: big\n      template: "
+					"{name: t_%s, dtype: %s, stats: [sum, max, min]}\n",
+					i, dts[i], dts[i]);
+	struct processing *p = make(yaml);
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", i64v(2147483647)});
+	tick1(p, 2, (struct item){"big", BS_GAUGE, "a", i64v(2147483647)});
+	tick1(p, 3, (struct item){"big", BS_GAUGE, "a", i64v(-5)});
+	tick1(p, 4, (struct item){"big", BS_GAUGE, "a", u64v(4294967296)});
+	tick1(p, 5, (struct item){"big", BS_GAUGE, "a", i64v(3)});
+	static const struct {
+		const char *path, *want;
+	} cases[] = {
+	    {"g0/0/data", "t_s32_sum 2147483645\nt_s32_max 2147483647\nt_s32_min -5\n"},
+	    {"g1/0/data", "t_u32_sum 4294967295\nt_u32_max 2147483647\nt_u32_min 3\n"},
+	    {"g2/0/data", "t_long_sum 8589934588\nt_long_max 4294967296\nt_long_min -5\n"},
+	    {"g3/0/data", "t_ulong_sum 8589934593\nt_ulong_max 4294967296\nt_ulong_min 3\n"},
+	    {"g0/0/fetch/0/SUM/s32", "2147483645\n"},
+	    {"g1/0/fetch/0/MAX/u32", "2147483647\n"},
+	    {"g2/0/fetch/0/MIN/slong", "-5\n"},
+	    {"g3/0/fetch/0/SUM/ulong", "8589934593\n"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = data(p, cases[i].path);
+		assert_string_equal(text, cases[i].want);
+		free(text);
+	}
+	static const char *const refused[][2] = {
+	    {"g0/0/fetch/0/SUM/s64", "EFTYPE: the statistic's data type is s32, not s64\n"},
+	    {"g1/0/fetch/0/SUM/u64", "EFTYPE: the statistic's data type is u32, not u64\n"},
+	    {"g2/0/fetch/0/SUM/s64", "EFTYPE: the statistic's data type is slong, not s64\n"},
+	    {"g3/0/fetch/0/SUM/u32", "EFTYPE: the statistic's data type is ulong, not u32\n"},
+	};
+	for (size_t i = 0; i < 4; i++) {
+		int status;
+		char *text = iface_as(p, "GET", refused[i][0], NULL, false, S(100), &status);
+		assert_int_equal(status, 400);
+		assert_string_equal(text, refused[i][1]);
+		free(text);
+	}
+	char *text = data(p, "g0/0/data?format=json");
+	has(text, "\"SUM\":{\"errs\":1,\"val\":2147483645}");
+	free(text);
+	text = data(p, "g1/0/data?format=json");
+	has(text, "\"SUM\":{\"errs\":1,\"val\":4294967295}");
+	free(text);
+	text = metrics(p);
+	/* s32: 2^32; u32: -5 and 2^32; ulong: -5 */
+	has(text, "binstat_processing_dropped_total{reason=\"out_of_range\"} 4\n");
+	has(text, "t_u32_sum_of_values{device=\"a\",source_metric=\"big\"} 4294967295\n");
+	free(text);
+	done(p);
+}
+
+/* A histogram of 32-bit counts: its key names it (CRHIST32), a fetch
+ * names its dtype crhist32, and once a count reaches its end /metrics
+ * says by how many updates it is short while the histogram stays one
+ * whose buckets add up to its _count. */
+static void test_counts32_on_metrics(void **state)
+{
+	struct processing *p = make("processing:\n  groups:\n"
+				    "    - name: g\n      select: big\n"
+				    "      template: {name: t, stats: [sum, {crhist: {scheme: usr, "
+				    "bounds: [0, 10], counts: 32}}, {dvhist: {values: [1]}}]}\n");
+	int status;
+	(void)state;
+
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", i64v(12)});
+	char *text = metrics(p);
+	has(text, "t_crhist_saturated_total{device=\"a\",source_metric=\"big\"} 0\n");
+	assert_null(strstr(text, "t_dvhist_saturated")); /* 64-bit counts */
+	free(text);
+	struct vstats_voi *voi = &p->src[0]->voi;
+	assert_int_equal(
+	    vstats_update_n(voi, (struct vstats_value){VSTATS_INT, {.i = 12}}, UINT32_MAX), 0);
+	text = metrics(p);
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"9.0\"} 0\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"+Inf\"} "
+		  "4294967295\n");
+	has(text, "t_crhist_count{device=\"a\",source_metric=\"big\"} 4294967295\n");
+	has(text, "t_crhist_saturated_total{device=\"a\",source_metric=\"big\"} 1\n");
+	has(text, "t_dvhist_out_of_band_total{device=\"a\",source_metric=\"big\"} 4294967296\n");
+	free(text);
+	text = data(p, "g/0/data?format=json");
+	has(text, "\"CRHIST32\":{\"errs\":1,");
+	has(text, "\"cnt\":4294967295}");
+	free(text);
+	text = iface_as(p, "GET", "g/0/fetch/0/HIST/s64", NULL, false, S(100), &status);
+	assert_string_equal(text, "EFTYPE: the statistic's data type is crhist32, not s64\n");
+	free(text);
+	done(p);
+}
+
+/* A q_s64 VOI of precision 2: an integer X exactly, a double X rounded
+ * to a quarter halves away from zero (1.125 to 1.25, -0.375 to -0.5);
+ * the JSON, the data file and a fetch print it as Q_TOSTR does, /metrics
+ * as a double; a histogram's bounds are its numbers. */
+static void test_q_dtype_through_the_stage(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - name: g\n      select: big\n"
+		 "      template: {name: t, dtype: q_s64, precision: 2, stats: [sum, "
+		 "max, {crhist: {scheme: usr, bounds: [0, 0.5, 1.25]}}]}\n");
+	int status;
+	(void)state;
+
+	tick1(p, 1, (struct item){"big", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = 1.125}});
+	tick1(p, 2, (struct item){"big", BS_GAUGE, "a", {.kind = BS_VAL_F64, .f = -0.375}});
+	tick1(p, 3, (struct item){"big", BS_GAUGE, "a", i64v(2)});
+	char *text = data(p, "g/0/data");
+	has(text, "t_sum 2.75\nt_max 2.00\n");
+	has(text, "t_crhist [0.50,1.25) 0\nt_crhist [1.25,");
+	free(text);
+	text = data(p, "g/0/data?format=json");
+	has(text, "\"SUM\":{\"errs\":0,\"val\":2.75}");
+	has(text, "{\"lb\":0.50,\"ub\":1.25,\"cnt\":0}");
+	free(text);
+	text = data(p, "g/0/fetch/0/SUM/q_s64");
+	assert_string_equal(text, "2.75\n");
+	free(text);
+	text = iface_as(p, "GET", "g/0/fetch/0/SUM/s64", NULL, false, S(100), &status);
+	assert_string_equal(text, "EFTYPE: the statistic's data type is q_s64, not s64\n");
+	free(text);
+	text = metrics(p);
+	has(text, "t_sum_of_values{device=\"a\",source_metric=\"big\"} 2.75\n");
+	/* cumulative: -0.5 below the first bound, 1.25 and 2 in the last */
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"-0.25\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"0.25\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"1.0\"} 1\n");
+	has(text, "t_crhist_bucket{device=\"a\",source_metric=\"big\",le=\"+Inf\"} 3\n");
+	has(text, "t_crhist_count{device=\"a\",source_metric=\"big\"} 3\n");
+	has(text, "t_crhist_out_of_band_total{device=\"a\",source_metric=\"big\"} 1\n");
+	free(text);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +794,9 @@ int main(void)
 	    cmocka_unit_test(test_range_average_rounding),
 	    cmocka_unit_test(test_template_bounds_beyond_doubles),
 	    cmocka_unit_test(test_second_voi_by_the_sampler),
+	    cmocka_unit_test(test_every_integer_dtype),
+	    cmocka_unit_test(test_counts32_on_metrics),
+	    cmocka_unit_test(test_q_dtype_through_the_stage),
 	};
 	return cmocka_run_group_tests_name("processing_ints", tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
  * the t-digest on exact cases and a bounded rank error, and the sample
  * dice. */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -625,6 +627,250 @@ static void test_tdigest_memory(void **state)
 	}
 }
 
+#define V(d, field, x) ((struct vstats_value){(d), {.field = (x)}})
+
+/* Each integer dtype of stats(3) with its limits: a value it cannot hold
+ * is -ERANGE and changes nothing, a SUM stops at the limit it would pass
+ * (counted in errs), MAX and MIN start at the lowest and highest, and the
+ * text is stats_voistatdata_tostr's. */
+static void test_integer_dtypes(void **state)
+{
+	static const struct {
+		enum vstats_dtype d;
+		const char *name;
+		int64_t lo;
+		uint64_t hi;
+	} cases[] = {
+	    {VSTATS_S32, "s32", INT32_MIN, INT32_MAX},	{VSTATS_U32, "u32", 0, UINT32_MAX},
+	    {VSTATS_S64, "s64", INT64_MIN, INT64_MAX},	{VSTATS_U64, "u64", 0, UINT64_MAX},
+	    {VSTATS_LONG, "slong", LONG_MIN, LONG_MAX}, {VSTATS_ULONG, "ulong", 0, ULONG_MAX},
+	};
+	struct vstats_spec specs[] = {
+	    {.stype = VSTATS_SUM}, {.stype = VSTATS_MAX}, {.stype = VSTATS_MIN}};
+	char buf[32];
+	const char *why;
+	(void)state;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		enum vstats_dtype d = cases[k].d;
+		bool sig = vstats_dtype_signed(d);
+		struct vstats_value hi = sig ? V(d, i, (int64_t)cases[k].hi) : V(d, u, cases[k].hi);
+		struct vstats_value one = sig ? V(d, i, 1) : V(d, u, 1);
+		struct vstats_voi v;
+
+		assert_string_equal(vstats_dtype_name(d), cases[k].name);
+		assert_int_equal(vstats_voi_init(&v, d, true, specs, 3, &why), 0);
+		if (sig)
+			assert_true(stat_of(&v, VSTATS_MAX)->v.i == cases[k].lo);
+		else
+			assert_true(stat_of(&v, VSTATS_MAX)->v.u == 0);
+		assert_true(stat_of(&v, VSTATS_MIN)->v.u == hi.u);
+		assert_int_equal(vstats_update_abs(&v, hi), 0);
+		assert_int_equal(vstats_update_abs(&v, one), 0);
+		/* the SUM stops at the highest, counted once */
+		assert_true(stat_of(&v, VSTATS_SUM)->v.u == hi.u);
+		assert_int_equal(stat_of(&v, VSTATS_SUM)->errs, 1);
+		/* a relative update past the highest is not taken */
+		assert_int_equal(vstats_update_rel(&v, hi), -ERANGE);
+		assert_int_equal(v.updates, 2);
+		vstats_value_tostr(hi, buf, sizeof(buf));
+		char want[32];
+		snprintf(want, sizeof(want), sig ? "%" PRId64 : "%" PRIu64, cases[k].hi);
+		assert_string_equal(buf, want);
+		vstats_voi_free(&v);
+	}
+	/* past the 32-bit limits: not taken */
+	struct vstats_voi v;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_S32, false, specs, 3, &why), 0);
+	assert_int_equal(vstats_update_abs(&v, V(VSTATS_S32, i, (int64_t)INT32_MAX + 1)), -ERANGE);
+	assert_int_equal(vstats_update_abs(&v, V(VSTATS_S32, i, (int64_t)INT32_MIN - 1)), -ERANGE);
+	assert_int_equal(vstats_update_abs(&v, V(VSTATS_S64, i, 1)), -EINVAL); /* another dtype */
+	assert_int_equal(v.updates, 0);
+	/* a negative SUM stops at the lowest; n updates at once as n single ones */
+	assert_int_equal(vstats_update_n(&v, V(VSTATS_S32, i, -2), 1ull << 31), 0);
+	assert_true(stat_of(&v, VSTATS_SUM)->v.i == INT32_MIN);
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->errs, 1);
+	assert_true(stat_of(&v, VSTATS_MIN)->v.i == -2);
+	vstats_voi_free(&v);
+	assert_int_equal(vstats_voi_init(&v, VSTATS_U32, false, specs, 3, &why), 0);
+	assert_int_equal(vstats_update_abs(&v, V(VSTATS_U32, u, 1ull << 32)), -ERANGE);
+	assert_int_equal(vstats_update_n(&v, V(VSTATS_U32, u, 2), 1ull << 31), 0);
+	assert_true(stat_of(&v, VSTATS_SUM)->v.u == UINT32_MAX);
+	vstats_voi_free(&v);
+}
+
+/* A histogram's bounds must be within its VOI's dtype; generated ones
+ * must not pass it. */
+static void test_bounds_within_dtype(void **state)
+{
+	struct vstats_bucket usr[] = {{V(VSTATS_S32, i, 0), V(VSTATS_S32, i, 0)},
+				      {V(VSTATS_S32, i, 1ll << 31), V(VSTATS_S32, i, 1ll << 31)}};
+	struct vstats_spec spec = {.stype = VSTATS_CRHIST,
+				   .hist = {.scheme = VSTATS_USR, .usr = usr, .nusr = 2}};
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_S32, false, &spec, 1, &why), -EINVAL);
+	assert_string_equal(why, "bucket bounds must be within the dtype's limits");
+	usr[1].lb.i = INT32_MAX;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_S32, false, &spec, 1, &why), 0);
+	/* the last bucket is open to the dtype's highest */
+	assert_true(v.stat[0].hist.bkt[1].ub.i == INT32_MAX);
+	vstats_voi_free(&v);
+	spec.hist = (struct vstats_hist_spec){.scheme = VSTATS_LIN,
+					      .lb = V(VSTATS_U32, u, 0),
+					      .ub = V(VSTATS_U32, u, 4000000000u),
+					      .stepinc = 1e9};
+	assert_int_equal(vstats_voi_init(&v, VSTATS_U32, false, &spec, 1, &why), -EINVAL);
+	assert_string_equal(why, "the buckets pass the largest value");
+	spec.hist.ub.u = 3000000000u; /* buckets up to 4e9, within 2^32 - 1 */
+	assert_int_equal(vstats_voi_init(&v, VSTATS_U32, false, &spec, 1, &why), 0);
+	vstats_voi_free(&v);
+}
+
+/* CRHIST32 ... DVHIST32: a count stops at UINT32_MAX (FreeBSD's wraps),
+ * each update that could not count whole counted in errs, the sum kept
+ * of what was counted; the regions stay one whose counts add up. A
+ * 64-bit one counts past it. */
+static void test_counts32_saturate(void **state)
+{
+	struct vstats_bucket usr[] = {{I(0), I(0)}, {I(10), I(10)}};
+	struct vstats_spec spec = {
+	    .stype = VSTATS_DVHIST,
+	    .hist = {.scheme = VSTATS_USR, .usr = usr, .nusr = 2, .counts32 = true}};
+	struct vstats_region reg[VSTATS_REGIONS_MAX];
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &spec, 1, &why), 0);
+	const struct vstats_hist *h = &v.stat[0].hist;
+	assert_int_equal(vstats_update_n(&v, I(10), UINT32_MAX - 1), 0);
+	assert_int_equal(v.stat[0].errs, 0);
+	assert_int_equal(vstats_update_n(&v, I(10), 3), 0); /* one fits, two do not */
+	assert_true(h->count[1] == UINT32_MAX);
+	assert_int_equal(v.stat[0].errs, 1);
+	assert_true(h->sum == 10.0 * UINT32_MAX);
+	assert_int_equal(vstats_update_n(&v, I(10), 1), 0); /* stays */
+	assert_true(h->count[1] == UINT32_MAX);
+	assert_int_equal(v.stat[0].errs, 2);
+	/* out of band: the gap's count and the oob both stop */
+	assert_int_equal(vstats_update_n(&v, I(5), (1ull << 32) + 7), 0);
+	assert_true(h->between[1] == UINT32_MAX && h->oob == UINT32_MAX);
+	assert_int_equal(v.stat[0].errs, 3);
+	assert_int_equal(vstats_update_abs(&v, I(0)), 0);
+	assert_true(h->count[0] == 1);
+	/* regions: 0, the gap (0, 10), 10, above: each counted once */
+	size_t n = vstats_hist_regions(h, VSTATS_DVHIST, reg);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += reg[i].count;
+	assert_true(total == 1 + 2ull * UINT32_MAX);
+	assert_true(reg[n - 1].le == INFINITY);
+	vstats_voi_free(&v);
+
+	spec.hist.counts32 = false;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &spec, 1, &why), 0);
+	assert_int_equal(vstats_update_n(&v, I(10), (1ull << 32) + 1), 0);
+	assert_true(v.stat[0].hist.count[1] == (1ull << 32) + 1);
+	assert_int_equal(v.stat[0].errs, 0);
+	vstats_voi_free(&v);
+}
+
+/* The Q types (sys/sys/qmath.h): values held as the number times
+ * 2^precision, rounded to it halves away from zero, within qmath's
+ * Q_IFMINVAL and Q_IFMAXVAL, printed as Q_TOSTR prints them. */
+static void test_q_types(void **state)
+{
+	enum vstats_dtype q2 = VSTATS_Q(VSTATS_Q_S64, 2), q8 = VSTATS_Q(VSTATS_Q_S32, 8);
+	struct vstats_spec specs[] = {
+	    {.stype = VSTATS_SUM}, {.stype = VSTATS_MAX}, {.stype = VSTATS_MIN}};
+	struct vstats_value x;
+	struct vstats_voi v;
+	char buf[64];
+	const char *why;
+	(void)state;
+
+	assert_true(vstats_q_prec_ok(VSTATS_Q_S32, 16) && !vstats_q_prec_ok(VSTATS_Q_S32, 32));
+	assert_true(vstats_q_prec_ok(VSTATS_Q_U64, 48) && !vstats_q_prec_ok(VSTATS_Q_U64, 64));
+	assert_false(vstats_q_prec_ok(VSTATS_Q_S64, 12) || vstats_q_prec_ok(VSTATS_INT, 2));
+	assert_string_equal(vstats_dtype_name(q2), "q_s64");
+	/* rounding: 1.125 is 4.5 quarters, away from zero 5: 1.25 */
+	assert_int_equal(vstats_value_of_double(q2, 1.125, &x), 0);
+	assert_true(x.i == 5 && vstats_value_f(x) == 1.25);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "1.25");
+	assert_int_equal(vstats_value_of_double(q2, -0.375, &x), 0);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "-0.50");
+	assert_int_equal(vstats_value_of_int(q2, 3, &x), 0);
+	vstats_value_tostr(x, buf, sizeof(buf));
+	assert_string_equal(buf, "3.00");
+	/* a decimal exactly, without a double: 0.125 rounds to 0.25 */
+	assert_int_equal(vstats_value_parse(q2, "0.125", &x), 0);
+	assert_true(x.i == 1);
+	assert_int_equal(vstats_value_parse(q2, "-1.1", &x), 0);
+	assert_true(x.i == -4);
+	assert_int_equal(vstats_value_parse(q2, "1.", &x), -EINVAL);
+	assert_int_equal(vstats_value_parse(q2, "0.12345678901234567890", &x), -EINVAL);
+	/* the limits: 2^28 - 1 of 2^-8 for q_s32, sign and magnitude */
+	vstats_value_tostr(vstats_highest(q8), buf, sizeof(buf));
+	assert_string_equal(buf, "1048575.99609375");
+	vstats_value_tostr(vstats_lowest(q8), buf, sizeof(buf));
+	assert_string_equal(buf, "-1048575.99609375");
+	assert_int_equal(vstats_value_of_int(q8, 1048576, &x), -ERANGE);
+	assert_int_equal(vstats_value_of_double(q8, 1048575.999, &x), -ERANGE); /* rounds up */
+	assert_int_equal(vstats_value_of_int(VSTATS_Q(VSTATS_Q_U64, 16), -1, &x), -ERANGE);
+	/* the longest text: 48 decimals, the binary fraction exactly */
+	char longest[VSTATS_VALUE_STR_MAX];
+	assert_int_equal(vstats_value_tostr(vstats_highest(VSTATS_Q(VSTATS_Q_U64, 48)), longest,
+					    sizeof(longest)),
+			 53);
+	assert_string_equal(longest, "8191.999999999999996447286321199499070644378662109375");
+	/* SUM, MAX, MIN on them; the SUM stops at the highest */
+	assert_int_equal(vstats_voi_init(&v, q8, false, specs, 3, &why), 0);
+	assert_true(stat_of(&v, VSTATS_MAX)->v.i == -((1ll << 28) - 1));
+	assert_int_equal(vstats_value_of_double(q8, 1048575.5, &x), 0);
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_int_equal(vstats_value_of_double(q8, 0.75, &x), 0);
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_true(stat_of(&v, VSTATS_SUM)->v.i == (1ll << 28) - 1);
+	assert_int_equal(stat_of(&v, VSTATS_SUM)->errs, 1);
+	vstats_value_tostr(stat_of(&v, VSTATS_MIN)->v, buf, sizeof(buf));
+	assert_string_equal(buf, "0.75000000");
+	vstats_voi_free(&v);
+}
+
+/* A Q VOI's histogram: steps in its numbers, a multiple of 2^-precision;
+ * its regions' le are the numbers, the largest a bucket holds. */
+static void test_q_histogram(void **state)
+{
+	enum vstats_dtype q2 = VSTATS_Q(VSTATS_Q_S64, 2);
+	struct vstats_spec spec = {
+	    .stype = VSTATS_CRHIST,
+	    .hist = {
+		.scheme = VSTATS_LIN, .lb = {q2, {.i = 0}}, .ub = {q2, {.i = 4}}, .stepinc = 0.25}};
+	struct vstats_region reg[VSTATS_REGIONS_MAX];
+	struct vstats_value x;
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, q2, false, &spec, 1, &why), 0);
+	assert_int_equal(v.stat[0].hist.n, 5);			  /* 0, 0.25, 0.5, 0.75, 1 */
+	assert_int_equal(vstats_value_of_double(q2, 0.3, &x), 0); /* 0.25 */
+	assert_int_equal(vstats_update_abs(&v, x), 0);
+	assert_true(v.stat[0].hist.count[1] == 1);
+	size_t n = vstats_hist_regions(&v.stat[0].hist, VSTATS_CRHIST, reg);
+	assert_int_equal(n, 5);
+	assert_true(reg[0].le == 0 && reg[1].le == 0.25 && reg[1].count == 1);
+	assert_true(reg[4].le == INFINITY);
+	vstats_voi_free(&v);
+	spec.hist.stepinc = 0.1;
+	assert_int_equal(vstats_voi_init(&v, q2, false, &spec, 1, &why), -EINVAL);
+}
+
 static void test_rollthedice(void **state)
 {
 	uint32_t pct[] = {30, 20};
@@ -661,6 +907,11 @@ int main(void)
 	    cmocka_unit_test(test_tdigest_rank_error),
 	    cmocka_unit_test(test_tdigest_memory),
 	    cmocka_unit_test(test_rollthedice),
+	    cmocka_unit_test(test_integer_dtypes),
+	    cmocka_unit_test(test_bounds_within_dtype),
+	    cmocka_unit_test(test_counts32_saturate),
+	    cmocka_unit_test(test_q_types),
+	    cmocka_unit_test(test_q_histogram),
 	};
 	return cmocka_run_group_tests_name("vstats", tests, NULL, NULL);
 }
