@@ -6,6 +6,7 @@
  * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
+#include "blobreply.h"
 #include "rates.h"
 #include "fetch.h"
 #include "reply.h"
@@ -399,8 +400,10 @@ static void write_definitions(struct processing *p, struct source *s, const char
 	} else {
 		srctab_resize(p, s, bytes);
 		s->voi_stopped = !t.on;
-		if (t.reset)
+		if (t.reset) {
 			source_vois_reset(s);
+			s->lastrst_ns = now_ns;
+		}
 		textbuf_printf(&r->text, "ok\n");
 	}
 	statproc_batch_free(&b);
@@ -408,27 +411,48 @@ static void write_definitions(struct processing *p, struct source *s, const char
 
 /* ---- dispatch ---- */
 
-/* The query of path: none, format=text, format=json or (the template
- * list alone) format=sysctl. */
-static int format_of(const char *query, enum tpl_format *f)
+/* The query of path: none, format=text, format=json, (the template
+ * list alone) format=sysctl or (a source's data and snapshot)
+ * format=blob, whose options follow it ("&...", *opts). */
+static int format_of(const char *query, enum tpl_format *f, const char **opts)
 {
-	static const char *const names[] = {
-	    [TPL_TEXT] = "format=text", [TPL_JSON] = "format=json", [TPL_SYSCTL] = "format=sysctl"};
+	static const struct {
+		const char *name;
+		bool opts;
+	} formats[] = {
+	    [TPL_TEXT] = {"format=text", false},
+	    [TPL_JSON] = {"format=json", false},
+	    [TPL_SYSCTL] = {"format=sysctl", false},
+	    [TPL_BLOB] = {"format=blob", true},
+	};
 	*f = TPL_TEXT;
+	*opts = NULL;
 	if (!query)
 		return 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(query, names[i]) == 0) {
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		size_t n = strlen(formats[i].name);
+		if (strncmp(query, formats[i].name, n) == 0 &&
+		    (query[n] == '\0' || (formats[i].opts && query[n] == '&'))) {
 			*f = (enum tpl_format)i;
+			*opts = query[n] ? query + n : NULL;
 			return 0;
 		}
+	}
 	return -EINVAL;
 }
 
 static void source_verb(struct processing *p, struct source *s, const char *what, bool post,
-			bool json, const char *body, uint64_t now_ns, struct stage_reply *r)
+			enum tpl_format f, const char *opts, const char *body, uint64_t now_ns,
+			struct stage_reply *r)
 {
-	if (strcmp(what, "definition") == 0 && !json) {
+	bool json = f == TPL_JSON;
+
+	if (f == TPL_BLOB && (strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0) &&
+	    post == (what[0] == 's')) {
+		blobreply(p, s, opts, post, now_ns, r);
+	} else if (f == TPL_BLOB) {
+		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
+	} else if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
 			write_definitions(p, s, body ? body : "", now_ns, r);
 		else
@@ -445,8 +469,10 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			tpl_json(p, s, r);
 		else
 			template_data(p, s, r);
-		if (r->status == 200)
+		if (r->status == 200) {
 			source_vois_reset(s);
+			s->lastrst_ns = now_ns;
+		}
 	} else {
 		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
 		textbuf_printf(&r->text, "%s\n",
@@ -497,19 +523,20 @@ static void route(struct processing *p, const char *method, char *path, const ch
 	char *query = strchr(path, '?');
 	enum tpl_format f;
 	struct source *s;
-	const char *what = NULL;
+	const char *what = NULL, *opts;
 
 	if (query)
 		*query++ = '\0';
-	if (format_of(query, &f) < 0) {
+	if (format_of(query, &f, &opts) < 0) {
 		reply_fail(r, 400, -EINVAL,
-			   "the query may only be format=text, format=json or format=sysctl");
+			   "the query may only be format=text, format=json, format=sysctl or "
+			   "format=blob with its options");
 	} else if (*path == '\0') {
 		if (post)
 			r->status = 405;
 		else
 			list(p, r);
-	} else if (tpl_verb(p, path, f, post, body, may_write, r)) {
+	} else if (f != TPL_BLOB && tpl_verb(p, path, f, post, body, may_write, r)) {
 		return;
 	} else if (f == TPL_SYSCTL) {
 		reply_fail(r, 400, -EINVAL, "format=sysctl is the template list's alone");
@@ -519,7 +546,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
-		source_verb(p, s, what, post, f == TPL_JSON, body, now_ns, r);
+		source_verb(p, s, what, post, f, opts, body, now_ns, r);
 	}
 }
 
@@ -530,6 +557,7 @@ void iface_request(struct processing *p, const char *method, const char *path, c
 
 	r->status = 200;
 	r->text = (struct textbuf){.max = 64u << 20};
+	r->type = NULL;
 	if (!copy) {
 		r->text.failed = true;
 	} else {

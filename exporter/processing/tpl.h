@@ -20,7 +20,7 @@ int tpl_find(const struct processing *p, const struct vstats_tplspec *spec);
 /* How the template list and a template are written: lines of slot id and
  * spec; a template's schema as JSON (stats_tpl_fetch); the list in the
  * form of FreeBSD's kern.stats.templates sysctl. */
-enum tpl_format { TPL_TEXT, TPL_JSON, TPL_SYSCTL };
+enum tpl_format { TPL_TEXT, TPL_JSON, TPL_SYSCTL, TPL_BLOB /* a source's, blobreply.c */ };
 /* GET templates[/<id or spec>]. */
 void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct stage_reply *r);
 /* A source's blob as stats_blob_tostr's JSON. */

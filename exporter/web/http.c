@@ -418,18 +418,30 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	}
 	if (b)
 		b->data[b->len] = '\0';
-	/* The interface reads its one query argument from its path. */
-	const char *format = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, "format");
-	char *with_query = NULL;
-	if (format && asprintf(&with_query, "%s?format=%s", path, format) < 0) {
+	/* The interface reads its query arguments from its path, in this
+	 * order: format, then format=blob's options. */
+	static const char *const args[] = {"format", "clone", "dstmaxsz"};
+	struct textbuf with_query = {0};
+	textbuf_printf(&with_query, "%s", path);
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		const char *v = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, args[i]);
+		if (v)
+			textbuf_printf(&with_query, "%c%s=%s",
+				       strchr(with_query.p, '?') ? '&' : '?', args[i], v);
+	}
+	if (with_query.failed) {
+		textbuf_free(&with_query);
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	processing_iface(proc, method, with_query ? with_query : path, b ? b->data : NULL,
-			 may_write, monoclock_ns(), &r);
-	free(with_query);
+	processing_iface(proc, method, with_query.p, b ? b->data : NULL, may_write, monoclock_ns(),
+			 &r);
+	textbuf_free(&with_query);
 	collset_put(set);
-	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
+	if (r.type)
+		ret = reply(rq, (unsigned)r.status, r.type, r.text.p, r.text.len);
+	else
+		ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
 	textbuf_free(&r.text);
 	return ret;
 }
