@@ -98,6 +98,10 @@ static int parse_opts(const char *opts, bool snapshot, struct blob_opts *o, cons
 	if (!o->got_clone)
 		o->flags = (got_size ? 0 : VSTATS_SBV1_CLONE_ALLOCDST) |
 			   (snapshot ? VSTATS_SBV1_CLONE_RSTSRC : 0);
+	if ((o->flags & VSTATS_SBV1_CLONE_RSTSRC) && !snapshot) {
+		*why = "clone=rstsrc resets the source: a POST to snapshot, not a GET of data";
+		return -EINVAL;
+	}
 	if ((o->flags & VSTATS_SBV1_CLONE_ALLOCDST) && got_size) {
 		*why = "clone=allocdst sizes the copy to the blob: no dstmaxsz with it";
 		return -EINVAL;
@@ -108,10 +112,6 @@ static int parse_opts(const char *opts, bool snapshot, struct blob_opts *o, cons
 	}
 	if (got_size && o->dstmaxsz < VSTATS_SBV1_PUB_SIZE) {
 		*why = "a destination smaller than the 8-byte header (stats_blob_clone's EINVAL)";
-		return -EINVAL;
-	}
-	if ((o->flags & VSTATS_SBV1_CLONE_RSTSRC) && !snapshot) {
-		*why = "clone=rstsrc resets the source: a POST to snapshot, not a GET of data";
 		return -EINVAL;
 	}
 	return 0;
