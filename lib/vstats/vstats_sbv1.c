@@ -6,6 +6,7 @@
 #include "vstats_sbv1.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 /* enum voi_stype and enum vsd_dtype, FreeBSD's numbers. */
@@ -25,6 +26,7 @@ enum {
 	VSD_CRHIST64 = 14,
 	VSD_DRHIST64 = 15,
 	VSD_DVHIST64 = 16,
+	VSD_TDGSTCLUST64 = 18,
 };
 
 #define VOI_SIZE 8	     /* struct voi */
@@ -34,6 +36,20 @@ enum {
 #define VS_VSDVALID 0x0001u  /* the statistic took a value since its reset */
 #define VS_ERRS_MAX 255u     /* errs is an 8-bit field that stops there */
 #define PLANS_MAX 16	     /* VOIs of a blob encoded here (a template has at most 8) */
+
+/* struct voistatdata_tdgstclust64 (without DIAGNOSTIC, as GENERIC): u64
+ * smplcnt, u32 compcnt, then the ARB16_HEAD, six int16 indexes whose
+ * arb_nodes[] of 8-aligned centroids put the head at 16 and the nodes at
+ * 32. A centroid (voistatdata_tdgstctd64) is its ARB16_ENTRY (three
+ * int16 indexes and an int8 colour, 8 bytes), the Q_S64 mu and the s64
+ * cnt: 24 bytes. */
+#define TDGST_HEAD 16
+#define TDGST_NODES 32
+#define TDGST_NODE_SIZE 24
+#define ARB_NULLIDX 0xffffu /* -1 as an int16 */
+#define ARB_BLACK 0
+#define ARB_RED 1
+#define ARB_FREE 0xff /* ARB_NULLCOL */
 
 /* One VOI's plan: which statistic sits in each voistat slot (-1: none),
  * its voistat slots (voistatmaxid + 1) and its data bytes. */
@@ -62,6 +78,8 @@ static size_t stat_size(const struct vstats_stat *st)
 {
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
 		return 8 + (size_t)st->hist.n * hist_bucket_size(st->stype);
+	if (st->stype == VSTATS_TDGST) /* TDGST_NCTRS2VSDSZ */
+		return TDGST_NODES + tdigest_centroids_max(st->td) * TDGST_NODE_SIZE;
 	return NUMERIC_SIZE;
 }
 
@@ -78,10 +96,9 @@ static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char 
 	pl->data = v->relupdate ? NUMERIC_SIZE : 0; /* the VOISTATE's previous value */
 	for (uint32_t k = 0; k < v->nstats; k++) {
 		int slot = slot_of(v->stat[k].stype);
-		if (slot == VS_TDGST) {
-			*why = "the t-digest (TDGSTCLUST64, Q_S64 centroids in an ARB16 tree) is "
-			       "not laid out in the blob yet: format=json has it";
-			return -EOPNOTSUPP;
+		if (slot == VS_TDGST && tdigest_centroids_max(v->stat[k].td) > INT16_MAX) {
+			*why = "a t-digest of more centroids than an ARB16 tree indexes (32767)";
+			return -EFBIG;
 		}
 		if (pl->stat[slot] >= 0) {
 			*why = "stats(3) keeps one statistic of each type per VOI: a second "
@@ -174,6 +191,8 @@ static int value_dtype(enum vstats_dtype d)
 static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
 {
 	switch (st->stype) {
+	case VSTATS_TDGST:
+		return VSD_TDGSTCLUST64;
 	case VSTATS_CRHIST:
 		return VSD_CRHIST64;
 	case VSTATS_DRHIST:
@@ -185,12 +204,111 @@ static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
 	}
 }
 
+/* The Q_S64 precisions (fractional bits) its 3 control bits can say,
+ * Q_NFBITS of control values 0 to 7 (64 is capped at the 60 there are). */
+static const unsigned q_nfbits[] = {2, 4, 6, 8, 16, 32, 48, 60};
+
+/* The finest precision whose integer bits (60 less the fraction's) hold
+ * every |mean| of the digest: the control value, 0 to 7. */
+static unsigned q_ctrl_for(double maxabs)
+{
+	unsigned c = 7;
+
+	while (c > 0 && !(maxabs < ldexp(1.0, 60 - (int)q_nfbits[c])))
+		c--;
+	return c;
+}
+
+/* x as a Q_S64 of control value c: sign and magnitude (Q_SIFVAL), the
+ * magnitude rounded to the nearest 2^-nfbits, above the control bits. */
+static uint64_t q_s64(double x, unsigned c)
+{
+	double mag = nearbyint(ldexp(fabs(x), (int)q_nfbits[c]));
+	uint64_t m = mag >= ldexp(1.0, 60) ? (1ull << 60) - 1 : (uint64_t)mag;
+
+	return (x < 0 && m ? 1ull << 63 : 0) | m << 3 | c;
+}
+
+/* Node i's ARB16_ENTRY. */
+static void put_arb_entry(uint8_t *node, unsigned parent, unsigned left, unsigned right,
+			  unsigned color)
+{
+	put16(node, (uint16_t)parent);
+	put16(node + 2, (uint16_t)left);
+	put16(node + 4, (uint16_t)right);
+	node[6] = (uint8_t)color;
+	node[7] = 0;
+}
+
+/* Nodes [lo, hi) (centroids in increasing mean) as a subtree split at
+ * its middle, so every level but the deepest is full: the nodes at depth
+ * `red` are red, the rest black, a valid red-black tree. Its root. */
+static unsigned arb_build(uint8_t *nodes, unsigned lo, unsigned hi, unsigned parent, unsigned depth,
+			  unsigned red)
+{
+	if (lo >= hi)
+		return ARB_NULLIDX;
+	unsigned mid = lo + (hi - lo) / 2;
+	unsigned l = arb_build(nodes, lo, mid, mid, depth + 1, red);
+	unsigned r = arb_build(nodes, mid + 1, hi, mid, depth + 1, red);
+	put_arb_entry(nodes + (size_t)mid * TDGST_NODE_SIZE, parent, l, r,
+		      depth == red ? ARB_RED : ARB_BLACK);
+	return mid;
+}
+
+/* A TDGSTCLUST64: the centroids in nodes 0 to n-1 by increasing mean, in
+ * a red-black tree; the nodes past them on the free list (linked by
+ * their right index, colour ARB_NULLCOL), as ARB_INIT leaves them. */
+static void put_tdgst(uint8_t *p, struct tdigest *td)
+{
+	size_t n = tdigest_centroids(td), max = tdigest_centroids_max(td);
+	uint8_t *nodes = p + TDGST_NODES;
+	double mu, w, maxabs = 0;
+	unsigned depth = 0, c;
+
+	for (size_t i = 0; i < n; i++) {
+		tdigest_centroid(td, i, &mu, &w);
+		maxabs = fmax(maxabs, fabs(mu));
+	}
+	c = q_ctrl_for(maxabs);
+	memset(p, 0, TDGST_NODES);
+	put64(p, (uint64_t)tdigest_count(td));
+	put32(p + 8, (uint32_t)tdigest_merges(td));
+	while (((size_t)1 << (depth + 1)) - 1 < n) /* levels 0 to depth-1 are full */
+		depth++;
+	put16(p + TDGST_HEAD, (uint16_t)n);
+	put16(p + TDGST_HEAD + 2, (uint16_t)max);
+	put16(p + TDGST_HEAD + 4,
+	      (uint16_t)arb_build(nodes, 0, (unsigned)n, ARB_NULLIDX, 0,
+				  ((size_t)1 << (depth + 1)) - 1 == n ? UINT32_MAX : depth));
+	put16(p + TDGST_HEAD + 6, (uint16_t)(n < max ? n : ARB_NULLIDX));
+	put16(p + TDGST_HEAD + 8, (uint16_t)(n ? 0 : ARB_NULLIDX));
+	put16(p + TDGST_HEAD + 10, (uint16_t)(n ? n - 1 : ARB_NULLIDX));
+	for (size_t i = 0; i < max; i++) {
+		uint8_t *node = nodes + i * TDGST_NODE_SIZE;
+		if (i >= n) { /* free: what ARB_INIT over zeroed memory leaves */
+			put_arb_entry(node, 0, 0, i + 1 < max ? (unsigned)i + 1 : ARB_NULLIDX,
+				      ARB_FREE);
+			put64(node + 8, c);
+			put64(node + 16, 0);
+			continue;
+		}
+		tdigest_centroid(td, i, &mu, &w);
+		put64(node + 8, q_s64(mu, c));
+		put64(node + 16, (uint64_t)w);
+	}
+}
+
 /* A statistic's data at p (stat_size bytes). Integers of either dtype
  * are written by their 64 bits: the u member of the value's union. */
 static void put_data(uint8_t *p, const struct vstats_stat *st)
 {
 	const struct vstats_hist *h = &st->hist;
 
+	if (st->stype == VSTATS_TDGST) {
+		put_tdgst(p, st->td);
+		return;
+	}
 	if (st->stype < VSTATS_CRHIST || st->stype > VSTATS_DVHIST) {
 		put64(p, st->v.u);
 		return;

@@ -159,14 +159,15 @@ static void test_dr_dv(void **state)
 }
 
 /* What V1 cannot lay out is refused with the reason, and nothing is
- * written: a double VOI, a t-digest, a second histogram on a VOI. */
+ * written: a double VOI, a second histogram on a VOI, a t-digest of more
+ * centroids than an ARB16 tree indexes. */
 static void test_refused(void **state)
 {
 	const struct vstats_bucket dv[] = {{I(4), I(4)}};
 	const struct vstats_bucket dr[] = {{I(0), I(2)}};
 	const struct vstats_spec sum[] = {{.stype = VSTATS_SUM}};
 	const struct vstats_spec td[] = {{.stype = VSTATS_SUM},
-					 {.stype = VSTATS_TDGST, .compression = 100}};
+					 {.stype = VSTATS_TDGST, .compression = 10000}};
 	const struct vstats_spec two[] = {
 	    {.stype = VSTATS_DVHIST, .hist = {.scheme = VSTATS_USR, .usr = dv, .nusr = 1}},
 	    {.stype = VSTATS_DRHIST, .hist = {.scheme = VSTATS_USR, .usr = dr, .nusr = 1}}};
@@ -182,7 +183,7 @@ static void test_refused(void **state)
 	assert_non_null(strstr(why, "double"));
 	vstats_voi_free(&v);
 	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 2, &why), 0);
-	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), -EOPNOTSUPP);
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), -EFBIG);
 	assert_non_null(strstr(why, "t-digest"));
 	vstats_voi_free(&v);
 	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, two, 2, &why), 0);
@@ -254,6 +255,56 @@ static void test_clone(void **state)
 	vstats_voi_free(&v);
 }
 
+/* A TDGSTCLUST64 of compression 10 (40 centroids at most): 32 bytes of
+ * smplcnt, compcnt and the ARB16_HEAD, then 40 nodes of 24 bytes. Two
+ * centroids, -2 and 3: nodes 0 and 1 in increasing mean, node 1 the
+ * black root with node 0 its red left child, nodes 2 to 39 on the free
+ * list; each mean a Q_S64 of 48 fractional bits (control value 6), sign
+ * and magnitude. */
+static void test_tdigest(void **state)
+{
+	const struct vstats_spec td[] = {{.stype = VSTATS_TDGST, .compression = 10}};
+	struct vstats_voi v;
+	static uint8_t b[2048];
+	size_t len, d = 32 + 8 + 6 * 8; /* the data: header, vois[], 6 voistats */
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 1, &why), 0);
+	struct vstats_sbv1_blob blob = {&v, 1, 0, 0, 0};
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(len, d + 32 + 40 * 24);
+	assert_voistat(b, 32 + 8 + 5 * 8, 5, 18, d, 32 + 40 * 24, 0, 0); /* TDGSTCLUST64 */
+	assert_int_equal(get(b, d + 16, 2), 0);				 /* curnodes */
+	assert_int_equal(get(b, d + 20, 2), 0xffff);			 /* no root */
+	assert_int_equal(get(b, d + 22, 2), 0);				 /* every node free */
+	assert_int_equal(vstats_update_abs(&v, I(3)), 0);
+	assert_int_equal(vstats_update_abs(&v, I(-2)), 0);
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(get(b, d, 8), 2); /* smplcnt */
+	assert_int_equal(get(b, d + 16, 2), 2);
+	assert_int_equal(get(b, d + 18, 2), 40);
+	assert_int_equal(get(b, d + 20, 2), 1); /* root */
+	assert_int_equal(get(b, d + 22, 2), 2); /* the free list */
+	assert_int_equal(get(b, d + 24, 2), 0); /* min */
+	assert_int_equal(get(b, d + 26, 2), 1); /* max */
+	const uint8_t *n0 = b + d + 32, *n1 = n0 + 24, *n2 = n1 + 24;
+	assert_int_equal(get(n0, 0, 2), 1);	     /* parent */
+	assert_int_equal(get(n0, 2, 4), 0xffffffff); /* no children */
+	assert_int_equal(n0[6], 1);		     /* red */
+	assert_int_equal(get(n1, 0, 2), 0xffff);
+	assert_int_equal(get(n1, 2, 2), 0);
+	assert_int_equal(get(n1, 4, 2), 0xffff);
+	assert_int_equal(n1[6], 0);				     /* black */
+	assert_true(get(n0, 8, 8) == (1ull << 63 | 2ull << 51 | 6)); /* -2: 2 x 2^48, << 3 */
+	assert_int_equal(get(n0, 16, 8), 1);
+	assert_true(get(n1, 8, 8) == (3ull << 51 | 6));
+	assert_int_equal(get(n1, 16, 8), 1);
+	assert_int_equal(get(n2, 4, 2), 3); /* the next free node */
+	assert_int_equal(n2[6], 0xff);	    /* ARB_NULLCOL */
+	vstats_voi_free(&v);
+}
+
 /* sbintime_t is 32.32 fixed-point seconds. */
 static void test_sbintime(void **state)
 {
@@ -268,6 +319,7 @@ int main(void)
 	    cmocka_unit_test(test_layout),  cmocka_unit_test(test_dr_dv),
 	    cmocka_unit_test(test_refused), cmocka_unit_test(test_u16_limit),
 	    cmocka_unit_test(test_clone),   cmocka_unit_test(test_sbintime),
+	    cmocka_unit_test(test_tdigest),
 	};
 	return cmocka_run_group_tests_name("vstats_sbv1", tests, NULL, NULL);
 }
