@@ -2,8 +2,9 @@
  * interface per group and source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
  * and (POST, for allowed clients) takes definition lines, all or nothing;
  * `data` prints the data file (?format=json: the template's blob as
- * stats(3) writes it); POST `snapshot` prints the template's statistics
- * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
+ * stats(3) writes it; ?format=blob: its V1 bytes, blobreply.c); POST
+ * `snapshot` prints the template's statistics and resets them (stats(3)'s
+ * snapshot with SB_CLONE_RSTSRC). stats(3)'s
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
 #include "blobreply.h"
