@@ -32,7 +32,7 @@ static const struct {
 static int parse_flags(const char *s, size_t len, uint32_t *flags)
 {
 	*flags = 0;
-	while (len) {
+	for (;;) { /* every name between commas a flag's: none empty */
 		size_t n = 0, i;
 		while (n < len && s[n] != ',')
 			n++;
@@ -43,9 +43,10 @@ static int parse_flags(const char *s, size_t len, uint32_t *flags)
 		if (i == sizeof(clone_flags) / sizeof(clone_flags[0]))
 			return -EINVAL;
 		*flags |= clone_flags[i].flag;
-		s += n + (n < len), len -= n + (n < len);
+		if (n == len)
+			return 0;
+		s += n + 1, len -= n + 1;
 	}
-	return 0;
 }
 
 /* dstmaxsz=<decimal>: at most 10 digits, nothing else. */

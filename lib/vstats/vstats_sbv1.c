@@ -64,7 +64,7 @@ static int slot_of(enum vstats_stype t)
 	    [VSTATS_SUM] = VS_SUM,     [VSTATS_MAX] = VS_MAX,	  [VSTATS_MIN] = VS_MIN,
 	    [VSTATS_CRHIST] = VS_HIST, [VSTATS_DRHIST] = VS_HIST, [VSTATS_DVHIST] = VS_HIST,
 	    [VSTATS_TDGST] = VS_TDGST};
-	return slot[t];
+	return (size_t)t < sizeof(slot) / sizeof(slot[0]) && slot[t] ? slot[t] : -1;
 }
 
 /* A histogram's data: its oob, then per bucket the bounds it keeps (CR
@@ -89,13 +89,20 @@ static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char 
 	for (int i = 0; i < VS_NSLOTS; i++)
 		pl->stat[i] = -1;
 	if (v->dtype != VSTATS_INT && v->dtype != VSTATS_UINT) {
-		*why = "a double VOI has no stats(3) data type: its blob cannot be laid out";
+		*why = v->dtype == VSTATS_FLOAT ? "a double VOI has no stats(3) data type: its "
+						  "blob cannot be laid out"
+						: "a VOI of this data type is not laid out in the "
+						  "blob yet (s64 and u64 are)";
 		return -EOPNOTSUPP;
 	}
 	pl->nslots = 1;
 	pl->data = v->relupdate ? NUMERIC_SIZE : 0; /* the VOISTATE's previous value */
 	for (uint32_t k = 0; k < v->nstats; k++) {
 		int slot = slot_of(v->stat[k].stype);
+		if (slot < 0) {
+			*why = "a statistic of a type the blob does not lay out yet";
+			return -EOPNOTSUPP;
+		}
 		if (slot == VS_TDGST && tdigest_centroids_max(v->stat[k].td) > INT16_MAX) {
 			*why = "a t-digest of more centroids than an ARB16 tree indexes (32767)";
 			return -EFBIG;
