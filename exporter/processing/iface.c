@@ -446,12 +446,12 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			enum tpl_format f, const char *opts, const char *body, uint64_t now_ns,
 			struct stage_reply *r)
 {
-	bool json = f == TPL_JSON;
+	bool json = f == TPL_JSON,
+	     data_or_snapshot = !strcmp(what, "data") || !strcmp(what, "snapshot");
 
-	if (f == TPL_BLOB && (strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0) &&
-	    post == (what[0] == 's')) {
+	if (f == TPL_BLOB && strcmp(what, post ? "snapshot" : "data") == 0) {
 		blobreply(p, s, opts, post, now_ns, r);
-	} else if (f == TPL_BLOB) {
+	} else if (f == TPL_BLOB && !data_or_snapshot) {
 		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
 	} else if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
@@ -475,7 +475,7 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			s->lastrst_ns = now_ns;
 		}
 	} else {
-		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
+		r->status = data_or_snapshot ? 405 : 404;
 		textbuf_printf(&r->text, "%s\n",
 			       r->status == 405 ? "method not allowed" : "not found");
 	}

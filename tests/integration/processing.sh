@@ -192,6 +192,9 @@ assert $code == 200 and struct.unpack_from('<H', b, 4)[0] == 65535 and b[:4] + b
 	check "clone options refused: rstsrc on a GET, a destination under 8 bytes, allocdst with a size, an unknown flag, options on format=json" \
 		sh -c "for q in 'format=blob&clone=rstsrc' 'format=blob&dstmaxsz=7' 'format=blob&clone=allocdst&dstmaxsz=99' 'format=blob&clone=usrdst' 'format=blob&clone=allocdst,' 'format=json&dstmaxsz=9'; do
 			[ \$(curl -s -o /dev/null -w '%{http_code}' \"$u/sbv1/0/data?\$q\") = 400 ] || exit 1; done"
+	check "format=blob: a GET of snapshot is 405, another verb 400" \
+		sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$u/sbv1/0/snapshot?format=blob') = 405 ] &&
+		       [ \$(curl -s -o /dev/null -w '%{http_code}' '$u/sbv1/0/definition?format=blob') = 400 ]"
 	curl -s -o /dev/null -XPOST "$u/sbv1/0/snapshot?format=blob&dstmaxsz=8"
 	curl -s -o /dev/null -XPOST "$u/sbv1/0/snapshot?format=blob&clone=allocdst"
 	check "a snapshot that overflows, or is cloned without rstsrc, leaves the source as it was" \
