@@ -79,23 +79,22 @@ static int parse_opt(const char *s, size_t len, struct blob_opts *o, bool *got_s
 	return -EINVAL;
 }
 
-/* The options of opts ("&a=b&c=d" or NULL), checked together; the
- * defaults: ALLOCDST without a dstmaxsz, RSTSRC for a snapshot. */
-static int parse_opts(const char *opts, bool snapshot, struct blob_opts *o, const char **why)
+/* The options in query (the request's, "a=b&c=d", format= among them),
+ * checked together; the defaults: ALLOCDST without a dstmaxsz, RSTSRC
+ * for a snapshot. */
+static int parse_opts(const char *query, bool snapshot, struct blob_opts *o, const char **why)
 {
 	bool got_size = false;
 
 	memset(o, 0, sizeof(*o));
 	*why = "the options of format=blob are clone=<rstsrc,allocdst> and dstmaxsz=<bytes>, "
 	       "each once";
-	while (opts && *opts == '&') {
-		size_t n = strcspn(opts + 1, "&");
-		if (parse_opt(opts + 1, n, o, &got_size) < 0)
+	for (const char *at = query; at;) {
+		size_t n = strcspn(at, "&");
+		if (strncmp(at, "format=", 7) != 0 && parse_opt(at, n, o, &got_size) < 0)
 			return -EINVAL;
-		opts += 1 + n;
+		at = at[n] ? at + n + 1 : NULL;
 	}
-	if (opts && *opts)
-		return -EINVAL;
 	if (!o->got_clone)
 		o->flags = (got_size ? 0 : VSTATS_SBV1_CLONE_ALLOCDST) |
 			   (snapshot ? VSTATS_SBV1_CLONE_RSTSRC : 0);
@@ -164,7 +163,7 @@ static int encode(struct processing *p, struct source *s, uint8_t *out, size_t *
 	return rc;
 }
 
-void blobreply(struct processing *p, struct source *s, const char *opts, bool snapshot,
+void blobreply(struct processing *p, struct source *s, const char *query, bool snapshot,
 	       uint64_t now_ns, struct stage_reply *r)
 {
 	struct blob_opts o;
@@ -173,7 +172,7 @@ void blobreply(struct processing *p, struct source *s, const char *opts, bool sn
 	uint8_t *blob = NULL, *dst = NULL;
 	int rc;
 
-	if (parse_opts(opts, snapshot, &o, &why) < 0) {
+	if (parse_opts(query, snapshot, &o, &why) < 0) {
 		reply_fail(r, 400, -EINVAL, why);
 		return;
 	}

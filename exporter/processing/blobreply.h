@@ -13,9 +13,9 @@ struct source;
 
 /* GET data?format=blob and POST snapshot?format=blob: the source's blob
  * cloned as stats_blob_clone (snapshot: stats_blob_snapshot) clones it,
- * with the clone= and dstmaxsz= options of opts (what follows
- * format=blob in the query: NULL or "&..."). */
-void blobreply(struct processing *p, struct source *s, const char *opts, bool snapshot,
+ * with the clone= and dstmaxsz= options of query (the request's, "a=b&c=d"
+ * with format=blob among them). */
+void blobreply(struct processing *p, struct source *s, const char *query, bool snapshot,
 	       uint64_t now_ns, struct stage_reply *r);
 
 #endif

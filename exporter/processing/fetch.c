@@ -30,8 +30,7 @@ static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_
 	return voi->dtype == VSTATS_INT ? "s64" : voi->dtype == VSTATS_UINT ? "u64" : "double";
 }
 
-/* vs_stype2name's names; HIST takes the VOI's first histogram. */
-static int stat_of(const struct vstats_voi *voi, const char *name)
+int fetch_stat_of(const struct vstats_voi *voi, const char *name)
 {
 	static const char *const names[] = {"SUM", "MAX", "MIN", "HIST", "TDGST"};
 	size_t k = 0;
@@ -99,7 +98,7 @@ void fetch_get(struct processing *p, struct source *s, const char *what, struct 
 		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
 	} else if (v > s->nmore) {
 		reply_fail(r, 400, -EINVAL, "no VOI of that id in the blob");
-	} else if ((i = stat_of(source_voi(s, (uint32_t)v), stat)) < 0) {
+	} else if ((i = fetch_stat_of(source_voi(s, (uint32_t)v), stat)) < 0) {
 		reply_fail(r, 400, -EINVAL, "the VOI has no statistic of that type");
 	} else {
 		const struct vstats_voi *voi = source_voi(s, (uint32_t)v);

@@ -1,10 +1,11 @@
 /* The /statistics/ interface of the Linux statistics infrastructure, one
  * interface per group and source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
  * and (POST, for allowed clients) takes definition lines, all or nothing;
- * `data` prints the data file (?format=json: the template's blob as
- * stats(3) writes it; ?format=blob: its V1 bytes, blobreply.c); POST
- * `snapshot` prints the template's statistics and resets them (stats(3)'s
- * snapshot with SB_CLONE_RSTSRC). stats(3)'s
+ * `data` prints the data file (?format=json|freeform: the template's blob
+ * as stats(3) writes it; data/<voi id>/<stat>: one statistic's data, tostr.c;
+ * ?format=blob: its V1 bytes, blobreply.c); POST `snapshot` prints the
+ * template's statistics and resets them (stats(3)'s snapshot with
+ * SB_CLONE_RSTSRC). stats(3)'s
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
 #include "blobreply.h"
@@ -13,6 +14,7 @@
 #include "reply.h"
 #include "srctab.h"
 #include "stage_priv.h"
+#include "tostr.h"
 #include "tpl.h"
 
 #include <errno.h>
@@ -412,46 +414,99 @@ static void write_definitions(struct processing *p, struct source *s, const char
 
 /* ---- dispatch ---- */
 
-/* The query of path: none, format=text, format=json, (the template
- * list alone) format=sysctl or (a source's data and snapshot)
- * format=blob, whose options follow it ("&...", *opts). */
-static int format_of(const char *query, enum tpl_format *f, const char **opts)
+/* A query parameter: the format, or one of stats_blob_tostr's flags. */
+struct query_param {
+	const char *text;
+	unsigned key;	/* QUERY_*: each at most once */
+	uint32_t mask;	/* the flag it sets (0: the format) */
+	uint32_t value; /* the format or the flag's value */
+};
+
+enum { QUERY_FORMAT = 1, QUERY_META = 2, QUERY_OBJDUMP = 4, QUERY_CLONE = 8, QUERY_DSTMAXSZ = 16 };
+
+static const struct query_param query_params[] = {
+    {"format=text", QUERY_FORMAT, 0, TPL_TEXT},
+    {"format=json", QUERY_FORMAT, 0, TPL_JSON},
+    {"format=sysctl", QUERY_FORMAT, 0, TPL_SYSCTL},
+    {"format=freeform", QUERY_FORMAT, 0, TPL_FREEFORM},
+    {"format=blob", QUERY_FORMAT, 0, TPL_BLOB},
+    {"meta=0", QUERY_META, TOSTR_META, 0},
+    {"meta=1", QUERY_META, TOSTR_META, TOSTR_META},
+    {"objdump=0", QUERY_OBJDUMP, TOSTR_OBJDUMP, 0},
+    {"objdump=1", QUERY_OBJDUMP, TOSTR_OBJDUMP, TOSTR_OBJDUMP},
+};
+
+/* format=blob's options, whose values blobreply.c reads: their names. */
+static const struct query_param blob_params[] = {
+    {"clone=", QUERY_CLONE, 0, 0},
+    {"dstmaxsz=", QUERY_DSTMAXSZ, 0, 0},
+};
+
+static const struct query_param *query_param(const char *at, size_t n)
 {
-	static const struct {
-		const char *name;
-		bool opts;
-	} formats[] = {
-	    [TPL_TEXT] = {"format=text", false},
-	    [TPL_JSON] = {"format=json", false},
-	    [TPL_SYSCTL] = {"format=sysctl", false},
-	    [TPL_BLOB] = {"format=blob", true},
-	};
-	*f = TPL_TEXT;
-	*opts = NULL;
-	if (!query)
-		return 0;
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
-		size_t n = strlen(formats[i].name);
-		if (strncmp(query, formats[i].name, n) == 0 &&
-		    (query[n] == '\0' || (formats[i].opts && query[n] == '&'))) {
-			*f = (enum tpl_format)i;
-			*opts = query[n] ? query + n : NULL;
-			return 0;
+	for (size_t k = 0; k < sizeof(query_params) / sizeof(query_params[0]); k++)
+		if (strlen(query_params[k].text) == n && strncmp(at, query_params[k].text, n) == 0)
+			return &query_params[k];
+	for (size_t k = 0; k < sizeof(blob_params) / sizeof(blob_params[0]); k++)
+		if (strlen(blob_params[k].text) < n &&
+		    strncmp(at, blob_params[k].text, strlen(blob_params[k].text)) == 0)
+			return &blob_params[k];
+	return NULL;
+}
+
+/* The query of path, parameters apart by '&': format= (text, json,
+ * freeform; sysctl for the template list alone), and with json or
+ * freeform meta=0|1 (SB_TOSTR_META, on unless given) and objdump=0|1.
+ * 0, or -EINVAL with *why. */
+static int query_of(const char *query, struct tpl_query *q, const char **why)
+{
+	unsigned seen = 0;
+
+	*q = (struct tpl_query){TPL_TEXT, TOSTR_META};
+	for (const char *at = query; at;) {
+		size_t n = strcspn(at, "&");
+		const struct query_param *qp = query_param(at, n);
+		if (!qp || (seen & qp->key)) {
+			*why =
+			    qp ? "a query parameter given twice"
+			       : "the query takes format=text|json|freeform|sysctl|blob, meta=0|1 "
+				 "and objdump=0|1, clone= and dstmaxsz= (format=blob's), apart "
+				 "by &";
+			return -EINVAL;
 		}
+		seen |= qp->key;
+		if (qp->key == QUERY_FORMAT)
+			q->f = (enum tpl_format)qp->value;
+		else
+			q->flags = (q->flags & ~qp->mask) | qp->value;
+		at = at[n] ? at + n + 1 : NULL;
 	}
-	return -EINVAL;
+	if ((seen & (QUERY_CLONE | QUERY_DSTMAXSZ)) && q->f != TPL_BLOB) {
+		*why = "clone= and dstmaxsz= go with format=blob";
+		return -EINVAL;
+	}
+	if ((seen & (QUERY_META | QUERY_OBJDUMP)) && !tpl_is_tostr(q->f)) {
+		*why = "meta= and objdump= go with format=json or format=freeform";
+		return -EINVAL;
+	}
+	if (q->flags & TOSTR_OBJDUMP) {
+		*why = "objdump=1 (SB_TOSTR_OBJDUMP) prints the binary blob's offsets and sizes, "
+		       "which the text does not dump yet (format=blob serves the bytes)";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void source_verb(struct processing *p, struct source *s, const char *what, bool post,
-			enum tpl_format f, const char *opts, const char *body, uint64_t now_ns,
-			struct stage_reply *r)
+			const struct tpl_query *q, const char *query, const char *body,
+			uint64_t now_ns, struct stage_reply *r)
 {
-	bool json = f == TPL_JSON,
-	     data_or_snapshot = !strcmp(what, "data") || !strcmp(what, "snapshot");
+	bool json = q->f != TPL_TEXT, /* json or freeform: the blob's text */
+	    data_or_snapshot = !strcmp(what, "data") || !strcmp(what, "snapshot");
 
-	if (f == TPL_BLOB && strcmp(what, post ? "snapshot" : "data") == 0) {
-		blobreply(p, s, opts, post, now_ns, r);
-	} else if (f == TPL_BLOB && !data_or_snapshot) {
+	if (q->f == TPL_BLOB && strcmp(what, post ? "snapshot" : "data") == 0) {
+		blobreply(p, s, query, post, now_ns, r);
+	} else if (q->f == TPL_BLOB && !data_or_snapshot) {
 		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
 	} else if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
@@ -460,14 +515,16 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			definition(p, s, r);
 	} else if (strcmp(what, "data") == 0 && !post) {
 		if (json)
-			tpl_json(p, s, r);
+			tpl_tostr(p, s, q, r);
 		else
 			data(p, s, now_ns, r);
+	} else if (strncmp(what, "data/", 5) == 0 && !post) {
+		tostr_get(p, s, what + 5, tpl_tostr_fmt(q->f), r);
 	} else if (strncmp(what, "fetch/", 6) == 0 && !post && !json) {
 		fetch_get(p, s, what + 6, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
 		if (json)
-			tpl_json(p, s, r);
+			tpl_tostr(p, s, q, r);
 		else
 			template_data(p, s, r);
 		if (r->status == 200) {
@@ -489,7 +546,7 @@ static void forbid(struct stage_reply *r)
 
 /* templates[/<id or spec>] and sample_rates; false for another path (an
  * interface path has two slashes, so a group may be named templates). */
-static bool tpl_verb(struct processing *p, const char *path, enum tpl_format f, bool post,
+static bool tpl_verb(struct processing *p, const char *path, const struct tpl_query *q, bool post,
 		     const char *body, bool may_write, struct stage_reply *r)
 {
 	bool rates = strcmp(path, "sample_rates") == 0;
@@ -509,7 +566,7 @@ static bool tpl_verb(struct processing *p, const char *path, enum tpl_format f, 
 		} else if (path[9] && !path[10]) { /* "templates/" or ".../%00": no id */
 			reply_fail(r, 400, -EINVAL, "an empty template id or spec");
 		} else {
-			tpl_get(p, path[9] ? path + 10 : "", f, r);
+			tpl_get(p, path[9] ? path + 10 : "", q, r);
 		}
 	} else {
 		return false;
@@ -522,24 +579,22 @@ static void route(struct processing *p, const char *method, char *path, const ch
 {
 	bool post = strcmp(method, "POST") == 0;
 	char *query = strchr(path, '?');
-	enum tpl_format f;
+	struct tpl_query q;
 	struct source *s;
-	const char *what = NULL, *opts;
+	const char *what = NULL, *why;
 
 	if (query)
 		*query++ = '\0';
-	if (format_of(query, &f, &opts) < 0) {
-		reply_fail(r, 400, -EINVAL,
-			   "the query may only be format=text, format=json, format=sysctl or "
-			   "format=blob with its options");
+	if (query_of(query, &q, &why) < 0) {
+		reply_fail(r, 400, -EINVAL, why);
 	} else if (*path == '\0') {
 		if (post)
 			r->status = 405;
 		else
 			list(p, r);
-	} else if (f != TPL_BLOB && tpl_verb(p, path, f, post, body, may_write, r)) {
+	} else if (q.f != TPL_BLOB && tpl_verb(p, path, &q, post, body, may_write, r)) {
 		return;
-	} else if (f == TPL_SYSCTL) {
+	} else if (q.f == TPL_SYSCTL) {
 		reply_fail(r, 400, -EINVAL, "format=sysctl is the template list's alone");
 	} else if (!(s = find(p, path, &what))) {
 		r->status = 404;
@@ -547,7 +602,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
-		source_verb(p, s, what, post, f, opts, body, now_ns, r);
+		source_verb(p, s, what, post, &q, query, body, now_ns, r);
 	}
 }
 

@@ -21,7 +21,12 @@
 #include "serieskey.h"
 
 #define TAG_STOP 1
-#define DISCOVERY_NS 30000000000ull /* every collector is looked at this often */
+/* A collector without selected series is run again after 1 s, then 2,
+ * 4, ... and at most every 30 s: series that appear soon after a start or
+ * a reload (a guest's set, a VM) are found in seconds, and a collector
+ * that never has any costs a pass every 30 s. */
+#define DISCOVERY_FIRST_NS 1000000000ull
+#define DISCOVERY_MAX_NS 30000000000ull
 
 /* A collector's family that claims a name a family of the processing
  * could claim: that family is no longer served. Takes the lock. */
@@ -162,15 +167,30 @@ static const struct bs_emitter_ops probe_ops = {
     .expired = probe_expired,
 };
 
-static void sample_collector(struct processing *p, size_t i, uint64_t due_ns, uint64_t now_ns,
-			     bool discovery)
+/* When collector i is next run whatever its relevance. One with
+ * selected series is run at every pass anyway: its discovery only asks
+ * whether it still has them, and the one after it turned irrelevant
+ * comes soon again. */
+static void discovery_schedule(struct processing *p, size_t i, uint64_t now_ns)
+{
+	uint64_t *gap = &p->discovery_gap_ns[i];
+
+	if (p->relevant[i])
+		*gap = 0;
+	else if (*gap == 0)
+		*gap = DISCOVERY_FIRST_NS;
+	else if ((*gap *= 2) > DISCOVERY_MAX_NS)
+		*gap = DISCOVERY_MAX_NS;
+	p->next_discovery_ns[i] = now_ns + (*gap ? *gap : DISCOVERY_MAX_NS);
+}
+
+static void sample_collector(struct processing *p, size_t i, uint64_t due_ns, uint64_t now_ns)
 {
 	struct probe pr = {.pub = {&probe_ops}, .p = p, .due_ns = due_ns, .now_ns = now_ns};
 	uint64_t wait_ns = (uint64_t)(p->conf->interval_s * 1e9);
-
+	bool discovery = now_ns >= p->next_discovery_ns[i];
 	int rc;
 
-	discovery |= p->undiscovered[i];
 	if (!discovery && !p->relevant[i])
 		return;
 	if (famreg_init(&pr.reg) < 0)
@@ -180,26 +200,22 @@ static void sample_collector(struct processing *p, size_t i, uint64_t due_ns, ui
 	famreg_free(&pr.reg);
 	if (rc == STAGE_INPUT_BUSY) {
 		/* A scrape has it: sample it next time, and if this was its
-		 * discovery, look again then rather than in 30 s. */
+		 * discovery, that stays due, so it is the next pass's. */
 		p->count.busy++;
-		p->undiscovered[i] = discovery;
 		return;
 	}
-	p->undiscovered[i] = false;
-	if (discovery)
-		p->relevant[i] = pr.matched;
-	else
+	if (!discovery) {
 		p->relevant[i] |= pr.matched;
+		return;
+	}
+	p->relevant[i] = pr.matched;
+	discovery_schedule(p, i, now_ns);
 }
 
 void sampler_tick_at(struct processing *p, uint64_t due_ns, uint64_t now_ns)
 {
-	bool discovery = now_ns >= p->next_discovery_ns;
-
 	for (size_t i = 0; i < p->in.n; i++)
-		sample_collector(p, i, due_ns, now_ns, discovery);
-	if (discovery)
-		p->next_discovery_ns = now_ns + DISCOVERY_NS;
+		sample_collector(p, i, due_ns, now_ns);
 	if (now_ns >= p->next_expiry_ns) { /* a walk over every source: once a second */
 		srctab_expire(p, now_ns);
 		p->next_expiry_ns = now_ns + 1000000000u;

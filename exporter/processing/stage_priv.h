@@ -157,9 +157,11 @@ struct processing {
 	 * pass it is refused before anything is allocated. */
 	uint64_t mem_bytes; /* written by srctab.c alone */
 	struct stage_counters count;
-	bool relevant[STAGE_INPUT_MAX];	    /* per collector: it produced a selected series */
-	bool undiscovered[STAGE_INPUT_MAX]; /* busy at its discovery: tried again next pass */
-	uint64_t next_discovery_ns, next_expiry_ns;
+	/* per collector: it produced a selected series; when it is run next
+	 * whatever that says, and the gap before (sampler.c) */
+	bool relevant[STAGE_INPUT_MAX];
+	uint64_t next_discovery_ns[STAGE_INPUT_MAX], discovery_gap_ns[STAGE_INPUT_MAX];
+	uint64_t next_expiry_ns;
 	uint64_t pass; /* collects the sampler ran, numbering each (fed_pass) */
 	int epfd;
 	struct worker sampler;

@@ -1,17 +1,17 @@
 /* stats(3)'s operations as verbs of the /statistics/ interface (FreeBSD's
  * stats(3)): the template list with slot ids and hashes (kern.stats.templates,
  * stats_tpl_fetch_allocid, stats_tpl_id2name), and a source's blob as
- * stats_blob_tostr's JSON, written by a stats_blob_visit. Each template
+ * stats_blob_tostr writes it (tostr.c). Each template
  * has one VOI, named after its group. Callers hold the processing's lock. */
 #include "tpl.h"
 #include "reply.h"
 #include "srctab.h"
 #include "stage_priv.h"
+#include "tostr.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +81,8 @@ static bool all_digits(const char *s)
 /* GET templates (every template) and templates/<id or spec>: a number is
  * a slot id (stats_tpl_id2name; names never start with a digit), anything
  * else a spec (stats_tpl_fetch_allocid). */
-static void tpl_schema(struct processing *p, uint32_t id, struct stage_reply *r);
+static void tpl_schema(struct processing *p, uint32_t id, const struct tpl_query *q,
+		       struct stage_reply *r);
 
 /* The list as kern.stats.templates has it: "name":hash, comma separated. */
 static void tpl_sysctl(const struct processing *p, struct stage_reply *r)
@@ -93,16 +94,19 @@ static void tpl_sysctl(const struct processing *p, struct stage_reply *r)
 }
 
 /* Template id as the format asks: its line, or its schema. */
-static void tpl_one(struct processing *p, uint32_t id, enum tpl_format f, struct stage_reply *r)
+static void tpl_one(struct processing *p, uint32_t id, const struct tpl_query *q,
+		    struct stage_reply *r)
 {
-	if (f == TPL_JSON)
-		tpl_schema(p, id, r);
+	if (tpl_is_tostr(q->f))
+		tpl_schema(p, id, q, r);
 	else
 		tpl_line(p, id, r);
 }
 
-void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct stage_reply *r)
+void tpl_get(struct processing *p, const char *what, const struct tpl_query *q,
+	     struct stage_reply *r)
 {
+	enum tpl_format f = q->f;
 	struct vstats_tplspec spec;
 	const char *why;
 	int id;
@@ -110,7 +114,7 @@ void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct s
 	if (!*what) {
 		if (f == TPL_SYSCTL)
 			tpl_sysctl(p, r);
-		else if (f == TPL_JSON)
+		else if (tpl_is_tostr(f))
 			reply_fail(r, 400, -EINVAL,
 				   "a schema is one template's: templates/<id or spec>");
 		else
@@ -131,7 +135,7 @@ void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct s
 		if (v >= p->ntpl)
 			reply_fail(r, 404, -ENOENT, "no template has that id");
 		else
-			tpl_one(p, (uint32_t)v, f, r);
+			tpl_one(p, (uint32_t)v, q, r);
 		return;
 	}
 	if (vstats_tplspec_parse(what, strlen(what), &spec, &why) < 0) {
@@ -142,156 +146,13 @@ void tpl_get(struct processing *p, const char *what, enum tpl_format f, struct s
 		reply_fail(r, 404, id, "no template matches");
 		return;
 	}
-	tpl_one(p, (uint32_t)id, f, r);
-}
-
-/* ---- stats_blob_tostr(SB_STRFMT_JSON, SB_TOSTR_META) ---- */
-
-struct json {
-	struct textbuf *t;
-	const struct processing_template_conf *tpl;
-	bool one_hist[PROCESSING_VOIS_MAX]; /* a VOI's only histogram is "HIST", as in stats(3) */
-};
-
-/* A double as a JSON number; JSON has none for NaN and the infinities,
- * which are written as Prometheus' HTTP API writes every value, the
- * strings "NaN", "+Inf" and "-Inf", so the text stays JSON and the
- * figure stays what it is (a largest finite value would pass for one). */
-static void json_double(struct textbuf *t, double f)
-{
-	if (isnan(f))
-		textbuf_printf(t, "\"NaN\"");
-	else if (isinf(f))
-		textbuf_printf(t, f > 0 ? "\"+Inf\"" : "\"-Inf\"");
-	else
-		textbuf_printf(t, "%.17g", f);
-}
-
-/* A value as stats_voistatdata_tostr prints its dtype. */
-static void json_value(struct textbuf *t, struct vstats_value v)
-{
-	if (v.dtype == VSTATS_INT)
-		textbuf_printf(t, "%" PRId64, v.i);
-	else if (v.dtype == VSTATS_UINT)
-		textbuf_printf(t, "%" PRIu64, v.u);
-	else
-		json_double(t, v.f);
-}
-
-static void json_hist(struct textbuf *t, const struct vstats_hist *h)
-{
-	textbuf_printf(t, "\"nbkts\":%" PRIu32 ",\"oob\":%" PRIu64 ",\"bkts\":[", h->n, h->oob);
-	for (uint32_t i = 0; i < h->n; i++) {
-		textbuf_printf(t, "%s{\"lb\":", i ? "," : "");
-		json_value(t, h->bkt[i].lb);
-		textbuf_printf(t, ",\"ub\":");
-		json_value(t, h->bkt[i].ub);
-		textbuf_printf(t, ",\"cnt\":%" PRIu64 "}", h->count[i]);
-	}
-	textbuf_printf(t, "]");
-}
-
-static void json_tdigest(struct textbuf *t, struct tdigest *td)
-{
-	size_t n = tdigest_centroids(td);
-	double mu, cnt;
-
-	textbuf_printf(t,
-		       "\"smplcnt\":%" PRIu64 ",\"compcnt\":%" PRIu64
-		       ",\"maxctds\":%zu,\"nctds\":%zu,\"ctds\":[",
-		       (uint64_t)tdigest_count(td), tdigest_merges(td), tdigest_centroids_max(td),
-		       n);
-	for (size_t i = 0; i < n; i++) {
-		tdigest_centroid(td, i, &mu, &cnt);
-		textbuf_printf(t, "%s{\"mu\":", i ? "," : "");
-		json_double(t, mu);
-		textbuf_printf(t, ",\"cnt\":%" PRIu64 "}", (uint64_t)cnt);
-	}
-	textbuf_printf(t, "]");
-}
-
-static bool is_hist(enum vstats_stype st)
-{
-	return st >= VSTATS_CRHIST && st <= VSTATS_DVHIST;
-}
-
-/* vs_stype2name; several histograms on one VOI (more than stats(3)
- * allows) are told apart by their vsd_dtype2name. */
-static const char *stat_key(const struct json *j, int16_t voi, enum vstats_stype st)
-{
-	static const char *const names[] = {"SUM",	"MAX",	    "MIN",  "CRHIST64",
-					    "DRHIST64", "DVHIST64", "TDGST"};
-
-	if (is_hist(st) && j->one_hist[voi])
-		return "HIST";
-	return names[st];
-}
-
-static void json_stat_data(const struct vstats_stat *st, struct textbuf *t)
-{
-	switch (st->stype) {
-	case VSTATS_SUM:
-	case VSTATS_MAX:
-	case VSTATS_MIN:
-		textbuf_printf(t, "\"val\":");
-		json_value(t, st->v);
-		break;
-	case VSTATS_CRHIST:
-	case VSTATS_DRHIST:
-	case VSTATS_DVHIST:
-		json_hist(t, &st->hist);
-		break;
-	case VSTATS_TDGST:
-		json_tdigest(t, st->td);
-		break;
-	}
-}
-
-/* stats_v1_itercb_tostr_json, without the object dump: a statistic that
- * took no value since its reset is null. */
-static int json_visit(const struct vstats_visit *v, void *ctx)
-{
-	struct json *j = ctx;
-	struct textbuf *t = j->t;
-
-	if (v->flags & VSTATS_IT_FIRST_CB)
-		textbuf_printf(t, "{\"tplname\":\"%s\",\"tplhash\":%" PRIu32 ",\"vois\":{",
-			       j->tpl->name, v->tplhash);
-	if (v->flags & VSTATS_IT_FIRST_VOISTAT)
-		textbuf_printf(t, "\"%s\":{\"stats\":{", j->tpl->voi[v->voi_id].name);
-	textbuf_printf(t, "\"%s\":", stat_key(j, v->voi_id, v->stat->stype));
-	if (v->valid) {
-		textbuf_printf(t, "{\"errs\":%" PRIu64 ",", v->stat->errs);
-		json_stat_data(v->stat, t);
-		textbuf_printf(t, "}");
-	} else {
-		textbuf_printf(t, "null");
-	}
-	if (v->flags & VSTATS_IT_LAST_VOISTAT)
-		textbuf_printf(t, "}}");
-	textbuf_printf(t, v->flags & VSTATS_IT_LAST_CB ? "}}\n" : ",");
-	return 0;
-}
-
-/* vois[0..n) of a blob of template t as stats_blob_tostr writes them
- * with SB_TOSTR_META. */
-static void json_blob(struct textbuf *t, const struct processing_template_conf *tpl,
-		      const struct vstats_voi *vois, uint32_t n, uint32_t hash)
-{
-	struct json j = {t, tpl, {false}};
-
-	for (uint32_t v = 0; v < n; v++) {
-		uint32_t hists = 0;
-		for (uint32_t k = 0; k < vois[v].nstats; k++)
-			hists += is_hist(vois[v].stat[k].stype);
-		j.one_hist[v] = hists <= 1;
-	}
-	vstats_blob_visit(vois, n, hash, json_visit, &j);
+	tpl_one(p, (uint32_t)id, q, r);
 }
 
 /* stats_tpl_fetch: template id's schema, as FreeBSD keeps a template: a
  * blob made from it and not yet updated, written as a source's is. */
-static void tpl_schema(struct processing *p, uint32_t id, struct stage_reply *r)
+static void tpl_schema(struct processing *p, uint32_t id, const struct tpl_query *q,
+		       struct stage_reply *r)
 {
 	const struct processing_template_conf *tpl = &p->conf->group[p->tpl[id].group].tpl;
 	struct vstats_voi vois[PROCESSING_VOIS_MAX];
@@ -304,13 +165,15 @@ static void tpl_schema(struct processing *p, uint32_t id, struct stage_reply *r)
 	}
 	for (uint32_t v = 0; v < nmore; v++)
 		vois[v + 1] = more[v].voi; /* shallow copies, read only */
-	json_blob(&r->text, tpl, vois, nmore + 1, p->tpl[id].hash);
+	tostr_blob(&r->text, &(struct tostr_blob){tpl, vois, nmore + 1, p->tpl[id].hash},
+		   tpl_tostr_fmt(q->f), q->flags);
 	srctab_vois_free(&vois[0], more, nmore);
 }
 
-/* GET data?format=json (and POST snapshot?format=json): the source's
- * blob as stats_blob_tostr writes it with SB_TOSTR_META. */
-void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
+/* GET data?format=json|freeform (and POST snapshot): the source's blob
+ * as stats_blob_tostr writes it. */
+void tpl_tostr(struct processing *p, struct source *s, const struct tpl_query *q,
+	       struct stage_reply *r)
 {
 	const struct processing_group_conf *g = &p->conf->group[s->group];
 	struct vstats_voi vois[PROCESSING_VOIS_MAX]; /* shallow copies, read only */
@@ -329,5 +192,6 @@ void tpl_json(struct processing *p, struct source *s, struct stage_reply *r)
 			hash = p->tpl[i].hash;
 	for (uint32_t v = 0; v <= s->nmore; v++)
 		vois[v] = *source_voi(s, v);
-	json_blob(&r->text, &g->tpl, vois, s->nmore + 1, hash);
+	tostr_blob(&r->text, &(struct tostr_blob){&g->tpl, vois, s->nmore + 1, hash},
+		   tpl_tostr_fmt(q->f), q->flags);
 }

@@ -392,6 +392,38 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 	httpguard_completed(cls, c, con_cls, code);
 }
 
+/* The /statistics/ interface's query, rebuilt from the decoded arguments
+ * in their order: key=value, '&' apart. An argument whose key or value
+ * holds '&' or '=' (it would read as two) or a query past the buffer
+ * is bad. */
+struct iface_query {
+	char buf[256];
+	size_t len;
+	bool bad;
+};
+
+static enum MHD_Result iface_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	struct iface_query *q = cls;
+	size_t room = sizeof(q->buf) - q->len;
+	int n;
+	(void)kind;
+
+	if (strpbrk(key, "&=") || (value && strpbrk(value, "&="))) {
+		q->bad = true;
+		return MHD_NO;
+	}
+	n = snprintf(q->buf + q->len, room, "%s%s%s%s", q->len ? "&" : "", key, value ? "=" : "",
+		     value ? value : "");
+	if (n < 0 || (size_t)n >= room) {
+		q->bad = true;
+		return MHD_NO;
+	}
+	q->len += (size_t)n;
+	return MHD_YES;
+}
+
 static enum MHD_Result statistics(struct request *rq, const char *path, const char *method)
 {
 	struct http_server *s = rq->s;
@@ -418,25 +450,24 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	}
 	if (b)
 		b->data[b->len] = '\0';
-	/* The interface reads its query arguments from its path, in this
-	 * order: format, then format=blob's options. */
-	static const char *const args[] = {"format", "clone", "dstmaxsz"};
-	struct textbuf with_query = {0};
-	textbuf_printf(&with_query, "%s", path);
-	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
-		const char *v = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, args[i]);
-		if (v)
-			textbuf_printf(&with_query, "%c%s=%s",
-				       strchr(with_query.p, '?') ? '&' : '?', args[i], v);
+	/* The interface reads its query arguments (format=, meta=,
+	 * objdump=, clone=, dstmaxsz=) from its path, and refuses any other. */
+	struct iface_query q = {.len = 0};
+	MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, iface_arg, &q);
+	if (q.bad) {
+		collset_put(set);
+		return reply_text(
+		    rq, MHD_HTTP_BAD_REQUEST,
+		    "EINVAL: the query is over 255 bytes, or an argument holds & or =\n");
 	}
-	if (with_query.failed) {
-		textbuf_free(&with_query);
+	char *with_query = NULL;
+	if (q.len && asprintf(&with_query, "%s?%s", path, q.buf) < 0) {
 		collset_put(set);
 		return reply_text(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	processing_iface(proc, method, with_query.p, b ? b->data : NULL, may_write, monoclock_ns(),
-			 &r);
-	textbuf_free(&with_query);
+	processing_iface(proc, method, with_query ? with_query : path, b ? b->data : NULL,
+			 may_write, monoclock_ns(), &r);
+	free(with_query);
 	collset_put(set);
 	if (r.type)
 		ret = reply(rq, (unsigned)r.status, r.type, r.text.p, r.text.len);

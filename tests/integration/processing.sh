@@ -177,7 +177,7 @@ EOF
 	size=$(stat -c %s "$WORK/sbv1.sb")
 	check "format=blob refuses, with the reason, a double VOI (409)" \
 		sh -c "[ \$(curl -s -o '$WORK/rt.err' -w '%{http_code}' '$u/sbrate/0/data?format=blob') = 409 ] && grep -q '^EOPNOTSUPP: a double VOI' '$WORK/rt.err'"
-	code=$(curl -s -o "$WORK/short.sb" -w '%{http_code}' "$u/sbv1/0/data?format=blob&dstmaxsz=8")
+	code=$(curl -s -o "$WORK/short.sb" -w '%{http_code}' "$u/sbv1/0/data?dstmaxsz=8&format=blob")
 	check "dstmaxsz below the blob: the 8-byte header alone, maxsz 8 and the blob's cursz, EOVERFLOW as 416 ($code)" \
 		$PY -c "
 import struct

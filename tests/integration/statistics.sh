@@ -4,7 +4,7 @@
 # overlong word, writing a definition back, on=0
 # stopping the template, history periods on clock boundaries and never
 # stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
+# the blob as JSON and freeform text, one statistic's data), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
 # holding the resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
@@ -112,6 +112,27 @@ h = s['HIST']
 assert h['nbkts'] == 3 and [k['lb'] for k in h['bkts']] == [0, 2, 4], h
 assert sum(k['cnt'] for k in h['bkts']) + h['oob'] == s['TDGST']['smplcnt'], b
 assert s['TDGST']['nctds'] == len(s['TDGST']['ctds']) > 0"
+get 'events/0/data?format=freeform' >"$WORK/blob.txt"
+check "data?format=freeform: stats_blob_tostr's SB_STRFMT_FREEFORM lines, slots in order" $PY -c "
+t = open('$WORK/blob.txt').read()
+l = t.split('\n')
+assert l[0] == 'struct statsblobv1@0x0, tplhash=$H0' and l[1] == '\tvois[0]: id=0, name=\"events\"', l[:2]
+st = [x for x in l if x.startswith('\t\tvois[0]stat[')]
+assert [x.split(':')[0] for x in st] == ['\t\tvois[0]stat[%d]' % i for i in range(1, 6)], st
+assert [x.split('stype=')[1].split(',')[0] for x in st] == ['SUM', 'MAX', 'MIN', 'HIST', 'TDGST'], st
+assert l[l.index(st[3]) + 1].startswith('\t\t\tvoistatdata: nbkts=3, oob=') and t.endswith('\n'), t"
+get 'events/0/data/0/HIST?format=json' >"$WORK/hist.json"
+check "data/0/HIST?format=json: stats_voistatdata_tostr's members of the histogram" $PY -c "
+import json
+h = json.loads('{' + open('$WORK/hist.json').read() + '}')
+assert h['nbkts'] == 3 and [k['lb'] for k in h['bkts']] == [0, 2, 4], h"
+code_of() { curl -s -o /dev/null -w '%{http_code}' "$URL/$1"; }
+check "objdump=1: 400, the binary layout is not there to dump" \
+	test "$(code_of 'events/0/data?format=freeform&objdump=1')" = 400
+check "meta=0 reaches the interface: JSON without names" \
+	sh -c "curl -s '$URL/events/0/data?format=json&meta=0' | grep -q '^{\"tplname\":null,\"tplhash\":$H0,\"vois\":{\"\[0\]\":{\"stats\":{\"\[1\]\":'"
+check "an argument the interface does not take, or one holding &: 400" \
+	test "$(code_of 'events/0/data?format=json&x=1')/$(code_of 'events/0/data?format=json%26meta%3D0')" = 400/400
 
 # ---- a u64 VOI: 2^64-1, exactly ----
 check "u64 VOI: the series at 2^64-1 is its max and min, exactly" \

@@ -2361,6 +2361,51 @@ static void test_busy_at_discovery_looked_at_again(void **state)
 	done(p);
 }
 
+/* Counts its calls; gives the selected series from call `from` on. */
+struct late_series {
+	int calls, from;
+};
+
+static int late_collect(void *ctx, size_t i, struct bs_emitter *e, uint64_t wait_ns)
+{
+	struct late_series *ls = ctx;
+	(void)i, (void)wait_ns;
+
+	if (++ls->calls < ls->from)
+		return 0;
+	bs_family(e, "c", BS_COUNTER, NULL, "c");
+	bs_sample_u64(e, NULL, 0, 7);
+	return 0;
+}
+
+/* A collector without selected series is run again after 1 s, 2, 4, ...
+ * at most every 30 s: a series that appears soon after a start is found
+ * within seconds, and one that never appears costs a pass every 30 s. */
+static void test_discovery_backs_off_to_30_s(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n    - name: g\n      select: c_total\n"
+		 "      x: value\n      statistics:\n        - {name: n, type: value}\n");
+	static const double at[] = {0, 0.5, 1, 2.9, 3, 6.9, 7, 15, 31, 60.9, 61, 90.9, 91};
+	static const int calls[] = {1, 1, 2, 2, 3, 3, 4, 5, 6, 6, 7, 7, 8};
+	struct late_series ls = {.from = 1000};
+	(void)state;
+
+	p->in = (struct stage_input){.n = 1, .collect = late_collect, .ctx = &ls};
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		sampler_tick(p, S(at[k]));
+		assert_int_equal(ls.calls, calls[k]);
+	}
+	ls.from = 0; /* the series appears: found at the next look, then every pass */
+	sampler_tick(p, S(120.9));
+	assert_int_equal(ls.calls, 8);
+	sampler_tick(p, S(121));
+	sampler_tick(p, S(121.25));
+	assert_int_equal(ls.calls, 10);
+	assert_int_equal(p->count.values, 2);
+	done(p);
+}
+
 /* ---- values past what a double holds, and the clock ---- */
 
 /* The le of every bucket of fam{labels}, in order; their number. */
@@ -2781,6 +2826,7 @@ int main(void)
 	    cmocka_unit_test(test_typed_fetch),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
+	    cmocka_unit_test(test_discovery_backs_off_to_30_s),
 	    cmocka_unit_test(test_array_bounds_beyond_doubles),
 	    cmocka_unit_test(test_history_moves_on_by_scrape),
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),

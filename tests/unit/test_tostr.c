@@ -1,0 +1,315 @@
+/* stats_blob_tostr and stats_voistatdata_tostr as the /statistics/
+ * interface writes them: every expected text below is built by hand from
+ * the format strings of FreeBSD's sys/kern/subr_stats.c
+ * (stats_v1_itercb_tostr_freeform: "struct statsblobv1@%p", ", tplhash=%u",
+ * "\n\tvois[%hd]: id=%hd", ", name=\"%s\"", "\n\t\tvois[%hd]stat[%hhd]:
+ * stype=", "%s, errs=%hu", "\n\t\t\tvoistatdata: "; the histogram's
+ * "nbkts=%hu, ", "oob=%ju", "\n\t\t\t\t", "{lb=", ",ub=", ",cnt=%ju}"; the
+ * digest's "smplcnt=%ju, compcnt=%ju, maxctds=%hu, nctds=%hu", "{mu=";
+ * and their JSON twins), not from this project's output. */
+#include "processing_helpers.h"
+
+#include <math.h>
+
+/* Three VOIs, every statistic type, each VOI's statistics listed out of
+ * stats(3)'s slot order (SUM 1, MAX 2, MIN 3, HIST 4, TDGST 5), which
+ * the text must follow. */
+static const char *three_vois_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: vm\n"
+    "      select: a_total\n"
+    "      template:\n"
+    "        name: tt\n"
+    "        vois:\n"
+    "          - {name: a, stats: [min, sum, max]}\n"
+    "          - {name: b, series: b_total, stats: [{dvhist: {values: [1, 5]}},\n"
+    "             {crhist: {scheme: usr, bounds: [0, 10]}},\n"
+    "             {drhist: {buckets: [[0, 2], [4, 8]]}}]}\n"
+    "          - {name: c, series: c_total, stats: [{tdigest: {compression: 10}}]}\n";
+
+static char *get(struct processing *p, const char *path, int want_status)
+{
+	int status;
+	char *text = iface_as(p, "GET", path, NULL, false, S(3), &status);
+	if (status != want_status)
+		fail_msg("%s: status %d, not %d: %s", path, status, want_status, text);
+	return text;
+}
+
+static void expect(struct processing *p, const char *path, const char *want)
+{
+	char *text = get(p, path, 200);
+	assert_string_equal(text, want);
+	free(text);
+}
+
+/* a = 7 then -2; b = 5 then 9; c = 3 then 7 (x: value takes each). */
+static struct processing *fed(void)
+{
+	struct processing *p = make(three_vois_yaml);
+	struct bs_label l[] = {{"vm", "w"}};
+	static const double a[] = {7, -2}, b[] = {5, 9}, c[] = {3, 7};
+
+	for (int k = 0; k < 2; k++) {
+		feed_value(p, "a_total", l, 1, a[k], S(1 + k));
+		feed_value(p, "b_total", l, 1, b[k], S(1 + k));
+		feed_value(p, "c_total", l, 1, c[k], S(1 + k));
+	}
+	assert_int_equal(p->srcs.n, 1);
+	return p;
+}
+
+/* The freeform text of fed()'s blob, names n0, n1, n2 (SB_TOSTR_META) or
+ * "" each. The first histogram listed (dvhist) is HIST, slot 4; the
+ * others take 6 and 7. drhist and dvhist each hold 5 and leave 9 out of
+ * band; the crhist's [0,10) holds both. The digest merged its two
+ * points once when it was written (compcnt 1), 2 * 2 * 10 centroids at
+ * most for compression 10. */
+static void freeform_want(char *out, size_t size, uint32_t hash, const char *n0, const char *n1,
+			  const char *n2)
+{
+	snprintf(out, size,
+		 "struct statsblobv1@0x0, tplhash=%u"
+		 "\n\tvois[0]: id=0, name=\"%s\""
+		 "\n\t\tvois[0]stat[1]: stype=SUM, errs=0\n\t\t\tvoistatdata: 5"
+		 "\n\t\tvois[0]stat[2]: stype=MAX, errs=0\n\t\t\tvoistatdata: 7"
+		 "\n\t\tvois[0]stat[3]: stype=MIN, errs=0\n\t\t\tvoistatdata: -2"
+		 "\n\tvois[1]: id=1, name=\"%s\""
+		 "\n\t\tvois[1]stat[4]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=1"
+		 "\n\t\t\t\t{lb=1,ub=1,cnt=0}\n\t\t\t\t{lb=5,ub=5,cnt=1}"
+		 "\n\t\tvois[1]stat[6]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=0"
+		 "\n\t\t\t\t{lb=0,ub=10,cnt=2}\n\t\t\t\t{lb=10,ub=9223372036854775807,cnt=0}"
+		 "\n\t\tvois[1]stat[7]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=1"
+		 "\n\t\t\t\t{lb=0,ub=2,cnt=0}\n\t\t\t\t{lb=4,ub=8,cnt=1}"
+		 "\n\tvois[2]: id=2, name=\"%s\""
+		 "\n\t\tvois[2]stat[5]: stype=TDGST, errs=0\n\t\t\tvoistatdata: smplcnt=2, "
+		 "compcnt=1, maxctds=40, nctds=2\n\t\t\t\t{mu=3,cnt=1}\n\t\t\t\t{mu=7,cnt=1}\n",
+		 hash, n0, n1, n2);
+}
+
+static void test_blob_freeform_every_statistic(void **state)
+{
+	struct processing *p = fed();
+	char want[2048];
+	(void)state;
+
+	freeform_want(want, sizeof(want), p->tpl[0].hash, "a", "b", "c");
+	expect(p, "vm/0/data?format=freeform", want);
+	expect(p, "vm/0/data?format=freeform&meta=1", want);
+	freeform_want(want, sizeof(want), p->tpl[0].hash, "", "", "");
+	expect(p, "vm/0/data?format=freeform&meta=0", want);
+	expect(p, "vm/0/data?meta=0&format=freeform", want);
+	done(p);
+}
+
+/* JSON: with SB_TOSTR_META the template, VOIs and statistics by name
+ * (several histograms by their data type); without it "tplname":null,
+ * VOIs as "[id]" and statistics as "[slot]". */
+static void test_blob_json_with_and_without_meta(void **state)
+{
+	struct processing *p = fed();
+	char want[2048];
+	(void)state;
+
+	snprintf(
+	    want, sizeof(want),
+	    "{\"tplname\":null,\"tplhash\":%u,\"vois\":{"
+	    "\"[0]\":{\"stats\":{\"[1]\":{\"errs\":0,\"val\":5},\"[2]\":{\"errs\":0,\"val\":7},"
+	    "\"[3]\":{\"errs\":0,\"val\":-2}}},"
+	    "\"[1]\":{\"stats\":{"
+	    "\"[4]\":{\"errs\":0,\"nbkts\":2,\"oob\":1,\"bkts\":[{\"lb\":1,\"ub\":1,\"cnt\":0},"
+	    "{\"lb\":5,\"ub\":5,\"cnt\":1}]},"
+	    "\"[6]\":{\"errs\":0,\"nbkts\":2,\"oob\":0,\"bkts\":[{\"lb\":0,\"ub\":10,\"cnt\":2},"
+	    "{\"lb\":10,\"ub\":9223372036854775807,\"cnt\":0}]},"
+	    "\"[7]\":{\"errs\":0,\"nbkts\":2,\"oob\":1,\"bkts\":[{\"lb\":0,\"ub\":2,\"cnt\":0},"
+	    "{\"lb\":4,\"ub\":8,\"cnt\":1}]}}},"
+	    "\"[2]\":{\"stats\":{\"[5]\":{\"errs\":0,\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
+	    "\"nctds\":2,\"ctds\":[{\"mu\":3,\"cnt\":1},{\"mu\":7,\"cnt\":1}]}}}}}\n",
+	    p->tpl[0].hash);
+	expect(p, "vm/0/data?format=json&meta=0", want);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"tplname\":\"tt\",\"tplhash\":%u,\"vois\":{"
+	    "\"a\":{\"stats\":{\"SUM\":{\"errs\":0,\"val\":5},\"MAX\":{\"errs\":0,\"val\":7},"
+	    "\"MIN\":{\"errs\":0,\"val\":-2}}},"
+	    "\"b\":{\"stats\":{"
+	    "\"DVHIST64\":{\"errs\":0,\"nbkts\":2,\"oob\":1,\"bkts\":[{\"lb\":1,\"ub\":1,"
+	    "\"cnt\":0},{\"lb\":5,\"ub\":5,\"cnt\":1}]},"
+	    "\"CRHIST64\":{\"errs\":0,\"nbkts\":2,\"oob\":0,\"bkts\":[{\"lb\":0,\"ub\":10,"
+	    "\"cnt\":2},{\"lb\":10,\"ub\":9223372036854775807,\"cnt\":0}]},"
+	    "\"DRHIST64\":{\"errs\":0,\"nbkts\":2,\"oob\":1,\"bkts\":[{\"lb\":0,\"ub\":2,"
+	    "\"cnt\":0},{\"lb\":4,\"ub\":8,\"cnt\":1}]}}},"
+	    "\"c\":{\"stats\":{\"TDGST\":{\"errs\":0,\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
+	    "\"nctds\":2,\"ctds\":[{\"mu\":3,\"cnt\":1},{\"mu\":7,\"cnt\":1}]}}}}}\n",
+	    p->tpl[0].hash);
+	expect(p, "vm/0/data?format=json", want);
+	expect(p, "vm/0/data?format=json&meta=1", want);
+	done(p);
+}
+
+/* stats_voistatdata_tostr of each statistic alone: a scalar is its
+ * dtype's "%jd" in both formats; HIST is the VOI's first histogram. */
+static void test_one_statistic_alone(void **state)
+{
+	struct processing *p = fed();
+	(void)state;
+
+	expect(p, "vm/0/data/0/SUM", "5\n");
+	expect(p, "vm/0/data/0/MAX?format=freeform", "7\n");
+	expect(p, "vm/0/data/0/MIN?format=json", "-2\n");
+	expect(p, "vm/0/data/1/HIST?format=freeform",
+	       "nbkts=2, oob=1\n\t\t\t\t{lb=1,ub=1,cnt=0}\n\t\t\t\t{lb=5,ub=5,cnt=1}\n");
+	expect(p, "vm/0/data/1/HIST?format=json",
+	       "\"nbkts\":2,\"oob\":1,\"bkts\":[{\"lb\":1,\"ub\":1,\"cnt\":0},"
+	       "{\"lb\":5,\"ub\":5,\"cnt\":1}]\n");
+	expect(p, "vm/0/data/2/TDGST?format=freeform",
+	       "smplcnt=2, compcnt=1, maxctds=40, nctds=2\n\t\t\t\t{mu=3,cnt=1}\n\t\t\t\t{mu=7,"
+	       "cnt=1}\n");
+	expect(p, "vm/0/data/2/TDGST?format=json",
+	       "\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,\"nctds\":2,\"ctds\":[{\"mu\":3,"
+	       "\"cnt\":1},{\"mu\":7,\"cnt\":1}]\n");
+	/* a snapshot resets: the data as held, as FreeBSD prints it */
+	free(iface_as(p, "POST", "vm/0/snapshot", NULL, true, S(3), &(int){0}));
+	expect(p, "vm/0/data/0/MAX", "-9223372036854775808\n");
+	expect(p, "vm/0/data/0/MIN", "9223372036854775807\n");
+	expect(p, "vm/0/data/0/SUM", "0\n");
+	done(p);
+}
+
+/* A blob not yet updated (the template's schema): freeform prints each
+ * statistic's data as held (MAX the lowest s64, MIN the highest, the
+ * buckets empty, no centroid), JSON null. */
+static void test_not_yet_set(void **state)
+{
+	struct processing *p = make(three_vois_yaml);
+	char want[2048];
+	(void)state;
+
+	snprintf(want, sizeof(want),
+		 "struct statsblobv1@0x0, tplhash=%u"
+		 "\n\tvois[0]: id=0, name=\"a\""
+		 "\n\t\tvois[0]stat[1]: stype=SUM, errs=0\n\t\t\tvoistatdata: 0"
+		 "\n\t\tvois[0]stat[2]: stype=MAX, errs=0\n\t\t\tvoistatdata: -9223372036854775808"
+		 "\n\t\tvois[0]stat[3]: stype=MIN, errs=0\n\t\t\tvoistatdata: 9223372036854775807"
+		 "\n\tvois[1]: id=1, name=\"b\""
+		 "\n\t\tvois[1]stat[4]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=0"
+		 "\n\t\t\t\t{lb=1,ub=1,cnt=0}\n\t\t\t\t{lb=5,ub=5,cnt=0}"
+		 "\n\t\tvois[1]stat[6]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=0"
+		 "\n\t\t\t\t{lb=0,ub=10,cnt=0}\n\t\t\t\t{lb=10,ub=9223372036854775807,cnt=0}"
+		 "\n\t\tvois[1]stat[7]: stype=HIST, errs=0\n\t\t\tvoistatdata: nbkts=2, oob=0"
+		 "\n\t\t\t\t{lb=0,ub=2,cnt=0}\n\t\t\t\t{lb=4,ub=8,cnt=0}"
+		 "\n\tvois[2]: id=2, name=\"c\""
+		 "\n\t\tvois[2]stat[5]: stype=TDGST, errs=0\n\t\t\tvoistatdata: smplcnt=0, "
+		 "compcnt=0, maxctds=40, nctds=0\n",
+		 p->tpl[0].hash);
+	expect(p, "templates/0?format=freeform", want);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":null,\"tplhash\":%u,\"vois\":{"
+		 "\"[0]\":{\"stats\":{\"[1]\":null,\"[2]\":null,\"[3]\":null}},"
+		 "\"[1]\":{\"stats\":{\"[4]\":null,\"[6]\":null,\"[7]\":null}},"
+		 "\"[2]\":{\"stats\":{\"[5]\":null}}}}\n",
+		 p->tpl[0].hash);
+	expect(p, "templates/tt?format=json&meta=0", want);
+	done(p);
+}
+
+/* A saturating SUM counts each update past its limit in errs, which
+ * stats(3) keeps in 8 bits that stop at 255: 2^62 given 300 times
+ * passes INT64_MAX from the second on, 299 errors, written as 255. */
+static void test_errs_stop_at_255(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: g, select: v, template: {name: t, stats: [sum]}}\n");
+	char want[256];
+	(void)state;
+
+	for (int k = 0; k < 300; k++)
+		feed_value(p, "v", NULL, 0, 4611686018427387904.0, S(1 + k));
+	assert_int_equal(p->src[0]->voi.stat[0].errs, 299);
+	snprintf(want, sizeof(want),
+		 "struct statsblobv1@0x0, tplhash=%u\n\tvois[0]: id=0, name=\"g\"\n\t\tvois[0]"
+		 "stat[1]: stype=SUM, errs=255\n\t\t\tvoistatdata: 9223372036854775807\n",
+		 p->tpl[0].hash);
+	expect(p, "g/0/data?format=freeform", want);
+	snprintf(want, sizeof(want),
+		 "{\"tplname\":\"t\",\"tplhash\":%u,\"vois\":{\"g\":{\"stats\":{\"SUM\":{"
+		 "\"errs\":255,\"val\":9223372036854775807}}}}}\n",
+		 p->tpl[0].hash);
+	expect(p, "g/0/data?format=json", want);
+	done(p);
+}
+
+/* A double VOI (this project's; stats(3) has none): freeform text
+ * prints its NaN and infinities as C does, the JSON as strings (no
+ * JSON number holds them). */
+static void test_double_voi_not_finite(void **state)
+{
+	struct processing *p = make(
+	    "processing:\n  groups:\n"
+	    "    - {name: nn, select: g, x: rate,\n"
+	    "       template: {stats: [sum, max, min, {crhist: {scheme: usr, bounds: [0]}}]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1)); /* X 1 */
+	struct source *s = p->src[0];
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}}), 0);
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}}), 0);
+	expect(p, "nn/0/data/0/SUM", "nan\n");
+	expect(p, "nn/0/data/0/SUM?format=json", "\"NaN\"\n");
+	expect(p, "nn/0/data/0/MAX", "inf\n");
+	expect(p, "nn/0/data/0/MIN", "-inf\n");
+	expect(p, "nn/0/data/0/HIST", "nbkts=1, oob=1\n\t\t\t\t{lb=0,ub=inf,cnt=2}\n");
+	expect(p, "nn/0/data/0/HIST?format=json",
+	       "\"nbkts\":1,\"oob\":1,\"bkts\":[{\"lb\":0,\"ub\":\"+Inf\",\"cnt\":2}]\n");
+	done(p);
+}
+
+/* What the query and the path refuse, each 400 with its reason. */
+static void test_refused_queries(void **state)
+{
+	struct processing *p = fed();
+	static const char *const bad[] = {
+	    "vm/0/data?format=freeform&objdump=1", /* no binary layout to dump */
+	    "vm/0/data?meta=0",			   /* meta= goes with json or freeform */
+	    "vm/0/data?format=json&meta=2",
+	    "vm/0/data?format=json&format=json",
+	    "vm/0/data?format=json&",
+	    "vm/0/data?",
+	    "vm/0/data/3/SUM",	   /* no VOI 3 */
+	    "vm/0/data/0/HIST",	   /* VOI 0 has no histogram */
+	    "vm/0/data/01/SUM",	   /* no leading 0 */
+	    "vm/0/data/0/SUM/s64", /* one statistic, no dtype */
+	    "vm/0/data/0/",
+	    "vm/0/data/999999/SUM",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		free(get(p, bad[i], 400));
+	char *text = get(p, "vm/0/data?format=json&objdump=1", 400);
+	has(text, "objdump=1");
+	free(text);
+	char *json = get(p, "vm/0/data?format=json", 200);
+	expect(p, "vm/0/data?format=json&objdump=0&meta=1", json);
+	free(json);
+	done(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_blob_freeform_every_statistic),
+	    cmocka_unit_test(test_blob_json_with_and_without_meta),
+	    cmocka_unit_test(test_one_statistic_alone),
+	    cmocka_unit_test(test_not_yet_set),
+	    cmocka_unit_test(test_errs_stop_at_255),
+	    cmocka_unit_test(test_double_voi_not_finite),
+	    cmocka_unit_test(test_refused_queries),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
