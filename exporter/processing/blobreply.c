@@ -184,7 +184,7 @@ void blobreply(struct processing *p, struct source *s, const char *query, bool s
 	}
 	if (encode(p, s, blob, &len, r) < 0)
 		goto out_free;
-	/* a destination larger than any blob holds it whole */
+	/* dst has room for any blob: a clone copies at most its cursz */
 	rc = vstats_sbv1_clone(blob, dst, o.dstmaxsz, o.flags, &n);
 	reply_bytes(r, dst, n);
 	if (rc == -EOVERFLOW) {
