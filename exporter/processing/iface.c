@@ -2,11 +2,13 @@
  * interface per group and source: `GET /statistics/` lists them; `<group>/<id>/definition` prints
  * and (POST, for allowed clients) takes definition lines, all or nothing;
  * `data` prints the data file (?format=json|freeform: the template's blob
- * as stats(3) writes it; data/<voi id>/<stat>: one statistic's data, tostr.c);
- * POST `snapshot` prints the template's statistics
- * and resets them (stats(3)'s snapshot with SB_CLONE_RSTSRC). stats(3)'s
+ * as stats(3) writes it; data/<voi id>/<stat>: one statistic's data, tostr.c;
+ * ?format=blob: its V1 bytes, blobreply.c); POST `snapshot` prints the
+ * template's statistics and resets them (stats(3)'s snapshot with
+ * SB_CLONE_RSTSRC). stats(3)'s
  * verbs are tpl.c's (`templates`, the blob) and rates.c's (`sample_rates`). */
 #include "iface.h"
+#include "blobreply.h"
 #include "rates.h"
 #include "fetch.h"
 #include "reply.h"
@@ -394,8 +396,10 @@ static void write_definitions(struct processing *p, struct source *s, const char
 	} else {
 		srctab_resize(p, s, bytes);
 		s->voi_stopped = !t.on;
-		if (t.reset)
+		if (t.reset) {
 			source_vois_reset(s);
+			s->lastrst_ns = now_ns;
+		}
 		textbuf_printf(&r->text, "ok\n");
 	}
 	statproc_batch_free(&b);
@@ -411,17 +415,24 @@ struct query_param {
 	uint32_t value; /* the format or the flag's value */
 };
 
-enum { QUERY_FORMAT = 1, QUERY_META = 2, QUERY_OBJDUMP = 4 };
+enum { QUERY_FORMAT = 1, QUERY_META = 2, QUERY_OBJDUMP = 4, QUERY_CLONE = 8, QUERY_DSTMAXSZ = 16 };
 
 static const struct query_param query_params[] = {
     {"format=text", QUERY_FORMAT, 0, TPL_TEXT},
     {"format=json", QUERY_FORMAT, 0, TPL_JSON},
     {"format=sysctl", QUERY_FORMAT, 0, TPL_SYSCTL},
     {"format=freeform", QUERY_FORMAT, 0, TPL_FREEFORM},
+    {"format=blob", QUERY_FORMAT, 0, TPL_BLOB},
     {"meta=0", QUERY_META, TOSTR_META, 0},
     {"meta=1", QUERY_META, TOSTR_META, TOSTR_META},
     {"objdump=0", QUERY_OBJDUMP, TOSTR_OBJDUMP, 0},
     {"objdump=1", QUERY_OBJDUMP, TOSTR_OBJDUMP, TOSTR_OBJDUMP},
+};
+
+/* format=blob's options, whose values blobreply.c reads: their names. */
+static const struct query_param blob_params[] = {
+    {"clone=", QUERY_CLONE, 0, 0},
+    {"dstmaxsz=", QUERY_DSTMAXSZ, 0, 0},
 };
 
 static const struct query_param *query_param(const char *at, size_t n)
@@ -429,6 +440,10 @@ static const struct query_param *query_param(const char *at, size_t n)
 	for (size_t k = 0; k < sizeof(query_params) / sizeof(query_params[0]); k++)
 		if (strlen(query_params[k].text) == n && strncmp(at, query_params[k].text, n) == 0)
 			return &query_params[k];
+	for (size_t k = 0; k < sizeof(blob_params) / sizeof(blob_params[0]); k++)
+		if (strlen(blob_params[k].text) < n &&
+		    strncmp(at, blob_params[k].text, strlen(blob_params[k].text)) == 0)
+			return &blob_params[k];
 	return NULL;
 }
 
@@ -445,9 +460,11 @@ static int query_of(const char *query, struct tpl_query *q, const char **why)
 		size_t n = strcspn(at, "&");
 		const struct query_param *qp = query_param(at, n);
 		if (!qp || (seen & qp->key)) {
-			*why = qp ? "a query parameter given twice"
-				  : "the query takes format=text|json|freeform|sysctl, meta=0|1 "
-				    "and objdump=0|1, apart by &";
+			*why =
+			    qp ? "a query parameter given twice"
+			       : "the query takes format=text|json|freeform|sysctl|blob, meta=0|1 "
+				 "and objdump=0|1, clone= and dstmaxsz= (format=blob's), apart "
+				 "by &";
 			return -EINVAL;
 		}
 		seen |= qp->key;
@@ -457,25 +474,34 @@ static int query_of(const char *query, struct tpl_query *q, const char **why)
 			q->flags = (q->flags & ~qp->mask) | qp->value;
 		at = at[n] ? at + n + 1 : NULL;
 	}
+	if ((seen & (QUERY_CLONE | QUERY_DSTMAXSZ)) && q->f != TPL_BLOB) {
+		*why = "clone= and dstmaxsz= go with format=blob";
+		return -EINVAL;
+	}
 	if ((seen & (QUERY_META | QUERY_OBJDUMP)) && !tpl_is_tostr(q->f)) {
 		*why = "meta= and objdump= go with format=json or format=freeform";
 		return -EINVAL;
 	}
 	if (q->flags & TOSTR_OBJDUMP) {
 		*why = "objdump=1 (SB_TOSTR_OBJDUMP) prints the binary blob's offsets and sizes, "
-		       "which the exporter does not lay out yet";
+		       "which the text does not dump yet (format=blob serves the bytes)";
 		return -EINVAL;
 	}
 	return 0;
 }
 
 static void source_verb(struct processing *p, struct source *s, const char *what, bool post,
-			const struct tpl_query *q, const char *body, uint64_t now_ns,
-			struct stage_reply *r)
+			const struct tpl_query *q, const char *query, const char *body,
+			uint64_t now_ns, struct stage_reply *r)
 {
-	bool json = q->f != TPL_TEXT; /* json or freeform: the blob's text */
+	bool json = q->f != TPL_TEXT, /* json or freeform: the blob's text */
+	    data_or_snapshot = !strcmp(what, "data") || !strcmp(what, "snapshot");
 
-	if (strcmp(what, "definition") == 0 && !json) {
+	if (q->f == TPL_BLOB && strcmp(what, post ? "snapshot" : "data") == 0) {
+		blobreply(p, s, query, post, now_ns, r);
+	} else if (q->f == TPL_BLOB && !data_or_snapshot) {
+		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
+	} else if (strcmp(what, "definition") == 0 && !json) {
 		if (post)
 			write_definitions(p, s, body ? body : "", now_ns, r);
 		else
@@ -494,10 +520,12 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			tpl_tostr(p, s, q, r);
 		else
 			template_data(p, s, r);
-		if (r->status == 200)
+		if (r->status == 200) {
 			source_vois_reset(s);
+			s->lastrst_ns = now_ns;
+		}
 	} else {
-		r->status = strcmp(what, "data") == 0 || strcmp(what, "snapshot") == 0 ? 405 : 404;
+		r->status = data_or_snapshot ? 405 : 404;
 		textbuf_printf(&r->text, "%s\n",
 			       r->status == 405 ? "method not allowed" : "not found");
 	}
@@ -557,7 +585,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 			r->status = 405;
 		else
 			list(p, r);
-	} else if (tpl_verb(p, path, &q, post, body, may_write, r)) {
+	} else if (q.f != TPL_BLOB && tpl_verb(p, path, &q, post, body, may_write, r)) {
 		return;
 	} else if (q.f == TPL_SYSCTL) {
 		reply_fail(r, 400, -EINVAL, "format=sysctl is the template list's alone");
@@ -567,7 +595,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 	} else if (post && !may_write) {
 		forbid(r);
 	} else {
-		source_verb(p, s, what, post, &q, body, now_ns, r);
+		source_verb(p, s, what, post, &q, query, body, now_ns, r);
 	}
 }
 
@@ -578,6 +606,7 @@ void iface_request(struct processing *p, const char *method, const char *path, c
 
 	r->status = 200;
 	r->text = (struct textbuf){.max = 64u << 20};
+	r->type = NULL;
 	if (!copy) {
 		r->text.failed = true;
 	} else {

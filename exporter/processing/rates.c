@@ -150,6 +150,8 @@ void rates_post(struct processing *p, const char *body, struct stage_reply *r)
 		s->more = plan[i].more;
 		s->nmore = plan[i].nmore;
 		s->sampled = plan[i].sampled;
+		if (s->sampled) /* a blob made anew */
+			s->created_ns = s->lastrst_ns = p->clock_ns();
 		srctab_resize(p, s, s->sampled ? s->bytes + voi : s->bytes - voi);
 	}
 	free(plan);

@@ -298,6 +298,7 @@ int srctab_add(struct processing *p, uint32_t group, const char *key, size_t len
 	s->group = group;
 	s->hash = h;
 	s->seen_ns = now_ns;
+	s->created_ns = s->lastrst_ns = now_ns;
 	s->histogram = histogram;
 	if (source_stats(p, s, sampled, now_ns) < 0 || table_insert(p, s) < 0) {
 		source_free(p, s);

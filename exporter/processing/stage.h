@@ -27,6 +27,7 @@ struct stage_input {
 struct stage_reply {
 	int status; /* HTTP status */
 	struct textbuf text;
+	const char *type; /* NULL: text/plain; else its bytes are text.len, of this type */
 };
 
 #endif

@@ -72,6 +72,9 @@ struct source {
 	struct vstats_voi voi;	    /* the blob's first VOI, fed by this series */
 	struct source_more *more;   /* its other VOIs (nmore), while sampled */
 	uint32_t nmore;
+	/* When it was made and its blob last reset (monotonic): the blob's
+	 * created and lastrst. */
+	uint64_t created_ns, lastrst_ns;
 	/* labels[nlabels], then the name, the labels' strings and the key:
 	 * one allocation with the source, read together on each sample. */
 	struct bs_label mem[];

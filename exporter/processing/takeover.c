@@ -192,6 +192,7 @@ static int rebuild(struct processing *p, struct processing *old, struct source *
 	if (srctab_vois_make(&n->tpl, &s->voi, &s->more, &s->nmore) < 0)
 		return -ENOMEM;
 	s->sampled = true;
+	s->created_ns = s->lastrst_ns = p->clock_ns(); /* a blob made anew */
 	return 0;
 }
 

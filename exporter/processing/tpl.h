@@ -22,7 +22,13 @@ int tpl_find(const struct processing *p, const struct vstats_tplspec *spec);
 /* How the template list and a template are written: lines of slot id and
  * spec; a template's schema as JSON or freeform text (stats_tpl_fetch); the list in the
  * form of FreeBSD's kern.stats.templates sysctl. */
-enum tpl_format { TPL_TEXT, TPL_JSON, TPL_SYSCTL, TPL_FREEFORM };
+enum tpl_format {
+	TPL_TEXT,
+	TPL_JSON,
+	TPL_SYSCTL,
+	TPL_FREEFORM,
+	TPL_BLOB, /* a source's blob as V1 bytes (blobreply.c) */
+};
 /* A request's query: the format, and stats_blob_tostr's flags
  * (TOSTR_META, TOSTR_OBJDUMP) for the two it writes. */
 struct tpl_query {

@@ -451,7 +451,7 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	if (b)
 		b->data[b->len] = '\0';
 	/* The interface reads its query arguments (format=, meta=,
-	 * objdump=) from its path, and refuses any other. */
+	 * objdump=, clone=, dstmaxsz=) from its path, and refuses any other. */
 	struct iface_query q = {.len = 0};
 	MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, iface_arg, &q);
 	if (q.bad) {
@@ -469,7 +469,10 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 			 may_write, monoclock_ns(), &r);
 	free(with_query);
 	collset_put(set);
-	ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
+	if (r.type)
+		ret = reply(rq, (unsigned)r.status, r.type, r.text.p, r.text.len);
+	else
+		ret = reply_text(rq, (unsigned)r.status, r.text.p ? r.text.p : "");
 	textbuf_free(&r.text);
 	return ret;
 }

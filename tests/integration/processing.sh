@@ -125,6 +125,96 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$WORK/big.txt" "$U
 check "a body over 64 KiB is 413 ($code)" test "$code" = 413
 check "GET of an unknown interface is 404" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/statistics/nope/0/data")" = 404
 
+# stats(3)'s blob as V1 bytes (format=blob), read by a decoder written
+# from FreeBSD's sys/sys/stats.h, against format=json of the same
+# stopped source: every figure of every statistic type, a template of
+# three VOIs; stats_blob_clone's destination sizes and snapshot's reset.
+blob_case() {
+	local u="$RURL/statistics" dec="$HERE/../fixtures/statsblob/sbv1_decode.py" g
+	for g in sbv1 sbdr sbdv sbtd; do
+		curl -s "$u/$g/0/data?format=json" >"$WORK/$g.json"
+		curl -s -o "$WORK/$g.sb" -w '%{content_type}' "$u/$g/0/data?format=blob" >"$WORK/$g.type"
+		$PY "$dec" "$WORK/$g.sb" >"$WORK/$g.dec" 2>&1
+	done
+	check "format=blob: the V1 bytes of a template of three VOIs, of each histogram type and of a t-digest hold every figure of format=json" \
+		$PY - "$WORK" <<'EOF'
+import json, sys
+w = sys.argv[1]
+def same(dec, js):  # a t-digest's means are Q_S64: equal to 2^-nfbits
+    if dec is None or 'mu_nfbits' not in dec:
+        return dec == js
+    nf, dc, jc = dec.pop('mu_nfbits'), dec.pop('ctds'), js.pop('ctds')
+    return dec == js and len(dc) == len(jc) and all(
+        a['cnt'] == b['cnt'] and abs(a['mu'] - b['mu']) <= 2.0 ** -nf for a, b in zip(dc, jc))
+for g, want in (('sbv1', ['SUM', 'MAX', 'MIN', 'HIST']), ('sbdr', ['HIST', 'MIN']),
+                ('sbdv', ['HIST', 'MAX']), ('sbtd', ['SUM', 'TDGST'])):
+    assert open('%s/%s.type' % (w, g)).read() == 'application/octet-stream', g
+    js = json.load(open('%s/%s.json' % (w, g)))
+    dec = json.load(open('%s/%s.dec' % (w, g)))
+    h = dec['header']
+    size = len(open('%s/%s.sb' % (w, g), 'rb').read())
+    assert h['abi'] == 1 and h['endian'] == 1 and h['maxsz'] == h['cursz'] == size, h
+    assert 0 < h['created'] <= h['lastrst'], h
+    assert dec['tplhash'] == js['tplhash'], (dec['tplhash'], js['tplhash'])
+    names = list(js['vois'])
+    assert len(names) == len(dec['vois']) == len(h['vois']), (names, dec['vois'])
+    for i, name in enumerate(names):
+        ds, jss = dec['vois'][str(i)]['stats'], js['vois'][name]['stats']
+        assert sorted(ds) == sorted(jss) and all(same(ds[k], jss[k]) for k in ds), (g, name, dec, js)
+    for st in want:  # figures taken, not only nulls compared
+        assert js['vois'][names[0]]['stats'][st] is not None, (g, st, js)
+dec = json.load(open(w + '/sbv1.dec'))
+td = json.load(open(w + '/sbtd.json'))['vois']['sbtd']['stats']['TDGST']
+assert td['nctds'] >= 5 and td['smplcnt'] >= 5, td
+hist = dec['vois']['0']['stats']['HIST']
+assert sum(b['cnt'] for b in hist['bkts']) >= 5 and hist['bkts'][-1]['ub'] == 2**64 - 1, hist
+# a relative VOI keeps its previous value in its VOISTATE: the running total, its MAX
+v0 = dec['header']['vois'][0]
+top = json.load(open(w + '/sbv1.json'))['vois']['events']['stats']['MAX']['val']
+assert v0['flags'] == 1 and v0['prev'] == top and len(dec['header']['vois']) == 3, v0
+EOF
+	local size code
+	size=$(stat -c %s "$WORK/sbv1.sb")
+	check "format=blob refuses, with the reason, a double VOI (409)" \
+		sh -c "[ \$(curl -s -o '$WORK/rt.err' -w '%{http_code}' '$u/sbrate/0/data?format=blob') = 409 ] && grep -q '^EOPNOTSUPP: a double VOI' '$WORK/rt.err'"
+	code=$(curl -s -o "$WORK/short.sb" -w '%{http_code}' "$u/sbv1/0/data?dstmaxsz=8&format=blob")
+	check "dstmaxsz below the blob: the 8-byte header alone, maxsz 8 and the blob's cursz, EOVERFLOW as 416 ($code)" \
+		$PY -c "
+import struct
+b = open('$WORK/short.sb', 'rb').read()
+assert $code == 416 and len(b) == 8 and struct.unpack('<BBHHH', b) == (1, 1, 0, 8, $size), b"
+	code=$(curl -s -o "$WORK/big.sb" -w '%{http_code}' "$u/sbv1/0/data?format=blob&dstmaxsz=100000")
+	check "dstmaxsz past the blob: the whole blob, maxsz the destination's (at most 65535)" \
+		$PY -c "
+import struct
+b, a = open('$WORK/big.sb', 'rb').read(), open('$WORK/sbv1.sb', 'rb').read()
+assert $code == 200 and struct.unpack_from('<H', b, 4)[0] == 65535 and b[:4] + b[6:] == a[:4] + a[6:]"
+	check "clone options refused: rstsrc on a GET, a destination under 8 bytes, allocdst with a size, an unknown flag, options on format=json" \
+		sh -c "for q in 'format=blob&clone=rstsrc' 'format=blob&dstmaxsz=7' 'format=blob&clone=allocdst&dstmaxsz=99' 'format=blob&clone=usrdst' 'format=blob&clone=allocdst,' 'format=json&dstmaxsz=9'; do
+			[ \$(curl -s -o /dev/null -w '%{http_code}' \"$u/sbv1/0/data?\$q\") = 400 ] || exit 1; done"
+	check "format=blob: a GET of snapshot is 405, another verb 400" \
+		sh -c "[ \$(curl -s -o /dev/null -w '%{http_code}' '$u/sbv1/0/snapshot?format=blob') = 405 ] &&
+		       [ \$(curl -s -o /dev/null -w '%{http_code}' '$u/sbv1/0/definition?format=blob') = 400 ]"
+	curl -s -o /dev/null -XPOST "$u/sbv1/0/snapshot?format=blob&dstmaxsz=8"
+	curl -s -o /dev/null -XPOST "$u/sbv1/0/snapshot?format=blob&clone=allocdst"
+	check "a snapshot that overflows, or is cloned without rstsrc, leaves the source as it was" \
+		sh -c "curl -s '$u/sbv1/0/data?format=json' | cmp -s - '$WORK/sbv1.json'"
+	curl -s -o "$WORK/snap.sb" -XPOST "$u/sbv1/0/snapshot?format=blob"
+	$PY "$dec" "$WORK/snap.sb" >"$WORK/snap.dec"
+	curl -s -o "$WORK/after.sb" "$u/sbv1/0/data?format=blob"
+	$PY "$dec" "$WORK/after.sb" >"$WORK/after.dec"
+	check "POST snapshot?format=blob: the blob's figures, then the source reset (SB_CLONE_RSTSRC) with a later lastrst" \
+		$PY - "$WORK" <<'EOF'
+import json, sys
+w = sys.argv[1]
+snap, before = json.load(open(w + '/snap.dec')), json.load(open(w + '/sbv1.dec'))
+after = json.load(open(w + '/after.dec'))
+assert snap['vois'] == before['vois'], (snap, before)
+assert all(v is None for voi in after['vois'].values() for v in voi['stats'].values()), after
+assert after['header']['lastrst'] > snap['header']['lastrst'] == snap['header']['created'], after
+EOF
+}
+
 # stats(3)'s relative updates and a list's missed count, exactly: the
 # example counter rises by one each pass. Each interface is stopped
 # (on=0) before it is read, so its figures hold still between the reads.
@@ -148,13 +238,40 @@ check "GET of an unknown interface is 404" test "$(curl -s -o /dev/null -w '%{ht
         vois:
           - {name: events, dtype: u64, stats: [sum, max]}
           - {name: latency, series: example_latency_seconds, stats: [{dvhist: {values: [0]}}]}
+    - name: sbv1
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template:
+        name: sbv1_tpl
+        vois:
+          - {name: events, dtype: u64, relative: true,
+             stats: [sum, max, min, {crhist: {scheme: lin, lb: 0, ub: 40, stepinc: 4}}]}
+          - {name: latency, series: example_latency_seconds, stats: [min, {dvhist: {values: [0, 1]}}]}
+          - {name: idle, series: example_temperature_celsius, relative: true,
+             stats: [sum, {drhist: {buckets: [[0, 1]]}}]}
+    - name: sbdr
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: sbdr_tpl, stats: [{drhist: {buckets: [[0, 1], [1, 2]]}}, min]}
+    - name: sbdv
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: sbdv_tpl, dtype: u64, stats: [{dvhist: {values: [0, 2]}}, max]}
+    - name: sbtd
+      select: 'example_events_total{device="vda"}'
+      template: {name: sbtd_tpl, stats: [sum, {tdigest: {compression: 100, quantiles: [0.5]}}]}
+    - name: sbrate
+      select: 'example_events_total{device="vda"}'
+      x: rate
+      template: {name: sbrate_tpl, stats: [sum]}
 EOF
 } >"$WORK/rel.yml"
 PR=$(free_port)
 start_exporter "$WORK/rel.yml" "$PR"
 RPID=$LAST_PID RURL="http://127.0.0.1:$PR"
 until_samples "$RURL/statistics/distinct/0/data" di_range 6
-for i in relev/0 distinct/0 blobev/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
+for i in relev/0 distinct/0 blobev/0 sbv1/0 sbdr/0 sbdv/0 sbtd/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
+blob_case # stats(3)'s V1 bytes of the same figures, with the clone options
 curl -s "$RURL/statistics/blobev/0/data" >"$WORK/blob.data"
 curl -s "$RURL/statistics/blobev/0/data?format=json" >"$WORK/blob.json"
 curl -s "$RURL/statistics/blobev/0/fetch/0/SUM/u64" >"$WORK/fetch.ok"

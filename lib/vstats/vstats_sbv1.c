@@ -1,0 +1,437 @@
+/* stats(3)'s statsblob V1 as an amd64 FreeBSD kernel lays it out, from
+ * sys/sys/stats.h and sys/kern/subr_stats.c: the header, the vois[]
+ * array indexed by VOI id, each VOI's voistat array indexed by statistic
+ * type, and the statistics' data, all little-endian and packed the way
+ * stats_v1_blob_expand packs them. */
+#include "vstats_sbv1.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* enum voi_stype and enum vsd_dtype, FreeBSD's numbers. */
+enum {
+	VS_VOISTATE,
+	VS_SUM,
+	VS_MAX,
+	VS_MIN,
+	VS_HIST,
+	VS_TDGST,
+	VS_NSLOTS,
+};
+enum {
+	VSD_VOISTATE = 0,
+	VSD_INT_S64 = 3,
+	VSD_INT_U64 = 4,
+	VSD_CRHIST64 = 14,
+	VSD_DRHIST64 = 15,
+	VSD_DVHIST64 = 16,
+	VSD_TDGSTCLUST64 = 18,
+};
+
+#define VOI_SIZE 8	     /* struct voi */
+#define VOISTAT_SIZE 8	     /* struct voistat */
+#define NUMERIC_SIZE 8	     /* struct voistatdata_numeric: a union of 64-bit members */
+#define VOI_REQSTATE 0x0001u /* the VOI keeps its previous value (SB_VOI_RELUPDATE) */
+#define VS_VSDVALID 0x0001u  /* the statistic took a value since its reset */
+#define VS_ERRS_MAX 255u     /* errs is an 8-bit field that stops there */
+#define PLANS_MAX 16	     /* VOIs of a blob encoded here (a template has at most 8) */
+
+/* struct voistatdata_tdgstclust64 (without DIAGNOSTIC, as GENERIC): u64
+ * smplcnt, u32 compcnt, then the ARB16_HEAD, six int16 indexes whose
+ * arb_nodes[] of 8-aligned centroids put the head at 16 and the nodes at
+ * 32. A centroid (voistatdata_tdgstctd64) is its ARB16_ENTRY (three
+ * int16 indexes and an int8 colour, 8 bytes), the Q_S64 mu and the s64
+ * cnt: 24 bytes. */
+#define TDGST_HEAD 16
+#define TDGST_NODES 32
+#define TDGST_NODE_SIZE 24
+#define ARB_NULLIDX 0xffffu /* -1 as an int16 */
+#define ARB_BLACK 0
+#define ARB_RED 1
+#define ARB_FREE 0xff /* ARB_NULLCOL */
+
+/* One VOI's plan: which statistic sits in each voistat slot (-1: none),
+ * its voistat slots (voistatmaxid + 1) and its data bytes. */
+struct voi_plan {
+	int stat[VS_NSLOTS];
+	size_t nslots, data;
+};
+
+static int slot_of(enum vstats_stype t)
+{
+	static const int slot[] = {
+	    [VSTATS_SUM] = VS_SUM,     [VSTATS_MAX] = VS_MAX,	  [VSTATS_MIN] = VS_MIN,
+	    [VSTATS_CRHIST] = VS_HIST, [VSTATS_DRHIST] = VS_HIST, [VSTATS_DVHIST] = VS_HIST,
+	    [VSTATS_TDGST] = VS_TDGST};
+	return (size_t)t < sizeof(slot) / sizeof(slot[0]) && slot[t] ? slot[t] : -1;
+}
+
+/* A histogram's data: its oob, then per bucket the bounds it keeps (CR
+ * the lower, DR both, DV the value) and a 64-bit count. */
+static size_t hist_bucket_size(enum vstats_stype t)
+{
+	return (t == VSTATS_DRHIST ? 2 : 1) * NUMERIC_SIZE + 8;
+}
+
+static size_t stat_size(const struct vstats_stat *st)
+{
+	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
+		return 8 + (size_t)st->hist.n * hist_bucket_size(st->stype);
+	if (st->stype == VSTATS_TDGST) /* TDGST_NCTRS2VSDSZ */
+		return TDGST_NODES + tdigest_centroids_max(st->td) * TDGST_NODE_SIZE;
+	return NUMERIC_SIZE;
+}
+
+static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char **why)
+{
+	memset(pl, 0, sizeof(*pl));
+	for (int i = 0; i < VS_NSLOTS; i++)
+		pl->stat[i] = -1;
+	if (v->dtype != VSTATS_INT && v->dtype != VSTATS_UINT) {
+		*why = v->dtype == VSTATS_FLOAT ? "a double VOI has no stats(3) data type: its "
+						  "blob cannot be laid out"
+						: "a VOI of this data type is not laid out in the "
+						  "blob yet (s64 and u64 are)";
+		return -EOPNOTSUPP;
+	}
+	pl->nslots = 1;
+	pl->data = v->relupdate ? NUMERIC_SIZE : 0; /* the VOISTATE's previous value */
+	for (uint32_t k = 0; k < v->nstats; k++) {
+		int slot = slot_of(v->stat[k].stype);
+		if (slot < 0) {
+			*why = "a statistic of a type the blob does not lay out yet";
+			return -EOPNOTSUPP;
+		}
+		if (slot == VS_TDGST && tdigest_centroids_max(v->stat[k].td) > INT16_MAX) {
+			*why = "a t-digest of more centroids than an ARB16 tree indexes (32767)";
+			return -EFBIG;
+		}
+		if (pl->stat[slot] >= 0) {
+			*why = "stats(3) keeps one statistic of each type per VOI: a second "
+			       "histogram has no voistat slot in the blob";
+			return -EOPNOTSUPP;
+		}
+		pl->stat[slot] = (int)k;
+		if ((size_t)slot + 1 > pl->nslots)
+			pl->nslots = (size_t)slot + 1;
+		pl->data += stat_size(&v->stat[k]);
+	}
+	return 0;
+}
+
+int64_t vstats_sbv1_sbintime(uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u, frac = ns % 1000000000u;
+
+	return (int64_t)((s << 32) + (frac << 32) / 1000000000u);
+}
+
+/* The plans of every VOI and the blob's size, bounded at every step. */
+static int plan_blob(const struct vstats_sbv1_blob *b, struct voi_plan *plans, size_t *size,
+		     const char **why)
+{
+	size_t total = VSTATS_SBV1_HDR_SIZE + b->nvoi * VOI_SIZE;
+	int rc;
+
+	if (b->nvoi > PLANS_MAX) {
+		*why = "more VOIs than a blob is encoded with here (16)";
+		return -EFBIG;
+	}
+	for (size_t v = 0; v < b->nvoi && total <= VSTATS_SBV1_MAXSZ; v++) {
+		if ((rc = plan_voi(&b->vois[v], &plans[v], why)) < 0)
+			return rc;
+		total += plans[v].nslots * VOISTAT_SIZE + plans[v].data;
+	}
+	if (total > VSTATS_SBV1_MAXSZ) {
+		*why = "the blob would pass 65535 bytes, the most stats(3)'s V1 layout can "
+		       "size (maxsz and cursz are 16-bit)";
+		return -EFBIG;
+	}
+	*size = total;
+	return 0;
+}
+
+int vstats_sbv1_size(const struct vstats_sbv1_blob *b, size_t *size, const char **why)
+{
+	struct voi_plan plans[PLANS_MAX];
+
+	return plan_blob(b, plans, size, why);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* struct voistat: int8 stype, a dtype in 8 bits, u16 data_off, u16 dsz,
+ * then errs and flags sharing a u16 (errs its low 8 bits on amd64). */
+static void put_voistat(uint8_t *p, int stype, int dtype, size_t data_off, size_t dsz,
+			uint64_t errs, unsigned flags)
+{
+	p[0] = (uint8_t)(int8_t)stype;
+	p[1] = (uint8_t)dtype;
+	put16(p + 2, (uint16_t)data_off);
+	put16(p + 4, (uint16_t)dsz);
+	p[6] = (uint8_t)(errs > VS_ERRS_MAX ? VS_ERRS_MAX : errs);
+	p[7] = (uint8_t)flags;
+}
+
+static int value_dtype(enum vstats_dtype d)
+{
+	return d == VSTATS_UINT ? VSD_INT_U64 : VSD_INT_S64;
+}
+
+static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
+{
+	switch (st->stype) {
+	case VSTATS_TDGST:
+		return VSD_TDGSTCLUST64;
+	case VSTATS_CRHIST:
+		return VSD_CRHIST64;
+	case VSTATS_DRHIST:
+		return VSD_DRHIST64;
+	case VSTATS_DVHIST:
+		return VSD_DVHIST64;
+	default:
+		return value_dtype(v->dtype);
+	}
+}
+
+/* The Q_S64 precisions (fractional bits) its 3 control bits can say,
+ * Q_NFBITS of control values 0 to 7 (64 is capped at the 60 there are). */
+static const unsigned q_nfbits[] = {2, 4, 6, 8, 16, 32, 48, 60};
+
+/* The finest precision whose integer bits (60 less the fraction's) hold
+ * every |mean| of the digest: the control value, 0 to 7. */
+static unsigned q_ctrl_for(double maxabs)
+{
+	unsigned c = 7;
+
+	while (c > 0 && !(maxabs < ldexp(1.0, 60 - (int)q_nfbits[c])))
+		c--;
+	return c;
+}
+
+/* x as a Q_S64 of control value c: sign and magnitude (Q_SIFVAL), the
+ * magnitude rounded to the nearest 2^-nfbits, above the control bits. */
+static uint64_t q_s64(double x, unsigned c)
+{
+	double mag = nearbyint(ldexp(fabs(x), (int)q_nfbits[c]));
+	uint64_t m = mag >= ldexp(1.0, 60) ? (1ull << 60) - 1 : (uint64_t)mag;
+
+	return (x < 0 && m ? 1ull << 63 : 0) | m << 3 | c;
+}
+
+/* Node i's ARB16_ENTRY. */
+static void put_arb_entry(uint8_t *node, unsigned parent, unsigned left, unsigned right,
+			  unsigned color)
+{
+	put16(node, (uint16_t)parent);
+	put16(node + 2, (uint16_t)left);
+	put16(node + 4, (uint16_t)right);
+	node[6] = (uint8_t)color;
+	node[7] = 0;
+}
+
+/* Nodes [lo, hi) (centroids in increasing mean) as a subtree split at
+ * its middle, so every level but the deepest is full: the nodes at depth
+ * `red` are red, the rest black, a valid red-black tree. Its root. */
+static unsigned arb_build(uint8_t *nodes, unsigned lo, unsigned hi, unsigned parent, unsigned depth,
+			  unsigned red)
+{
+	if (lo >= hi)
+		return ARB_NULLIDX;
+	unsigned mid = lo + (hi - lo) / 2;
+	unsigned l = arb_build(nodes, lo, mid, mid, depth + 1, red);
+	unsigned r = arb_build(nodes, mid + 1, hi, mid, depth + 1, red);
+	put_arb_entry(nodes + (size_t)mid * TDGST_NODE_SIZE, parent, l, r,
+		      depth == red ? ARB_RED : ARB_BLACK);
+	return mid;
+}
+
+/* A TDGSTCLUST64: the centroids in nodes 0 to n-1 by increasing mean, in
+ * a red-black tree; the nodes past them on the free list (linked by
+ * their right index, colour ARB_NULLCOL), as ARB_INIT leaves them. */
+static void put_tdgst(uint8_t *p, struct tdigest *td)
+{
+	size_t n = tdigest_centroids(td), max = tdigest_centroids_max(td);
+	uint8_t *nodes = p + TDGST_NODES;
+	double mu, w, maxabs = 0;
+	unsigned depth = 0, c;
+
+	for (size_t i = 0; i < n; i++) {
+		tdigest_centroid(td, i, &mu, &w);
+		maxabs = fmax(maxabs, fabs(mu));
+	}
+	c = q_ctrl_for(maxabs);
+	memset(p, 0, TDGST_NODES);
+	put64(p, (uint64_t)tdigest_count(td));
+	put32(p + 8, (uint32_t)tdigest_merges(td));
+	while (((size_t)1 << (depth + 1)) - 1 < n) /* levels 0 to depth-1 are full */
+		depth++;
+	put16(p + TDGST_HEAD, (uint16_t)n);
+	put16(p + TDGST_HEAD + 2, (uint16_t)max);
+	put16(p + TDGST_HEAD + 4,
+	      (uint16_t)arb_build(nodes, 0, (unsigned)n, ARB_NULLIDX, 0,
+				  ((size_t)1 << (depth + 1)) - 1 == n ? UINT32_MAX : depth));
+	put16(p + TDGST_HEAD + 6, (uint16_t)(n < max ? n : ARB_NULLIDX));
+	put16(p + TDGST_HEAD + 8, (uint16_t)(n ? 0 : ARB_NULLIDX));
+	put16(p + TDGST_HEAD + 10, (uint16_t)(n ? n - 1 : ARB_NULLIDX));
+	for (size_t i = 0; i < max; i++) {
+		uint8_t *node = nodes + i * TDGST_NODE_SIZE;
+		if (i >= n) { /* free: what ARB_INIT over zeroed memory leaves */
+			put_arb_entry(node, 0, 0, i + 1 < max ? (unsigned)i + 1 : ARB_NULLIDX,
+				      ARB_FREE);
+			put64(node + 8, c);
+			put64(node + 16, 0);
+			continue;
+		}
+		tdigest_centroid(td, i, &mu, &w);
+		put64(node + 8, q_s64(mu, c));
+		put64(node + 16, (uint64_t)w);
+	}
+}
+
+/* A statistic's data at p (stat_size bytes). Integers of either dtype
+ * are written by their 64 bits: the u member of the value's union. */
+static void put_data(uint8_t *p, const struct vstats_stat *st)
+{
+	const struct vstats_hist *h = &st->hist;
+
+	if (st->stype == VSTATS_TDGST) {
+		put_tdgst(p, st->td);
+		return;
+	}
+	if (st->stype < VSTATS_CRHIST || st->stype > VSTATS_DVHIST) {
+		put64(p, st->v.u);
+		return;
+	}
+	put64(p, h->oob);
+	p += 8;
+	for (uint32_t i = 0; i < h->n; i++) {
+		put64(p, h->bkt[i].lb.u);
+		p += NUMERIC_SIZE;
+		if (st->stype == VSTATS_DRHIST) {
+			put64(p, h->bkt[i].ub.u);
+			p += NUMERIC_SIZE;
+		}
+		put64(p, h->count[i]);
+		p += 8;
+	}
+}
+
+/* VOI v's voistats at stats (its slots, unused ones with stype -1 as
+ * stats_v1_blob_expand leaves them) and its data at data_off. */
+static void put_voi(uint8_t *out, const struct vstats_voi *v, const struct voi_plan *pl,
+		    size_t stats_off, size_t data_off)
+{
+	uint8_t *stats = out + stats_off;
+
+	memset(stats, 0, pl->nslots * VOISTAT_SIZE);
+	for (size_t i = 0; i < pl->nslots; i++)
+		stats[i * VOISTAT_SIZE] = 0xff; /* stype -1: no statistic */
+	if (v->relupdate) {
+		put_voistat(stats, VS_VOISTATE, VSD_VOISTATE, data_off, NUMERIC_SIZE, 0, 0);
+		put64(out + data_off, v->have_prev ? v->prev.u : 0);
+		data_off += NUMERIC_SIZE;
+	}
+	/* the data in the order the template lists the statistics, as
+	 * stats_v1_tpl_add_voistats copies their initial values */
+	for (uint32_t k = 0; k < v->nstats; k++) {
+		const struct vstats_stat *st = &v->stat[k];
+		int slot = slot_of(st->stype);
+		size_t dsz = stat_size(st);
+		put_voistat(stats + (size_t)slot * VOISTAT_SIZE, slot, stat_dtype(v, st), data_off,
+			    dsz, st->errs, v->updates > 0 ? VS_VSDVALID : 0);
+		put_data(out + data_off, st);
+		data_off += dsz;
+	}
+}
+
+/* struct voi: int16 id, a dtype in 8 bits, int8 voistatmaxid, u16
+ * stats_off, u16 flags. */
+static void put_voi_entry(uint8_t *p, size_t id, const struct vstats_voi *v,
+			  const struct voi_plan *pl, size_t stats_off)
+{
+	put16(p, (uint16_t)id);
+	p[2] = (uint8_t)value_dtype(v->dtype);
+	p[3] = (uint8_t)(pl->nslots - 1);
+	put16(p + 4, (uint16_t)stats_off);
+	put16(p + 6, v->relupdate ? VOI_REQSTATE : 0);
+}
+
+int vstats_sbv1_encode(const struct vstats_sbv1_blob *b, uint8_t *out, size_t room, size_t *len,
+		       const char **why)
+{
+	struct voi_plan plans[PLANS_MAX];
+	size_t size, stats_off, data_off, nslots = 0;
+	int rc;
+
+	if ((rc = plan_blob(b, plans, &size, why)) < 0)
+		return rc;
+	if (room < size) {
+		*why = "the buffer is smaller than the blob";
+		return -ENOSPC;
+	}
+	for (size_t v = 0; v < b->nvoi; v++)
+		nslots += plans[v].nslots;
+	memset(out, 0, VSTATS_SBV1_HDR_SIZE);
+	out[0] = VSTATS_SBV1_ABI;
+	out[1] = VSTATS_SBV1_LE;
+	put16(out + 4, (uint16_t)size); /* maxsz: a blob made from its template is its size */
+	put16(out + 6, (uint16_t)size);
+	put32(out + 8, b->tplhash);
+	stats_off = VSTATS_SBV1_HDR_SIZE + b->nvoi * VOI_SIZE;
+	data_off = stats_off + nslots * VOISTAT_SIZE;
+	put16(out + 12, (uint16_t)stats_off);
+	put16(out + 14, (uint16_t)data_off);
+	put64(out + 16, (uint64_t)b->created);
+	put64(out + 24, (uint64_t)b->lastrst);
+	/* stats_v1_blob_expand puts each VOI added to a template before the
+	 * ones already there, in the voistat and the data regions alike: the
+	 * last VOI's come first. */
+	for (size_t v = b->nvoi; v-- > 0;) {
+		put_voi_entry(out + VSTATS_SBV1_HDR_SIZE + v * VOI_SIZE, v, &b->vois[v], &plans[v],
+			      stats_off);
+		put_voi(out, &b->vois[v], &plans[v], stats_off, data_off);
+		stats_off += plans[v].nslots * VOISTAT_SIZE;
+		data_off += plans[v].data;
+	}
+	*len = size;
+	return 0;
+}
+
+int vstats_sbv1_clone(const uint8_t *src, uint8_t *dst, size_t dstmaxsz, uint32_t flags,
+		      size_t *len)
+{
+	size_t cursz = (size_t)src[6] | (size_t)src[7] << 8;
+
+	if (flags & VSTATS_SBV1_CLONE_ALLOCDST)
+		dstmaxsz = cursz;
+	if (dstmaxsz < VSTATS_SBV1_PUB_SIZE || cursz < VSTATS_SBV1_PUB_SIZE)
+		return -EINVAL;
+	memcpy(dst, src, 4); /* abi, endian, flags: what precedes maxsz */
+	put16(dst + 4, (uint16_t)(dstmaxsz > VSTATS_SBV1_MAXSZ ? VSTATS_SBV1_MAXSZ : dstmaxsz));
+	if (dstmaxsz < cursz) {
+		memcpy(dst + 6, src + 6, 2); /* cursz alone: the size to ask for */
+		*len = VSTATS_SBV1_PUB_SIZE;
+		return -EOVERFLOW;
+	}
+	memcpy(dst + 6, src + 6, cursz - 6);
+	*len = cursz;
+	return 0;
+}
