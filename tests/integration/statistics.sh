@@ -133,6 +133,15 @@ check "meta=0 reaches the interface: JSON without names" \
 	sh -c "curl -s '$URL/events/0/data?format=json&meta=0' | grep -q '^{\"tplname\":null,\"tplhash\":$H0,\"vois\":{\"\[0\]\":{\"stats\":{\"\[1\]\":'"
 check "an argument the interface does not take, or one holding &: 400" \
 	test "$(code_of 'events/0/data?format=json&x=1')/$(code_of 'events/0/data?format=json%26meta%3D0')" = 400/400
+S0=$(get events/0/data/0/SUM)
+NUL_SNAPSHOT=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/events/0/snapshot?format=json%00x")
+check "a NUL (%00) in a query key or value cuts nothing: 400" \
+	test "$(code_of 'events/0/data?format=json%00junk')/$(code_of 'events/0/data?format%00x=json')/$NUL_SNAPSHOT" = 400/400/400
+check "a snapshot refused for its query resets nothing" test "$(get events/0/data/0/SUM)" -ge "$S0"
+check "an empty argument (&&) is skipped wherever it stands; a value without a key is 400" \
+	test "$(code_of 'events/0/data?format=json&&meta=0')/$(code_of 'events/0/data?&format=json&')/$(code_of 'events/0/data?=json')" = 200/200/400
+check "a ? decoded in the path (%3F) starts no query: 400" \
+	test "$(code_of 'events/0/data%3Fformat=json')/$(code_of 'events/0/data%3Fformat=json&meta=0')" = 400/400
 
 # ---- a u64 VOI: 2^64-1, exactly ----
 check "u64 VOI: the series at 2^64-1 is its max and min, exactly" \
