@@ -300,6 +300,39 @@ static void test_refused_queries(void **state)
 	done(p);
 }
 
+/* The paths that write no blob take no format but text: another is 400,
+ * not silently the text (nor 404, as if the path were not there). */
+static void test_text_alone_paths(void **state)
+{
+	struct processing *p = fed();
+	static const char *const text_alone[] = {
+	    "",
+	    "sample_rates",
+	    "vm/0/definition",
+	    "vm/0/fetch/0/SUM/s64",
+	};
+	static const char *const formats[] = {"json", "freeform", "sysctl"};
+	char path[128];
+	int status;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(text_alone) / sizeof(text_alone[0]); i++) {
+		snprintf(path, sizeof(path), "%s?format=text", text_alone[i]);
+		free(get(p, path, 200));
+		for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {
+			snprintf(path, sizeof(path), "%s?format=%s", text_alone[i], formats[f]);
+			char *text = get(p, path, 400);
+			has(text, "EINVAL");
+			free(text);
+		}
+	}
+	free(iface_as(p, "POST", "vm/0/definition?format=json", "on=1", true, S(3), &status));
+	assert_int_equal(status, 400);
+	free(iface_as(p, "POST", "sample_rates?format=json", "tt=100", true, S(3), &status));
+	assert_int_equal(status, 400);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_errs_stop_at_255),
 	    cmocka_unit_test(test_double_voi_not_finite),
 	    cmocka_unit_test(test_refused_queries),
+	    cmocka_unit_test(test_text_alone_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
