@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The /statistics/ interface over HTTP against the running daemon: a POST
 # all or nothing with every refused line named by its stats(3) error, an
-# overlong word, writing a definition back, on=0
-# stopping the template, history periods on clock boundaries and never
-# stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON and freeform text, one statistic's data), a u64 VOI holding 2^64-1 exactly, and max_memory_bytes
-# holding the resident memory of a blow-up by writes.
+# overlong word, writing a definition back, on=0 stopping the template,
+# history periods on clock boundaries and never stamped ahead, /metrics
+# moving a history on by itself, stats(3)'s verbs (the template list,
+# specs, sample rates, the blob as JSON and freeform text, one
+# statistic's data), the query's refusals (%00, %3F) and empty arguments,
+# a u64 VOI holding 2^64-1 exactly, and max_memory_bytes holding the
+# resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
