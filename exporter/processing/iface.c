@@ -490,6 +490,17 @@ static int query_of(const char *query, struct tpl_query *q, const char **why)
 	return 0;
 }
 
+/* Whether q asks for text, the one format of the paths that write no
+ * blob (the list, definition, fetch/, sample_rates): else 400, rather
+ * than another format silently not given. */
+static bool text_only(const struct tpl_query *q, struct stage_reply *r)
+{
+	if (q->f == TPL_TEXT)
+		return true;
+	reply_fail(r, 400, -EINVAL, "this path is text alone: format=text or none");
+	return false;
+}
+
 static void source_verb(struct processing *p, struct source *s, const char *what, bool post,
 			const struct tpl_query *q, const char *query, const char *body,
 			uint64_t now_ns, struct stage_reply *r)
@@ -501,7 +512,9 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 		blobreply(p, s, query, post, now_ns, r);
 	} else if (q->f == TPL_BLOB && !data_or_snapshot) {
 		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
-	} else if (strcmp(what, "definition") == 0 && !json) {
+	} else if (strcmp(what, "definition") == 0) {
+		if (!text_only(q, r))
+			return;
 		if (post)
 			write_definitions(p, s, body ? body : "", now_ns, r);
 		else
@@ -513,8 +526,9 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 			data(p, s, now_ns, r);
 	} else if (strncmp(what, "data/", 5) == 0 && !post) {
 		tostr_get(p, s, what + 5, tpl_tostr_fmt(q->f), r);
-	} else if (strncmp(what, "fetch/", 6) == 0 && !post && !json) {
-		fetch_get(p, s, what + 6, r);
+	} else if (strncmp(what, "fetch/", 6) == 0 && !post) {
+		if (text_only(q, r))
+			fetch_get(p, s, what + 6, r);
 	} else if (strcmp(what, "snapshot") == 0 && post) {
 		if (json)
 			tpl_tostr(p, s, q, r);
@@ -547,6 +561,8 @@ static bool tpl_verb(struct processing *p, const char *path, const struct tpl_qu
 	if (rates && post && !may_write) {
 		forbid(r);
 	} else if (rates) {
+		if (!text_only(q, r))
+			return true;
 		if (post)
 			rates_post(p, body ? body : "", r);
 		else
@@ -583,7 +599,7 @@ static void route(struct processing *p, const char *method, char *path, const ch
 	} else if (*path == '\0') {
 		if (post)
 			r->status = 405;
-		else
+		else if (text_only(&q, r))
 			list(p, r);
 	} else if (q.f != TPL_BLOB && tpl_verb(p, path, &q, post, body, may_write, r)) {
 		return;

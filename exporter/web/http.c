@@ -394,23 +394,33 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 
 /* The /statistics/ interface's query, rebuilt from the decoded arguments
  * in their order: key=value, '&' apart. An argument whose key or value
- * holds '&' or '=' (it would read as two) or a query past the buffer
- * is bad. */
+ * holds '&' or '=' (it would read as two) or a NUL (%00: "format=json%00x"
+ * must not pass as format=json), one without a key, or a query past the
+ * buffer is bad. An empty argument (nothing between two '&') is skipped:
+ * libmicrohttpd drops a last one, so each is, wherever it stands. */
 struct iface_query {
 	char buf[256];
 	size_t len;
 	bool bad;
 };
 
+static bool iface_arg_bad(const char *s, size_t size)
+{
+	return strlen(s) != size || strpbrk(s, "&=");
+}
+
 static enum MHD_Result iface_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-				 const char *value)
+				 size_t key_size, const char *value, size_t value_size)
 {
 	struct iface_query *q = cls;
 	size_t room = sizeof(q->buf) - q->len;
 	int n;
 	(void)kind;
 
-	if (strpbrk(key, "&=") || (value && strpbrk(value, "&="))) {
+	if (!key_size && !value)
+		return MHD_YES;
+	if (!key_size || iface_arg_bad(key, key_size) ||
+	    (value && iface_arg_bad(value, value_size))) {
 		q->bad = true;
 		return MHD_NO;
 	}
@@ -450,15 +460,21 @@ static enum MHD_Result statistics(struct request *rq, const char *path, const ch
 	}
 	if (b)
 		b->data[b->len] = '\0';
+	if (strchr(path, '?')) { /* %3F: the interface would read what follows as the query */
+		collset_put(set);
+		return reply_text(rq, MHD_HTTP_BAD_REQUEST,
+				  "EINVAL: the path holds an encoded ? (%3F)\n");
+	}
 	/* The interface reads its query arguments (format=, meta=,
 	 * objdump=, clone=, dstmaxsz=) from its path, and refuses any other. */
 	struct iface_query q = {.len = 0};
-	MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, iface_arg, &q);
+	MHD_get_connection_values_n(rq->c, MHD_GET_ARGUMENT_KIND, iface_arg, &q);
 	if (q.bad) {
 		collset_put(set);
 		return reply_text(
 		    rq, MHD_HTTP_BAD_REQUEST,
-		    "EINVAL: the query is over 255 bytes, or an argument holds & or =\n");
+		    "EINVAL: the query is over 255 bytes, or an argument has no key or "
+		    "holds &, = or a NUL\n");
 	}
 	char *with_query = NULL;
 	if (q.len && asprintf(&with_query, "%s?%s", path, q.buf) < 0) {

@@ -273,8 +273,11 @@ static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n
 	case VSTATS_DVHIST:
 		hist_update(s, x, n);
 		break;
-	case VSTATS_TDGST:
-		tdigest_add(s->td, vstats_value_f(x), (double)n);
+	case VSTATS_TDGST: /* a digest holds finite values: an infinity is an err */
+		if (isfinite(vstats_value_f(x)))
+			tdigest_add(s->td, vstats_value_f(x), (double)n);
+		else
+			s->errs += n;
 		break;
 	}
 }

@@ -190,7 +190,8 @@ struct vstats_stat {
 	/* stats(3)'s voistat errs: updates the statistic could not take
 	 * whole. An integer SUM that would pass its dtype's limits stays at
 	 * the limit (saturates, where FreeBSD's wraps) and counts one; so
-	 * does a 32-bit histogram count at UINT32_MAX. */
+	 * does a 32-bit histogram count at UINT32_MAX; a t-digest counts
+	 * each infinity, which it does not hold. */
 	uint64_t errs;
 };
 

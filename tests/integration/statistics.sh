@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The /statistics/ interface over HTTP against the running daemon: a POST
 # all or nothing with every refused line named by its stats(3) error, an
-# overlong word, writing a definition back, on=0
-# stopping the template, history periods on clock boundaries and never
-# stamped ahead, /metrics moving a history on by itself, stats(3)'s verbs (the template list, specs, sample rates,
-# the blob as JSON and freeform text, one statistic's data), a u64 VOI holding 2^64-1 exactly, s32, u32 and q_s64
-# VOIs with their limits and a 32-bit histogram over HTTP, and max_memory_bytes
-# holding the resident memory of a blow-up by writes.
+# overlong word, writing a definition back, on=0 stopping the template,
+# history periods on clock boundaries and never stamped ahead, /metrics
+# moving a history on by itself, stats(3)'s verbs (the template list,
+# specs, sample rates, the blob as JSON and freeform text, one
+# statistic's data), the query's refusals (%00, %3F) and empty arguments,
+# a u64 VOI holding 2^64-1 exactly, s32, u32 and q_s64 VOIs with their
+# limits and a 32-bit histogram over HTTP, and max_memory_bytes holding
+# the resident memory of a blow-up by writes.
 # Usage: tests/integration/statistics.sh BUILD_DIR
 set -u
 B=$(cd "${1:-build}" && pwd)
@@ -149,6 +151,15 @@ check "meta=0 reaches the interface: JSON without names" \
 	sh -c "curl -s '$URL/events/0/data?format=json&meta=0' | grep -q '^{\"tplname\":null,\"tplhash\":$H0,\"vois\":{\"\[0\]\":{\"stats\":{\"\[1\]\":'"
 check "an argument the interface does not take, or one holding &: 400" \
 	test "$(code_of 'events/0/data?format=json&x=1')/$(code_of 'events/0/data?format=json%26meta%3D0')" = 400/400
+S0=$(get events/0/data/0/SUM)
+NUL_SNAPSHOT=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/events/0/snapshot?format=json%00x")
+check "a NUL (%00) in a query key or value cuts nothing: 400" \
+	test "$(code_of 'events/0/data?format=json%00junk')/$(code_of 'events/0/data?format%00x=json')/$NUL_SNAPSHOT" = 400/400/400
+check "a snapshot refused for its query resets nothing" test "$(get events/0/data/0/SUM)" -ge "$S0"
+check "an empty argument (&&) is skipped wherever it stands; a value without a key is 400" \
+	test "$(code_of 'events/0/data?format=json&&meta=0')/$(code_of 'events/0/data?&format=json&')/$(code_of 'events/0/data?=json')" = 200/200/400
+check "a ? decoded in the path (%3F) starts no query: 400" \
+	test "$(code_of 'events/0/data%3Fformat=json')/$(code_of 'events/0/data%3Fformat=json&meta=0')" = 400/400
 
 # ---- a u64 VOI: 2^64-1, exactly ----
 check "u64 VOI: the series at 2^64-1 is its max and min, exactly" \

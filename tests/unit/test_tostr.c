@@ -269,6 +269,36 @@ static void test_double_voi_not_finite(void **state)
 	done(p);
 }
 
+/* A double VOI's digest given infinities (a rate may pass the largest
+ * double): a t-digest holds finite values alone, so it does not take
+ * them, and counts each in its errs, as stats(3) counts an update a
+ * statistic could not take; its smplcnt stays the values it holds. */
+static void test_double_digest_not_finite(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: nd, select: g, x: rate,\n"
+		 "       template: {stats: [sum, {tdigest: {compression: 10}}]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1)); /* X 1 */
+	struct source *s = p->src[0];
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = INFINITY}}), 0);
+	assert_int_equal(
+	    vstats_update_abs(&s->voi, (struct vstats_value){VSTATS_FLOAT, {.f = -INFINITY}}), 0);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "struct statsblobv1@0x0, tplhash=%u\n\tvois[0]: id=0, name=\"nd\""
+		 "\n\t\tvois[0]stat[1]: stype=SUM, errs=0\n\t\t\tvoistatdata: nan"
+		 "\n\t\tvois[0]stat[5]: stype=TDGST, errs=2\n\t\t\tvoistatdata: smplcnt=1, "
+		 "compcnt=1, maxctds=40, nctds=1\n\t\t\t\t{mu=1,cnt=1}\n",
+		 p->tpl[0].hash);
+	expect(p, "nd/0/data?format=freeform", want);
+	done(p);
+}
+
 /* What the query and the path refuse, each 400 with its reason. */
 static void test_refused_queries(void **state)
 {
@@ -300,6 +330,39 @@ static void test_refused_queries(void **state)
 	done(p);
 }
 
+/* The paths that write no blob take no format but text: another is 400,
+ * not silently the text (nor 404, as if the path were not there). */
+static void test_text_alone_paths(void **state)
+{
+	struct processing *p = fed();
+	static const char *const text_alone[] = {
+	    "",
+	    "sample_rates",
+	    "vm/0/definition",
+	    "vm/0/fetch/0/SUM/s64",
+	};
+	static const char *const formats[] = {"json", "freeform", "sysctl"};
+	char path[128];
+	int status;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(text_alone) / sizeof(text_alone[0]); i++) {
+		snprintf(path, sizeof(path), "%s?format=text", text_alone[i]);
+		free(get(p, path, 200));
+		for (size_t f = 0; f < sizeof(formats) / sizeof(formats[0]); f++) {
+			snprintf(path, sizeof(path), "%s?format=%s", text_alone[i], formats[f]);
+			char *text = get(p, path, 400);
+			has(text, "EINVAL");
+			free(text);
+		}
+	}
+	free(iface_as(p, "POST", "vm/0/definition?format=json", "on=1", true, S(3), &status));
+	assert_int_equal(status, 400);
+	free(iface_as(p, "POST", "sample_rates?format=json", "tt=100", true, S(3), &status));
+	assert_int_equal(status, 400);
+	done(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,7 +372,9 @@ int main(void)
 	    cmocka_unit_test(test_not_yet_set),
 	    cmocka_unit_test(test_errs_stop_at_255),
 	    cmocka_unit_test(test_double_voi_not_finite),
+	    cmocka_unit_test(test_double_digest_not_finite),
 	    cmocka_unit_test(test_refused_queries),
+	    cmocka_unit_test(test_text_alone_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
