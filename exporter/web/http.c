@@ -375,6 +375,16 @@ static enum MHD_Result telemetry(struct request *rq)
 
 /* ---- /statistics/: the processing's interface ---- */
 
+static void request_free(void *p)
+{
+	struct request *rq = p;
+
+	free(rq->body);
+	free(rq->user);
+	webgen_put(rq->web);
+	free(rq);
+}
+
 static void request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			      enum MHD_RequestTerminationCode code)
 {
@@ -383,10 +393,8 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **con_cl
 	if (rq == thread_rq)
 		thread_rq = NULL;
 	if (rq) {
-		free(rq->body);
-		free(rq->user);
-		webgen_put(rq->web);
-		free(rq);
+		httpguard_request_ctx(c, NULL, NULL);
+		request_free(rq);
 	}
 	*con_cls = NULL;
 	httpguard_completed(cls, c, con_cls, code);
@@ -658,6 +666,7 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 			       .target_len = strlen(uri),
 			       .bad = httptarget_check(uri)};
 	thread_rq = rq;
+	httpguard_request_ctx(c, rq, request_free);
 	if (rq->bad == HTTPTARGET_TOO_MANY_ARGS) {
 		answer_raw(c, answer, sizeof(answer) - 1);
 		rq->answered = true;

@@ -44,6 +44,8 @@ struct tracked {
 	unsigned char addr[16]; /* the client's, IPv4 mapped; zeros if unknown */
 	void *held;		/* httpguard_hold's */
 	void (*release)(void *);
+	void *request; /* httpguard_request_ctx's */
+	void (*request_release)(void *);
 };
 
 struct httpguard {
@@ -288,6 +290,8 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		pthread_mutex_unlock(&g->lock);
 		if (t->release)
 			t->release(t->held);
+		if (t->request_release)
+			t->request_release(t->request);
 		free(t);
 		*socket_ctx = NULL;
 	}
@@ -301,6 +305,16 @@ int httpguard_hold(struct MHD_Connection *c, void *obj, void (*release)(void *))
 	t->held = obj;
 	t->release = release;
 	return 0;
+}
+
+void httpguard_request_ctx(struct MHD_Connection *c, void *rq, void (*release)(void *))
+{
+	struct tracked *t = tracked_of(c);
+
+	if (t) {
+		t->request = rq;
+		t->request_release = rq ? release : NULL;
+	}
 }
 
 void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,

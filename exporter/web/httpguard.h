@@ -120,6 +120,12 @@ void httpguard_completed(void *cls, struct MHD_Connection *c, void **req_ctx,
 /* The connection holds obj until it closes, then calls release(obj).
  * -1 if the connection is not tracked (obj is then not taken). */
 int httpguard_hold(struct MHD_Connection *c, void *obj, void (*release)(void *));
+/* The request under way on c (NULL: none), released at the connection's
+ * close if it is still there: libmicrohttpd 0.9.75 ends a connection
+ * whose request it refused twice (more arguments than its memory holds)
+ * without MHD_OPTION_NOTIFY_COMPLETED, so only the close can free it.
+ * In the connection's thread; the close comes after that thread ended. */
+void httpguard_request_ctx(struct MHD_Connection *c, void *rq, void (*release)(void *));
 
 /* A request's head is complete. False: more requests are queued behind
  * unread responses than allowed; refuse it and close the connection. */
