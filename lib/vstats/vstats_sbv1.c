@@ -96,7 +96,8 @@ static int slot_of(enum vstats_stype t)
 }
 
 /* A histogram's data: its oob, then per bucket the bounds it keeps (CR
- * the lower, DR both, DV the value) and a 64-bit count. */
+ * the lower, DR both, DV the value) and a count: 8 bytes, a 64-bit one
+ * or a 32-bit one and its padding. */
 static size_t hist_bucket_size(enum vstats_stype t)
 {
 	return (t == VSTATS_DRHIST ? 2 : 1) * NUMERIC_SIZE + 8;
