@@ -222,6 +222,53 @@ static void test_q_layout(void **state)
 	vstats_voi_free(&v[1]);
 }
 
+/* Each dtype's enum vsd_dtype and its SUM's vsd_dtype2size, and 2.5 (2
+ * for the integers) as its bits: a VOI of one SUM is the header, one
+ * voi, two voistats (48) and the SUM at 56. A Q type's 2.5 is 2.5 *
+ * 2^precision above its Q_CTRLINI control bits, unsigned ones with no
+ * sign bit. */
+static void test_dtype_numbers(void **state)
+{
+	static const struct {
+		enum vstats_dtype d;
+		int vsd;
+		size_t dsz;
+		uint64_t bits;
+	} t[] = {
+	    {VSTATS_S32, 1, 4, 2},
+	    {VSTATS_U32, 2, 4, 2},
+	    {VSTATS_INT, 3, 8, 2},
+	    {VSTATS_UINT, 4, 8, 2},
+	    {VSTATS_LONG, 5, 8, 2},
+	    {VSTATS_ULONG, 6, 8, 2},
+	    {VSTATS_Q(VSTATS_Q_S32, 2), 7, 4, 10 << 3 | 0},	 /* 2.5 * 4, control 0 */
+	    {VSTATS_Q(VSTATS_Q_U32, 4), 8, 4, 40 << 3 | 1},	 /* 2.5 * 16, control 1 */
+	    {VSTATS_Q(VSTATS_Q_S64, 32), 9, 8, 5ull << 34 | 5},	 /* 2.5 * 2^32 << 3, control 5 */
+	    {VSTATS_Q(VSTATS_Q_U64, 16), 10, 8, 5ull << 18 | 4}, /* 2.5 * 2^16 << 3, control 4 */
+	};
+	const struct vstats_spec sum[] = {{.stype = VSTATS_SUM}};
+	struct vstats_value x;
+	struct vstats_voi v;
+	uint8_t b[128];
+	size_t len;
+	const char *why;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(vstats_voi_init(&v, t[i].d, false, sum, 1, &why), 0);
+		assert_int_equal(
+		    vstats_value_of_double(t[i].d, vstats_dtype_q(t[i].d) ? 2.5 : 2, &x), 0);
+		assert_int_equal(vstats_update_abs(&v, x), 0);
+		struct vstats_sbv1_blob blob = {&v, 1, 1, 0, 0};
+		assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+		assert_int_equal(len, 56 + t[i].dsz);
+		assert_int_equal(b[34], t[i].vsd);
+		assert_voistat(b, 48, 1, t[i].vsd, 56, t[i].dsz, 0, 1);
+		assert_true(get(b, 56, t[i].dsz) == t[i].bits);
+		vstats_voi_free(&v);
+	}
+}
+
 /* DRHIST64 buckets are {lb, ub, cnt} (24 bytes), DVHIST64 {val, cnt};
  * a statistic not updated since its reset is not VS_VSDVALID. */
 static void test_dr_dv(void **state)
@@ -422,7 +469,7 @@ int main(void)
 	    cmocka_unit_test(test_refused),  cmocka_unit_test(test_u16_limit),
 	    cmocka_unit_test(test_clone),    cmocka_unit_test(test_sbintime),
 	    cmocka_unit_test(test_tdigest),  cmocka_unit_test(test_int32_layout),
-	    cmocka_unit_test(test_q_layout),
+	    cmocka_unit_test(test_q_layout), cmocka_unit_test(test_dtype_numbers),
 	};
 	return cmocka_run_group_tests_name("vstats_sbv1", tests, NULL, NULL);
 }
