@@ -21,17 +21,45 @@ enum {
 };
 enum {
 	VSD_VOISTATE = 0,
+	VSD_INT_S32 = 1,
+	VSD_INT_U32 = 2,
 	VSD_INT_S64 = 3,
 	VSD_INT_U64 = 4,
+	VSD_INT_SLONG = 5,
+	VSD_INT_ULONG = 6,
+	VSD_Q_S32 = 7,
+	VSD_Q_U32 = 8,
+	VSD_Q_S64 = 9,
+	VSD_Q_U64 = 10,
+	VSD_CRHIST32 = 11,
+	VSD_DRHIST32 = 12,
+	VSD_DVHIST32 = 13,
 	VSD_CRHIST64 = 14,
 	VSD_DRHIST64 = 15,
 	VSD_DVHIST64 = 16,
 	VSD_TDGSTCLUST64 = 18,
 };
 
+/* Sizes and alignment, from sys/sys/stats.h's structs on amd64 (LP64):
+ * - A SUM, MAX or MIN is its VOI's own dtype, vsd_dtype2size bytes
+ *   (stats_vss_numeric_hlpr): voistatdata_int32 and _q32 are 4 bytes,
+ *   _int64, _q64 and _intlong (long is 64-bit) 8.
+ * - voistatdata_numeric, a histogram's bound and the VOISTATE's previous
+ *   value, is a union of 8-byte members: 8 bytes, 8-aligned, a 32-bit
+ *   value in its low 4 bytes (little-endian: the member before the pad).
+ * - A histogram's buckets start 8-aligned: a ...HIST32's u32 oob is
+ *   followed by 4 bytes of padding, and its bucket ({numeric lb[, ub];
+ *   u32 cnt}) is padded to a multiple of 8, so CR and DV buckets are 16
+ *   bytes and DR ones 24, as the ...HIST64's; HIST_NBKTS2VSDSZ is 8 + n
+ *   buckets for both. Only the count fields' width differs.
+ * - The statistics' data are packed one after another by dsz
+ *   (stats_v1_tpl_add_voistats adds each vsdsz to newstatdataidx), with
+ *   no padding between: after a 4-byte SUM the next statistic starts
+ *   4 bytes on, unaligned, as in FreeBSD's blob. Padding bytes are 0, as
+ *   the helpers' M_ZERO allocations leave them. */
 #define VOI_SIZE 8	     /* struct voi */
 #define VOISTAT_SIZE 8	     /* struct voistat */
-#define NUMERIC_SIZE 8	     /* struct voistatdata_numeric: a union of 64-bit members */
+#define NUMERIC_SIZE 8	     /* struct voistatdata_numeric */
 #define VOI_REQSTATE 0x0001u /* the VOI keeps its previous value (SB_VOI_RELUPDATE) */
 #define VS_VSDVALID 0x0001u  /* the statistic took a value since its reset */
 #define VS_ERRS_MAX 255u     /* errs is an 8-bit field that stops there */
@@ -68,19 +96,28 @@ static int slot_of(enum vstats_stype t)
 }
 
 /* A histogram's data: its oob, then per bucket the bounds it keeps (CR
- * the lower, DR both, DV the value) and a 64-bit count. */
+ * the lower, DR both, DV the value) and a count: 8 bytes, a 64-bit one
+ * or a 32-bit one and its padding. */
 static size_t hist_bucket_size(enum vstats_stype t)
 {
 	return (t == VSTATS_DRHIST ? 2 : 1) * NUMERIC_SIZE + 8;
 }
 
-static size_t stat_size(const struct vstats_stat *st)
+/* vsd_dtype2size of a VOI's dtype: 4 for the 32-bit ones, else 8. */
+static size_t value_size(enum vstats_dtype d)
+{
+	enum vstats_dtype b = VSTATS_DTYPE_BASE(d);
+
+	return b == VSTATS_S32 || b == VSTATS_U32 || b == VSTATS_Q_S32 || b == VSTATS_Q_U32 ? 4 : 8;
+}
+
+static size_t stat_size(const struct vstats_voi *v, const struct vstats_stat *st)
 {
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
 		return 8 + (size_t)st->hist.n * hist_bucket_size(st->stype);
 	if (st->stype == VSTATS_TDGST) /* TDGST_NCTRS2VSDSZ */
 		return TDGST_NODES + tdigest_centroids_max(st->td) * TDGST_NODE_SIZE;
-	return NUMERIC_SIZE;
+	return value_size(v->dtype);
 }
 
 static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char **why)
@@ -88,11 +125,8 @@ static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char 
 	memset(pl, 0, sizeof(*pl));
 	for (int i = 0; i < VS_NSLOTS; i++)
 		pl->stat[i] = -1;
-	if (v->dtype != VSTATS_INT && v->dtype != VSTATS_UINT) {
-		*why = v->dtype == VSTATS_FLOAT ? "a double VOI has no stats(3) data type: its "
-						  "blob cannot be laid out"
-						: "a VOI of this data type is not laid out in the "
-						  "blob yet (s64 and u64 are)";
+	if (VSTATS_DTYPE_BASE(v->dtype) == VSTATS_FLOAT) {
+		*why = "a double VOI has no stats(3) data type: its blob cannot be laid out";
 		return -EOPNOTSUPP;
 	}
 	pl->nslots = 1;
@@ -115,7 +149,7 @@ static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char 
 		pl->stat[slot] = (int)k;
 		if ((size_t)slot + 1 > pl->nslots)
 			pl->nslots = (size_t)slot + 1;
-		pl->data += stat_size(&v->stat[k]);
+		pl->data += stat_size(v, &v->stat[k]);
 	}
 	return 0;
 }
@@ -190,9 +224,59 @@ static void put_voistat(uint8_t *p, int stype, int dtype, size_t data_off, size_
 	p[7] = (uint8_t)flags;
 }
 
+/* enum vsd_dtype of a VOI's dtype. */
 static int value_dtype(enum vstats_dtype d)
 {
-	return d == VSTATS_UINT ? VSD_INT_U64 : VSD_INT_S64;
+	static const int vsd[VSTATS_DTYPES] = {
+	    [VSTATS_INT] = VSD_INT_S64,	   [VSTATS_UINT] = VSD_INT_U64,
+	    [VSTATS_S32] = VSD_INT_S32,	   [VSTATS_U32] = VSD_INT_U32,
+	    [VSTATS_LONG] = VSD_INT_SLONG, [VSTATS_ULONG] = VSD_INT_ULONG,
+	    [VSTATS_Q_S32] = VSD_Q_S32,	   [VSTATS_Q_U32] = VSD_Q_U32,
+	    [VSTATS_Q_S64] = VSD_Q_S64,	   [VSTATS_Q_U64] = VSD_Q_U64,
+	};
+	enum vstats_dtype b = VSTATS_DTYPE_BASE(d);
+
+	return b < VSTATS_DTYPES ? vsd[b] : 0;
+}
+
+/* qmath's Q_CTRLINI: the 3 control bits of a precision (2, 4, 6, 8: 0
+ * to 3; 16, 32, 48, 64: 4 to 7). */
+static unsigned q_ctrlini(unsigned prec)
+{
+	return prec <= 8 ? (prec - 1) >> 1 : 0x4u | (prec - 1) >> 4;
+}
+
+/* A value as its dtype's bits (the low value_size bytes are the value):
+ * an integer two's complement; a Q number as qmath stores it, Q_SIFVAL
+ * of its Q_GIFVAL (the number times 2^precision) above the control bits
+ * of Q_CTRLINI(precision), sign and magnitude (the sign in the top bit
+ * of its 32 or 64). */
+static uint64_t value_bits(struct vstats_value x)
+{
+	unsigned signbit = value_size(x.dtype) * 8 - 1;
+	bool neg;
+	uint64_t mag;
+
+	if (!vstats_dtype_q(x.dtype))
+		return x.u;
+	neg = vstats_dtype_signed(x.dtype) && x.i < 0;
+	mag = !vstats_dtype_signed(x.dtype) ? x.u : neg ? -(uint64_t)x.i : (uint64_t)x.i;
+	return (neg ? 1ull << signbit : 0) | mag << 3 | q_ctrlini(VSTATS_DTYPE_PREC(x.dtype));
+}
+
+/* A value in n bytes: 4 or 8 (a 32-bit value alone), or a
+ * voistatdata_numeric's 8 with a 32-bit value in its low 4. */
+static void put_value(uint8_t *p, struct vstats_value x, size_t n)
+{
+	uint64_t bits = value_bits(x);
+
+	if (value_size(x.dtype) == 4) {
+		put32(p, (uint32_t)bits);
+		if (n == 8)
+			put32(p + 4, 0); /* the numeric's pad */
+		return;
+	}
+	put64(p, bits);
 }
 
 static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
@@ -201,11 +285,11 @@ static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
 	case VSTATS_TDGST:
 		return VSD_TDGSTCLUST64;
 	case VSTATS_CRHIST:
-		return VSD_CRHIST64;
+		return st->hist.counts32 ? VSD_CRHIST32 : VSD_CRHIST64;
 	case VSTATS_DRHIST:
-		return VSD_DRHIST64;
+		return st->hist.counts32 ? VSD_DRHIST32 : VSD_DRHIST64;
 	case VSTATS_DVHIST:
-		return VSD_DVHIST64;
+		return st->hist.counts32 ? VSD_DVHIST32 : VSD_DVHIST64;
 	default:
 		return value_dtype(v->dtype);
 	}
@@ -306,9 +390,20 @@ static void put_tdgst(uint8_t *p, struct tdigest *td)
 	}
 }
 
-/* A statistic's data at p (stat_size bytes). Integers of either dtype
- * are written by their 64 bits: the u member of the value's union. */
-static void put_data(uint8_t *p, const struct vstats_stat *st)
+/* A histogram count: a ...HIST32's u32 and its 4 bytes of padding (held
+ * below 2^32 by vstats), else a u64. */
+static void put_count(uint8_t *p, uint64_t c, bool counts32)
+{
+	if (counts32) {
+		put32(p, (uint32_t)c);
+		put32(p + 4, 0);
+		return;
+	}
+	put64(p, c);
+}
+
+/* A statistic's data at p (stat_size bytes). */
+static void put_data(uint8_t *p, const struct vstats_voi *v, const struct vstats_stat *st)
 {
 	const struct vstats_hist *h = &st->hist;
 
@@ -317,19 +412,19 @@ static void put_data(uint8_t *p, const struct vstats_stat *st)
 		return;
 	}
 	if (st->stype < VSTATS_CRHIST || st->stype > VSTATS_DVHIST) {
-		put64(p, st->v.u);
+		put_value(p, st->v, value_size(v->dtype));
 		return;
 	}
-	put64(p, h->oob);
+	put_count(p, h->oob, h->counts32);
 	p += 8;
 	for (uint32_t i = 0; i < h->n; i++) {
-		put64(p, h->bkt[i].lb.u);
+		put_value(p, h->bkt[i].lb, NUMERIC_SIZE);
 		p += NUMERIC_SIZE;
 		if (st->stype == VSTATS_DRHIST) {
-			put64(p, h->bkt[i].ub.u);
+			put_value(p, h->bkt[i].ub, NUMERIC_SIZE);
 			p += NUMERIC_SIZE;
 		}
-		put64(p, h->count[i]);
+		put_count(p, h->count[i], h->counts32);
 		p += 8;
 	}
 }
@@ -346,7 +441,10 @@ static void put_voi(uint8_t *out, const struct vstats_voi *v, const struct voi_p
 		stats[i * VOISTAT_SIZE] = 0xff; /* stype -1: no statistic */
 	if (v->relupdate) {
 		put_voistat(stats, VS_VOISTATE, VSD_VOISTATE, data_off, NUMERIC_SIZE, 0, 0);
-		put64(out + data_off, v->have_prev ? v->prev.u : 0);
+		if (v->have_prev) /* else zero, as the template's bytes hold it */
+			put_value(out + data_off, v->prev, NUMERIC_SIZE);
+		else
+			put64(out + data_off, 0);
 		data_off += NUMERIC_SIZE;
 	}
 	/* the data in the order the template lists the statistics, as
@@ -354,10 +452,10 @@ static void put_voi(uint8_t *out, const struct vstats_voi *v, const struct voi_p
 	for (uint32_t k = 0; k < v->nstats; k++) {
 		const struct vstats_stat *st = &v->stat[k];
 		int slot = slot_of(st->stype);
-		size_t dsz = stat_size(st);
+		size_t dsz = stat_size(v, st);
 		put_voistat(stats + (size_t)slot * VOISTAT_SIZE, slot, stat_dtype(v, st), data_off,
 			    dsz, st->errs, v->updates > 0 ? VS_VSDVALID : 0);
-		put_data(out + data_off, st);
+		put_data(out + data_off, v, st);
 		data_off += dsz;
 	}
 }

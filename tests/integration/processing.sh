@@ -173,6 +173,44 @@ v0 = dec['header']['vois'][0]
 top = json.load(open(w + '/sbv1.json'))['vois']['events']['stats']['MAX']['val']
 assert v0['flags'] == 1 and v0['prev'] == top and len(dec['header']['vois']) == 3, v0
 EOF
+	local fetch=()
+	for g in $DTYPE_GROUPS; do # one curl for all: the case stays fast
+		fetch+=(-o "$WORK/$g.json" "$u/$g/0/data?format=json" -o "$WORK/$g.sb" "$u/$g/0/data?format=blob")
+	done
+	curl -s "${fetch[@]}"
+	check "format=blob and format=json agree, value for value, for every dtype (s32 to q_u64) with SUM, MAX, MIN, each histogram type, 32-bit counts and a t-digest" \
+		$PY - "$WORK" "$dec" $DTYPE_GROUPS <<'EOF'
+import json, os, sys
+w, groups = sys.argv[1], sys.argv[3:]
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+import sbv1_decode
+# each group's VOI dtype and histogram dtype, and the statistic its
+# relative VOI's previous value equals (the last value: the running total)
+want = {'dt_s32': ('INT_S32', 'CRHIST32', 'MIN'), 'dt_u32': ('INT_U32', 'DRHIST32', 'MAX'),
+        'dt_s64': ('INT_S64', 'DVHIST32', None), 'dt_u64': ('INT_U64', 'CRHIST32', 'MAX'),
+        'dt_long': ('INT_SLONG', None, None), 'dt_ulong': ('INT_ULONG', 'DVHIST64', None),
+        'dt_qs32': ('Q_S32', 'CRHIST32', 'MIN'), 'dt_qu32': ('Q_U32', 'DRHIST32', None),
+        'dt_qs64': ('Q_S64', 'DVHIST32', None), 'dt_qu64': ('Q_U64', 'CRHIST64', 'MAX')}
+def same(d, j):  # a t-digest's means are Q_S64: equal to 2^-nfbits; the rest exact
+    if d is None or 'mu_nfbits' not in d:
+        return d == j
+    nf, dc, jc = d.pop('mu_nfbits'), d.pop('ctds'), j.pop('ctds')
+    return d == j and len(dc) == len(jc) and all(
+        a['cnt'] == b['cnt'] and abs(float(a['mu']) - float(b['mu'])) <= 2.0 ** -nf
+        for a, b in zip(dc, jc))
+assert sorted(groups) == sorted(want), groups
+for g in groups:
+    js = json.load(open('%s/%s.json' % (w, g)), parse_float=str)  # Q values as their text
+    dec = json.loads(json.dumps(sbv1_decode.decode(open('%s/%s.sb' % (w, g), 'rb').read())))
+    voi, (vd, hd, prev) = dec['header']['vois'][0], want[g]
+    assert voi['dtype'] == vd and voi['stat_dtypes'].get('HIST') == hd, (g, voi)
+    ds, jss = dec['vois']['0']['stats'], list(js['vois'].values())[0]['stats']
+    assert sorted(ds) == sorted(jss) and all(v is not None for v in jss.values()), (g, ds, jss)
+    if prev:
+        assert voi['flags'] == 1 and voi['prev'] == jss[prev]['val'], (g, voi, jss)
+    for k in ds:
+        assert same(ds[k], jss[k]), (g, k, ds[k], jss[k])
+EOF
 	local size code
 	size=$(stat -c %s "$WORK/sbv1.sb")
 	check "format=blob refuses, with the reason, a double VOI (409)" \
@@ -264,13 +302,58 @@ EOF
       select: 'example_events_total{device="vda"}'
       x: rate
       template: {name: sbrate_tpl, stats: [sum]}
+    - name: dt_s32
+      select: example_mystery
+      x: value
+      template: {name: dt_s32, dtype: s32, relative: true, stats: [sum, max, min, {crhist: {scheme: lin, lb: -3000, ub: 0, stepinc: 300, counts: 32}}]}
+    - name: dt_u32
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: dt_u32, dtype: u32, relative: true, stats: [sum, max, {drhist: {buckets: [[0, 5], [5, 1000]], counts: 32}}]}
+    - name: dt_s64
+      select: 'example_events_total{device="vda"}'
+      x: delta
+      template: {name: dt_s64, dtype: s64, stats: [min, {dvhist: {values: [0, 1, 2], counts: 32}}]}
+    - name: dt_u64
+      select: 'example_events_total{device="vda"}'
+      x: value
+      template: {name: dt_u64, dtype: u64, relative: true, stats: [sum, max, min, {crhist: {scheme: exp, lb: 0, ub: 100000, stepbase: 2, stepexp: 0, counts: 32}}]}
+    - name: dt_long
+      select: example_mystery
+      x: value
+      template: {name: dt_long, dtype: long, stats: [sum, max, min, {tdigest: {compression: 20, quantiles: [0.5]}}]}
+    - name: dt_ulong
+      select: 'example_events_total{device="vda"}'
+      x: value
+      template: {name: dt_ulong, dtype: ulong, stats: [sum, {dvhist: {values: [1, 2, 3]}}]}
+    - name: dt_qs32
+      select: example_mystery
+      x: value
+      x_scale: 0.25
+      template: {name: dt_qs32, dtype: q_s32, precision: 8, relative: true, stats: [sum, max, min, {crhist: {scheme: lin, lb: -200, ub: 0, stepinc: 12.5, counts: 32}}]}
+    - name: dt_qu32
+      select: 'example_events_total{device="vda"}'
+      x: value
+      x_scale: 0.5
+      template: {name: dt_qu32, dtype: q_u32, precision: 4, stats: [max, {drhist: {buckets: [[0, 2.5], [2.5, 1000]], counts: 32}}]}
+    - name: dt_qs64
+      select: example_mystery
+      x: value
+      x_scale: 0.125
+      template: {name: dt_qs64, dtype: q_s64, precision: 48, stats: [sum, min, {dvhist: {values: [-5.25, -0.125], counts: 32}}, {tdigest: {compression: 20, quantiles: [0.5]}}]}
+    - name: dt_qu64
+      select: 'example_events_total{device="vda"}'
+      x: value
+      x_scale: 0.75
+      template: {name: dt_qu64, dtype: q_u64, precision: 16, relative: true, stats: [sum, max, {crhist: {scheme: usr, bounds: [0, 1.5, 100]}}]}
 EOF
 } >"$WORK/rel.yml"
 PR=$(free_port)
 start_exporter "$WORK/rel.yml" "$PR"
 RPID=$LAST_PID RURL="http://127.0.0.1:$PR"
 until_samples "$RURL/statistics/distinct/0/data" di_range 6
-for i in relev/0 distinct/0 blobev/0 sbv1/0 sbdr/0 sbdv/0 sbtd/0; do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
+DTYPE_GROUPS="dt_s32 dt_u32 dt_s64 dt_u64 dt_long dt_ulong dt_qs32 dt_qu32 dt_qs64 dt_qu64"
+for i in relev/0 distinct/0 blobev/0 sbv1/0 sbdr/0 sbdv/0 sbtd/0 $(printf '%s/0 ' $DTYPE_GROUPS); do curl -s --data-binary 'on=0' "$RURL/statistics/$i/definition" >/dev/null; done
 blob_case # stats(3)'s V1 bytes of the same figures, with the clone options
 curl -s "$RURL/statistics/blobev/0/data" >"$WORK/blob.data"
 curl -s "$RURL/statistics/blobev/0/data?format=json" >"$WORK/blob.json"

@@ -19,6 +19,10 @@
 
 #define I(x) ((struct vstats_value){VSTATS_INT, {.i = (x)}})
 #define U(x) ((struct vstats_value){VSTATS_UINT, {.u = (x)}})
+#define S32(x) ((struct vstats_value){VSTATS_S32, {.i = (x)}})
+/* Q values by their Q_GIFVAL: the number times 2^precision. */
+#define QS32P8(x) ((struct vstats_value){VSTATS_Q(VSTATS_Q_S32, 8), {.i = (x)}})
+#define QS64P48(x) ((struct vstats_value){VSTATS_Q(VSTATS_Q_S64, 48), {.i = (x)}})
 
 static uint64_t get(const uint8_t *b, size_t off, size_t n)
 {
@@ -118,6 +122,151 @@ static void test_layout(void **state)
 	assert_true((int64_t)get(b, 176, 8) == 5);  /* MAX */
 	vstats_voi_free(&v[0]);
 	vstats_voi_free(&v[1]);
+}
+
+/* An s32 VOI with relative updates, SUM, a DRHIST32 of two buckets and
+ * MIN. Header 32, vois[] at 32, five voistats at 40, data at 80: the
+ * VOISTATE (a voistatdata_numeric, 8 bytes, the value in its low 4), the
+ * SUM as voistatdata_int32 (4 bytes, so what follows is only 4-aligned),
+ * the DRHIST32 at 92: u32 oob and 4 bytes of padding, then buckets of
+ * {numeric lb, numeric ub, u32 cnt, 4 bytes of padding} (24), then the
+ * MIN's 4 bytes at 148: 152 in all. */
+static void test_int32_layout(void **state)
+{
+	const struct vstats_bucket dr[] = {{S32(-5), S32(0)}, {S32(0), S32(10)}};
+	const struct vstats_spec sp[] = {
+	    {.stype = VSTATS_SUM},
+	    {.stype = VSTATS_DRHIST,
+	     .hist = {.scheme = VSTATS_USR, .usr = dr, .nusr = 2, .counts32 = true}},
+	    {.stype = VSTATS_MIN}};
+	struct vstats_voi v;
+	uint8_t b[256];
+	size_t len;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_S32, true, sp, 3, &why), 0);
+	assert_int_equal(vstats_update_abs(&v, S32(-3)), 0);
+	assert_int_equal(vstats_update_rel(&v, S32(7)), 0);  /* 4 */
+	assert_int_equal(vstats_update_abs(&v, S32(20)), 0); /* out of band */
+	struct vstats_sbv1_blob blob = {&v, 1, 1, 0, 0};
+	memset(b, 0xaa, sizeof(b));
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(len, 152);
+	assert_int_equal(get(b, 12, 2), 40); /* stats_off */
+	assert_int_equal(get(b, 14, 2), 80); /* statsdata_off */
+	assert_int_equal(b[34], 1);	     /* VSD_DTYPE_INT_S32 */
+	assert_int_equal(b[35], 4);
+	assert_voistat(b, 40, 0, 0, 80, 8, 0, 0);
+	assert_voistat(b, 48, 1, 1, 88, 4, 0, 1);
+	assert_voistat(b, 56, -1, 0, 0, 0, 0, 0);
+	assert_voistat(b, 64, 3, 1, 148, 4, 0, 1);
+	assert_voistat(b, 72, 4, 12, 92, 56, 0, 1);    /* VSD_DTYPE_DRHIST32 */
+	assert_int_equal(get(b, 80, 8), 20);	       /* the previous value, pad 0 */
+	assert_int_equal(get(b, 88, 4), 21);	       /* SUM: -3 + 4 + 20 */
+	assert_int_equal(get(b, 92, 8), 1);	       /* oob, pad 0 */
+	assert_int_equal(get(b, 100, 8), 0xfffffffbu); /* lb -5: 4 bytes, pad 0 */
+	assert_int_equal(get(b, 108, 8), 0);
+	assert_int_equal(get(b, 116, 8), 1); /* cnt, pad 0 */
+	assert_int_equal(get(b, 124, 8), 0);
+	assert_int_equal(get(b, 132, 8), 10);
+	assert_int_equal(get(b, 140, 8), 1);
+	assert_int_equal(get(b, 148, 4), 0xfffffffdu); /* MIN -3 */
+	assert_int_equal(b[152], 0xaa);
+	vstats_voi_free(&v);
+}
+
+/* Q numbers as sys/qmath.h stores them: Q_SIFVAL of the number times
+ * 2^precision above the 3 control bits of Q_CTRLINI(precision), the sign
+ * in the top bit. VOI 0 a q_s32 of precision 8 (control 3) with MAX and
+ * a CRHIST32 of bounds -1.5 and 2.25; VOI 1 a q_s64 of precision 48
+ * (control 6) with SUM. vois[] at 32 and 40, VOI 1's two voistats at 48,
+ * VOI 0's five at 64, data at 104: VOI 1's SUM (8), VOI 0's MAX (4) at
+ * 112 and CRHIST32 (8 + 2 x 16) at 116: 156. */
+static void test_q_layout(void **state)
+{
+	const struct vstats_bucket cr[] = {{QS32P8(-384), QS32P8(0)}, {QS32P8(576), QS32P8(0)}};
+	const struct vstats_spec s0[] = {
+	    {.stype = VSTATS_MAX},
+	    {.stype = VSTATS_CRHIST,
+	     .hist = {.scheme = VSTATS_USR, .usr = cr, .nusr = 2, .counts32 = true}}};
+	const struct vstats_spec s1[] = {{.stype = VSTATS_SUM}};
+	struct vstats_voi v[2];
+	uint8_t b[256];
+	size_t len;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v[0], VSTATS_Q(VSTATS_Q_S32, 8), false, s0, 2, &why), 0);
+	assert_int_equal(vstats_voi_init(&v[1], VSTATS_Q(VSTATS_Q_S64, 48), false, s1, 1, &why), 0);
+	assert_int_equal(vstats_update_abs(&v[0], QS32P8(-192)), 0);	      /* -0.75 */
+	assert_int_equal(vstats_update_abs(&v[0], QS32P8(768)), 0);	      /* 3.0 */
+	assert_int_equal(vstats_update_abs(&v[1], QS64P48(-(3ll << 47))), 0); /* -1.5 */
+	struct vstats_sbv1_blob blob = {v, 2, 1, 0, 0};
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(len, 156);
+	assert_int_equal(b[34], 7); /* VSD_DTYPE_Q_S32 */
+	assert_int_equal(b[42], 9); /* VSD_DTYPE_Q_S64 */
+	assert_voistat(b, 56, 1, 9, 104, 8, 0, 1);
+	assert_voistat(b, 80, 2, 7, 112, 4, 0, 1);
+	assert_voistat(b, 96, 4, 11, 116, 40, 0, 1); /* VSD_DTYPE_CRHIST32 */
+	/* -1.5: the sign, 3 * 2^47 << 3 (3 * 2^50), control 6 */
+	assert_true(get(b, 104, 8) == 0x800c000000000006ull);
+	assert_int_equal(get(b, 112, 4), 768 << 3 | 3);		     /* MAX 3.0 */
+	assert_int_equal(get(b, 116, 8), 0);			     /* oob */
+	assert_true(get(b, 124, 8) == (0x80000000u | 384 << 3 | 3)); /* lb -1.5 */
+	assert_int_equal(get(b, 132, 8), 1);			     /* -0.75 */
+	assert_int_equal(get(b, 140, 8), 576 << 3 | 3);		     /* lb 2.25 */
+	assert_int_equal(get(b, 148, 8), 1);			     /* 3.0 */
+	vstats_voi_free(&v[0]);
+	vstats_voi_free(&v[1]);
+}
+
+/* Each dtype's enum vsd_dtype and its SUM's vsd_dtype2size, and 2.5 (2
+ * for the integers) as its bits: a VOI of one SUM is the header, one
+ * voi, two voistats (48) and the SUM at 56. A Q type's 2.5 is 2.5 *
+ * 2^precision above its Q_CTRLINI control bits, unsigned ones with no
+ * sign bit. */
+static void test_dtype_numbers(void **state)
+{
+	static const struct {
+		enum vstats_dtype d;
+		int vsd;
+		size_t dsz;
+		uint64_t bits;
+	} t[] = {
+	    {VSTATS_S32, 1, 4, 2},
+	    {VSTATS_U32, 2, 4, 2},
+	    {VSTATS_INT, 3, 8, 2},
+	    {VSTATS_UINT, 4, 8, 2},
+	    {VSTATS_LONG, 5, 8, 2},
+	    {VSTATS_ULONG, 6, 8, 2},
+	    {VSTATS_Q(VSTATS_Q_S32, 2), 7, 4, 10 << 3 | 0},	 /* 2.5 * 4, control 0 */
+	    {VSTATS_Q(VSTATS_Q_U32, 4), 8, 4, 40 << 3 | 1},	 /* 2.5 * 16, control 1 */
+	    {VSTATS_Q(VSTATS_Q_S64, 32), 9, 8, 5ull << 34 | 5},	 /* 2.5 * 2^32 << 3, control 5 */
+	    {VSTATS_Q(VSTATS_Q_U64, 16), 10, 8, 5ull << 18 | 4}, /* 2.5 * 2^16 << 3, control 4 */
+	};
+	const struct vstats_spec sum[] = {{.stype = VSTATS_SUM}};
+	struct vstats_value x;
+	struct vstats_voi v;
+	uint8_t b[128];
+	size_t len;
+	const char *why;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(vstats_voi_init(&v, t[i].d, false, sum, 1, &why), 0);
+		assert_int_equal(
+		    vstats_value_of_double(t[i].d, vstats_dtype_q(t[i].d) ? 2.5 : 2, &x), 0);
+		assert_int_equal(vstats_update_abs(&v, x), 0);
+		struct vstats_sbv1_blob blob = {&v, 1, 1, 0, 0};
+		assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+		assert_int_equal(len, 56 + t[i].dsz);
+		assert_int_equal(b[34], t[i].vsd);
+		assert_voistat(b, 48, 1, t[i].vsd, 56, t[i].dsz, 0, 1);
+		assert_true(get(b, 56, t[i].dsz) == t[i].bits);
+		vstats_voi_free(&v);
+	}
 }
 
 /* DRHIST64 buckets are {lb, ub, cnt} (24 bytes), DVHIST64 {val, cnt};
@@ -316,10 +465,11 @@ static void test_sbintime(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),  cmocka_unit_test(test_dr_dv),
-	    cmocka_unit_test(test_refused), cmocka_unit_test(test_u16_limit),
-	    cmocka_unit_test(test_clone),   cmocka_unit_test(test_sbintime),
-	    cmocka_unit_test(test_tdigest),
+	    cmocka_unit_test(test_layout),   cmocka_unit_test(test_dr_dv),
+	    cmocka_unit_test(test_refused),  cmocka_unit_test(test_u16_limit),
+	    cmocka_unit_test(test_clone),    cmocka_unit_test(test_sbintime),
+	    cmocka_unit_test(test_tdigest),  cmocka_unit_test(test_int32_layout),
+	    cmocka_unit_test(test_q_layout), cmocka_unit_test(test_dtype_numbers),
 	};
 	return cmocka_run_group_tests_name("vstats_sbv1", tests, NULL, NULL);
 }
