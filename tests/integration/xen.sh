@@ -80,6 +80,11 @@ within() {
 	done
 }
 absent() { ! scrape | grep -q "$1"; }
+# No scrape's connection open at the exporter's end: a baseline of fds
+# taken then holds only what stays.
+no_scrape_open() {
+	[ -z "$(ss -Htn state established state close-wait "( sport = :$PORT )")" ]
+}
 present() { scrape | grep -q "$1"; }
 until_gone() { # until_gone PATTERN: true once a scrape no longer matches, within 10 s
 	within 10 absent "$1" && return 0
@@ -122,6 +127,7 @@ EXP=$LAST_PID
 check "the agent found domain 1" wait_for_metric "$PORT" '^xen_pv_domains 1$'
 check "create_stats_key: /local/domain/1/stats made, owned by the guest" \
 	sh -c "xenstore-ls -p /local/domain/1 | grep -q '^stats = \"\".*(n1)$'"
+within 5 no_scrape_open
 BASE_FDS=$(fds)
 fd_list >"$WORK/fds.base"
 
@@ -205,6 +211,7 @@ guest 1 normal
 GOOD=$LAST_GUEST
 check "good guest back" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
 # The good guest's fds: the stand-in keeps a socket to each peer it wakes.
+within 5 no_scrape_open
 GOOD_FDS=$(fds)
 fd_list >"$WORK/fds.good"
 # baseline WHAT PATTERN: once PATTERN has left the output, only the good
