@@ -23,13 +23,25 @@ if [ ! -x "$XENSTORED" ]; then
 	summary
 	exit 0
 fi
+# Every wait here is bounded by the clock, not by a count of tries: a
+# scrape that hangs must not stretch it (scrape itself gives up at 10 s).
+# within SECONDS CMD...: true once CMD succeeds, tried every 0.1 s.
+within() {
+	local end=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
 export FAKEXEN_DIR="$WORK/hv" XENSTORED_RUNDIR="$WORK/xs"
 # The stand-in is built without sanitizers; an ASan daemon accepts it preloaded.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 mkdir -p "$FAKEXEN_DIR" "$XENSTORED_RUNDIR"
 FAKEXEN_LAX=1 LD_PRELOAD="$FAKE" "$XENSTORED" -N -F "$WORK/xenstored.pid" >"$WORK/xenstored.log" 2>&1 &
 PIDS+=("$!")
-for _ in $(seq 100); do [ -S "$XENSTORED_RUNDIR/socket" ] && break; sleep 0.05; done
+# Its start takes seconds on a loaded host.
+within 20 test -S "$XENSTORED_RUNDIR/socket"
 check "cxenstored serves on its socket with the stand-in beneath it" xenstore-write /probe 1
 
 toolstack() { LD_PRELOAD="$FAKE" "$GUEST" "$@"; }
@@ -68,22 +80,16 @@ fd_new() {
 		ss -atupeH 2>/dev/null | grep -w "ino:$ino" | sed 's/^/  inet: /'
 	done
 }
-# Every wait here is bounded by the clock, not by a count of tries: a
-# scrape that hangs must not stretch it (scrape itself gives up at 10 s).
-# within SECONDS CMD...: true once CMD succeeds, tried every 0.1 s.
-within() {
-	local end=$(($(date +%s%N) + $1 * 1000000000))
-	shift
-	until "$@"; do
-		[ "$(date +%s%N)" -lt "$end" ] || return 1
-		sleep 0.1
-	done
-}
 absent() { ! scrape | grep -q "$1"; }
-# No scrape's connection open at the exporter's end: a baseline of fds
-# taken then holds only what stays.
-no_scrape_open() {
-	[ -z "$(ss -Htn state established state close-wait "( sport = :$PORT )")" ]
+# quiet: no scrape's connection open at the exporter's end, nor the HTTP
+# watchdog's probe (a socketpair of which the exporter holds both ends,
+# every 5 s): a baseline of fds taken then holds only what stays.
+quiet() {
+	local own
+	own=$(fd_list | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p')
+	[ -z "$(ss -Htn state established state close-wait "( sport = :$PORT )")" ] &&
+		! ss -Hx | awk -v own="$own" 'BEGIN { n = split(own, a, "\n"); for (i = 1; i <= n; i++) s[a[i]] = 1 }
+			s[$6] && s[$8] { found = 1 } END { exit !found }'
 }
 present() { scrape | grep -q "$1"; }
 until_gone() { # until_gone PATTERN: true once a scrape no longer matches, within 10 s
@@ -127,7 +133,7 @@ EXP=$LAST_PID
 check "the agent found domain 1" wait_for_metric "$PORT" '^xen_pv_domains 1$'
 check "create_stats_key: /local/domain/1/stats made, owned by the guest" \
 	sh -c "xenstore-ls -p /local/domain/1 | grep -q '^stats = \"\".*(n1)$'"
-within 5 no_scrape_open
+within 5 quiet
 BASE_FDS=$(fds)
 fd_list >"$WORK/fds.base"
 
@@ -176,10 +182,7 @@ withdraw_timed() {
 	GUEST_GRACE_MS=$1 guest 1 normal
 	wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
 	kill -TERM "$LAST_GUEST"
-	for _ in $(seq 100); do
-		grep -q '^withdrawn:' "$WORK/guest1.log" && break
-		sleep 0.1
-	done
+	within 10 grep -q '^withdrawn:' "$WORK/guest1.log"
 	LINE=$(grep '^withdrawn:' "$WORK/guest1.log")
 	CLOSED=$(sed -n 's/.*agent closed \([0-9]\) of 2.*/\1/p' <<<"$LINE")
 	MS=$(sed -n 's/.* in \([0-9]*\) ms$/\1/p' <<<"$LINE")
@@ -211,7 +214,7 @@ guest 1 normal
 GOOD=$LAST_GUEST
 check "good guest back" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$TX} 1$"
 # The good guest's fds: the stand-in keeps a socket to each peer it wakes.
-within 5 no_scrape_open
+within 5 quiet
 GOOD_FDS=$(fds)
 fd_list >"$WORK/fds.good"
 # baseline WHAT PATTERN: once PATTERN has left the output, only the good
@@ -355,7 +358,8 @@ check "xenstored down: the live set is still sampled ($d1 -> $d2)" test "$((d2 -
 kill -9 "$G1"
 FAKEXEN_LAX=1 LD_PRELOAD="$FAKE" "$XENSTORED" -N -F "$WORK/xenstored.pid" >>"$WORK/xenstored.log" 2>&1 &
 PIDS+=("$!")
-for _ in $(seq 100); do xenstore-read / >/dev/null 2>&1 && break; sleep 0.05; done
+xs_up() { xenstore-read / >/dev/null 2>&1; }
+within 20 xs_up
 # A fresh store, as after a crash: the toolstack and the guest write theirs again.
 toolstack add 1 one
 guest 1 normal
@@ -374,7 +378,7 @@ check "xenstored restarted: withdrawal still seen through the new connection" un
 # divides into the same number of updates.
 LD_PRELOAD="$FAKE" "$GUEST" bench 1 1 1 150 0 >"$WORK/guest100.log" 2>&1 &
 PIDS+=("$!")
-for _ in $(seq 400); do grep -q ready "$WORK/guest100.log" && break; sleep 0.05; done
+within 20 grep -q ready "$WORK/guest100.log"
 B3=$(set_labels 100 bench100 provider-0 set-0)
 check "three pages: the set is live" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$B3} 1$"
 scrape | grep "^xen_pv_stat{$B3," >"$WORK/pages3"
