@@ -49,7 +49,7 @@ guest() { # guest DOMID MODE [N]: a simulated guest, until it says ready
 	LD_PRELOAD="$FAKE" "$GUEST" "$@" >"$WORK/guest$1.log" 2>&1 &
 	LAST_GUEST=$!
 	PIDS+=("$LAST_GUEST")
-	within 20 grep -q ready "$WORK/guest$1.log" && return 0
+	within 20 grep -qs ready "$WORK/guest$1.log" && return 0
 	echo "guest $1 ($2) not ready after 20 s; its log ends: $(tail -n 3 "$WORK/guest$1.log")"
 	return 1
 }
@@ -378,7 +378,7 @@ check "xenstored restarted: withdrawal still seen through the new connection" un
 # divides into the same number of updates.
 LD_PRELOAD="$FAKE" "$GUEST" bench 1 1 1 150 0 >"$WORK/guest100.log" 2>&1 &
 PIDS+=("$!")
-within 20 grep -q ready "$WORK/guest100.log"
+within 20 grep -qs ready "$WORK/guest100.log"
 B3=$(set_labels 100 bench100 provider-0 set-0)
 check "three pages: the set is live" wait_for_metric "$PORT" "^xen_pv_stats_set_up{$B3} 1$"
 scrape | grep "^xen_pv_stat{$B3," >"$WORK/pages3"
