@@ -33,7 +33,7 @@ static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_
 	return vstats_dtype_name(voi->dtype);
 }
 
-int fetch_stat_of(const struct vstats_voi *voi, const char *name)
+static int stat_of(const struct vstats_voi *voi, const char *name)
 {
 	static const char *const names[] = {"SUM", "MAX", "MIN", "HIST", "TDGST"};
 	size_t k = 0;
@@ -48,6 +48,23 @@ int fetch_stat_of(const struct vstats_voi *voi, const char *name)
 			return (int)i;
 	}
 	return -1;
+}
+
+const struct vstats_stat *fetch_locate(struct source *s, unsigned long voi, const char *name,
+				       struct stage_reply *r)
+{
+	int i;
+
+	if (!s->sampled) {
+		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
+	} else if (voi > s->nmore) {
+		reply_fail(r, 400, -EINVAL, "no VOI of that id in the blob");
+	} else if ((i = stat_of(source_voi(s, (uint32_t)voi), name)) < 0) {
+		reply_fail(r, 400, -EINVAL, "the VOI has no statistic of that type");
+	} else {
+		return &source_voi(s, (uint32_t)voi)->stat[i];
+	}
+	return NULL;
 }
 
 /* <voi id>/<stat>/<dtype>, the id a decimal without a leading 0: the
@@ -81,9 +98,9 @@ static void say(struct stage_reply *r, struct vstats_value v)
 void fetch_get(struct processing *p, struct source *s, const char *what, struct stage_reply *r)
 {
 	char stat[8], dtype[8], why[128];
+	const struct vstats_stat *st;
 	unsigned long v;
 	size_t k = 0;
-	int i;
 	(void)p;
 
 	if (!split(what, &v, stat, sizeof(stat), dtype, sizeof(dtype))) {
@@ -97,21 +114,15 @@ void fetch_get(struct processing *p, struct source *s, const char *what, struct 
 		    r, 400, -EINVAL,
 		    "a dtype is s32, u32, s64, u64, slong, ulong, q_s32, q_u32, q_s64, q_u64 "
 		    "or double");
-	} else if (!s->sampled) {
-		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
-	} else if (v > s->nmore) {
-		reply_fail(r, 400, -EINVAL, "no VOI of that id in the blob");
-	} else if ((i = fetch_stat_of(source_voi(s, (uint32_t)v), stat)) < 0) {
-		reply_fail(r, 400, -EINVAL, "the VOI has no statistic of that type");
-	} else {
+	} else if ((st = fetch_locate(s, v, stat, r)) != NULL) {
 		const struct vstats_voi *voi = source_voi(s, (uint32_t)v);
-		const char *held = stat_dtype(voi, &voi->stat[i]);
+		const char *held = stat_dtype(voi, st);
 		if (strcmp(held, dtype) != 0) {
 			snprintf(why, sizeof(why), "the statistic's data type is %s, not %s", held,
 				 dtype);
 			reply_fail(r, 400, REPLY_EFTYPE, why);
 		} else {
-			say(r, voi->stat[i].v);
+			say(r, st->v);
 		}
 	}
 }

@@ -8,9 +8,11 @@
 struct processing;
 struct source;
 
-/* The index in voi of statistic `name`, vs_stype2name's (SUM, MAX, MIN,
- * HIST: the VOI's first histogram, TDGST); -1 for none. */
-int fetch_stat_of(const struct vstats_voi *voi, const char *name);
+/* Statistic `name` (vs_stype2name's: SUM, MAX, MIN, HIST: the VOI's
+ * first histogram, TDGST) of VOI voi of s's blob; NULL with r answered:
+ * 404 without a blob, 400 without that VOI or statistic. */
+const struct vstats_stat *fetch_locate(struct source *s, unsigned long voi, const char *name,
+				       struct stage_reply *r);
 /* GET <group>/<id>/fetch/<voi id>/<stat>/<dtype>:
  * stats_voistat_fetch_<dtype> of one statistic of one VOI of the source's
  * blob. `what` is what follows fetch/. */

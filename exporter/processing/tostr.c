@@ -304,22 +304,15 @@ static bool split(const char *what, unsigned long *voi, char *stat, size_t ssize
 void tostr_get(struct processing *p, struct source *s, const char *what, enum tostr_fmt fmt,
 	       struct stage_reply *r)
 {
+	const struct vstats_stat *st;
 	unsigned long v;
 	char stat[8];
-	int i;
 	(void)p;
 
 	if (!split(what, &v, stat, sizeof(stat))) {
 		reply_fail(r, 400, -EINVAL, "data/<voi id>/<SUM|MAX|MIN|HIST|TDGST>");
-	} else if (!s->sampled) {
-		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
-	} else if (v > s->nmore) {
-		reply_fail(r, 400, -EINVAL, "no VOI of that id in the blob");
-	} else if ((i = fetch_stat_of(source_voi(s, (uint32_t)v), stat)) < 0) {
-		reply_fail(r, 400, -EINVAL, "the VOI has no statistic of that type");
-	} else {
-		const struct vstats_voi *voi = source_voi(s, (uint32_t)v);
-		tostr_voistatdata(&r->text, voi, &voi->stat[i], fmt);
+	} else if ((st = fetch_locate(s, v, stat, r)) != NULL) {
+		tostr_voistatdata(&r->text, source_voi(s, (uint32_t)v), st, fmt);
 		textbuf_printf(&r->text, "\n");
 	}
 }
