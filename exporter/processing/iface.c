@@ -482,11 +482,6 @@ static int query_of(const char *query, struct tpl_query *q, const char **why)
 		*why = "meta= and objdump= go with format=json or format=freeform";
 		return -EINVAL;
 	}
-	if (q->flags & TOSTR_OBJDUMP) {
-		*why = "objdump=1 (SB_TOSTR_OBJDUMP) prints the binary blob's offsets and sizes, "
-		       "which the text does not dump yet (format=blob serves the bytes)";
-		return -EINVAL;
-	}
 	return 0;
 }
 
