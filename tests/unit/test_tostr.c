@@ -300,9 +300,8 @@ static void test_double_digest_not_finite(void **state)
 }
 
 /* Two VOIs, the first relative (its VOISTATE slot 0 holds the previous
- * value) with SUM, MAX and MIN, the second a CRHIST of 32-bit counts and
- * a t-digest of 4 centroids at most, stats(3)'s slots 4 and 5, slots 0
- * to 3 empty (stype -1). */
+ * value) with SUM, MAX and MIN, the second a CRHIST and a t-digest,
+ * stats(3)'s slots 4 and 5, slots 0 to 3 empty (stype -1). */
 static const char *objdump_yaml =
     "processing:\n"
     "  groups:\n"
@@ -315,6 +314,8 @@ static const char *objdump_yaml =
     "          - {name: b, series: b_total, stats: [{crhist: {scheme: usr, bounds: [0, 10]}},\n"
     "             {tdigest: {compression: 10}}]}\n";
 
+/* a takes 3 then 4 (relative: 3, then 7); b 5 then 20, at 1 s and 2 s:
+ * the blob was created at 1 s (sbintime 1 << 32). */
 static struct processing *objdump_fed(void)
 {
 	struct processing *p = make(objdump_yaml);
@@ -325,22 +326,130 @@ static struct processing *objdump_fed(void)
 		feed_value(p, "a_total", l, 1, a[k], S(1 + k));
 		feed_value(p, "b_total", l, 1, b[k], S(1 + k));
 	}
+	assert_int_equal(p->srcs.n, 1);
 	return p;
 }
 
-static void test_objdump_dev(void **state)
+/* The layout, counted by hand from struct statsblobv1 (32 bytes), struct
+ * voi and struct voistat (8 each): vois[] at 32, two of them, so the
+ * voistats at 48: b's 6 slots first (stats_v1_blob_expand puts a VOI
+ * added later before the others), a's 4 at 96; the data at 48 + 80 =
+ * 128: b's CRHIST64 (8 + 2 buckets of 16 = 40 bytes) at 128, its
+ * TDGSTCLUST64 (32 + 40 centroids of 24 = 992) at 168, then a's
+ * VOISTATE, SUM, MAX and MIN, 8 bytes each, at 1160 to 1184; cursz 1192.
+ * The digest's nodes in the array's order: the two centroids, then the
+ * 38 free ones (mu 0, cnt 0). */
+#define OBJDUMP_CREATED "4294967296"
+
+static void objdump_ctds(char *out, size_t size, bool json)
+{
+	size_t n = 0;
+
+	for (int i = 2; i < 40; i++)
+		n += (size_t)snprintf(out + n, size - n,
+				      json ? ",{\"ctd\":%d,\"mu\":0,\"cnt\":0}" : "\n\t\t\t\tctd[%d].{mu=0,cnt=0}",
+				      i);
+}
+
+static void test_objdump_freeform(void **state)
 {
 	struct processing *p = objdump_fed();
+	char want[4096], free_ctds[2048];
 	(void)state;
-	char *t = get(p, "ob/0/data?format=freeform&objdump=1", 200);
-	printf("%s", t);
-	free(t);
-	t = get(p, "ob/0/data?format=json&objdump=1&meta=0", 200);
-	printf("%s", t);
-	free(t);
-	t = get(p, "ob/0/data?format=json", 200);
-	printf("%s", t);
-	free(t);
+
+	objdump_ctds(free_ctds, sizeof(free_ctds), false);
+	snprintf(want, sizeof(want),
+		 "struct statsblobv1@0x0, abi=1, endian=1, maxsz=1192, cursz=1192, "
+		 "created=" OBJDUMP_CREATED ", lastrst=" OBJDUMP_CREATED ", flags=0x0000, "
+		 "stats_off=48, statsdata_off=128, tplhash=%u"
+		 "\n\tvois[0]: id=0, name=\"a\", flags=0x0001, dtype=INT_S64, voistatmaxid=3, "
+		 "stats_off=96"
+		 "\n\t\tvois[0]stat[0]: stype=VOISTATE, errs=0, flags=0x0000, dtype=VOISTATE, dsz=8, "
+		 "data_off=1160\n\t\t\tvoistatdata: prev=7"
+		 "\n\t\tvois[0]stat[1]: stype=SUM, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+		 "data_off=1168\n\t\t\tvoistatdata: 10"
+		 "\n\t\tvois[0]stat[2]: stype=MAX, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+		 "data_off=1176\n\t\t\tvoistatdata: 7"
+		 "\n\t\tvois[0]stat[3]: stype=MIN, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+		 "data_off=1184\n\t\t\tvoistatdata: 3"
+		 "\n\tvois[1]: id=1, name=\"b\", flags=0x0000, dtype=INT_S64, voistatmaxid=5, "
+		 "stats_off=48"
+		 "\n\t\tvois[1]stat[0]: stype=-1\n\t\tvois[1]stat[1]: stype=-1"
+		 "\n\t\tvois[1]stat[2]: stype=-1\n\t\tvois[1]stat[3]: stype=-1"
+		 "\n\t\tvois[1]stat[4]: stype=HIST, errs=0, flags=0x0001, dtype=CRHIST64, dsz=40, "
+		 "data_off=128\n\t\t\tvoistatdata: nbkts=2, oob=0"
+		 "\n\t\t\t\tbkt[0].{lb=0,ub=10,cnt=1}"
+		 "\n\t\t\t\tbkt[1].{lb=10,ub=9223372036854775807,cnt=1}"
+		 "\n\t\tvois[1]stat[5]: stype=TDGST, errs=0, flags=0x0001, dtype=TDGSTCLUST64, "
+		 "dsz=992, data_off=168\n\t\t\tvoistatdata: smplcnt=2, compcnt=1, maxctds=40, nctds=2"
+		 "\n\t\t\t\tctd[0].{mu=5,cnt=1}\n\t\t\t\tctd[1].{mu=20,cnt=1}%s\n",
+		 p->tpl[0].hash, free_ctds);
+	expect(p, "ob/0/data?format=freeform&objdump=1", want);
+	done(p);
+}
+
+/* The JSON twin, without SB_TOSTR_META: names null, VOIs and slots by
+ * number; every slot, set or not, with its data. */
+static void test_objdump_json(void **state)
+{
+	struct processing *p = objdump_fed();
+	char want[8192], free_ctds[4096];
+	(void)state;
+
+	objdump_ctds(free_ctds, sizeof(free_ctds), true);
+	snprintf(want, sizeof(want),
+		 "{\"abi\":1,\"endian\":1,\"maxsz\":1192,\"cursz\":1192,\"created\":" OBJDUMP_CREATED
+		 ",\"lastrst\":" OBJDUMP_CREATED ",\"flags\":0,\"stats_off\":48,\"statsdata_off\":128,"
+		 "\"tplname\":null,\"tplhash\":%u,\"vois\":{"
+		 "\"[0]\":{\"id\":0,\"name\":null,\"flags\":1,\"dtype\":\"INT_S64\",\"voistatmaxid\":3,"
+		 "\"stats_off\":96,\"stats\":{"
+		 "\"[0]\":{\"stype\":\"VOISTATE\",\"errs\":0,\"flags\":0,\"dtype\":\"VOISTATE\","
+		 "\"data_off\":1160,\"voistatdata\":{\"prev\":7}},"
+		 "\"[1]\":{\"stype\":\"SUM\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+		 "\"data_off\":1168,\"voistatdata\":{\"val\":10}},"
+		 "\"[2]\":{\"stype\":\"MAX\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+		 "\"data_off\":1176,\"voistatdata\":{\"val\":7}},"
+		 "\"[3]\":{\"stype\":\"MIN\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+		 "\"data_off\":1184,\"voistatdata\":{\"val\":3}}}},"
+		 "\"[1]\":{\"id\":1,\"name\":null,\"flags\":0,\"dtype\":\"INT_S64\",\"voistatmaxid\":5,"
+		 "\"stats_off\":48,\"stats\":{"
+		 "\"[0]\":{\"stype\":-1},\"[1]\":{\"stype\":-1},\"[2]\":{\"stype\":-1},"
+		 "\"[3]\":{\"stype\":-1},"
+		 "\"[4]\":{\"stype\":\"HIST\",\"errs\":0,\"flags\":1,\"dtype\":\"CRHIST64\","
+		 "\"data_off\":128,\"voistatdata\":{\"nbkts\":2,\"oob\":0,\"bkts\":["
+		 "{\"bkt\":0,\"lb\":0,\"ub\":10,\"cnt\":1},"
+		 "{\"bkt\":1,\"lb\":10,\"ub\":9223372036854775807,\"cnt\":1}]}},"
+		 "\"[5]\":{\"stype\":\"TDGST\",\"errs\":0,\"flags\":1,\"dtype\":\"TDGSTCLUST64\","
+		 "\"data_off\":168,\"voistatdata\":{\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
+		 "\"nctds\":2,\"ctds\":[{\"ctd\":0,\"mu\":5,\"cnt\":1},{\"ctd\":1,\"mu\":20,\"cnt\":1}"
+		 "%s]}}}}}}\n",
+		 p->tpl[0].hash, free_ctds);
+	expect(p, "ob/0/data?format=json&objdump=1&meta=0", want);
+	/* with SB_TOSTR_META the template's and the VOIs' names */
+	char *text = get(p, "ob/0/data?format=json&objdump=1", 200);
+	has(text, "\"tplname\":\"od\",");
+	has(text, "\"[1]\":{\"id\":1,\"name\":\"b\",\"flags\":0,");
+	free(text);
+	done(p);
+}
+
+/* A blob the encoder refuses (a double VOI has no stats(3) data type) is
+ * refused for objdump as for format=blob, with the encoder's reason. */
+static void test_objdump_refused_as_the_blob(void **state)
+{
+	struct processing *p = make("processing:\n"
+				    "  groups:\n"
+				    "    - {name: nd, select: g, x: rate, template: {stats: [sum]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1));
+	free(get(p, "nd/0/data?format=blob", 409));
+	char *text = get(p, "nd/0/data?format=freeform&objdump=1", 409);
+	has(text, "EOPNOTSUPP: a double VOI");
+	free(text);
+	free(get(p, "nd/0/data?format=json&objdump=1", 409));
+	free(get(p, "nd/0/data?format=json", 200)); /* the text without the layout */
 	done(p);
 }
 
@@ -415,7 +524,9 @@ int main(void)
 	    cmocka_unit_test(test_errs_stop_at_255),
 	    cmocka_unit_test(test_double_voi_not_finite),
 	    cmocka_unit_test(test_double_digest_not_finite),
-	    cmocka_unit_test(test_objdump_dev),
+	    cmocka_unit_test(test_objdump_freeform),
+	    cmocka_unit_test(test_objdump_json),
+	    cmocka_unit_test(test_objdump_refused_as_the_blob),
 	    cmocka_unit_test(test_refused_queries),
 	    cmocka_unit_test(test_text_alone_paths),
 	};
