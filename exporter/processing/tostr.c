@@ -283,7 +283,7 @@ struct dump {
 static enum vstats_dtype dump_dtype(struct dump *d, const struct vstats_sbv1_voi *v)
 {
 	static const enum vstats_dtype base[] = {
-	    VSTATS_S32,	 VSTATS_U32,   VSTATS_INT,   VSTATS_UINT,  VSTATS_LONG,
+	    VSTATS_S32,	  VSTATS_U32,	VSTATS_INT,   VSTATS_UINT,  VSTATS_LONG,
 	    VSTATS_ULONG, VSTATS_Q_S32, VSTATS_Q_U32, VSTATS_Q_S64, VSTATS_Q_U64};
 	unsigned prec = v->id >= 0 && (uint32_t)v->id < d->b->n
 			    ? VSTATS_DTYPE_PREC(d->b->vois[v->id].dtype)
@@ -352,7 +352,8 @@ static void dump_hist(struct dump *d, const struct vstats_sbv1_voistat *vs, enum
 		       is32 ? vstats_sbv1_get32(p) : vstats_sbv1_get64(p));
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *bk = p + 8 + i * bsz;
-		textbuf_printf(d->t, d->json ? "{\"bkt\":%zu,\"lb\":" : "\n\t\t\t\tbkt[%zu].{lb=", i);
+		textbuf_printf(d->t,
+			       d->json ? "{\"bkt\":%zu,\"lb\":" : "\n\t\t\t\tbkt[%zu].{lb=", i);
 		dump_put_value(d, bk, 8, dt);
 		textbuf_printf(d->t, d->json ? ",\"ub\":" : ",ub=");
 		if (kind == 1)
@@ -362,7 +363,8 @@ static void dump_hist(struct dump *d, const struct vstats_sbv1_voistat *vs, enum
 		else if (i + 1 < n)
 			dump_put_value(d, bk + bsz, 8, dt);
 		else /* numeric_limits[LIM_MAX]: the last CR bucket is open */
-			tostr_value(d->t, vstats_highest(dt), d->json ? TOSTR_JSON : TOSTR_FREEFORM);
+			tostr_value(d->t, vstats_highest(dt),
+				    d->json ? TOSTR_JSON : TOSTR_FREEFORM);
 		bk += bsz - 8;
 		textbuf_printf(d->t, d->json ? ",\"cnt\":%" PRIu64 "}" : ",cnt=%" PRIu64 "}",
 			       is32 ? vstats_sbv1_get32(bk) : vstats_sbv1_get64(bk));
@@ -486,12 +488,13 @@ static void dump_json(struct dump *d, int slot, const struct vstats_sbv1_voi *v,
 	const struct vstats_sbv1_hdr *h = &d->h;
 
 	if (it & IT_FIRST_CB) {
-		textbuf_printf(d->t,
-			       "{\"abi\":%u,\"endian\":%u,\"maxsz\":%u,\"cursz\":%u,\"created\":%" PRId64
-			       ",\"lastrst\":%" PRId64 ",\"flags\":%u,\"stats_off\":%u,"
-			       "\"statsdata_off\":%u,",
-			       h->abi, h->endian, h->maxsz, h->cursz, h->created, h->lastrst,
-			       h->flags, h->stats_off, h->statsdata_off);
+		textbuf_printf(
+		    d->t,
+		    "{\"abi\":%u,\"endian\":%u,\"maxsz\":%u,\"cursz\":%u,\"created\":%" PRId64
+		    ",\"lastrst\":%" PRId64 ",\"flags\":%u,\"stats_off\":%u,"
+		    "\"statsdata_off\":%u,",
+		    h->abi, h->endian, h->maxsz, h->cursz, h->created, h->lastrst, h->flags,
+		    h->stats_off, h->statsdata_off);
 		if (d->meta)
 			textbuf_printf(d->t, "\"tplname\":\"%s\",", d->b->tpl->name);
 		else
@@ -519,11 +522,12 @@ static void dump_json(struct dump *d, int slot, const struct vstats_sbv1_voi *v,
 		textbuf_printf(d->t, "{\"stype\":-1},");
 		return;
 	}
-	textbuf_printf(d->t,
-		       "{\"stype\":\"%s\",\"errs\":%u,\"flags\":%u,\"dtype\":\"%s\",\"data_off\":%u,"
-		       "\"voistatdata\":{",
-		       vstats_sbv1_stype_name(vs->stype), vs->errs, vs->flags,
-		       vstats_sbv1_dtype_name(vs->dtype), vs->data_off);
+	textbuf_printf(
+	    d->t,
+	    "{\"stype\":\"%s\",\"errs\":%u,\"flags\":%u,\"dtype\":\"%s\",\"data_off\":%u,"
+	    "\"voistatdata\":{",
+	    vstats_sbv1_stype_name(vs->stype), vs->errs, vs->flags,
+	    vstats_sbv1_dtype_name(vs->dtype), vs->data_off);
 	if (vs->dtype > VSD_VOISTATE && vs->dtype <= VSD_Q_U64) /* not vsd_compoundtype */
 		textbuf_printf(d->t, "\"val\":");
 	dump_data(d, v, vs);
@@ -641,7 +645,6 @@ int tostr_blob(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fmt
 	textbuf_printf(t, "\n");
 	return 0;
 }
-
 
 /* ---- GET <group>/<id>/data/<voi id>/<stat> ---- */
 

@@ -152,7 +152,8 @@ void tpl_get(struct processing *p, const char *what, const struct tpl_query *q,
 
 /* stats_blob_tostr into the reply: an objdump the encoder refuses is 409,
  * as format=blob's (the template's, not the request's). */
-static void tostr_reply(struct stage_reply *r, const struct tostr_blob *b, const struct tpl_query *q)
+static void tostr_reply(struct stage_reply *r, const struct tostr_blob *b,
+			const struct tpl_query *q)
 {
 	const char *why = "";
 	int rc = tostr_blob(&r->text, b, tpl_tostr_fmt(q->f), q->flags, &why);

@@ -7,8 +7,8 @@
 
 #include <errno.h>
 
-#define VOI_SIZE 8	/* struct voi */
-#define VOISTAT_SIZE 8	/* struct voistat */
+#define VOI_SIZE 8     /* struct voi */
+#define VOISTAT_SIZE 8 /* struct voistat */
 
 uint16_t vstats_sbv1_get16(const uint8_t *p)
 {
@@ -42,8 +42,9 @@ int vstats_sbv1_walk_hdr(const uint8_t *b, size_t len, struct vstats_sbv1_hdr *h
 	    .lastrst = (int64_t)vstats_sbv1_get64(b + 24),
 	};
 	if (h->abi != VSTATS_SBV1_ABI || h->endian != VSTATS_SBV1_LE || h->cursz > len ||
-	    h->stats_off < VSTATS_SBV1_HDR_SIZE || (h->stats_off - VSTATS_SBV1_HDR_SIZE) % VOI_SIZE ||
-	    h->statsdata_off < h->stats_off || h->statsdata_off > h->cursz)
+	    h->stats_off < VSTATS_SBV1_HDR_SIZE ||
+	    (h->stats_off - VSTATS_SBV1_HDR_SIZE) % VOI_SIZE || h->statsdata_off < h->stats_off ||
+	    h->statsdata_off > h->cursz)
 		return -EINVAL;
 	h->nvois = (h->stats_off - VSTATS_SBV1_HDR_SIZE) / VOI_SIZE; /* NVOIS */
 	return 0;
@@ -102,11 +103,11 @@ const char *vstats_sbv1_stype_name(int stype)
 
 const char *vstats_sbv1_dtype_name(unsigned dtype)
 {
-	static const char *const names[] = {
-	    "VOISTATE", "INT_S32",  "INT_U32",	"INT_S64",  "INT_U64",	    "INT_SLONG",
-	    "INT_ULONG", "Q_S32",    "Q_U32",	"Q_S64",    "Q_U64",	    "CRHIST32",
-	    "DRHIST32",	 "DVHIST32", "CRHIST64", "DRHIST64", "DVHIST64",    "TDGSTCLUST32",
-	    "TDGSTCLUST64"};
+	static const char *const names[] = {"VOISTATE", "INT_S32",	"INT_U32",     "INT_S64",
+					    "INT_U64",	"INT_SLONG",	"INT_ULONG",   "Q_S32",
+					    "Q_U32",	"Q_S64",	"Q_U64",       "CRHIST32",
+					    "DRHIST32", "DVHIST32",	"CRHIST64",    "DRHIST64",
+					    "DVHIST64", "TDGSTCLUST32", "TDGSTCLUST64"};
 
 	return dtype < sizeof(names) / sizeof(names[0]) ? names[dtype] : "?";
 }

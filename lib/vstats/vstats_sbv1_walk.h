@@ -50,7 +50,8 @@ int vstats_sbv1_walk_voi(const uint8_t *b, const struct vstats_sbv1_hdr *h, int3
 /* Voistat slot j (0 <= j <= v->voistatmaxid) of v: 0, or -EINVAL for
  * data outside the blob. */
 int vstats_sbv1_walk_voistat(const uint8_t *b, const struct vstats_sbv1_hdr *h,
-			     const struct vstats_sbv1_voi *v, int j, struct vstats_sbv1_voistat *vs);
+			     const struct vstats_sbv1_voi *v, int j,
+			     struct vstats_sbv1_voistat *vs);
 
 /* Little-endian fields at p (the caller has checked the bytes exist). */
 uint16_t vstats_sbv1_get16(const uint8_t *p);

@@ -347,7 +347,8 @@ static void objdump_ctds(char *out, size_t size, bool json)
 
 	for (int i = 2; i < 40; i++)
 		n += (size_t)snprintf(out + n, size - n,
-				      json ? ",{\"ctd\":%d,\"mu\":0,\"cnt\":0}" : "\n\t\t\t\tctd[%d].{mu=0,cnt=0}",
+				      json ? ",{\"ctd\":%d,\"mu\":0,\"cnt\":0}"
+					   : "\n\t\t\t\tctd[%d].{mu=0,cnt=0}",
 				      i);
 }
 
@@ -358,32 +359,33 @@ static void test_objdump_freeform(void **state)
 	(void)state;
 
 	objdump_ctds(free_ctds, sizeof(free_ctds), false);
-	snprintf(want, sizeof(want),
-		 "struct statsblobv1@0x0, abi=1, endian=1, maxsz=1192, cursz=1192, "
-		 "created=" OBJDUMP_CREATED ", lastrst=" OBJDUMP_CREATED ", flags=0x0000, "
-		 "stats_off=48, statsdata_off=128, tplhash=%u"
-		 "\n\tvois[0]: id=0, name=\"a\", flags=0x0001, dtype=INT_S64, voistatmaxid=3, "
-		 "stats_off=96"
-		 "\n\t\tvois[0]stat[0]: stype=VOISTATE, errs=0, flags=0x0000, dtype=VOISTATE, dsz=8, "
-		 "data_off=1160\n\t\t\tvoistatdata: prev=7"
-		 "\n\t\tvois[0]stat[1]: stype=SUM, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
-		 "data_off=1168\n\t\t\tvoistatdata: 10"
-		 "\n\t\tvois[0]stat[2]: stype=MAX, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
-		 "data_off=1176\n\t\t\tvoistatdata: 7"
-		 "\n\t\tvois[0]stat[3]: stype=MIN, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
-		 "data_off=1184\n\t\t\tvoistatdata: 3"
-		 "\n\tvois[1]: id=1, name=\"b\", flags=0x0000, dtype=INT_S64, voistatmaxid=5, "
-		 "stats_off=48"
-		 "\n\t\tvois[1]stat[0]: stype=-1\n\t\tvois[1]stat[1]: stype=-1"
-		 "\n\t\tvois[1]stat[2]: stype=-1\n\t\tvois[1]stat[3]: stype=-1"
-		 "\n\t\tvois[1]stat[4]: stype=HIST, errs=0, flags=0x0001, dtype=CRHIST64, dsz=40, "
-		 "data_off=128\n\t\t\tvoistatdata: nbkts=2, oob=0"
-		 "\n\t\t\t\tbkt[0].{lb=0,ub=10,cnt=1}"
-		 "\n\t\t\t\tbkt[1].{lb=10,ub=9223372036854775807,cnt=1}"
-		 "\n\t\tvois[1]stat[5]: stype=TDGST, errs=0, flags=0x0001, dtype=TDGSTCLUST64, "
-		 "dsz=992, data_off=168\n\t\t\tvoistatdata: smplcnt=2, compcnt=1, maxctds=40, nctds=2"
-		 "\n\t\t\t\tctd[0].{mu=5,cnt=1}\n\t\t\t\tctd[1].{mu=20,cnt=1}%s\n",
-		 p->tpl[0].hash, free_ctds);
+	snprintf(
+	    want, sizeof(want),
+	    "struct statsblobv1@0x0, abi=1, endian=1, maxsz=1192, cursz=1192, "
+	    "created=" OBJDUMP_CREATED ", lastrst=" OBJDUMP_CREATED ", flags=0x0000, "
+	    "stats_off=48, statsdata_off=128, tplhash=%u"
+	    "\n\tvois[0]: id=0, name=\"a\", flags=0x0001, dtype=INT_S64, voistatmaxid=3, "
+	    "stats_off=96"
+	    "\n\t\tvois[0]stat[0]: stype=VOISTATE, errs=0, flags=0x0000, dtype=VOISTATE, dsz=8, "
+	    "data_off=1160\n\t\t\tvoistatdata: prev=7"
+	    "\n\t\tvois[0]stat[1]: stype=SUM, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1168\n\t\t\tvoistatdata: 10"
+	    "\n\t\tvois[0]stat[2]: stype=MAX, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1176\n\t\t\tvoistatdata: 7"
+	    "\n\t\tvois[0]stat[3]: stype=MIN, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1184\n\t\t\tvoistatdata: 3"
+	    "\n\tvois[1]: id=1, name=\"b\", flags=0x0000, dtype=INT_S64, voistatmaxid=5, "
+	    "stats_off=48"
+	    "\n\t\tvois[1]stat[0]: stype=-1\n\t\tvois[1]stat[1]: stype=-1"
+	    "\n\t\tvois[1]stat[2]: stype=-1\n\t\tvois[1]stat[3]: stype=-1"
+	    "\n\t\tvois[1]stat[4]: stype=HIST, errs=0, flags=0x0001, dtype=CRHIST64, dsz=40, "
+	    "data_off=128\n\t\t\tvoistatdata: nbkts=2, oob=0"
+	    "\n\t\t\t\tbkt[0].{lb=0,ub=10,cnt=1}"
+	    "\n\t\t\t\tbkt[1].{lb=10,ub=9223372036854775807,cnt=1}"
+	    "\n\t\tvois[1]stat[5]: stype=TDGST, errs=0, flags=0x0001, dtype=TDGSTCLUST64, "
+	    "dsz=992, data_off=168\n\t\t\tvoistatdata: smplcnt=2, compcnt=1, maxctds=40, nctds=2"
+	    "\n\t\t\t\tctd[0].{mu=5,cnt=1}\n\t\t\t\tctd[1].{mu=20,cnt=1}%s\n",
+	    p->tpl[0].hash, free_ctds);
 	expect(p, "ob/0/data?format=freeform&objdump=1", want);
 	done(p);
 }
@@ -397,33 +399,34 @@ static void test_objdump_json(void **state)
 	(void)state;
 
 	objdump_ctds(free_ctds, sizeof(free_ctds), true);
-	snprintf(want, sizeof(want),
-		 "{\"abi\":1,\"endian\":1,\"maxsz\":1192,\"cursz\":1192,\"created\":" OBJDUMP_CREATED
-		 ",\"lastrst\":" OBJDUMP_CREATED ",\"flags\":0,\"stats_off\":48,\"statsdata_off\":128,"
-		 "\"tplname\":null,\"tplhash\":%u,\"vois\":{"
-		 "\"[0]\":{\"id\":0,\"name\":null,\"flags\":1,\"dtype\":\"INT_S64\",\"voistatmaxid\":3,"
-		 "\"stats_off\":96,\"stats\":{"
-		 "\"[0]\":{\"stype\":\"VOISTATE\",\"errs\":0,\"flags\":0,\"dtype\":\"VOISTATE\","
-		 "\"data_off\":1160,\"voistatdata\":{\"prev\":7}},"
-		 "\"[1]\":{\"stype\":\"SUM\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
-		 "\"data_off\":1168,\"voistatdata\":{\"val\":10}},"
-		 "\"[2]\":{\"stype\":\"MAX\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
-		 "\"data_off\":1176,\"voistatdata\":{\"val\":7}},"
-		 "\"[3]\":{\"stype\":\"MIN\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
-		 "\"data_off\":1184,\"voistatdata\":{\"val\":3}}}},"
-		 "\"[1]\":{\"id\":1,\"name\":null,\"flags\":0,\"dtype\":\"INT_S64\",\"voistatmaxid\":5,"
-		 "\"stats_off\":48,\"stats\":{"
-		 "\"[0]\":{\"stype\":-1},\"[1]\":{\"stype\":-1},\"[2]\":{\"stype\":-1},"
-		 "\"[3]\":{\"stype\":-1},"
-		 "\"[4]\":{\"stype\":\"HIST\",\"errs\":0,\"flags\":1,\"dtype\":\"CRHIST64\","
-		 "\"data_off\":128,\"voistatdata\":{\"nbkts\":2,\"oob\":0,\"bkts\":["
-		 "{\"bkt\":0,\"lb\":0,\"ub\":10,\"cnt\":1},"
-		 "{\"bkt\":1,\"lb\":10,\"ub\":9223372036854775807,\"cnt\":1}]}},"
-		 "\"[5]\":{\"stype\":\"TDGST\",\"errs\":0,\"flags\":1,\"dtype\":\"TDGSTCLUST64\","
-		 "\"data_off\":168,\"voistatdata\":{\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
-		 "\"nctds\":2,\"ctds\":[{\"ctd\":0,\"mu\":5,\"cnt\":1},{\"ctd\":1,\"mu\":20,\"cnt\":1}"
-		 "%s]}}}}}}\n",
-		 p->tpl[0].hash, free_ctds);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"abi\":1,\"endian\":1,\"maxsz\":1192,\"cursz\":1192,\"created\":" OBJDUMP_CREATED
+	    ",\"lastrst\":" OBJDUMP_CREATED ",\"flags\":0,\"stats_off\":48,\"statsdata_off\":128,"
+	    "\"tplname\":null,\"tplhash\":%u,\"vois\":{"
+	    "\"[0]\":{\"id\":0,\"name\":null,\"flags\":1,\"dtype\":\"INT_S64\",\"voistatmaxid\":3,"
+	    "\"stats_off\":96,\"stats\":{"
+	    "\"[0]\":{\"stype\":\"VOISTATE\",\"errs\":0,\"flags\":0,\"dtype\":\"VOISTATE\","
+	    "\"data_off\":1160,\"voistatdata\":{\"prev\":7}},"
+	    "\"[1]\":{\"stype\":\"SUM\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1168,\"voistatdata\":{\"val\":10}},"
+	    "\"[2]\":{\"stype\":\"MAX\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1176,\"voistatdata\":{\"val\":7}},"
+	    "\"[3]\":{\"stype\":\"MIN\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1184,\"voistatdata\":{\"val\":3}}}},"
+	    "\"[1]\":{\"id\":1,\"name\":null,\"flags\":0,\"dtype\":\"INT_S64\",\"voistatmaxid\":5,"
+	    "\"stats_off\":48,\"stats\":{"
+	    "\"[0]\":{\"stype\":-1},\"[1]\":{\"stype\":-1},\"[2]\":{\"stype\":-1},"
+	    "\"[3]\":{\"stype\":-1},"
+	    "\"[4]\":{\"stype\":\"HIST\",\"errs\":0,\"flags\":1,\"dtype\":\"CRHIST64\","
+	    "\"data_off\":128,\"voistatdata\":{\"nbkts\":2,\"oob\":0,\"bkts\":["
+	    "{\"bkt\":0,\"lb\":0,\"ub\":10,\"cnt\":1},"
+	    "{\"bkt\":1,\"lb\":10,\"ub\":9223372036854775807,\"cnt\":1}]}},"
+	    "\"[5]\":{\"stype\":\"TDGST\",\"errs\":0,\"flags\":1,\"dtype\":\"TDGSTCLUST64\","
+	    "\"data_off\":168,\"voistatdata\":{\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
+	    "\"nctds\":2,\"ctds\":[{\"ctd\":0,\"mu\":5,\"cnt\":1},{\"ctd\":1,\"mu\":20,\"cnt\":1}"
+	    "%s]}}}}}}\n",
+	    p->tpl[0].hash, free_ctds);
 	expect(p, "ob/0/data?format=json&objdump=1&meta=0", want);
 	/* with SB_TOSTR_META the template's and the VOIs' names */
 	char *text = get(p, "ob/0/data?format=json&objdump=1", 200);
@@ -437,9 +440,10 @@ static void test_objdump_json(void **state)
  * refused for objdump as for format=blob, with the encoder's reason. */
 static void test_objdump_refused_as_the_blob(void **state)
 {
-	struct processing *p = make("processing:\n"
-				    "  groups:\n"
-				    "    - {name: nd, select: g, x: rate, template: {stats: [sum]}}\n");
+	struct processing *p =
+	    make("processing:\n"
+		 "  groups:\n"
+		 "    - {name: nd, select: g, x: rate, template: {stats: [sum]}}\n");
 	(void)state;
 
 	feed_value(p, "g", NULL, 0, 0, S(0));
@@ -460,6 +464,7 @@ static void test_refused_queries(void **state)
 	static const char *const bad[] = {
 	    "vm/0/data?meta=0", /* meta= goes with json or freeform */
 	    "vm/0/data?format=text&objdump=1",
+	    "vm/0/data/0/SUM?format=json&objdump=1", /* one statistic has no layout */
 	    "vm/0/data?format=json&meta=2",
 	    "vm/0/data?format=json&format=json",
 	    "vm/0/data?format=json&",

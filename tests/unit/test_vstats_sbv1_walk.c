@@ -73,9 +73,9 @@ static void test_refuses_what_points_outside(void **state)
 	struct vstats_sbv1_voistat vs;
 	(void)state;
 
-	assert_int_equal(vstats_sbv1_walk_hdr(b, 31, &h), -EINVAL);	  /* no whole header */
+	assert_int_equal(vstats_sbv1_walk_hdr(b, 31, &h), -EINVAL);	 /* no whole header */
 	assert_int_equal(vstats_sbv1_walk_hdr(b, len - 1, &h), -EINVAL); /* cursz past the bytes */
-	b[14] = 200;							  /* statsdata_off past cursz */
+	b[14] = 200; /* statsdata_off past cursz */
 	assert_int_equal(vstats_sbv1_walk_hdr(b, len, &h), -EINVAL);
 	b[14] = 64;
 	b[35] = 20; /* voistatmaxid 20: slots past the voistat region */
