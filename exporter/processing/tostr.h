@@ -41,6 +41,10 @@ struct tostr_blob {
 int tostr_blob(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fmt, uint32_t flags,
 	       const char **why);
 
+/* tostr_blob with TOSTR_OBJDUMP (tostr_dump.c): its returns. */
+int tostr_objdump(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fmt, uint32_t flags,
+		  const char **why);
+
 /* stats_voistatdata_tostr of statistic st of voi, without object dump:
  * the statistic's data as stored, valid or not. */
 void tostr_voistatdata(struct textbuf *t, const struct vstats_voi *voi,
