@@ -457,6 +457,40 @@ static void test_objdump_refused_as_the_blob(void **state)
 	done(p);
 }
 
+/* A Q VOI and 32-bit counts: the dump decodes the bytes' Q numbers (sign
+ * and magnitude above 3 control bits) and 32-bit counts to the values
+ * the text without objdump prints from the VOI itself. q = -1.5 then
+ * 3.25: SUM 1.75, MIN -1.5; [0, 2.5) empty, [2.5, max) one, -1.5 out of
+ * band. The bucket's bytes hold 32-bit counts: CRHIST32, 8 + 2 * 16. */
+static void test_objdump_q_and_32bit_counts(void **state)
+{
+	struct processing *p =
+	    make("processing:\n"
+		 "  groups:\n"
+		 "    - name: qq\n"
+		 "      select: g\n"
+		 "      template: {dtype: q_s32, precision: 8, stats: [sum, min,\n"
+		 "                 {crhist: {scheme: usr, bounds: [0, 2.5], counts: 32}}]}\n");
+	static const double x[] = {-1.5, 3.25};
+	(void)state;
+
+	for (int k = 0; k < 2; k++)
+		feed_value(p, "g", NULL, 0, x[k], S(1 + k));
+	char *plain = get(p, "qq/0/data?format=freeform", 200);
+	char *dump = get(p, "qq/0/data?format=freeform&objdump=1", 200);
+	has(plain, "stype=SUM, errs=0\n\t\t\tvoistatdata: 1.75000000\n");
+	has(dump, "stype=SUM, errs=0, flags=0x0001, dtype=Q_S32, dsz=4, data_off=");
+	has(dump, "\n\t\t\tvoistatdata: 1.75000000\n");
+	has(dump, "\n\t\t\tvoistatdata: -1.50000000\n");
+	has(dump, "dtype=CRHIST32, dsz=40, data_off=");
+	has(dump, "voistatdata: nbkts=2, oob=1\n\t\t\t\tbkt[0].{lb=0.00000000,ub=2.50000000,cnt=0}"
+		  "\n\t\t\t\tbkt[1].{lb=2.50000000,ub=");
+	has(dump, ",cnt=1}\n");
+	free(plain);
+	free(dump);
+	done(p);
+}
+
 /* What the query and the path refuse, each 400 with its reason. */
 static void test_refused_queries(void **state)
 {
@@ -532,6 +566,7 @@ int main(void)
 	    cmocka_unit_test(test_objdump_freeform),
 	    cmocka_unit_test(test_objdump_json),
 	    cmocka_unit_test(test_objdump_refused_as_the_blob),
+	    cmocka_unit_test(test_objdump_q_and_32bit_counts),
 	    cmocka_unit_test(test_refused_queries),
 	    cmocka_unit_test(test_text_alone_paths),
 	};
