@@ -433,6 +433,11 @@ static void test_objdump_json(void **state)
 	has(text, "\"tplname\":\"od\",");
 	has(text, "\"[1]\":{\"id\":1,\"name\":\"b\",\"flags\":0,");
 	free(text);
+	/* a template's blob (stats_tpl_fetch's) was never created nor reset */
+	text = get(p, "templates/0?format=freeform&objdump=1", 200);
+	has(text, "cursz=1192, created=0, lastrst=0, flags=0x0000, stats_off=48,");
+	has(text, "\n\t\t\tvoistatdata: prev=0\n");
+	free(text);
 	done(p);
 }
 
