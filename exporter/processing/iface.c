@@ -482,11 +482,6 @@ static int query_of(const char *query, struct tpl_query *q, const char **why)
 		*why = "meta= and objdump= go with format=json or format=freeform";
 		return -EINVAL;
 	}
-	if (q->flags & TOSTR_OBJDUMP) {
-		*why = "objdump=1 (SB_TOSTR_OBJDUMP) prints the binary blob's offsets and sizes, "
-		       "which the text does not dump yet (format=blob serves the bytes)";
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -525,7 +520,12 @@ static void source_verb(struct processing *p, struct source *s, const char *what
 		else
 			data(p, s, now_ns, r);
 	} else if (strncmp(what, "data/", 5) == 0 && !post) {
-		tostr_get(p, s, what + 5, tpl_tostr_fmt(q->f), r);
+		if (q->flags & TOSTR_OBJDUMP) /* the offsets are the whole blob's */
+			reply_fail(
+			    r, 400, -EINVAL,
+			    "objdump=1 goes with a whole blob (data, snapshot, templates/<id>)");
+		else
+			tostr_get(p, s, what + 5, tpl_tostr_fmt(q->f), r);
 	} else if (strncmp(what, "fetch/", 6) == 0 && !post) {
 		if (text_only(q, r))
 			fetch_get(p, s, what + 6, r);

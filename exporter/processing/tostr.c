@@ -4,8 +4,9 @@
  * sys/kern/subr_stats.c (stats_v1_itercb_tostr_freeform, _json,
  * stats_voistatdata_hist_tostr, _tdgst_tostr), so the text is the one
  * FreeBSD's libstats writes for the same blob. docs/processing.md lists
- * where it cannot be (the blob's address, the double dtype). The
- * interface verb at the end renders one statistic of a source's blob. */
+ * where it cannot be (the blob's address, the double dtype). SB_TOSTR_OBJDUMP
+ * is tostr_dump.c's.
+ * The interface verb at the end renders one statistic of a source's blob. */
 #include "tostr.h"
 #include "fetch.h"
 #include "reply.h"
@@ -255,10 +256,13 @@ static void json_at(struct textbuf *t, const struct tostr_at *a)
 	textbuf_printf(t, a->last_cb ? "}}" : ",");
 }
 
-void tostr_blob(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fmt, uint32_t flags)
+int tostr_blob(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fmt, uint32_t flags,
+	       const char **why)
 {
 	struct tostr_at a = {.b = b, .flags = flags, .first_cb = true};
 
+	if (flags & TOSTR_OBJDUMP)
+		return tostr_objdump(t, b, fmt, flags, why);
 	for (uint32_t v = 0; v < b->n; v++) {
 		const struct vstats_voi *voi = &b->vois[v];
 		uint32_t order[VSTATS_STATS_MAX];
@@ -280,6 +284,7 @@ void tostr_blob(struct textbuf *t, const struct tostr_blob *b, enum tostr_fmt fm
 		}
 	}
 	textbuf_printf(t, "\n");
+	return 0;
 }
 
 /* ---- GET <group>/<id>/data/<voi id>/<stat> ---- */

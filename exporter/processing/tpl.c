@@ -8,6 +8,7 @@
 #include "srctab.h"
 #include "stage_priv.h"
 #include "tostr.h"
+#include "vstats_sbv1.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -149,6 +150,20 @@ void tpl_get(struct processing *p, const char *what, const struct tpl_query *q,
 	tpl_one(p, (uint32_t)id, q, r);
 }
 
+/* stats_blob_tostr into the reply: an objdump the encoder refuses is 409,
+ * as format=blob's (the template's, not the request's). */
+static void tostr_reply(struct stage_reply *r, const struct tostr_blob *b,
+			const struct tpl_query *q)
+{
+	const char *why = "";
+	int rc = tostr_blob(&r->text, b, tpl_tostr_fmt(q->f), q->flags, &why);
+
+	if (rc == -ENOMEM)
+		r->text.failed = true;
+	else if (rc < 0)
+		reply_fail(r, rc == -EIO ? 500 : 409, rc, why);
+}
+
 /* stats_tpl_fetch: template id's schema, as FreeBSD keeps a template: a
  * blob made from it and not yet updated, written as a source's is. */
 static void tpl_schema(struct processing *p, uint32_t id, const struct tpl_query *q,
@@ -165,8 +180,7 @@ static void tpl_schema(struct processing *p, uint32_t id, const struct tpl_query
 	}
 	for (uint32_t v = 0; v < nmore; v++)
 		vois[v + 1] = more[v].voi; /* shallow copies, read only */
-	tostr_blob(&r->text, &(struct tostr_blob){tpl, vois, nmore + 1, p->tpl[id].hash},
-		   tpl_tostr_fmt(q->f), q->flags);
+	tostr_reply(r, &(struct tostr_blob){tpl, vois, nmore + 1, p->tpl[id].hash, 0, 0}, q);
 	srctab_vois_free(&vois[0], more, nmore);
 }
 
@@ -192,6 +206,9 @@ void tpl_tostr(struct processing *p, struct source *s, const struct tpl_query *q
 			hash = p->tpl[i].hash;
 	for (uint32_t v = 0; v <= s->nmore; v++)
 		vois[v] = *source_voi(s, v);
-	tostr_blob(&r->text, &(struct tostr_blob){&g->tpl, vois, s->nmore + 1, hash},
-		   tpl_tostr_fmt(q->f), q->flags);
+	tostr_reply(r,
+		    &(struct tostr_blob){&g->tpl, vois, s->nmore + 1, hash,
+					 vstats_sbv1_sbintime(s->created_ns),
+					 vstats_sbv1_sbintime(s->lastrst_ns)},
+		    q);
 }

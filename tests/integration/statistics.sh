@@ -145,8 +145,27 @@ import json
 h = json.loads('{' + open('$WORK/hist.json').read() + '}')
 assert h['nbkts'] == 3 and [k['lb'] for k in h['bkts']] == [0, 2, 4], h"
 code_of() { curl -s -o /dev/null -w '%{http_code}' "$URL/$1"; }
-check "objdump=1: 400, the binary layout is not there to dump" \
-	test "$(code_of 'events/0/data?format=freeform&objdump=1')" = 400
+curl -s -o "$WORK/od.bin" "$URL/events/0/data?format=blob"
+get 'events/0/data?format=json&objdump=1' >"$WORK/od.json"
+check "objdump=1: the layout format=blob serves (header, voi, each voistat read from its bytes)" $PY -c "
+import json, struct
+b = open('$WORK/od.bin', 'rb').read()
+j = json.load(open('$WORK/od.json'))
+abi, endian, flags, maxsz, cursz, tplhash, so, sdo = struct.unpack_from('<BBHHHIHH', b, 0)
+assert (j['abi'], j['endian'], j['cursz'], j['tplhash'], j['stats_off'], j['statsdata_off']) == \\
+    (abi, endian, cursz, tplhash, so, sdo) == (1, 1, len(b), $H0, so, sdo), (j, len(b))
+vid, vdt, vmax, vso, vfl = struct.unpack_from('<hBbHH', b, 32)
+v = j['vois']['[0]']
+assert (v['id'], v['voistatmaxid'], v['stats_off'], v['flags'], v['name']) == (vid, vmax, vso, vfl, 'events'), v
+names = ['VOISTATE', 'SUM', 'MAX', 'MIN', 'HIST', 'TDGST']
+for k in range(vmax + 1):
+    st, dt, off, dsz = struct.unpack_from('<bBHH', b, vso + 8 * k)
+    got = v['stats']['[%d]' % k]
+    assert got['stype'] == (names[st] if st >= 0 else -1), (k, got)
+    assert st < 0 or got['data_off'] == off, (k, got, off)
+"
+check "objdump=1 as freeform: the header's fields, @0x0" \
+	sh -c "curl -s '$URL/events/0/data?format=freeform&objdump=1' | head -1 | grep -q '^struct statsblobv1@0x0, abi=1, endian=1, maxsz=[0-9]*, cursz=[0-9]*, created=[0-9]*, lastrst=[0-9]*, flags=0x0000, stats_off=40, statsdata_off=[0-9]*, tplhash=$H0\$'"
 check "meta=0 reaches the interface: JSON without names" \
 	sh -c "curl -s '$URL/events/0/data?format=json&meta=0' | grep -q '^{\"tplname\":null,\"tplhash\":$H0,\"vois\":{\"\[0\]\":{\"stats\":{\"\[1\]\":'"
 check "an argument the interface does not take, or one holding &: 400" \

@@ -299,13 +299,211 @@ static void test_double_digest_not_finite(void **state)
 	done(p);
 }
 
+/* Two VOIs, the first relative (its VOISTATE slot 0 holds the previous
+ * value) with SUM, MAX and MIN, the second a CRHIST and a t-digest,
+ * stats(3)'s slots 4 and 5, slots 0 to 3 empty (stype -1). */
+static const char *objdump_yaml =
+    "processing:\n"
+    "  groups:\n"
+    "    - name: ob\n"
+    "      select: a_total\n"
+    "      template:\n"
+    "        name: od\n"
+    "        vois:\n"
+    "          - {name: a, relative: true, stats: [sum, max, min]}\n"
+    "          - {name: b, series: b_total, stats: [{crhist: {scheme: usr, bounds: [0, 10]}},\n"
+    "             {tdigest: {compression: 10}}]}\n";
+
+/* a takes 3 then 4 (relative: 3, then 7); b 5 then 20, at 1 s and 2 s:
+ * the blob was created at 1 s (sbintime 1 << 32). */
+static struct processing *objdump_fed(void)
+{
+	struct processing *p = make(objdump_yaml);
+	struct bs_label l[] = {{"ob", "w"}};
+	static const double a[] = {3, 4}, b[] = {5, 20};
+
+	for (int k = 0; k < 2; k++) {
+		feed_value(p, "a_total", l, 1, a[k], S(1 + k));
+		feed_value(p, "b_total", l, 1, b[k], S(1 + k));
+	}
+	assert_int_equal(p->srcs.n, 1);
+	return p;
+}
+
+/* The layout, counted by hand from struct statsblobv1 (32 bytes), struct
+ * voi and struct voistat (8 each): vois[] at 32, two of them, so the
+ * voistats at 48: b's 6 slots first (stats_v1_blob_expand puts a VOI
+ * added later before the others), a's 4 at 96; the data at 48 + 80 =
+ * 128: b's CRHIST64 (8 + 2 buckets of 16 = 40 bytes) at 128, its
+ * TDGSTCLUST64 (32 + 40 centroids of 24 = 992) at 168, then a's
+ * VOISTATE, SUM, MAX and MIN, 8 bytes each, at 1160 to 1184; cursz 1192.
+ * The digest's nodes in the array's order: the two centroids, then the
+ * 38 free ones (mu 0, cnt 0). */
+#define OBJDUMP_CREATED "4294967296"
+
+static void objdump_ctds(char *out, size_t size, bool json)
+{
+	size_t n = 0;
+
+	for (int i = 2; i < 40; i++)
+		n += (size_t)snprintf(out + n, size - n,
+				      json ? ",{\"ctd\":%d,\"mu\":0,\"cnt\":0}"
+					   : "\n\t\t\t\tctd[%d].{mu=0,cnt=0}",
+				      i);
+}
+
+static void test_objdump_freeform(void **state)
+{
+	struct processing *p = objdump_fed();
+	char want[4096], free_ctds[2048];
+	(void)state;
+
+	objdump_ctds(free_ctds, sizeof(free_ctds), false);
+	snprintf(
+	    want, sizeof(want),
+	    "struct statsblobv1@0x0, abi=1, endian=1, maxsz=1192, cursz=1192, "
+	    "created=" OBJDUMP_CREATED ", lastrst=" OBJDUMP_CREATED ", flags=0x0000, "
+	    "stats_off=48, statsdata_off=128, tplhash=%u"
+	    "\n\tvois[0]: id=0, name=\"a\", flags=0x0001, dtype=INT_S64, voistatmaxid=3, "
+	    "stats_off=96"
+	    "\n\t\tvois[0]stat[0]: stype=VOISTATE, errs=0, flags=0x0000, dtype=VOISTATE, dsz=8, "
+	    "data_off=1160\n\t\t\tvoistatdata: prev=7"
+	    "\n\t\tvois[0]stat[1]: stype=SUM, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1168\n\t\t\tvoistatdata: 10"
+	    "\n\t\tvois[0]stat[2]: stype=MAX, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1176\n\t\t\tvoistatdata: 7"
+	    "\n\t\tvois[0]stat[3]: stype=MIN, errs=0, flags=0x0001, dtype=INT_S64, dsz=8, "
+	    "data_off=1184\n\t\t\tvoistatdata: 3"
+	    "\n\tvois[1]: id=1, name=\"b\", flags=0x0000, dtype=INT_S64, voistatmaxid=5, "
+	    "stats_off=48"
+	    "\n\t\tvois[1]stat[0]: stype=-1\n\t\tvois[1]stat[1]: stype=-1"
+	    "\n\t\tvois[1]stat[2]: stype=-1\n\t\tvois[1]stat[3]: stype=-1"
+	    "\n\t\tvois[1]stat[4]: stype=HIST, errs=0, flags=0x0001, dtype=CRHIST64, dsz=40, "
+	    "data_off=128\n\t\t\tvoistatdata: nbkts=2, oob=0"
+	    "\n\t\t\t\tbkt[0].{lb=0,ub=10,cnt=1}"
+	    "\n\t\t\t\tbkt[1].{lb=10,ub=9223372036854775807,cnt=1}"
+	    "\n\t\tvois[1]stat[5]: stype=TDGST, errs=0, flags=0x0001, dtype=TDGSTCLUST64, "
+	    "dsz=992, data_off=168\n\t\t\tvoistatdata: smplcnt=2, compcnt=1, maxctds=40, nctds=2"
+	    "\n\t\t\t\tctd[0].{mu=5,cnt=1}\n\t\t\t\tctd[1].{mu=20,cnt=1}%s\n",
+	    p->tpl[0].hash, free_ctds);
+	expect(p, "ob/0/data?format=freeform&objdump=1", want);
+	done(p);
+}
+
+/* The JSON twin, without SB_TOSTR_META: names null, VOIs and slots by
+ * number; every slot, set or not, with its data. */
+static void test_objdump_json(void **state)
+{
+	struct processing *p = objdump_fed();
+	char want[8192], free_ctds[4096];
+	(void)state;
+
+	objdump_ctds(free_ctds, sizeof(free_ctds), true);
+	snprintf(
+	    want, sizeof(want),
+	    "{\"abi\":1,\"endian\":1,\"maxsz\":1192,\"cursz\":1192,\"created\":" OBJDUMP_CREATED
+	    ",\"lastrst\":" OBJDUMP_CREATED ",\"flags\":0,\"stats_off\":48,\"statsdata_off\":128,"
+	    "\"tplname\":null,\"tplhash\":%u,\"vois\":{"
+	    "\"[0]\":{\"id\":0,\"name\":null,\"flags\":1,\"dtype\":\"INT_S64\",\"voistatmaxid\":3,"
+	    "\"stats_off\":96,\"stats\":{"
+	    "\"[0]\":{\"stype\":\"VOISTATE\",\"errs\":0,\"flags\":0,\"dtype\":\"VOISTATE\","
+	    "\"data_off\":1160,\"voistatdata\":{\"prev\":7}},"
+	    "\"[1]\":{\"stype\":\"SUM\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1168,\"voistatdata\":{\"val\":10}},"
+	    "\"[2]\":{\"stype\":\"MAX\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1176,\"voistatdata\":{\"val\":7}},"
+	    "\"[3]\":{\"stype\":\"MIN\",\"errs\":0,\"flags\":1,\"dtype\":\"INT_S64\","
+	    "\"data_off\":1184,\"voistatdata\":{\"val\":3}}}},"
+	    "\"[1]\":{\"id\":1,\"name\":null,\"flags\":0,\"dtype\":\"INT_S64\",\"voistatmaxid\":5,"
+	    "\"stats_off\":48,\"stats\":{"
+	    "\"[0]\":{\"stype\":-1},\"[1]\":{\"stype\":-1},\"[2]\":{\"stype\":-1},"
+	    "\"[3]\":{\"stype\":-1},"
+	    "\"[4]\":{\"stype\":\"HIST\",\"errs\":0,\"flags\":1,\"dtype\":\"CRHIST64\","
+	    "\"data_off\":128,\"voistatdata\":{\"nbkts\":2,\"oob\":0,\"bkts\":["
+	    "{\"bkt\":0,\"lb\":0,\"ub\":10,\"cnt\":1},"
+	    "{\"bkt\":1,\"lb\":10,\"ub\":9223372036854775807,\"cnt\":1}]}},"
+	    "\"[5]\":{\"stype\":\"TDGST\",\"errs\":0,\"flags\":1,\"dtype\":\"TDGSTCLUST64\","
+	    "\"data_off\":168,\"voistatdata\":{\"smplcnt\":2,\"compcnt\":1,\"maxctds\":40,"
+	    "\"nctds\":2,\"ctds\":[{\"ctd\":0,\"mu\":5,\"cnt\":1},{\"ctd\":1,\"mu\":20,\"cnt\":1}"
+	    "%s]}}}}}}\n",
+	    p->tpl[0].hash, free_ctds);
+	expect(p, "ob/0/data?format=json&objdump=1&meta=0", want);
+	/* with SB_TOSTR_META the template's and the VOIs' names */
+	char *text = get(p, "ob/0/data?format=json&objdump=1", 200);
+	has(text, "\"tplname\":\"od\",");
+	has(text, "\"[1]\":{\"id\":1,\"name\":\"b\",\"flags\":0,");
+	free(text);
+	/* a template's blob (stats_tpl_fetch's) was never created nor reset */
+	text = get(p, "templates/0?format=freeform&objdump=1", 200);
+	has(text, "cursz=1192, created=0, lastrst=0, flags=0x0000, stats_off=48,");
+	has(text, "\n\t\t\tvoistatdata: prev=0\n");
+	free(text);
+	done(p);
+}
+
+/* A blob the encoder refuses (a double VOI has no stats(3) data type) is
+ * refused for objdump as for format=blob, with the encoder's reason. */
+static void test_objdump_refused_as_the_blob(void **state)
+{
+	struct processing *p =
+	    make("processing:\n"
+		 "  groups:\n"
+		 "    - {name: nd, select: g, x: rate, template: {stats: [sum]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, 0, S(0));
+	feed_value(p, "g", NULL, 0, 1, S(1));
+	free(get(p, "nd/0/data?format=blob", 409));
+	char *text = get(p, "nd/0/data?format=freeform&objdump=1", 409);
+	has(text, "EOPNOTSUPP: a double VOI");
+	free(text);
+	free(get(p, "nd/0/data?format=json&objdump=1", 409));
+	free(get(p, "nd/0/data?format=json", 200)); /* the text without the layout */
+	done(p);
+}
+
+/* A Q VOI and 32-bit counts: the dump decodes the bytes' Q numbers (sign
+ * and magnitude above 3 control bits) and 32-bit counts to the values
+ * the text without objdump prints from the VOI itself. q = -1.5 then
+ * 3.25: SUM 1.75, MIN -1.5; [0, 2.5) empty, [2.5, max) one, -1.5 out of
+ * band. The bucket's bytes hold 32-bit counts: CRHIST32, 8 + 2 * 16. */
+static void test_objdump_q_and_32bit_counts(void **state)
+{
+	struct processing *p =
+	    make("processing:\n"
+		 "  groups:\n"
+		 "    - name: qq\n"
+		 "      select: g\n"
+		 "      template: {dtype: q_s32, precision: 8, stats: [sum, min,\n"
+		 "                 {crhist: {scheme: usr, bounds: [0, 2.5], counts: 32}}]}\n");
+	static const double x[] = {-1.5, 3.25};
+	(void)state;
+
+	for (int k = 0; k < 2; k++)
+		feed_value(p, "g", NULL, 0, x[k], S(1 + k));
+	char *plain = get(p, "qq/0/data?format=freeform", 200);
+	char *dump = get(p, "qq/0/data?format=freeform&objdump=1", 200);
+	has(plain, "stype=SUM, errs=0\n\t\t\tvoistatdata: 1.75000000\n");
+	has(dump, "stype=SUM, errs=0, flags=0x0001, dtype=Q_S32, dsz=4, data_off=");
+	has(dump, "\n\t\t\tvoistatdata: 1.75000000\n");
+	has(dump, "\n\t\t\tvoistatdata: -1.50000000\n");
+	has(dump, "dtype=CRHIST32, dsz=40, data_off=");
+	has(dump, "voistatdata: nbkts=2, oob=1\n\t\t\t\tbkt[0].{lb=0.00000000,ub=2.50000000,cnt=0}"
+		  "\n\t\t\t\tbkt[1].{lb=2.50000000,ub=");
+	has(dump, ",cnt=1}\n");
+	free(plain);
+	free(dump);
+	done(p);
+}
+
 /* What the query and the path refuse, each 400 with its reason. */
 static void test_refused_queries(void **state)
 {
 	struct processing *p = fed();
 	static const char *const bad[] = {
-	    "vm/0/data?format=freeform&objdump=1", /* no binary layout to dump */
-	    "vm/0/data?meta=0",			   /* meta= goes with json or freeform */
+	    "vm/0/data?meta=0", /* meta= goes with json or freeform */
+	    "vm/0/data?format=text&objdump=1",
+	    "vm/0/data/0/SUM?format=json&objdump=1", /* one statistic has no layout */
 	    "vm/0/data?format=json&meta=2",
 	    "vm/0/data?format=json&format=json",
 	    "vm/0/data?format=json&",
@@ -321,9 +519,6 @@ static void test_refused_queries(void **state)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		free(get(p, bad[i], 400));
-	char *text = get(p, "vm/0/data?format=json&objdump=1", 400);
-	has(text, "objdump=1");
-	free(text);
 	char *json = get(p, "vm/0/data?format=json", 200);
 	expect(p, "vm/0/data?format=json&objdump=0&meta=1", json);
 	free(json);
@@ -373,6 +568,10 @@ int main(void)
 	    cmocka_unit_test(test_errs_stop_at_255),
 	    cmocka_unit_test(test_double_voi_not_finite),
 	    cmocka_unit_test(test_double_digest_not_finite),
+	    cmocka_unit_test(test_objdump_freeform),
+	    cmocka_unit_test(test_objdump_json),
+	    cmocka_unit_test(test_objdump_refused_as_the_blob),
+	    cmocka_unit_test(test_objdump_q_and_32bit_counts),
 	    cmocka_unit_test(test_refused_queries),
 	    cmocka_unit_test(test_text_alone_paths),
 	};
