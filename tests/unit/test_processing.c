@@ -854,6 +854,19 @@ static void test_dtype_config_errors(void **state)
 	     "a whole number from 0 to 2^64-1 expected (dtype ulong)"},
 	    {"{stats: [{dvhist: {values: [1], counts: 48}}]}}\n",
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    /* a step is taken as written or refused: 2^53 + 1 is not the
+	     * double 2^53, 1 + 10^-17 not 1 (not a multiple of 2^-48) */
+	    {"{dtype: u64, stats: [{crhist: {scheme: lin, lb: 0, ub: 18014398509481984, "
+	     "stepinc: 9007199254740993}}]}}\n",
+	     "t.yml:4:101: 'stepinc' of a u64 VOI: a whole number"},
+	    {"{dtype: q_s64, precision: 48, stats: [{crhist: {scheme: lin, lb: 0, ub: 10, "
+	     "stepinc: 1.00000000000000001}}]}}\n",
+	     "t.yml:4:103: 'stepinc' of a q_s64 VOI: a multiple of 2^-48"},
+	    {"{dtype: s64, stats: [{crhist: {scheme: exp, lb: 0, ub: 10, stepbase: "
+	     "2.0000000000000001}}]}}\n",
+	     "t.yml:4:87: 'stepbase' of a s64 VOI: a whole number"},
+	    {"{dtype: s32, stats: [{crhist: {scheme: lin, lb: 0, ub: 10, stepinc: 1e0}}]}}\n",
+	     "'stepinc' of a s32 VOI: a whole number"},
 	};
 	char yaml[512];
 	(void)state;

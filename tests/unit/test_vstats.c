@@ -814,6 +814,17 @@ static void test_q_types(void **state)
 	assert_true(x.i == -4);
 	assert_int_equal(vstats_value_parse(q2, "1.", &x), -EINVAL);
 	assert_int_equal(vstats_value_parse(q2, "0.12345678901234567890", &x), -EINVAL);
+	/* a step's decimal: a whole number of 2^-prec exactly, or refused */
+	unsigned __int128 units;
+	assert_int_equal(vstats_decimal_units("12.25", 2, &units), 0);
+	assert_true(units == 49);
+	assert_int_equal(vstats_decimal_units("12.3", 2, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("9007199254740993", 0, &units), 0);
+	assert_true(units == (((unsigned __int128)1 << 53) + 1));
+	assert_int_equal(vstats_decimal_units("1.00000000000000001", 48, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("1e3", 0, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("-1", 0, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("18446744073709551617", 0, &units), -EINVAL);
 	/* the limits: 2^28 - 1 of 2^-8 for q_s32, sign and magnitude */
 	vstats_value_tostr(vstats_highest(q8), buf, sizeof(buf));
 	assert_string_equal(buf, "1048575.99609375");
