@@ -298,7 +298,7 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 	     exact_step(n, "stepbase", d, 0, h->stepbase) < 0))
 		return -EINVAL;
 	h->nlinsteps = (uint32_t)steps;
-	if ((rc = conf_get_u64(n, "counts", 32, 64, &steps)) == -EINVAL)
+	if ((rc = conf_get_u64(n, "counts", 0, UINT64_MAX, &steps)) == -EINVAL)
 		return rc;
 	if (rc == 0 && steps != 32 && steps != 64)
 		return conf_errorf(conf_child(n, "counts"), "counts: 32 or 64 (bits of a count)");

@@ -854,6 +854,8 @@ static void test_dtype_config_errors(void **state)
 	     "a whole number from 0 to 2^64-1 expected (dtype ulong)"},
 	    {"{stats: [{dvhist: {values: [1], counts: 48}}]}}\n",
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    {"{stats: [{dvhist: {values: [1], counts: 16}}]}}\n",
+	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
 	    /* a step is taken as written or refused: 2^53 + 1 is not the
 	     * double 2^53, 1 + 10^-17 not 1 (not a multiple of 2^-48) */
 	    {"{dtype: u64, stats: [{crhist: {scheme: lin, lb: 0, ub: 18014398509481984, "
