@@ -270,8 +270,8 @@ static bool make(enum vstats_stype stype, const struct vstats_hist_spec *spec, s
 		continuous_ends(m);
 	struct vstats_hist probe = {.bkt = m->b, .n = m->n};
 	if (vstats_hist_regions(&probe, stype, NULL) > VSTATS_REGIONS_MAX)
-		return refuse(m, "with the gaps between them, the buckets make more than 4096 "
-				 "Prometheus buckets");
+		return refuse(m, "with the gaps between them and the region below the first, the "
+				 "buckets make more than 4096 Prometheus buckets");
 	return true;
 }
 

@@ -856,6 +856,11 @@ static void test_dtype_config_errors(void **state)
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
 	    {"{stats: [{dvhist: {values: [1], counts: 16}}]}}\n",
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    /* 4096 buckets on a q_s32 that start above its lowest: the values
+	     * below the first need a Prometheus bucket of their own */
+	    {"{dtype: q_s32, precision: 2, stats: [{crhist: {scheme: lin, lb: -67108863.5, "
+	     "ub: -67107839.75, stepinc: 0.25}}]}}\n",
+	     "and the region below the first, the buckets make more than 4096 Prometheus"},
 	    /* a step is taken as written or refused: 2^53 + 1 is not the
 	     * double 2^53, 1 + 10^-17 not 1 (not a multiple of 2^-48) */
 	    {"{dtype: u64, stats: [{crhist: {scheme: lin, lb: 0, ub: 18014398509481984, "
