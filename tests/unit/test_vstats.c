@@ -727,6 +727,18 @@ static void test_bounds_within_dtype(void **state)
 	spec.hist.ub.u = 3000000000u; /* buckets up to 4e9, within 2^32 - 1 */
 	assert_int_equal(vstats_voi_init(&v, VSTATS_U32, false, &spec, 1, &why), 0);
 	vstats_voi_free(&v);
+	/* a u64 LINEXP past 2^63: the first power of 2 above lb is 2^64, so
+	 * a step of 2^64 / 8 (not 2^63 / 8, as if lb were below 2^63) */
+	spec.hist = (struct vstats_hist_spec){.scheme = VSTATS_LINEXP,
+					      .lb = U((1ull << 63) + 5),
+					      .ub = U((1ull << 63) + (1ull << 61) + 5),
+					      .stepbase = 2,
+					      .nlinsteps = 8};
+	if (vstats_voi_init(&v, VSTATS_UINT, false, &spec, 1, &why) != 0)
+		fail_msg("refused: %s", why);
+	assert_int_equal(v.stat[0].hist.n, 2); /* to ub, then the one that passes it */
+	assert_true(v.stat[0].hist.bkt[1].lb.u == (1ull << 63) + (1ull << 61) + 5);
+	vstats_voi_free(&v);
 }
 
 /* CRHIST32 ... DVHIST32: a count stops at UINT32_MAX (FreeBSD's wraps),
