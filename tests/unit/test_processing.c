@@ -484,6 +484,25 @@ static void test_hostile_histograms(void **state)
 	done(p);
 }
 
+/* A finite value that x_scale, or a delta, takes past a double's range
+ * gives no X: not kept, and counted as not a number, never dropped
+ * silently. */
+static void test_scaled_past_double(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: v, select: big, x_scale: 1e18, template: {stats: [sum]}}\n"
+		 "    - {name: d, select: jump, x: delta, template: {stats: [sum]}}\n");
+	(void)state;
+
+	assert_true(feed_value(p, "big", NULL, 0, 1e300, S(0))); /* 1e318: +Inf */
+	assert_true(feed_value(p, "jump", NULL, 0, -1.7e308, S(0)));
+	assert_true(feed_value(p, "jump", NULL, 0, 1.7e308, S(1))); /* a delta of +Inf */
+	assert_int_equal(p->count.not_a_number, 2);
+	assert_int_equal(p->count.values, 0);
+	done(p);
+}
+
 /* An empty t-digest is a summary of nothing, not a fault: _count 0, no
  * quantile, no drop. */
 static void test_empty_tdigest(void **state)
@@ -2857,6 +2876,7 @@ int main(void)
 	    cmocka_unit_test(test_sixty_four_groups),
 	    cmocka_unit_test(test_every_histogram_counts_every_value),
 	    cmocka_unit_test(test_hostile_histograms),
+	    cmocka_unit_test(test_scaled_past_double),
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),
