@@ -236,6 +236,33 @@ static int hist_check(const struct conf_node *n, enum vstats_stype t, enum vstat
 	return conf_check_unused(n);
 }
 
+/* An integer or Q VOI's step (key, read as the double v) as written:
+ * FreeBSD's steps are whole numbers of the VOI's units (2^-prec), and a
+ * double rounds one past 2^53 (or a decimal that is none) silently, so
+ * the decimal must be exactly v. A v that is not a whole number of units
+ * is left to the histogram's checks, which refuse it. */
+static int exact_step(const struct conf_node *n, const char *key, enum vstats_dtype d,
+		      unsigned prec, double v)
+{
+	const struct conf_node *s = conf_child(n, key);
+	double w = ldexp(v, (int)prec);
+	unsigned __int128 u;
+
+	if (!s || d == VSTATS_FLOAT || !(w == floor(w) && w < 0x1p64))
+		return 0;
+	if (vstats_decimal_units(s->scalar, prec, &u) == 0 && u == (unsigned __int128)w)
+		return 0;
+	if (prec == 0)
+		return conf_errorf(s,
+				   "'%s' of a %s VOI: a whole number, written as a decimal, that a "
+				   "double holds exactly (each below 2^53 does)",
+				   key, vstats_dtype_name(d));
+	return conf_errorf(s,
+			   "'%s' of a %s VOI: a multiple of 2^-%u, written as a decimal, that a "
+			   "double holds exactly (each below 2^%u does)",
+			   key, vstats_dtype_name(d), prec, 53 - prec);
+}
+
 static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats_dtype d,
 		     struct vstats_spec *spec, struct vstats_bucket **owned)
 {
@@ -266,8 +293,12 @@ static int hist_spec(const struct conf_node *n, enum vstats_stype t, enum vstats
 			   ? -EINVAL
 			   : conf_errorf(n, "lb and ub are needed");
 	}
+	if (h->scheme != VSTATS_USR &&
+	    (exact_step(n, "stepinc", d, VSTATS_DTYPE_PREC(d), h->stepinc) < 0 ||
+	     exact_step(n, "stepbase", d, 0, h->stepbase) < 0))
+		return -EINVAL;
 	h->nlinsteps = (uint32_t)steps;
-	if ((rc = conf_get_u64(n, "counts", 32, 64, &steps)) == -EINVAL)
+	if ((rc = conf_get_u64(n, "counts", 0, UINT64_MAX, &steps)) == -EINVAL)
 		return rc;
 	if (rc == 0 && steps != 32 && steps != 64)
 		return conf_errorf(conf_child(n, "counts"), "counts: 32 or 64 (bits of a count)");

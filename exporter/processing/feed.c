@@ -179,8 +179,10 @@ static void feed_source(struct processing *p, struct source *s, struct bs_value 
 	struct xval x;
 
 	s->seen_ns = now_ns;
-	if (!x_of(g, &s->have_prev, &s->prev, &s->prev_ns, v, now_ns, &x))
+	if (!x_of(g, &s->have_prev, &s->prev, &s->prev_ns, v, now_ns, &x)) {
+		p->count.not_a_number += !x.exact && !isfinite(x.f); /* scaled past a double */
 		return;
+	}
 	feed_pair(p, s, &x, 1, true, due_ns);
 	p->count.values++;
 }
@@ -413,8 +415,10 @@ static void more_value(struct processing *p, const struct processing_group_conf 
 {
 	struct xval x;
 
-	if (!x_of(g, &m->have_prev, &m->prev, &m->prev_ns, v, now_ns, &x))
+	if (!x_of(g, &m->have_prev, &m->prev, &m->prev_ns, v, now_ns, &x)) {
+		p->count.not_a_number += !x.exact && !isfinite(x.f); /* scaled past a double */
 		return;
+	}
 	p->count.out_of_range += !voi_feed(c, &m->voi, &x, 1, true);
 	p->count.values++;
 }

@@ -95,6 +95,10 @@ int vstats_value_of_double(enum vstats_dtype d, double x, struct vstats_value *o
  * vstats_value_of_double does, without a double between; an integer's
  * whole number. 0, -EINVAL (not such a number) or -ERANGE. */
 int vstats_value_parse(enum vstats_dtype d, const char *s, struct vstats_value *out);
+/* A decimal digits[.digits] (at most 20 and 19 of them) that is a whole
+ * number of 2^-prec, exactly, as that number in *units: 0, or -EINVAL
+ * (not such a decimal, or not a multiple of 2^-prec). */
+int vstats_decimal_units(const char *s, unsigned prec, unsigned __int128 *units);
 /* stats(3)'s name of d as its fetch functions' suffix (stats_voistat_fetch_
  * s32 ... _ulong): s32, u32, s64, u64, slong, ulong; "double" for a double. */
 const char *vstats_dtype_name(enum vstats_dtype d);

@@ -244,6 +244,27 @@ int vstats_value_parse(enum vstats_dtype d, const char *s, struct vstats_value *
 	return of_units(d, neg ? -(__int128)units : (__int128)units, out);
 }
 
+int vstats_decimal_units(const char *s, unsigned prec, unsigned __int128 *units)
+{
+	unsigned __int128 ip, fp = 0, pow10 = 1;
+	unsigned ni, nf = 0;
+
+	if (prec > 64 || !(s = digits(s, 20, &ip, &ni)))
+		return -EINVAL;
+	if (*s == '.' && !(s = digits(s + 1, 19, &fp, &nf)))
+		return -EINVAL;
+	if (*s || ip > ((unsigned __int128)1 << 64))
+		return -EINVAL;
+	for (unsigned i = 0; i < nf; i++)
+		pow10 *= 10;
+	/* fp < 10^19 times 2^64 at most fits 128 bits, as ip times 2^64 does */
+	unsigned __int128 f = fp << prec;
+	if (f % pow10)
+		return -EINVAL;
+	*units = (ip << prec) + f / pow10;
+	return 0;
+}
+
 /* Q_TOSTR(q, -1, 10): a Q value's magnitude as its integer part, a point
  * and prec decimals, each the next of the binary fraction times 10, so
  * the prec decimals are the fraction exactly (2^-prec has prec of them). */

@@ -60,24 +60,29 @@ static uint64_t shl_sat(uint64_t x, unsigned prec)
 	return prec && x > (UINT64_MAX >> prec) ? UINT64_MAX : x << prec;
 }
 
-/* FreeBSD's step for bucket i, which starts at lb, of an integer VOI, in
- * its units (a Q VOI's 2^-prec): LIN stepinc; EXP stepbase^(stepexp + i);
- * LINEXP the first power of stepbase above lb divided by nlinsteps, at
- * least one unit. 0 is EINVAL. */
-static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, int64_t lb, unsigned prec)
+/* FreeBSD's step for bucket i, which starts at lb (an s64's or a u64's),
+ * of an integer VOI, in its units (a Q VOI's 2^-prec): LIN stepinc; EXP
+ * stepbase^(stepexp + i); LINEXP the first power of stepbase above lb
+ * divided by nlinsteps, at least one unit, worked in 128 bits (a u64's lb
+ * past 2^63 has its power past 2^64), saturated at UINT64_MAX (refused
+ * later as passing the largest value). 0 is EINVAL. */
+static uint64_t int_step(const struct vstats_hist_spec *s, uint32_t i, __int128 lb, unsigned prec)
 {
-	uint64_t e = 1, base = (uint64_t)s->stepbase, p;
+	uint64_t base = (uint64_t)s->stepbase;
+	unsigned __int128 p;
 
 	switch (s->scheme) {
 	case VSTATS_LIN:
 		return (uint64_t)ldexp(s->stepinc, (int)prec);
 	case VSTATS_EXP:
 		return shl_sat(pow_u64(base, (uint64_t)s->stepexp + i), prec);
-	case VSTATS_LINEXP: /* stepbase is at least 2: the powers grow */
-		while (lb >= 0 && shl_sat(pow_u64(base, e), prec) <= (uint64_t)lb)
-			e++;
-		p = shl_sat(pow_u64(base, e), prec);
-		return p / s->nlinsteps ? p / s->nlinsteps : 1;
+	case VSTATS_LINEXP:
+		/* stepbase is 2 to 2^63, lb below 2^64: p stays below 2^127 */
+		p = (unsigned __int128)base << prec;
+		while (lb >= 0 && p <= (unsigned __int128)lb)
+			p *= base;
+		p /= s->nlinsteps;
+		return p == 0 ? 1 : p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
 	case VSTATS_USR:
 		break;
 	}
@@ -111,8 +116,7 @@ static bool next_bound(struct maker *m, uint32_t i, struct vstats_value lb, stru
 {
 	*ub = lb;
 	if (m->d != VSTATS_FLOAT && !vstats_dtype_signed(m->d)) { /* exact past 2^63 */
-		uint64_t step = int_step(m->s, i, lb.u > INT64_MAX ? INT64_MAX : (int64_t)lb.u,
-					 VSTATS_DTYPE_PREC(m->d));
+		uint64_t step = int_step(m->s, i, lb.u, VSTATS_DTYPE_PREC(m->d));
 		if (step == 0)
 			return refuse(m, "a step of 0 (FreeBSD: EINVAL)");
 		if (__builtin_add_overflow(lb.u, step, &ub->u) || !vstats_value_fits(*ub))
@@ -270,8 +274,8 @@ static bool make(enum vstats_stype stype, const struct vstats_hist_spec *spec, s
 		continuous_ends(m);
 	struct vstats_hist probe = {.bkt = m->b, .n = m->n};
 	if (vstats_hist_regions(&probe, stype, NULL) > VSTATS_REGIONS_MAX)
-		return refuse(m, "with the gaps between them, the buckets make more than 4096 "
-				 "Prometheus buckets");
+		return refuse(m, "with the gaps between them and the region below the first, the "
+				 "buckets make more than 4096 Prometheus buckets");
 	return true;
 }
 

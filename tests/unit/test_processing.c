@@ -484,6 +484,25 @@ static void test_hostile_histograms(void **state)
 	done(p);
 }
 
+/* A finite value that x_scale, or a delta, takes past a double's range
+ * gives no X: not kept, and counted as not a number, never dropped
+ * silently. */
+static void test_scaled_past_double(void **state)
+{
+	struct processing *p =
+	    make("processing:\n  groups:\n"
+		 "    - {name: v, select: big, x_scale: 1e18, template: {stats: [sum]}}\n"
+		 "    - {name: d, select: jump, x: delta, template: {stats: [sum]}}\n");
+	(void)state;
+
+	assert_true(feed_value(p, "big", NULL, 0, 1e300, S(0))); /* 1e318: +Inf */
+	assert_true(feed_value(p, "jump", NULL, 0, -1.7e308, S(0)));
+	assert_true(feed_value(p, "jump", NULL, 0, 1.7e308, S(1))); /* a delta of +Inf */
+	assert_int_equal(p->count.not_a_number, 2);
+	assert_int_equal(p->count.values, 0);
+	done(p);
+}
+
 /* An empty t-digest is a summary of nothing, not a fault: _count 0, no
  * quantile, no drop. */
 static void test_empty_tdigest(void **state)
@@ -854,6 +873,26 @@ static void test_dtype_config_errors(void **state)
 	     "a whole number from 0 to 2^64-1 expected (dtype ulong)"},
 	    {"{stats: [{dvhist: {values: [1], counts: 48}}]}}\n",
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    {"{stats: [{dvhist: {values: [1], counts: 16}}]}}\n",
+	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    /* 4096 buckets on a q_s32 that start above its lowest: the values
+	     * below the first need a Prometheus bucket of their own */
+	    {"{dtype: q_s32, precision: 2, stats: [{crhist: {scheme: lin, lb: -67108863.5, "
+	     "ub: -67107839.75, stepinc: 0.25}}]}}\n",
+	     "and the region below the first, the buckets make more than 4096 Prometheus"},
+	    /* a step is taken as written or refused: 2^53 + 1 is not the
+	     * double 2^53, 1 + 10^-17 not 1 (not a multiple of 2^-48) */
+	    {"{dtype: u64, stats: [{crhist: {scheme: lin, lb: 0, ub: 18014398509481984, "
+	     "stepinc: 9007199254740993}}]}}\n",
+	     "t.yml:4:101: 'stepinc' of a u64 VOI: a whole number"},
+	    {"{dtype: q_s64, precision: 48, stats: [{crhist: {scheme: lin, lb: 0, ub: 10, "
+	     "stepinc: 1.00000000000000001}}]}}\n",
+	     "t.yml:4:103: 'stepinc' of a q_s64 VOI: a multiple of 2^-48"},
+	    {"{dtype: s64, stats: [{crhist: {scheme: exp, lb: 0, ub: 10, stepbase: "
+	     "2.0000000000000001}}]}}\n",
+	     "t.yml:4:87: 'stepbase' of a s64 VOI: a whole number"},
+	    {"{dtype: s32, stats: [{crhist: {scheme: lin, lb: 0, ub: 10, stepinc: 1e0}}]}}\n",
+	     "'stepinc' of a s32 VOI: a whole number"},
 	};
 	char yaml[512];
 	(void)state;
@@ -2837,6 +2876,7 @@ int main(void)
 	    cmocka_unit_test(test_sixty_four_groups),
 	    cmocka_unit_test(test_every_histogram_counts_every_value),
 	    cmocka_unit_test(test_hostile_histograms),
+	    cmocka_unit_test(test_scaled_past_double),
 	    cmocka_unit_test(test_empty_tdigest),
 	    cmocka_unit_test(test_type_changes_on_metrics),
 	    cmocka_unit_test(test_type_conflict),

@@ -727,6 +727,18 @@ static void test_bounds_within_dtype(void **state)
 	spec.hist.ub.u = 3000000000u; /* buckets up to 4e9, within 2^32 - 1 */
 	assert_int_equal(vstats_voi_init(&v, VSTATS_U32, false, &spec, 1, &why), 0);
 	vstats_voi_free(&v);
+	/* a u64 LINEXP past 2^63: the first power of 2 above lb is 2^64, so
+	 * a step of 2^64 / 8 (not 2^63 / 8, as if lb were below 2^63) */
+	spec.hist = (struct vstats_hist_spec){.scheme = VSTATS_LINEXP,
+					      .lb = U((1ull << 63) + 5),
+					      .ub = U((1ull << 63) + (1ull << 61) + 5),
+					      .stepbase = 2,
+					      .nlinsteps = 8};
+	if (vstats_voi_init(&v, VSTATS_UINT, false, &spec, 1, &why) != 0)
+		fail_msg("refused: %s", why);
+	assert_int_equal(v.stat[0].hist.n, 2); /* to ub, then the one that passes it */
+	assert_true(v.stat[0].hist.bkt[1].lb.u == (1ull << 63) + (1ull << 61) + 5);
+	vstats_voi_free(&v);
 }
 
 /* CRHIST32 ... DVHIST32: a count stops at UINT32_MAX (FreeBSD's wraps),
@@ -814,6 +826,17 @@ static void test_q_types(void **state)
 	assert_true(x.i == -4);
 	assert_int_equal(vstats_value_parse(q2, "1.", &x), -EINVAL);
 	assert_int_equal(vstats_value_parse(q2, "0.12345678901234567890", &x), -EINVAL);
+	/* a step's decimal: a whole number of 2^-prec exactly, or refused */
+	unsigned __int128 units;
+	assert_int_equal(vstats_decimal_units("12.25", 2, &units), 0);
+	assert_true(units == 49);
+	assert_int_equal(vstats_decimal_units("12.3", 2, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("9007199254740993", 0, &units), 0);
+	assert_true(units == (((unsigned __int128)1 << 53) + 1));
+	assert_int_equal(vstats_decimal_units("1.00000000000000001", 48, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("1e3", 0, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("-1", 0, &units), -EINVAL);
+	assert_int_equal(vstats_decimal_units("18446744073709551617", 0, &units), -EINVAL);
 	/* the limits: 2^28 - 1 of 2^-8 for q_s32, sign and magnitude */
 	vstats_value_tostr(vstats_highest(q8), buf, sizeof(buf));
 	assert_string_equal(buf, "1048575.99609375");
