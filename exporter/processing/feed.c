@@ -135,18 +135,29 @@ static bool voi_value(enum vstats_dtype dtype, const struct xval *x, struct vsta
 }
 
 /* Y updates of X to a VOI of c (a single sampled value, `single`, may be
- * a relative one); false for an X its dtype cannot hold, not taken. */
-static bool voi_feed(const struct processing_voi_conf *c, struct vstats_voi *voi,
-		     const struct xval *x, uint64_t y, bool single)
+ * a relative one): 0; -ERANGE for an X its dtype cannot hold, -EOVERFLOW
+ * for Y that would take the VOI's count of values past 2^64 - 1 (a
+ * hostile source's bucket counts); neither is taken. */
+static int voi_feed(const struct processing_voi_conf *c, struct vstats_voi *voi,
+		    const struct xval *x, uint64_t y, bool single)
 {
 	struct vstats_value val;
+	int rc;
 
 	if (!voi_value(c->dtype, x, &val))
-		return false;
+		return -ERANGE;
 	if (c->relative && single)
-		return vstats_update_rel(voi, val) != -ERANGE;
-	vstats_update_n(voi, val, y);
-	return true;
+		rc = vstats_update_rel(voi, val);
+	else
+		rc = vstats_update_n(voi, val, y);
+	return rc == -ERANGE || rc == -EOVERFLOW ? rc : 0;
+}
+
+/* A VOI's refusal counted by what it was. */
+static void voi_refused(struct processing *p, int rc)
+{
+	p->count.out_of_range += rc == -ERANGE;
+	p->count.saturated += rc == -EOVERFLOW;
 }
 
 /* One (X, Y) pair to the source's statistics, taken at due_ns (so a
@@ -166,8 +177,11 @@ static void feed_pair(struct processing *p, struct source *s, const struct xval 
 		refused = true;
 	for (uint32_t i = 0; !refused && i < g->nstats; i++)
 		p->count.saturated += statproc_add(&s->stat[i], xi, y, due_ns);
-	if (s->sampled && !s->voi_stopped)
-		refused |= !voi_feed(&g->tpl.voi[0], &s->voi, x, y, single);
+	if (s->sampled && !s->voi_stopped) {
+		int rc = voi_feed(&g->tpl.voi[0], &s->voi, x, y, single);
+		refused |= rc == -ERANGE;
+		p->count.saturated += rc == -EOVERFLOW;
+	}
 	p->count.out_of_range += refused;
 }
 
@@ -419,7 +433,7 @@ static void more_value(struct processing *p, const struct processing_group_conf 
 		p->count.not_a_number += !x.exact && !isfinite(x.f); /* scaled past a double */
 		return;
 	}
-	p->count.out_of_range += !voi_feed(c, &m->voi, &x, 1, true);
+	voi_refused(p, voi_feed(c, &m->voi, &x, 1, true));
 	p->count.values++;
 }
 
@@ -450,7 +464,7 @@ static void more_hist(struct processing *p, const struct processing_group_conf *
 		struct xval x = {false, 0, le * g->x_scale};
 		m->prev_count[i] = n;
 		if (y && isfinite(x.f))
-			p->count.out_of_range += !voi_feed(c, &m->voi, &x, y, false);
+			voi_refused(p, voi_feed(c, &m->voi, &x, y, false));
 		else if (y)
 			p->count.not_a_number++;
 	}

@@ -290,6 +290,8 @@ int vstats_update_n(struct vstats_voi *v, struct vstats_value x, uint64_t n)
 		return -ERANGE;
 	if (n == 0)
 		return 0;
+	if (n > UINT64_MAX - v->updates)
+		return -EOVERFLOW;
 	for (uint32_t i = 0; i < v->nstats; i++)
 		stat_update(&v->stat[i], x, n);
 	v->prev = x;

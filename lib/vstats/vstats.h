@@ -264,7 +264,10 @@ int vstats_voi_bytes(enum vstats_dtype dtype, const struct vstats_spec *specs, u
 int vstats_update_abs(struct vstats_voi *v, struct vstats_value x);
 int vstats_update_rel(struct vstats_voi *v, struct vstats_value dx);
 /* n absolute updates with x at once (a source's own histogram bucket of n
- * values): what n calls of vstats_update_abs would make. */
+ * values): what n calls of vstats_update_abs would make. n that would
+ * take the VOI's count of values past 2^64 - 1 is -EOVERFLOW and changes
+ * nothing: every sum of its histograms' counts (a cumulative le, _count)
+ * stays within that count, so none wraps. */
 int vstats_update_n(struct vstats_voi *v, struct vstats_value x, uint64_t n);
 
 /* Every statistic back to empty (SUM 0, MAX the dtype's lowest, MIN its

@@ -218,6 +218,37 @@ static void test_discrete_histograms(void **state)
 	assert_null(vstats_flags_refused(VSTATS_DRHIST, VSTATS_USR, 3));
 }
 
+/* A hostile source's bucket counts cannot take a VOI's count of values
+ * past 2^64 - 1: the update that would is refused whole, so no sum of
+ * the histogram's counts (a cumulative le, _count) wraps. */
+static void test_update_n_count_bounded(void **state)
+{
+	struct vstats_bucket dv[] = {{I(1), I(0)}, {I(2), I(0)}};
+	struct vstats_spec spec = {.stype = VSTATS_DVHIST,
+				   .hist = {.scheme = VSTATS_USR, .usr = dv, .nusr = 2}};
+	struct vstats_region got[8];
+	struct vstats_voi v;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, &spec, 1, &why), 0);
+	assert_int_equal(vstats_update_n(&v, I(1), 1ull << 63), 0);
+	assert_int_equal(vstats_update_n(&v, I(2), 1ull << 63), -EOVERFLOW);
+	assert_int_equal(vstats_update_n(&v, I(2), (1ull << 63) - 1), 0);
+	assert_int_equal(vstats_update_n(&v, I(2), 1), -EOVERFLOW);
+	assert_int_equal(v.updates, UINT64_MAX);
+	assert_int_equal(v.stat[0].hist.count[0], 1ull << 63);
+	assert_int_equal(v.stat[0].hist.count[1], (1ull << 63) - 1);
+	size_t n = vstats_hist_regions(&v.stat[0].hist, VSTATS_DVHIST, got);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		assert_true(got[i].count <= UINT64_MAX - total); /* no cumulative sum wraps */
+		total += got[i].count;
+	}
+	assert_int_equal(total, v.updates);
+	vstats_voi_free(&v);
+}
+
 /* Feeds xs (each n times) and compares the Prometheus regions: le and
  * count each, the sum, and that every value is counted once. */
 static void expect_regions(enum vstats_stype t, enum vstats_dtype d,
@@ -922,6 +953,7 @@ int main(void)
 	    cmocka_unit_test(test_crhist_flags),
 	    cmocka_unit_test(test_float_lin_bounds),
 	    cmocka_unit_test(test_discrete_histograms),
+	    cmocka_unit_test(test_update_n_count_bounded),
 	    cmocka_unit_test(test_hist_regions),
 	    cmocka_unit_test(test_regions_beyond_doubles),
 	    cmocka_unit_test(test_weighted_updates),
