@@ -633,6 +633,7 @@ void iface_request(struct processing *p, const char *method, const char *path, c
 	}
 	if (r->text.failed) {
 		r->status = 500;
+		r->type = NULL;
 		r->text.len = 0;
 		r->text.failed = false; /* the room already held takes the reason */
 		textbuf_printf(&r->text, "out of memory\n");

@@ -151,7 +151,8 @@ void tpl_get(struct processing *p, const char *what, const struct tpl_query *q,
 }
 
 /* stats_blob_tostr into the reply: an objdump the encoder refuses is 409,
- * as format=blob's (the template's, not the request's). */
+ * as format=blob's (the template's, not the request's); JSON is served
+ * as application/json. */
 static void tostr_reply(struct stage_reply *r, const struct tostr_blob *b,
 			const struct tpl_query *q)
 {
@@ -162,6 +163,8 @@ static void tostr_reply(struct stage_reply *r, const struct tostr_blob *b,
 		r->text.failed = true;
 	else if (rc < 0)
 		reply_fail(r, rc == -EIO ? 500 : 409, rc, why);
+	else if (q->f == TPL_JSON) /* a whole document, unlike one statistic's */
+		r->type = "application/json";
 }
 
 /* stats_tpl_fetch: template id's schema, as FreeBSD keeps a template: a

@@ -139,6 +139,10 @@ st = [x for x in l if x.startswith('\t\tvois[0]stat[')]
 assert [x.split(':')[0] for x in st] == ['\t\tvois[0]stat[%d]' % i for i in range(1, 6)], st
 assert [x.split('stype=')[1].split(',')[0] for x in st] == ['SUM', 'MAX', 'MIN', 'HIST', 'TDGST'], st
 assert l[l.index(st[3]) + 1].startswith('\t\t\tvoistatdata: nbkts=3, oob=') and t.endswith('\n'), t"
+ctype() { curl -s -o /dev/null -w '%{content_type}' "$URL/$1"; }
+check "a blob's JSON is served as application/json, one statistic's fragment as text" \
+	test "$(ctype 'events/0/data?format=json')|$(ctype 'events/0/data/0/HIST?format=json')" = \
+	"application/json|text/plain; charset=utf-8"
 get 'events/0/data/0/HIST?format=json' >"$WORK/hist.json"
 check "data/0/HIST?format=json: stats_voistatdata_tostr's members of the histogram" $PY -c "
 import json
