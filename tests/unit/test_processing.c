@@ -2070,7 +2070,8 @@ static void test_template_of_several_vois(void **state)
 
 /* stats_voistat_fetch_<dtype> as GET <group>/<id>/fetch/<voi>/<stat>/<dtype>:
  * the value in the statistic's own data type, EFTYPE in another, EINVAL
- * for a VOI or statistic the blob does not have. */
+ * for a VOI or statistic the blob does not have or a word that names no
+ * statistic. */
 static void test_typed_fetch(void **state)
 {
 	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2};
@@ -2090,6 +2091,10 @@ static void test_typed_fetch(void **state)
 	     "EFTYPE: the statistic's data type is crhist64, not s64\n"},
 	    {"vm/0/fetch/3/SUM/s64", 400, "EINVAL: no VOI of that id in the blob\n"},
 	    {"vm/0/fetch/0/MIN/u64", 400, "EINVAL: the VOI has no statistic of that type\n"},
+	    {"vm/0/fetch/0/sum/u64", 400,
+	     "EINVAL: a statistic is SUM, MAX, MIN, HIST or TDGST, in capitals\n"},
+	    {"vm/0/data/0/Max", 400,
+	     "EINVAL: a statistic is SUM, MAX, MIN, HIST or TDGST, in capitals\n"},
 	    {"vm/0/fetch/00/SUM/u64", 400, "EINVAL: fetch/<voi id>/"},
 	    {"vm/0/fetch/0/SUM/u64/x", 400, "EINVAL: fetch/<voi id>/"},
 	    {"vm/0/fetch/0/SUM/q_s64", 400,
