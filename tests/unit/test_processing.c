@@ -860,7 +860,10 @@ static void test_dtype_config_errors(void **state)
 	     "19 decimals, expected (dtype q_s32, precision 16)"},
 	    {"{dtype: q_s64, precision: 2, stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: "
 	     "0.1}}]}}\n",
-	     "a Q VOI's stepinc a multiple of 2^-precision"},
+	     "t.yml:4:64: a Q VOI's stepinc is a multiple of 2^-precision (FreeBSD's"},
+	    {"{dtype: q_s64, precision: 2, stats: [{crhist: {scheme: exp, lb: 0, ub: 8, stepbase: "
+	     "2, stepexp: 0.5}}]}}\n",
+	     "t.yml:4:64: a Q VOI's stepbase and stepexp are whole numbers from 0"},
 	    {"{dtype: s32, stats: [{crhist: {scheme: usr, bounds: [0, 2147483648]}}]}}\n",
 	     "t.yml:4:74: a whole number from -2^31 to 2^31-1 expected (dtype s32)"},
 	    {"{dtype: u32, stats: [{drhist: {buckets: [[-1, 3]]}}]}}\n",
