@@ -2120,6 +2120,27 @@ static void test_typed_fetch(void **state)
 	done(p);
 }
 
+/* format=blob asked of a path without a blob (the template list, one
+ * template, the sample rates) is a query that path does not take: 400
+ * naming where it goes, not 404 as if the path did not exist. */
+static void test_blob_format_on_template_paths(void **state)
+{
+	static const char *const paths[] = {"templates?format=blob", "templates/0?format=blob",
+					    "sample_rates?format=blob"};
+	struct processing *p = make(vois_yaml);
+	int status;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *text = iface_as(p, "GET", paths[i], NULL, false, S(0), &status);
+		if (status != 400 ||
+		    strcmp(text, "EINVAL: format=blob is GET data's and POST snapshot's\n") != 0)
+			fail_msg("%s: %d %s", paths[i], status, text);
+		free(text);
+	}
+	done(p);
+}
+
 /* A template's VOIs, and the names they serve, checked at load with
  * their positions. */
 static void test_several_vois_errors(void **state)
@@ -2921,6 +2942,7 @@ int main(void)
 	    cmocka_unit_test(test_template_of_several_vois),
 	    cmocka_unit_test(test_several_vois_errors),
 	    cmocka_unit_test(test_typed_fetch),
+	    cmocka_unit_test(test_blob_format_on_template_paths),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_discovery_backs_off_to_30_s),
