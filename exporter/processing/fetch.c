@@ -33,14 +33,22 @@ static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_
 	return vstats_dtype_name(voi->dtype);
 }
 
-static int stat_of(const struct vstats_voi *voi, const char *name)
+/* vs_stype2name's name as a number from 0 (HIST: any histogram), or 5
+ * for a word that names none. */
+static size_t stat_kind(const char *name)
 {
 	static const char *const names[] = {"SUM", "MAX", "MIN", "HIST", "TDGST"};
 	size_t k = 0;
 
 	while (k < 5 && strcmp(names[k], name) != 0)
 		k++;
-	for (uint32_t i = 0; k < 5 && i < voi->nstats; i++) {
+	return k;
+}
+
+/* The index of the VOI's statistic of kind k, or -1. */
+static int stat_of(const struct vstats_voi *voi, size_t k)
+{
+	for (uint32_t i = 0; i < voi->nstats; i++) {
 		enum vstats_stype t = voi->stat[i].stype;
 		if ((k < 3 && t == (enum vstats_stype)k) ||
 		    (k == 3 && t >= VSTATS_CRHIST && t <= VSTATS_DVHIST) ||
@@ -59,7 +67,11 @@ const struct vstats_stat *fetch_locate(struct source *s, unsigned long voi, cons
 		reply_fail(r, 404, -EINVAL, "this source has no blob (no template, or sample_pct)");
 	} else if (voi > s->nmore) {
 		reply_fail(r, 400, -EINVAL, "no VOI of that id in the blob");
-	} else if ((i = stat_of(source_voi(s, (uint32_t)voi), name)) < 0) {
+	} else if (stat_kind(name) == 5) {
+		/* a word that names no statistic is not one the VOI lacks */
+		reply_fail(r, 400, -EINVAL,
+			   "a statistic is SUM, MAX, MIN, HIST or TDGST, in capitals");
+	} else if ((i = stat_of(source_voi(s, (uint32_t)voi), stat_kind(name))) < 0) {
 		reply_fail(r, 400, -EINVAL, "the VOI has no statistic of that type");
 	} else {
 		return &source_voi(s, (uint32_t)voi)->stat[i];

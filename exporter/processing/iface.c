@@ -551,6 +551,15 @@ static void forbid(struct stage_reply *r)
 	textbuf_printf(&r->text, "changing statistics is not enabled for this client\n");
 }
 
+/* templates, templates/<id or spec> or sample_rates: the paths
+ * tpl_verb serves (an interface path has two slashes, so a group may be
+ * named templates). */
+static bool tpl_path(const char *path)
+{
+	return strcmp(path, "sample_rates") == 0 || strcmp(path, "templates") == 0 ||
+	       (strncmp(path, "templates/", 10) == 0 && !strchr(path + 10, '/'));
+}
+
 /* templates[/<id or spec>] and sample_rates; false for another path (an
  * interface path has two slashes, so a group may be named templates). */
 static bool tpl_verb(struct processing *p, const char *path, const struct tpl_query *q, bool post,
@@ -567,8 +576,7 @@ static bool tpl_verb(struct processing *p, const char *path, const struct tpl_qu
 			rates_post(p, body ? body : "", r);
 		else
 			rates_get(p, r);
-	} else if (strcmp(path, "templates") == 0 ||
-		   (strncmp(path, "templates/", 10) == 0 && !strchr(path + 10, '/'))) {
+	} else if (tpl_path(path)) {
 		if (post) {
 			r->status = 405;
 			textbuf_printf(&r->text, "method not allowed\n");
@@ -601,7 +609,10 @@ static void route(struct processing *p, const char *method, char *path, const ch
 			r->status = 405;
 		else if (text_only(&q, r))
 			list(p, r);
-	} else if (q.f != TPL_BLOB && tpl_verb(p, path, &q, post, body, may_write, r)) {
+	} else if (q.f == TPL_BLOB && tpl_path(path)) {
+		/* those paths exist: the query is what they do not take */
+		reply_fail(r, 400, -EINVAL, "format=blob is GET data's and POST snapshot's");
+	} else if (tpl_verb(p, path, &q, post, body, may_write, r)) {
 		return;
 	} else if (q.f == TPL_SYSCTL) {
 		reply_fail(r, 400, -EINVAL, "format=sysctl is the template list's alone");

@@ -155,14 +155,22 @@ static bool scheme_ok(struct maker *m)
 		return refuse(m, "nlinsteps must be at least 1");
 	if (s->scheme == VSTATS_EXP && !(s->stepbase > 0))
 		return refuse(m, "an exp stepbase must be above 0");
-	if (m->d != VSTATS_FLOAT &&
-	    ((s->scheme == VSTATS_LIN &&
-	      !(whole(ldexp(s->stepinc, (int)VSTATS_DTYPE_PREC(m->d))) && s->stepinc >= 0)) ||
-	     (s->scheme != VSTATS_LIN &&
-	      !(whole(s->stepbase) && whole(s->stepexp) && s->stepexp >= 0))))
-		return refuse(m,
-			      "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64; a "
-			      "Q VOI's stepinc a multiple of 2^-precision)");
+	if (m->d == VSTATS_FLOAT)
+		return true;
+	/* a Q VOI's user reads "integer" as not meant for it: name its rule */
+	if (s->scheme == VSTATS_LIN && VSTATS_DTYPE_PREC(m->d) > 0 &&
+	    !(whole(ldexp(s->stepinc, (int)VSTATS_DTYPE_PREC(m->d))) && s->stepinc >= 0))
+		return refuse(m, "a Q VOI's stepinc is a multiple of 2^-precision (FreeBSD's steps "
+				 "are whole numbers of its units)");
+	if ((s->scheme == VSTATS_LIN && VSTATS_DTYPE_PREC(m->d) == 0 &&
+	     !(whole(s->stepinc) && s->stepinc >= 0)) ||
+	    (s->scheme != VSTATS_LIN &&
+	     !(whole(s->stepbase) && whole(s->stepexp) && s->stepexp >= 0)))
+		return refuse(
+		    m, VSTATS_DTYPE_PREC(m->d) > 0
+			   ? "a Q VOI's stepbase and stepexp are whole numbers from 0 "
+			     "(FreeBSD's u64)"
+			   : "an integer VOI's steps are whole numbers from 0 (FreeBSD's u64)");
 	return true;
 }
 

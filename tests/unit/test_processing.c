@@ -860,7 +860,10 @@ static void test_dtype_config_errors(void **state)
 	     "19 decimals, expected (dtype q_s32, precision 16)"},
 	    {"{dtype: q_s64, precision: 2, stats: [{crhist: {scheme: lin, lb: 0, ub: 1, stepinc: "
 	     "0.1}}]}}\n",
-	     "a Q VOI's stepinc a multiple of 2^-precision"},
+	     "t.yml:4:64: a Q VOI's stepinc is a multiple of 2^-precision (FreeBSD's"},
+	    {"{dtype: q_s64, precision: 2, stats: [{crhist: {scheme: exp, lb: 0, ub: 8, stepbase: "
+	     "2, stepexp: 0.5}}]}}\n",
+	     "t.yml:4:64: a Q VOI's stepbase and stepexp are whole numbers from 0"},
 	    {"{dtype: s32, stats: [{crhist: {scheme: usr, bounds: [0, 2147483648]}}]}}\n",
 	     "t.yml:4:74: a whole number from -2^31 to 2^31-1 expected (dtype s32)"},
 	    {"{dtype: u32, stats: [{drhist: {buckets: [[-1, 3]]}}]}}\n",
@@ -2070,7 +2073,8 @@ static void test_template_of_several_vois(void **state)
 
 /* stats_voistat_fetch_<dtype> as GET <group>/<id>/fetch/<voi>/<stat>/<dtype>:
  * the value in the statistic's own data type, EFTYPE in another, EINVAL
- * for a VOI or statistic the blob does not have. */
+ * for a VOI or statistic the blob does not have or a word that names no
+ * statistic. */
 static void test_typed_fetch(void **state)
 {
 	static const uint64_t h0[] = {1, 1, 0}, h1[] = {3, 1, 2};
@@ -2090,6 +2094,10 @@ static void test_typed_fetch(void **state)
 	     "EFTYPE: the statistic's data type is crhist64, not s64\n"},
 	    {"vm/0/fetch/3/SUM/s64", 400, "EINVAL: no VOI of that id in the blob\n"},
 	    {"vm/0/fetch/0/MIN/u64", 400, "EINVAL: the VOI has no statistic of that type\n"},
+	    {"vm/0/fetch/0/sum/u64", 400,
+	     "EINVAL: a statistic is SUM, MAX, MIN, HIST or TDGST, in capitals\n"},
+	    {"vm/0/data/0/Max", 400,
+	     "EINVAL: a statistic is SUM, MAX, MIN, HIST or TDGST, in capitals\n"},
 	    {"vm/0/fetch/00/SUM/u64", 400, "EINVAL: fetch/<voi id>/"},
 	    {"vm/0/fetch/0/SUM/u64/x", 400, "EINVAL: fetch/<voi id>/"},
 	    {"vm/0/fetch/0/SUM/q_s64", 400,
@@ -2107,6 +2115,27 @@ static void test_typed_fetch(void **state)
 		if (status != cases[i].status ||
 		    strncmp(text, cases[i].want, strlen(cases[i].want)))
 			fail_msg("%s: %d %s", cases[i].path, status, text);
+		free(text);
+	}
+	done(p);
+}
+
+/* format=blob asked of a path without a blob (the template list, one
+ * template, the sample rates) is a query that path does not take: 400
+ * naming where it goes, not 404 as if the path did not exist. */
+static void test_blob_format_on_template_paths(void **state)
+{
+	static const char *const paths[] = {"templates?format=blob", "templates/0?format=blob",
+					    "sample_rates?format=blob"};
+	struct processing *p = make(vois_yaml);
+	int status;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *text = iface_as(p, "GET", paths[i], NULL, false, S(0), &status);
+		if (status != 400 ||
+		    strcmp(text, "EINVAL: format=blob is GET data's and POST snapshot's\n") != 0)
+			fail_msg("%s: %d %s", paths[i], status, text);
 		free(text);
 	}
 	done(p);
@@ -2913,6 +2942,7 @@ int main(void)
 	    cmocka_unit_test(test_template_of_several_vois),
 	    cmocka_unit_test(test_several_vois_errors),
 	    cmocka_unit_test(test_typed_fetch),
+	    cmocka_unit_test(test_blob_format_on_template_paths),
 	    cmocka_unit_test(test_u64_voi_end_to_end),
 	    cmocka_unit_test(test_busy_at_discovery_looked_at_again),
 	    cmocka_unit_test(test_discovery_backs_off_to_30_s),
