@@ -494,6 +494,16 @@ static void test_objdump_tdgst32(void **state)
 	char *text = get(p, "td/0/fetch/0/TDGST/q_s64", 400);
 	assert_string_equal(text, "EFTYPE: the statistic's data type is tdgstclust32, not q_s64\n");
 	free(text);
+	/* /metrics marks a 32-bit digest's samples it could not take */
+	text = metrics(p);
+	has(text, "td_tdigest_saturated_total{source_metric=\"g\"} 0\n");
+	free(text);
+	struct vstats_voi *voi = &p->src[0]->voi;
+	assert_int_equal(vstats_update_n(voi, voi->prev, 1ull << 31), 0);
+	text = metrics(p);
+	has(text, "td_tdigest_count{source_metric=\"g\"} 2147483647\n");
+	has(text, "td_tdigest_saturated_total{source_metric=\"g\"} 1\n");
+	free(text);
 	feed_value(p, "h", NULL, 0, 67108863, S(1));
 	free(get(p, "big/0/data?format=blob", 200));
 	feed_value(p, "h", NULL, 0, 67108864, S(2));
