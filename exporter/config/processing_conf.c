@@ -314,6 +314,8 @@ static int tdigest_spec(const struct conf_node *n, struct processing_voi_conf *t
 			struct vstats_spec *spec)
 {
 	const struct conf_node *q;
+	uint64_t bits;
+	int rc;
 
 	spec->compression = 100;
 	t->quantile[0] = 0.5, t->quantile[1] = 0.9, t->quantile[2] = 0.99;
@@ -323,6 +325,12 @@ static int tdigest_spec(const struct conf_node *n, struct processing_voi_conf *t
 	if (conf_get_f64(n, "compression", TDIGEST_COMPRESSION_MIN, TDIGEST_COMPRESSION_MAX,
 			 &spec->compression) == -EINVAL)
 		return -EINVAL;
+	if ((rc = conf_get_u64(n, "counts", 0, UINT64_MAX, &bits)) == -EINVAL)
+		return rc;
+	if (rc == 0 && bits != 32 && bits != 64)
+		return conf_errorf(conf_child(n, "counts"),
+				   "counts: 32 or 64 (stats(3)'s TDGSTCLUST32 or TDGSTCLUST64)");
+	spec->tdgst_counts32 = rc == 0 && bits == 32;
 	if ((q = conf_child(n, "quantiles"))) {
 		if (q->kind != BS_CONF_SEQ || q->n == 0 || q->n > PROCESSING_QUANTILES_MAX)
 			return conf_errorf(q, "quantiles: a list of 1 to %d",

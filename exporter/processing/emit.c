@@ -493,14 +493,20 @@ static void emit_voi(struct processing *p, uint32_t g, uint32_t v, struct bs_emi
 			if (family(p, em, prefix, oob, BS_COUNTER, "Values in no bucket."))
 				each_source(p, g, em, voi_series, &a);
 		}
-		if (st >= VSTATS_CRHIST && st <= VSTATS_DVHIST && c->spec[k].hist.counts32) {
+		bool td32 = st == VSTATS_TDGST && c->spec[k].tdgst_counts32;
+		if ((st >= VSTATS_CRHIST && st <= VSTATS_DVHIST && c->spec[k].hist.counts32) ||
+		    td32) {
 			char errs[32];
 			a.oob = false;
 			a.errs = true;
 			snprintf(errs, sizeof(errs), "%s_saturated", suffix[st]);
-			if (family(p, em, prefix, errs, BS_COUNTER,
-				   "Updates a 32-bit count at its end (2^32 - 1) could not take "
-				   "whole: above 0, the histogram's counts are short."))
+			if (family(
+				p, em, prefix, errs, BS_COUNTER,
+				td32
+				    ? "Updates a 32-bit t-digest could not take whole (past 2^31 - "
+				      "1 samples) and infinities: above 0, its _count is short."
+				    : "Updates a 32-bit count at its end (2^32 - 1) could not take "
+				      "whole: above 0, the histogram's counts are short."))
 				each_source(p, g, em, voi_series, &a);
 		}
 	}

@@ -29,7 +29,7 @@ static const char *stat_dtype(const struct vstats_voi *voi, const struct vstats_
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
 		return hist[st->hist.counts32][st->stype - VSTATS_CRHIST];
 	if (st->stype == VSTATS_TDGST)
-		return "tdgstclust64";
+		return st->tdgst_counts32 ? "tdgstclust32" : "tdgstclust64";
 	return vstats_dtype_name(voi->dtype);
 }
 

@@ -100,6 +100,7 @@ static bool same_voi(const struct processing_voi_conf *a, const struct processin
 	for (uint32_t i = 0; i < a->nspec; i++)
 		if (a->spec[i].stype != b->spec[i].stype ||
 		    memcmp(&a->spec[i].compression, &b->spec[i].compression, sizeof(double)) != 0 ||
+		    a->spec[i].tdgst_counts32 != b->spec[i].tdgst_counts32 ||
 		    !same_hist(&a->spec[i].hist, &b->spec[i].hist))
 			return false;
 	return true;

@@ -15,20 +15,28 @@
 #include <stdlib.h>
 
 /* struct voistatdata_tdgstclust64 on amd64: smplcnt, compcnt, the ARB16
- * head's curnodes and maxnodes, nodes from 32 of 24 bytes (the ARB16
- * entry, the Q_S64 mu, the u64 cnt). */
-#define TDGST_CUR 16
-#define TDGST_MAX 18
-#define TDGST_NODES 32
-#define TDGST_NODE_SIZE 24
-#define TDGST_MU 8
-#define TDGST_CNT 16
+ * head's curnodes and maxnodes at 16, nodes from 32 of 24 bytes (the
+ * ARB16 entry, the Q_S64 mu, the s64 cnt); a tdgstclust32's: u32
+ * smplcnt, the head at 8, nodes from 20 of 16 bytes (the entry, the
+ * Q_S32 mu, the s32 cnt). */
+struct tdgst_layout {
+	size_t head, nodes, node_size, width;
+};
+static const struct tdgst_layout tdgst64 = {16, 32, 24, 8};
+static const struct tdgst_layout tdgst32 = {8, 20, 16, 4};
 
 /* stats_v1_blob_iter's ctx flags. */
 enum { IT_FIRST_CB = 1, IT_LAST_CB = 2, IT_FIRST_VOISTAT = 4, IT_LAST_VOISTAT = 8 };
 
 /* enum vsd_dtype numbers the dump reads. */
-enum { VSD_VOISTATE = 0, VSD_Q_U64 = 10, VSD_CRHIST32 = 11, VSD_DVHIST64 = 16, VSD_TDGST64 = 18 };
+enum {
+	VSD_VOISTATE = 0,
+	VSD_Q_U64 = 10,
+	VSD_CRHIST32 = 11,
+	VSD_DVHIST64 = 16,
+	VSD_TDGST32 = 17,
+	VSD_TDGST64 = 18
+};
 
 /* One walk: the blob's bytes and header, what names its VOIs, and
  * whether a field was found inconsistent (bad: the text is not given). */
@@ -138,31 +146,44 @@ static void dump_hist(struct dump *d, const struct vstats_sbv1_voistat *vs, enum
 		textbuf_printf(d->t, "]");
 }
 
-/* A Q_S64 centroid mean: its magnitude above the 3 control bits over
- * 2^Q_NFBITS (the control value's precision, 60 bits at most). */
-static double dump_mu(uint64_t q)
+/* A Q_S64 or Q_S32 centroid mean: its magnitude above the 3 control
+ * bits over 2^Q_NFBITS (the control value's precision, at most the 60 or
+ * 28 bits there are). */
+static double dump_mu(uint64_t q, size_t width)
 {
 	static const int nfbits[] = {2, 4, 6, 8, 16, 32, 48, 60};
-	double mag = ldexp((double)((q & ~(1ull << 63)) >> 3), -nfbits[q & 7]);
+	unsigned sign = (unsigned)width * 8 - 1;
+	int nf = nfbits[q & 7];
+	double mag;
 
-	return q >> 63 ? -mag : mag;
+	if (width == 4 && nf > 28)
+		nf = 28;
+	mag = ldexp((double)((q & ~(1ull << sign)) >> 3), -nf);
+	return q >> sign & 1 ? -mag : mag;
+}
+
+static uint64_t get_width(const uint8_t *p, size_t width)
+{
+	return width == 4 ? vstats_sbv1_get32(p) : vstats_sbv1_get64(p);
 }
 
 /* stats_voistatdata_tdgst_tostr with objdump: smplcnt, compcnt, the
  * ARB16 head's curnodes and maxnodes, then every node of the array in
- * its order (ARB_CNODE 0 to maxnodes - 1), free ones too. */
+ * its order (ARB_CNODE 0 to maxnodes - 1), free ones too. A centroid's
+ * cnt is signed (int32_t, int64_t). */
 static void dump_tdgst(struct dump *d, const struct vstats_sbv1_voistat *vs)
 {
+	const struct tdgst_layout *l = vs->dtype == VSD_TDGST32 ? &tdgst32 : &tdgst64;
 	const uint8_t *p = vs->data;
 	unsigned max, cur;
 
-	if (vs->dsz < TDGST_NODES || vs->dtype != VSD_TDGST64) {
+	if ((vs->dtype != VSD_TDGST64 && vs->dtype != VSD_TDGST32) || vs->dsz < l->nodes) {
 		d->bad = true;
 		return;
 	}
-	cur = vstats_sbv1_get16(p + TDGST_CUR);
-	max = vstats_sbv1_get16(p + TDGST_MAX);
-	if (TDGST_NODES + (size_t)max * TDGST_NODE_SIZE > vs->dsz) {
+	cur = vstats_sbv1_get16(p + l->head);
+	max = vstats_sbv1_get16(p + l->head + 2);
+	if (l->nodes + (size_t)max * l->node_size > vs->dsz) {
 		d->bad = true;
 		return;
 	}
@@ -170,16 +191,18 @@ static void dump_tdgst(struct dump *d, const struct vstats_sbv1_voistat *vs)
 		       d->json ? "\"smplcnt\":%" PRIu64 ",\"compcnt\":%" PRIu32
 				 ",\"maxctds\":%u,\"nctds\":%u,\"ctds\":["
 			       : "smplcnt=%" PRIu64 ", compcnt=%" PRIu32 ", maxctds=%u, nctds=%u",
-		       vstats_sbv1_get64(p), vstats_sbv1_get32(p + 8), max, cur);
+		       get_width(p, l->width), vstats_sbv1_get32(p + l->width), max, cur);
 	for (unsigned i = 0; i < max; i++) {
-		const uint8_t *node = p + TDGST_NODES + (size_t)i * TDGST_NODE_SIZE;
+		const uint8_t *node = p + l->nodes + (size_t)i * l->node_size;
+		uint64_t cnt = get_width(node + 8 + l->width, l->width);
 		textbuf_printf(d->t, d->json ? "{\"ctd\":%u,\"mu\":" : "\n\t\t\t\tctd[%u].{mu=", i);
-		tostr_value(d->t,
-			    (struct vstats_value){
-				VSTATS_FLOAT, {.f = dump_mu(vstats_sbv1_get64(node + TDGST_MU))}},
-			    d->fmt);
-		textbuf_printf(d->t, d->json ? ",\"cnt\":%" PRIu64 "}" : ",cnt=%" PRIu64 "}",
-			       vstats_sbv1_get64(node + TDGST_CNT));
+		tostr_value(
+		    d->t,
+		    (struct vstats_value){VSTATS_FLOAT,
+					  {.f = dump_mu(get_width(node + 8, l->width), l->width)}},
+		    d->fmt);
+		textbuf_printf(d->t, d->json ? ",\"cnt\":%" PRId64 "}" : ",cnt=%" PRId64 "}",
+			       l->width == 4 ? (int64_t)(int32_t)(uint32_t)cnt : (int64_t)cnt);
 		if (d->json && i + 1 < max)
 			textbuf_printf(d->t, ",");
 	}

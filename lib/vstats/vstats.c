@@ -82,6 +82,7 @@ static int stat_init(struct vstats_stat *s, enum vstats_dtype d, const struct vs
 		}
 		if (!(s->td = tdigest_new(spec->compression)))
 			return -ENOMEM;
+		s->tdgst_counts32 = spec->tdgst_counts32;
 		break;
 	default:
 		*why = "unknown statistic";
@@ -253,6 +254,25 @@ static void hist_update(struct vstats_stat *s, struct vstats_value x, uint64_t n
 	h->sum += vstats_value_f(x) * (double)(*c - before);
 }
 
+/* A digest holds finite values: an infinity is an err. A TDGSTCLUST32
+ * one stops at VSTATS_TDGST32_COUNT_MAX samples (FreeBSD's s32 centroid
+ * counts would wrap): what fits is taken, the update counted in errs. */
+static void tdgst_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
+{
+	double w = (double)n, room = VSTATS_TDGST32_COUNT_MAX - tdigest_count(s->td);
+
+	if (!isfinite(vstats_value_f(x))) {
+		s->errs += n;
+		return;
+	}
+	if (s->tdgst_counts32 && w > room) {
+		w = room;
+		s->errs++;
+	}
+	if (w > 0)
+		tdigest_add(s->td, vstats_value_f(x), w);
+}
+
 /* n updates with x at once. */
 static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n)
 {
@@ -273,11 +293,8 @@ static void stat_update(struct vstats_stat *s, struct vstats_value x, uint64_t n
 	case VSTATS_DVHIST:
 		hist_update(s, x, n);
 		break;
-	case VSTATS_TDGST: /* a digest holds finite values: an infinity is an err */
-		if (isfinite(vstats_value_f(x)))
-			tdigest_add(s->td, vstats_value_f(x), (double)n);
-		else
-			s->errs += n;
+	case VSTATS_TDGST:
+		tdgst_update(s, x, n);
 		break;
 	}
 }

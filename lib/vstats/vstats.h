@@ -155,7 +155,16 @@ struct vstats_spec {
 	enum vstats_stype stype;
 	struct vstats_hist_spec hist; /* the histograms */
 	double compression;	      /* TDGST */
+	/* TDGST: stats(3)'s TDGSTCLUST32 in the blob (Q_S32 means, s32
+	 * centroid counts, a u32 sample count) rather than TDGSTCLUST64. Its
+	 * samples stop at VSTATS_TDGST32_COUNT_MAX, each update not counted
+	 * whole counted in errs. */
+	bool tdgst_counts32;
 };
+
+/* The samples a TDGSTCLUST32 digest counts: its centroids' counts are
+ * int32_t, so neither they nor the u32 smplcnt can pass it. */
+#define VSTATS_TDGST32_COUNT_MAX 2147483647.0
 
 /* The buckets, their counts and stats(3)'s out-of-band count; and what
  * stats(3) does not keep but Prometheus needs for counts that stay
@@ -195,8 +204,10 @@ struct vstats_stat {
 	 * whole. An integer SUM that would pass its dtype's limits stays at
 	 * the limit (saturates, where FreeBSD's wraps) and counts one; so
 	 * does a 32-bit histogram count at UINT32_MAX; a t-digest counts
-	 * each infinity, which it does not hold. */
+	 * each infinity, which it does not hold, and a TDGSTCLUST32 one each
+	 * update past VSTATS_TDGST32_COUNT_MAX. */
 	uint64_t errs;
+	bool tdgst_counts32; /* TDGST: vstats_spec's */
 };
 
 /* A VOI's statistics and update state (stats(3)'s voi and voistat). */

@@ -72,8 +72,11 @@ uint32_t vstats_tpl_hash(const char *tplname, const char *voiname, enum vstats_d
 		hash = hash_u64(specs[i].stype, hash);
 		if (specs[i].stype >= VSTATS_CRHIST && specs[i].stype <= VSTATS_DVHIST)
 			hash = hash_hist(&specs[i].hist, hash);
-		else if (specs[i].stype == VSTATS_TDGST)
+		else if (specs[i].stype == VSTATS_TDGST) {
 			hash = hash_f64(specs[i].compression, hash);
+			if (specs[i].tdgst_counts32) /* only when set: 64-bit ones hash as before */
+				hash = hash_u64(32, hash);
+		}
 	}
 	return hash;
 }

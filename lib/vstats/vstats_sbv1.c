@@ -37,6 +37,7 @@ enum {
 	VSD_CRHIST64 = 14,
 	VSD_DRHIST64 = 15,
 	VSD_DVHIST64 = 16,
+	VSD_TDGSTCLUST32 = 17,
 	VSD_TDGSTCLUST64 = 18,
 };
 
@@ -70,10 +71,16 @@ enum {
  * arb_nodes[] of 8-aligned centroids put the head at 16 and the nodes at
  * 32. A centroid (voistatdata_tdgstctd64) is its ARB16_ENTRY (three
  * int16 indexes and an int8 colour, 8 bytes), the Q_S64 mu and the s64
- * cnt: 24 bytes. */
-#define TDGST_HEAD 16
-#define TDGST_NODES 32
-#define TDGST_NODE_SIZE 24
+ * cnt: 24 bytes.
+ * struct voistatdata_tdgstclust32: u32 smplcnt, u32 compcnt, the head at
+ * 8 and, its centroids (voistatdata_tdgstctd32: the ARB16_ENTRY, the
+ * Q_S32 mu at 8, the s32 cnt at 12, 16 bytes) being 4-aligned, the nodes
+ * at 20 (TDGST_NCTRS2VSDSZ: 20 + 16 per centroid). */
+struct tdgst_layout {
+	size_t head, nodes, node_size, width; /* width: of smplcnt, mu and cnt */
+};
+static const struct tdgst_layout tdgst64 = {16, 32, 24, 8};
+static const struct tdgst_layout tdgst32 = {8, 20, 16, 4};
 #define ARB_NULLIDX 0xffffu /* -1 as an int16 */
 #define ARB_BLACK 0
 #define ARB_RED 1
@@ -115,10 +122,27 @@ static size_t stat_size(const struct vstats_voi *v, const struct vstats_stat *st
 {
 	if (st->stype >= VSTATS_CRHIST && st->stype <= VSTATS_DVHIST)
 		return 8 + (size_t)st->hist.n * hist_bucket_size(st->stype);
-	if (st->stype == VSTATS_TDGST) /* TDGST_NCTRS2VSDSZ */
-		return TDGST_NODES + tdigest_centroids_max(st->td) * TDGST_NODE_SIZE;
+	if (st->stype == VSTATS_TDGST) { /* TDGST_NCTRS2VSDSZ */
+		const struct tdgst_layout *l = st->tdgst_counts32 ? &tdgst32 : &tdgst64;
+		return l->nodes + tdigest_centroids_max(st->td) * l->node_size;
+	}
 	return value_size(v->dtype);
 }
+
+/* The largest |mean| of a digest's centroids. */
+static double tdgst_maxabs(struct tdigest *td)
+{
+	double mu, w, maxabs = 0;
+
+	for (size_t i = 0; i < tdigest_centroids(td); i++) {
+		tdigest_centroid(td, i, &mu, &w);
+		maxabs = fmax(maxabs, fabs(mu));
+	}
+	return maxabs;
+}
+
+/* A Q_S32 keeps 28 bits of magnitude, at least 2 of them fractional. */
+#define TDGST32_MU_LIMIT 67108864.0 /* 2^26 */
 
 static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char **why)
 {
@@ -140,6 +164,13 @@ static int plan_voi(const struct vstats_voi *v, struct voi_plan *pl, const char 
 		if (slot == VS_TDGST && tdigest_centroids_max(v->stat[k].td) > INT16_MAX) {
 			*why = "a t-digest of more centroids than an ARB16 tree indexes (32767)";
 			return -EFBIG;
+		}
+		if (slot == VS_TDGST && v->stat[k].tdgst_counts32 &&
+		    !(tdgst_maxabs(v->stat[k].td) < TDGST32_MU_LIMIT)) {
+			*why =
+			    "a t-digest mean of 2^26 or more in magnitude: no Q_S32 holds it, so "
+			    "its TDGSTCLUST32 cannot be laid out";
+			return -ERANGE;
 		}
 		if (pl->stat[slot] >= 0) {
 			*why = "stats(3) keeps one statistic of each type per VOI: a second "
@@ -283,7 +314,7 @@ static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
 {
 	switch (st->stype) {
 	case VSTATS_TDGST:
-		return VSD_TDGSTCLUST64;
+		return st->tdgst_counts32 ? VSD_TDGSTCLUST32 : VSD_TDGSTCLUST64;
 	case VSTATS_CRHIST:
 		return st->hist.counts32 ? VSD_CRHIST32 : VSD_CRHIST64;
 	case VSTATS_DRHIST:
@@ -296,28 +327,41 @@ static int stat_dtype(const struct vstats_voi *v, const struct vstats_stat *st)
 }
 
 /* The Q_S64 precisions (fractional bits) its 3 control bits can say,
- * Q_NFBITS of control values 0 to 7 (64 is capped at the 60 there are). */
+ * Q_NFBITS of control values 0 to 7 (64 is capped at the 60 there are);
+ * a Q_S32's stop at 28 (Q_MAXNFBITS), first said by control value 5. */
 static const unsigned q_nfbits[] = {2, 4, 6, 8, 16, 32, 48, 60};
+static const unsigned q32_nfbits[] = {2, 4, 6, 8, 16, 28};
 
-/* The finest precision whose integer bits (60 less the fraction's) hold
- * every |mean| of the digest: the control value, 0 to 7. */
-static unsigned q_ctrl_for(double maxabs)
+/* The finest precision whose integer bits (magbits less the fraction's)
+ * hold every |mean| of the digest: the control value. */
+static unsigned q_ctrl_for(double maxabs, const unsigned *nfbits, unsigned top, int magbits)
 {
-	unsigned c = 7;
+	unsigned c = top;
 
-	while (c > 0 && !(maxabs < ldexp(1.0, 60 - (int)q_nfbits[c])))
+	while (c > 0 && !(maxabs < ldexp(1.0, magbits - (int)nfbits[c])))
 		c--;
 	return c;
 }
 
-/* x as a Q_S64 of control value c: sign and magnitude (Q_SIFVAL), the
- * magnitude rounded to the nearest 2^-nfbits, above the control bits. */
-static uint64_t q_s64(double x, unsigned c)
+/* x as a Q of magbits bits of magnitude and control value c: sign (the
+ * top bit of width bytes) and magnitude (Q_SIFVAL), the magnitude rounded
+ * to the nearest 2^-nfbits, above the control bits. */
+static uint64_t q_signed(double x, unsigned c, const unsigned *nfbits, int magbits)
 {
-	double mag = nearbyint(ldexp(fabs(x), (int)q_nfbits[c]));
-	uint64_t m = mag >= ldexp(1.0, 60) ? (1ull << 60) - 1 : (uint64_t)mag;
+	double mag = nearbyint(ldexp(fabs(x), (int)nfbits[c]));
+	uint64_t top = (1ull << magbits) - 1;
+	uint64_t m = mag >= ldexp(1.0, magbits) ? top : (uint64_t)mag;
 
-	return (x < 0 && m ? 1ull << 63 : 0) | m << 3 | c;
+	return (x < 0 && m ? 1ull << (magbits + 3) : 0) | m << 3 | c;
+}
+
+/* A u32 or u64 as the layout's width says. */
+static void put_width(uint8_t *p, uint64_t v, size_t width)
+{
+	if (width == 4)
+		put32(p, (uint32_t)v);
+	else
+		put64(p, v);
 }
 
 /* Node i's ARB16_ENTRY. */
@@ -334,59 +378,59 @@ static void put_arb_entry(uint8_t *node, unsigned parent, unsigned left, unsigne
 /* Nodes [lo, hi) (centroids in increasing mean) as a subtree split at
  * its middle, so every level but the deepest is full: the nodes at depth
  * `red` are red, the rest black, a valid red-black tree. Its root. */
-static unsigned arb_build(uint8_t *nodes, unsigned lo, unsigned hi, unsigned parent, unsigned depth,
-			  unsigned red)
+static unsigned arb_build(uint8_t *nodes, size_t node_size, unsigned lo, unsigned hi,
+			  unsigned parent, unsigned depth, unsigned red)
 {
 	if (lo >= hi)
 		return ARB_NULLIDX;
 	unsigned mid = lo + (hi - lo) / 2;
-	unsigned l = arb_build(nodes, lo, mid, mid, depth + 1, red);
-	unsigned r = arb_build(nodes, mid + 1, hi, mid, depth + 1, red);
-	put_arb_entry(nodes + (size_t)mid * TDGST_NODE_SIZE, parent, l, r,
+	unsigned l = arb_build(nodes, node_size, lo, mid, mid, depth + 1, red);
+	unsigned r = arb_build(nodes, node_size, mid + 1, hi, mid, depth + 1, red);
+	put_arb_entry(nodes + (size_t)mid * node_size, parent, l, r,
 		      depth == red ? ARB_RED : ARB_BLACK);
 	return mid;
 }
 
-/* A TDGSTCLUST64: the centroids in nodes 0 to n-1 by increasing mean, in
- * a red-black tree; the nodes past them on the free list (linked by
- * their right index, colour ARB_NULLCOL), as ARB_INIT leaves them. */
-static void put_tdgst(uint8_t *p, struct tdigest *td)
+/* A TDGSTCLUST64 or TDGSTCLUST32: the centroids in nodes 0 to n-1 by
+ * increasing mean, in a red-black tree; the nodes past them on the free
+ * list (linked by their right index, colour ARB_NULLCOL), as ARB_INIT
+ * leaves them. A TDGSTCLUST32's means fit (plan_voi) and its counts too
+ * (VSTATS_TDGST32_COUNT_MAX). */
+static void put_tdgst(uint8_t *p, struct tdigest *td, const struct tdgst_layout *l)
 {
 	size_t n = tdigest_centroids(td), max = tdigest_centroids_max(td);
-	uint8_t *nodes = p + TDGST_NODES;
-	double mu, w, maxabs = 0;
-	unsigned depth = 0, c;
+	uint8_t *nodes = p + l->nodes;
+	bool q32 = l->width == 4;
+	const unsigned *nfbits = q32 ? q32_nfbits : q_nfbits;
+	int magbits = q32 ? 28 : 60;
+	unsigned depth = 0, c = q_ctrl_for(tdgst_maxabs(td), nfbits, q32 ? 5 : 7, magbits);
+	double mu, w;
 
-	for (size_t i = 0; i < n; i++) {
-		tdigest_centroid(td, i, &mu, &w);
-		maxabs = fmax(maxabs, fabs(mu));
-	}
-	c = q_ctrl_for(maxabs);
-	memset(p, 0, TDGST_NODES);
-	put64(p, (uint64_t)tdigest_count(td));
-	put32(p + 8, (uint32_t)tdigest_merges(td));
+	memset(p, 0, l->nodes);
+	put_width(p, (uint64_t)tdigest_count(td), l->width);
+	put32(p + l->width, (uint32_t)tdigest_merges(td));
 	while (((size_t)1 << (depth + 1)) - 1 < n) /* levels 0 to depth-1 are full */
 		depth++;
-	put16(p + TDGST_HEAD, (uint16_t)n);
-	put16(p + TDGST_HEAD + 2, (uint16_t)max);
-	put16(p + TDGST_HEAD + 4,
-	      (uint16_t)arb_build(nodes, 0, (unsigned)n, ARB_NULLIDX, 0,
+	put16(p + l->head, (uint16_t)n);
+	put16(p + l->head + 2, (uint16_t)max);
+	put16(p + l->head + 4,
+	      (uint16_t)arb_build(nodes, l->node_size, 0, (unsigned)n, ARB_NULLIDX, 0,
 				  ((size_t)1 << (depth + 1)) - 1 == n ? UINT32_MAX : depth));
-	put16(p + TDGST_HEAD + 6, (uint16_t)(n < max ? n : ARB_NULLIDX));
-	put16(p + TDGST_HEAD + 8, (uint16_t)(n ? 0 : ARB_NULLIDX));
-	put16(p + TDGST_HEAD + 10, (uint16_t)(n ? n - 1 : ARB_NULLIDX));
+	put16(p + l->head + 6, (uint16_t)(n < max ? n : ARB_NULLIDX));
+	put16(p + l->head + 8, (uint16_t)(n ? 0 : ARB_NULLIDX));
+	put16(p + l->head + 10, (uint16_t)(n ? n - 1 : ARB_NULLIDX));
 	for (size_t i = 0; i < max; i++) {
-		uint8_t *node = nodes + i * TDGST_NODE_SIZE;
+		uint8_t *node = nodes + i * l->node_size;
 		if (i >= n) { /* free: what ARB_INIT over zeroed memory leaves */
 			put_arb_entry(node, 0, 0, i + 1 < max ? (unsigned)i + 1 : ARB_NULLIDX,
 				      ARB_FREE);
-			put64(node + 8, c);
-			put64(node + 16, 0);
+			put_width(node + 8, c, l->width);
+			put_width(node + 8 + l->width, 0, l->width);
 			continue;
 		}
 		tdigest_centroid(td, i, &mu, &w);
-		put64(node + 8, q_s64(mu, c));
-		put64(node + 16, (uint64_t)w);
+		put_width(node + 8, q_signed(mu, c, nfbits, magbits), l->width);
+		put_width(node + 8 + l->width, (uint64_t)w, l->width);
 	}
 }
 
@@ -408,7 +452,7 @@ static void put_data(uint8_t *p, const struct vstats_voi *v, const struct vstats
 	const struct vstats_hist *h = &st->hist;
 
 	if (st->stype == VSTATS_TDGST) {
-		put_tdgst(p, st->td);
+		put_tdgst(p, st->td, st->tdgst_counts32 ? &tdgst32 : &tdgst64);
 		return;
 	}
 	if (st->stype < VSTATS_CRHIST || st->stype > VSTATS_DVHIST) {

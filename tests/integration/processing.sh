@@ -178,7 +178,7 @@ EOF
 		fetch+=(-o "$WORK/$g.json" "$u/$g/0/data?format=json" -o "$WORK/$g.sb" "$u/$g/0/data?format=blob")
 	done
 	curl -s "${fetch[@]}"
-	check "format=blob and format=json agree, value for value, for every dtype (s32 to q_u64) with SUM, MAX, MIN, each histogram type, 32-bit counts and a t-digest" \
+	check "format=blob and format=json agree, value for value, for every dtype (s32 to q_u64) with SUM, MAX, MIN, each histogram type, 32-bit counts and a t-digest of each width (TDGSTCLUST64, TDGSTCLUST32)" \
 		$PY - "$WORK" "$dec" $DTYPE_GROUPS <<'EOF'
 import json, os, sys
 w, groups = sys.argv[1], sys.argv[3:]
@@ -191,7 +191,7 @@ want = {'dt_s32': ('INT_S32', 'CRHIST32', 'MIN'), 'dt_u32': ('INT_U32', 'DRHIST3
         'dt_long': ('INT_SLONG', None, None), 'dt_ulong': ('INT_ULONG', 'DVHIST64', None),
         'dt_qs32': ('Q_S32', 'CRHIST32', 'MIN'), 'dt_qu32': ('Q_U32', 'DRHIST32', None),
         'dt_qs64': ('Q_S64', 'DVHIST32', None), 'dt_qu64': ('Q_U64', 'CRHIST64', 'MAX')}
-def same(d, j):  # a t-digest's means are Q_S64: equal to 2^-nfbits; the rest exact
+def same(d, j):  # a t-digest's means are Q_S64 or Q_S32: equal to 2^-nfbits; the rest exact
     if d is None or 'mu_nfbits' not in d:
         return d == j
     nf, dc, jc = d.pop('mu_nfbits'), d.pop('ctds'), j.pop('ctds')
@@ -204,6 +204,8 @@ for g in groups:
     dec = json.loads(json.dumps(sbv1_decode.decode(open('%s/%s.sb' % (w, g), 'rb').read())))
     voi, (vd, hd, prev) = dec['header']['vois'][0], want[g]
     assert voi['dtype'] == vd and voi['stat_dtypes'].get('HIST') == hd, (g, voi)
+    assert voi['stat_dtypes'].get('TDGST') == {'dt_long': 'TDGSTCLUST64',
+                                               'dt_qs64': 'TDGSTCLUST32'}.get(g), (g, voi)
     ds, jss = dec['vois']['0']['stats'], list(js['vois'].values())[0]['stats']
     assert sorted(ds) == sorted(jss) and all(v is not None for v in jss.values()), (g, ds, jss)
     if prev:
@@ -340,7 +342,7 @@ EOF
       select: example_mystery
       x: value
       x_scale: 0.125
-      template: {name: dt_qs64, dtype: q_s64, precision: 48, stats: [sum, min, {dvhist: {values: [-5.25, -0.125], counts: 32}}, {tdigest: {compression: 20, quantiles: [0.5]}}]}
+      template: {name: dt_qs64, dtype: q_s64, precision: 48, stats: [sum, min, {dvhist: {values: [-5.25, -0.125], counts: 32}}, {tdigest: {compression: 20, counts: 32, quantiles: [0.5]}}]}
     - name: dt_qu64
       select: 'example_events_total{device="vda"}'
       x: value

@@ -878,6 +878,8 @@ static void test_dtype_config_errors(void **state)
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
 	    {"{stats: [{dvhist: {values: [1], counts: 16}}]}}\n",
 	     "t.yml:4:58: counts: 32 or 64 (bits of a count)"},
+	    {"{stats: [{tdigest: {counts: 16}}]}}\n",
+	     "counts: 32 or 64 (stats(3)'s TDGSTCLUST32 or TDGSTCLUST64)"},
 	    /* 4096 buckets on a q_s32 that start above its lowest: the values
 	     * below the first need a Prometheus bucket of their own */
 	    {"{dtype: q_s32, precision: 2, stats: [{crhist: {scheme: lin, lb: -67108863.5, "
@@ -2814,6 +2816,45 @@ static void test_take_over_keeps_unchanged(void **state)
 	config_free(c0);
 }
 
+/* A t-digest that now asks for counts: 32 is another statistic: the
+ * reload starts it afresh (its blob is a TDGSTCLUST32, its samples stop
+ * at 2^31 - 1), while the same digest unchanged keeps its data. */
+static void test_take_over_tdigest_counts(void **state)
+{
+	static const char *const yaml[3] = {
+	    "processing:\n  groups:\n"
+	    "    - {name: g, select: c_total, template: {name: t, stats: [{tdigest: {}}]}}\n",
+	    "processing:\n  groups:\n"
+	    "    - {name: g, select: c_total, template: {name: t, stats: [{tdigest: {}}]}}\n",
+	    "processing:\n  groups:\n"
+	    "    - {name: g, select: c_total,\n"
+	    "       template: {name: t, stats: [{tdigest: {counts: 32}}]}}\n"};
+	struct config *c[3];
+	struct processing *p[3];
+	int status;
+	(void)state;
+
+	test_now = 0;
+	p[0] = made_from(yaml[0], &c[0]);
+	for (int i = 0; i < 4; i++)
+		feed_value(p[0], "c_total", NULL, 0, i, S(0.25 * i));
+	for (int k = 1; k < 3; k++) {
+		p[k] = made_from(yaml[k], &c[k]);
+		processing_take_over(p[k], p[k - 1]);
+		char *text = iface_as(p[k], "GET", "g/0/data", NULL, false, S(1), &status);
+		assert_int_equal(status, 200);
+		if (k == 1) /* unchanged: kept */
+			assert_non_null(strstr(text, "t_tdigest count 4\n"));
+		else
+			assert_null(strstr(text, "t_tdigest count 4\n"));
+		free(text);
+	}
+	for (int k = 0; k < 3; k++) {
+		processing_free(p[k]);
+		config_free(c[k]);
+	}
+}
+
 /* A reload with more changed definitions than the log names one a line:
  * four lines, then one with the count of the others and their names. */
 static void test_take_over_logs_bounded(void **state)
@@ -2950,6 +2991,7 @@ int main(void)
 	    cmocka_unit_test(test_history_moves_on_by_scrape),
 	    cmocka_unit_test(test_sums_that_go_down_are_gauges),
 	    cmocka_unit_test(test_take_over_keeps_unchanged),
+	    cmocka_unit_test(test_take_over_tdigest_counts),
 	    cmocka_unit_test(test_take_over_logs_bounded),
 	    cmocka_unit_test(test_take_over_keeps_a_blob),
 	};

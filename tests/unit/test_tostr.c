@@ -462,6 +462,60 @@ static void test_objdump_refused_as_the_blob(void **state)
 	done(p);
 }
 
+/* counts: 32 on a t-digest: stats(3)'s TDGSTCLUST32, 20 + 40 nodes of
+ * 16 = 660 bytes, whose Q_S32 means and s32 counts the dump decodes; a
+ * typed fetch names its dtype; a mean no Q_S32 holds (2^26) refuses the
+ * blob and its dump alike, 409 with the reason. 1000000.0009765625 (a
+ * q_s64 of precision 32 holds it) is kept at precision 8, the finest
+ * whose 20 integer bits hold 10^6: the blob says 1000000. */
+static void test_objdump_tdgst32(void **state)
+{
+	struct processing *p =
+	    make("processing:\n"
+		 "  groups:\n"
+		 "    - name: td\n"
+		 "      select: g\n"
+		 "      template: {dtype: q_s64, precision: 32,\n"
+		 "                 stats: [{tdigest: {compression: 10, counts: 32}}]}\n"
+		 "    - {name: big, select: h, template: {stats: [{tdigest: {counts: 32}}]}}\n");
+	(void)state;
+
+	feed_value(p, "g", NULL, 0, -2.5, S(1));
+	feed_value(p, "g", NULL, 0, 1000000.0009765625, S(2));
+	char *dump = get(p, "td/0/data?format=freeform&objdump=1", 200);
+	has(dump, "stype=TDGST, errs=0, flags=0x0001, dtype=TDGSTCLUST32, dsz=660, data_off=");
+	has(dump, "\n\t\t\tvoistatdata: smplcnt=2, compcnt=");
+	has(dump, ", maxctds=40, nctds=2\n\t\t\t\tctd[0].{mu=-2.5,cnt=1}"
+		  "\n\t\t\t\tctd[1].{mu=1000000,cnt=1}\n\t\t\t\tctd[2].{mu=0,cnt=0}");
+	free(dump);
+	dump = get(p, "td/0/data?format=json&objdump=1", 200);
+	has(dump, "\"stype\":\"TDGST\",\"errs\":0,\"flags\":1,\"dtype\":\"TDGSTCLUST32\",");
+	free(dump);
+	char *text = get(p, "td/0/fetch/0/TDGST/q_s64", 400);
+	assert_string_equal(text, "EFTYPE: the statistic's data type is tdgstclust32, not q_s64\n");
+	free(text);
+	/* /metrics marks a 32-bit digest's samples it could not take */
+	text = metrics(p);
+	has(text, "td_tdigest_saturated_total{source_metric=\"g\"} 0\n");
+	free(text);
+	struct vstats_voi *voi = &p->src[0]->voi;
+	assert_int_equal(vstats_update_n(voi, voi->prev, 1ull << 31), 0);
+	text = metrics(p);
+	has(text, "td_tdigest_count{source_metric=\"g\"} 2147483647\n");
+	has(text, "td_tdigest_saturated_total{source_metric=\"g\"} 1\n");
+	free(text);
+	feed_value(p, "h", NULL, 0, 67108863, S(1));
+	free(get(p, "big/0/data?format=blob", 200));
+	feed_value(p, "h", NULL, 0, 67108864, S(2));
+	text = get(p, "big/0/data?format=blob", 409);
+	has(text, "no Q_S32 holds it");
+	free(text);
+	text = get(p, "big/0/data?format=freeform&objdump=1", 409);
+	has(text, "no Q_S32 holds it");
+	free(text);
+	done(p);
+}
+
 /* A Q VOI and 32-bit counts: the dump decodes the bytes' Q numbers (sign
  * and magnitude above 3 control bits) and 32-bit counts to the values
  * the text without objdump prints from the VOI itself. q = -1.5 then
@@ -570,6 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_double_digest_not_finite),
 	    cmocka_unit_test(test_objdump_freeform),
 	    cmocka_unit_test(test_objdump_json),
+	    cmocka_unit_test(test_objdump_tdgst32),
 	    cmocka_unit_test(test_objdump_refused_as_the_blob),
 	    cmocka_unit_test(test_objdump_q_and_32bit_counts),
 	    cmocka_unit_test(test_refused_queries),

@@ -65,6 +65,8 @@ static void test_tpl_hash(void **state)
 	const struct vstats_spec b[] = {{.stype = VSTATS_SUM}, {.stype = VSTATS_MIN}};
 	const struct vstats_spec c[] = {{.stype = VSTATS_TDGST, .compression = 100}};
 	const struct vstats_spec d[] = {{.stype = VSTATS_TDGST, .compression = 200}};
+	const struct vstats_spec e[] = {
+	    {.stype = VSTATS_TDGST, .compression = 100, .tdgst_counts32 = true}};
 	(void)state;
 
 	uint32_t h = vstats_tpl_hash("t", "v", VSTATS_INT, false, a, 2);
@@ -76,6 +78,11 @@ static void test_tpl_hash(void **state)
 	assert_int_not_equal(h, vstats_tpl_hash("t", "v", VSTATS_INT, false, b, 2));
 	assert_int_not_equal(vstats_tpl_hash("t", "v", VSTATS_INT, false, c, 1),
 			     vstats_tpl_hash("t", "v", VSTATS_INT, false, d, 1));
+	/* a TDGSTCLUST32 is another template; a digest that does not ask
+	 * for one hashes as before counts: 32 existed */
+	assert_int_equal(vstats_tpl_hash("t", "v", VSTATS_INT, false, c, 1), 2933007977u);
+	assert_int_not_equal(vstats_tpl_hash("t", "v", VSTATS_INT, false, c, 1),
+			     vstats_tpl_hash("t", "v", VSTATS_INT, false, e, 1));
 }
 
 static void expect_spec(const char *text, const char *name, uint32_t hash)

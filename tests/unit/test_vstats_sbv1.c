@@ -454,6 +454,127 @@ static void test_tdigest(void **state)
 	vstats_voi_free(&v);
 }
 
+/* A TDGSTCLUST32 (counts: 32) of compression 10: struct
+ * voistatdata_tdgstclust32 is a u32 smplcnt, a u32 compcnt and the
+ * ARB16_HEAD at 8 (six int16); its centroids (the 8-byte ARB16_ENTRY,
+ * the Q_S32 mu, the s32 cnt: 16 bytes, 4-aligned) start at 20, so 40
+ * nodes make 20 + 40 x 16 = 660 bytes, dtype 17. Means -2 and 3: the
+ * finest Q_S32 precision whose integer bits (28 less the fraction's)
+ * hold 3 is 16 (control value 4; 28 would leave none). */
+static void test_tdigest32(void **state)
+{
+	const struct vstats_spec td[] = {
+	    {.stype = VSTATS_TDGST, .compression = 10, .tdgst_counts32 = true}};
+	struct vstats_voi v;
+	static uint8_t b[2048];
+	size_t len, d = 32 + 8 + 6 * 8;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 1, &why), 0);
+	struct vstats_sbv1_blob blob = {&v, 1, 0, 0, 0};
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(len, d + 660);
+	assert_voistat(b, 32 + 8 + 5 * 8, 5, 17, d, 660, 0, 0); /* TDGSTCLUST32 */
+	assert_int_equal(get(b, d + 8, 2), 0);			/* curnodes */
+	assert_int_equal(get(b, d + 10, 2), 40);		/* maxnodes */
+	assert_int_equal(get(b, d + 12, 2), 0xffff);		/* no root */
+	assert_int_equal(get(b, d + 14, 2), 0);			/* every node free */
+	assert_int_equal(get(b, d + 20 + 4, 2), 1);		/* node 0's next free */
+	assert_int_equal(b[d + 20 + 6], 0xff);			/* ARB_NULLCOL */
+	assert_int_equal(vstats_update_abs(&v, I(3)), 0);
+	assert_int_equal(vstats_update_abs(&v, I(-2)), 0);
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_int_equal(len, d + 660);
+	assert_int_equal(get(b, d, 4), 2); /* smplcnt */
+	assert_int_equal(get(b, d + 8, 2), 2);
+	assert_int_equal(get(b, d + 10, 2), 40);
+	assert_int_equal(get(b, d + 12, 2), 1); /* root */
+	assert_int_equal(get(b, d + 14, 2), 2); /* the free list */
+	assert_int_equal(get(b, d + 16, 2), 0); /* min */
+	assert_int_equal(get(b, d + 18, 2), 1); /* max */
+	const uint8_t *n0 = b + d + 20, *n1 = n0 + 16, *n2 = n1 + 16;
+	assert_int_equal(get(n0, 0, 2), 1);
+	assert_int_equal(n0[6], 1); /* red */
+	assert_int_equal(get(n1, 0, 2), 0xffff);
+	assert_int_equal(get(n1, 2, 2), 0);
+	assert_int_equal(n1[6], 0);				 /* black */
+	assert_true(get(n0, 8, 4) == (1u << 31 | 2u << 19 | 4)); /* -2: 2 x 2^16, << 3 */
+	assert_int_equal(get(n0, 12, 4), 1);
+	assert_true(get(n1, 8, 4) == (3u << 19 | 4));
+	assert_int_equal(get(n1, 12, 4), 1);
+	assert_int_equal(get(n2, 4, 2), 3); /* the next free node */
+	assert_int_equal(n2[6], 0xff);
+	vstats_voi_free(&v);
+}
+
+/* A TDGSTCLUST32's samples stop at 2^31 - 1 (its centroids' counts are
+ * int32_t): an update past it takes what fits and counts one err, so the
+ * blob's smplcnt and cnt are what was taken, never a wrapped figure; a
+ * TDGSTCLUST64 takes the same updates whole. */
+static void test_tdigest32_counts_stop(void **state)
+{
+	struct vstats_spec td[] = {{.stype = VSTATS_TDGST, .compression = 10}};
+	struct vstats_voi v;
+	static uint8_t b[2048];
+	size_t len, d = 32 + 8 + 6 * 8;
+	const char *why;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 1, &why), 0);
+	assert_int_equal(vstats_update_n(&v, I(7), 1ull << 32), 0);
+	assert_int_equal(v.stat[0].errs, 0);
+	vstats_voi_free(&v);
+	td[0].tdgst_counts32 = true;
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 1, &why), 0);
+	assert_int_equal(vstats_update_n(&v, I(7), 2147483646), 0);
+	assert_int_equal(v.stat[0].errs, 0);
+	assert_int_equal(vstats_update_n(&v, I(7), 1), 0); /* 2^31 - 1: still whole */
+	assert_int_equal(v.stat[0].errs, 0);
+	assert_int_equal(vstats_update_n(&v, I(7), 1ull << 32), 0);
+	assert_int_equal(v.stat[0].errs, 1);
+	assert_int_equal(vstats_update_abs(&v, I(8)), 0);
+	assert_int_equal(v.stat[0].errs, 2);
+	struct vstats_sbv1_blob blob = {&v, 1, 0, 0, 0};
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_voistat(b, 32 + 8 + 5 * 8, 5, 17, d, 660, 2, 1);
+	assert_int_equal(get(b, d, 4), 0x7fffffff); /* smplcnt */
+	uint64_t total = 0;
+	for (size_t i = 0; i < get(b, d + 8, 2); i++) { /* curnodes */
+		uint64_t cnt = get(b, d + 20 + i * 16 + 12, 4);
+		assert_true(cnt > 0 && cnt <= 0x7fffffff); /* a positive int32_t */
+		total += cnt;
+	}
+	assert_int_equal(total, 0x7fffffff);
+	vstats_voi_free(&v);
+}
+
+/* A mean no Q_S32 holds (2^26 or more in magnitude: 28 bits less the
+ * 2 fractional ones of the coarsest precision) refuses the blob with the
+ * reason; 2^26 - 1 is held exactly at precision 2 (control value 0). */
+static void test_tdigest32_mean_range(void **state)
+{
+	const struct vstats_spec td[] = {
+	    {.stype = VSTATS_TDGST, .compression = 10, .tdgst_counts32 = true}};
+	struct vstats_voi v;
+	static uint8_t b[2048];
+	size_t len = 0, d = 32 + 8 + 6 * 8;
+	const char *why = NULL;
+	(void)state;
+
+	assert_int_equal(vstats_voi_init(&v, VSTATS_INT, false, td, 1, &why), 0);
+	struct vstats_sbv1_blob blob = {&v, 1, 0, 0, 0};
+	assert_int_equal(vstats_update_abs(&v, I(-((1 << 26) - 1))), 0);
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), 0);
+	assert_true(get(b, d + 20 + 8, 4) == (1u << 31 | (uint32_t)((1 << 26) - 1) << 5 | 0));
+	assert_int_equal(vstats_update_abs(&v, I(1 << 26)), 0);
+	len = 0;
+	assert_int_equal(vstats_sbv1_encode(&blob, b, sizeof(b), &len, &why), -ERANGE);
+	assert_non_null(strstr(why, "Q_S32"));
+	assert_int_equal(len, 0);
+	vstats_voi_free(&v);
+}
+
 /* sbintime_t is 32.32 fixed-point seconds. */
 static void test_sbintime(void **state)
 {
@@ -465,11 +586,19 @@ static void test_sbintime(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout),   cmocka_unit_test(test_dr_dv),
-	    cmocka_unit_test(test_refused),  cmocka_unit_test(test_u16_limit),
-	    cmocka_unit_test(test_clone),    cmocka_unit_test(test_sbintime),
-	    cmocka_unit_test(test_tdigest),  cmocka_unit_test(test_int32_layout),
-	    cmocka_unit_test(test_q_layout), cmocka_unit_test(test_dtype_numbers),
+	    cmocka_unit_test(test_layout),
+	    cmocka_unit_test(test_dr_dv),
+	    cmocka_unit_test(test_refused),
+	    cmocka_unit_test(test_u16_limit),
+	    cmocka_unit_test(test_clone),
+	    cmocka_unit_test(test_sbintime),
+	    cmocka_unit_test(test_tdigest),
+	    cmocka_unit_test(test_int32_layout),
+	    cmocka_unit_test(test_q_layout),
+	    cmocka_unit_test(test_dtype_numbers),
+	    cmocka_unit_test(test_tdigest32),
+	    cmocka_unit_test(test_tdigest32_counts_stop),
+	    cmocka_unit_test(test_tdigest32_mean_range),
 	};
 	return cmocka_run_group_tests_name("vstats_sbv1", tests, NULL, NULL);
 }
