@@ -773,13 +773,19 @@ static void tls_start(struct http_server *s, struct MHD_Connection *c)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
-/* A handshake that failed is counted (and logged by webtls.c). */
+/* A handshake that failed is counted (and logged by webtls.c). At the
+ * close libmicrohttpd 0.9.75 has already freed the session (gnutls_deinit
+ * comes before this notification): only its pointer, as a key, and the
+ * client's address, still held, are used. */
 static void tls_end(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const union MHD_ConnectionInfo *ai =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
-	if (ci && ci->tls_session && webtls_handshake_failed(ci->tls_session))
+	if (ci && ci->tls_session &&
+	    webtls_handshake_failed(ci->tls_session, ai ? ai->client_addr : NULL))
 		selfstats_http_refused(SELFSTATS_REFUSED_TLS_HANDSHAKE);
 }
 
