@@ -652,8 +652,8 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	static const char answer[] = "HTTP/1.1 414 URI Too Long\r\n"
 				     "Content-Type: text/plain; charset=utf-8\r\n"
-				     "Content-Length: 39\r\nConnection: close\r\n\r\n"
-				     "more than 256 arguments in the request\n";
+				     "Content-Length: 45\r\nConnection: close\r\n\r\n"
+				     "more than 256 arguments, or too long a query\n";
 	struct http_server *s = cls;
 	struct request *rq = calloc(1, sizeof(*rq));
 
@@ -668,6 +668,13 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 	thread_rq = rq;
 	httpguard_request_ctx(c, rq, request_free);
 	if (rq->bad == HTTPTARGET_TOO_MANY_ARGS) {
+		/* libmicrohttpd parses the query after this returns, into the
+		 * request memory it would overrun (httptarget.h): it is cut
+		 * here, in libmicrohttpd's own writable copy of the line (it
+		 * writes the NUL at the '?' itself), so none is parsed. */
+		char *q = strchr(uri, '?');
+		if (q)
+			q[1] = '\0';
 		answer_raw(c, answer, sizeof(answer) - 1);
 		rq->answered = true;
 		selfstats_http_refused(SELFSTATS_REFUSED_URI);
