@@ -652,8 +652,8 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	static const char answer[] = "HTTP/1.1 414 URI Too Long\r\n"
 				     "Content-Type: text/plain; charset=utf-8\r\n"
-				     "Content-Length: 39\r\nConnection: close\r\n\r\n"
-				     "more than 256 arguments in the request\n";
+				     "Content-Length: 45\r\nConnection: close\r\n\r\n"
+				     "more than 256 arguments, or too long a query\n";
 	struct http_server *s = cls;
 	struct request *rq = calloc(1, sizeof(*rq));
 
@@ -668,6 +668,13 @@ static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 	thread_rq = rq;
 	httpguard_request_ctx(c, rq, request_free);
 	if (rq->bad == HTTPTARGET_TOO_MANY_ARGS) {
+		/* libmicrohttpd parses the query after this returns, into the
+		 * request memory it would overrun (httptarget.h): it is cut
+		 * here, in libmicrohttpd's own writable copy of the line (it
+		 * writes the NUL at the '?' itself), so none is parsed. */
+		char *q = strchr(uri, '?');
+		if (q)
+			q[1] = '\0';
 		answer_raw(c, answer, sizeof(answer) - 1);
 		rq->answered = true;
 		selfstats_http_refused(SELFSTATS_REFUSED_URI);
@@ -773,13 +780,19 @@ static void tls_start(struct http_server *s, struct MHD_Connection *c)
 		shutdown(fi->connect_fd, SHUT_RDWR);
 }
 
-/* A handshake that failed is counted (and logged by webtls.c). */
+/* A handshake that failed is counted (and logged by webtls.c). At the
+ * close libmicrohttpd 0.9.75 has already freed the session (gnutls_deinit
+ * comes before this notification): only its pointer, as a key, and the
+ * client's address, still held, are used. */
 static void tls_end(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const union MHD_ConnectionInfo *ai =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
-	if (ci && ci->tls_session && webtls_handshake_failed(ci->tls_session))
+	if (ci && ci->tls_session &&
+	    webtls_handshake_failed(ci->tls_session, ai ? ai->client_addr : NULL))
 		selfstats_http_refused(SELFSTATS_REFUSED_TLS_HANDSHAKE);
 }
 

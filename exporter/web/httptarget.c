@@ -26,7 +26,8 @@ enum httptarget_fault httptarget_check(const char *uri)
 
 	for (const char *p = q; p && *p && args <= HTTPTARGET_ARGS_MAX; p++)
 		args += *p == '&';
-	if (args > HTTPTARGET_ARGS_MAX)
+	if (args > HTTPTARGET_ARGS_MAX ||
+	    (q && strlen(uri) + args * HTTPTARGET_ARG_RECORD > HTTPTARGET_QUERY_MEMORY))
 		return HTTPTARGET_TOO_MANY_ARGS;
 	return encoded_nul(uri, q ? (size_t)(q - uri) : strlen(uri)) ? HTTPTARGET_NUL_ENCODED
 								     : HTTPTARGET_OK;

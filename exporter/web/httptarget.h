@@ -7,13 +7,20 @@
 #include <stddef.h>
 
 /* Query arguments a request may have. libmicrohttpd parses them into the
- * connection's request memory; about 900 leave no room there even for
- * its error answer, and it closes the connection unanswered. */
+ * connection's request memory (64 KiB), a record of 64 bytes each beside
+ * the target itself; past it, 0.9.75 refuses the request once per
+ * argument that finds no room, then handles a connection in a state it
+ * never set up (a crash at the daemon's stop). So a query is refused
+ * before it is parsed when its target and records would take more than
+ * half that memory: the most collect[] can name (every collector, each
+ * name encoded three times over) takes 14 KiB. */
 #define HTTPTARGET_ARGS_MAX 256
+#define HTTPTARGET_ARG_RECORD 64
+#define HTTPTARGET_QUERY_MEMORY (32 * 1024)
 
 enum httptarget_fault {
 	HTTPTARGET_OK,
-	HTTPTARGET_TOO_MANY_ARGS, /* 414 */
+	HTTPTARGET_TOO_MANY_ARGS, /* 414: more arguments or memory than allowed */
 	HTTPTARGET_NUL_ENCODED,	  /* 400: the path holds %00 */
 };
 

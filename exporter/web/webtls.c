@@ -127,20 +127,34 @@ static const char *check_client(const struct webtls *t, gnutls_session_t s, int 
 	return NULL;
 }
 
-/* The client's address, as Go's "TLS handshake error from ADDR" gives it. */
+/* An address as Go's "TLS handshake error from ADDR" gives it; "?" if
+ * none. */
+static void addr_name(const struct sockaddr *sa, char *out, size_t outlen)
+{
+	char host[INET6_ADDRSTRLEN], port[8];
+	socklen_t len = !sa			    ? 0
+			: sa->sa_family == AF_INET  ? sizeof(struct sockaddr_in)
+			: sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						    : 0;
+
+	snprintf(out, outlen, "?");
+	if (!len || getnameinfo(sa, len, host, sizeof(host), port, sizeof(port),
+				NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return;
+	snprintf(out, outlen, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+/* The client of a session under way (its handshake). */
 static void peer_name(gnutls_session_t s, char *out, size_t outlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	char host[INET6_ADDRSTRLEN], port[8];
 	int fd = gnutls_transport_get_int(s);
 
-	snprintf(out, outlen, "?");
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0 ||
-	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), port, sizeof(port),
-			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-		return;
-	snprintf(out, outlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+		snprintf(out, outlen, "?");
+	else
+		addr_name((struct sockaddr *)&ss, out, outlen);
 }
 
 static int verify_client(gnutls_session_t s)
@@ -399,7 +413,7 @@ static void handshake_forget(unsigned char *st)
 	}
 }
 
-bool webtls_handshake_failed(gnutls_session_t s)
+bool webtls_handshake_failed(gnutls_session_t s, const struct sockaddr *peer)
 {
 	char remote[INET6_ADDRSTRLEN + 16];
 
@@ -412,7 +426,7 @@ bool webtls_handshake_failed(gnutls_session_t s)
 	 * no handshake to fail. */
 	if (state != HS_HELLO)
 		return false;
-	peer_name(s, remote, sizeof(remote));
+	addr_name(peer, remote, sizeof(remote));
 	log_info("TLS handshake failed", "remote", remote, "err",
 		 "the client's hello came and the handshake never finished: no cipher suite or "
 		 "version the client offered can be served with the certificate, or the client "

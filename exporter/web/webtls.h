@@ -7,6 +7,7 @@
 #include <gnutls/gnutls.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "webconf.h"
 
@@ -22,8 +23,10 @@ void webtls_free(struct webtls *t);
  * handshake (a client that failed never gets this far). */
 bool webtls_client_verified(const struct webtls *t, gnutls_session_t s);
 /* At a TLS connection's close: whether it ended in a handshake that
- * failed (a client hello came, no Finished), which is then logged. */
-bool webtls_handshake_failed(gnutls_session_t s);
+ * failed (a client hello came, no Finished), which is then logged with
+ * the client's address, peer. libmicrohttpd 0.9.75 has freed the session
+ * by then: s is only a key here, never read. */
+bool webtls_handshake_failed(gnutls_session_t s, const struct sockaddr *peer);
 /* Gives a new session this generation's settings. */
 int webtls_setup(struct webtls *t, gnutls_session_t s);
 

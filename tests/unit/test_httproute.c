@@ -65,6 +65,27 @@ static void test_many_args(void **state)
 	assert_int_equal(httptarget_check(uri), HTTPTARGET_TOO_MANY_ARGS);
 }
 
+/* Fewer arguments than the cap, but a target and argument records past
+ * the query's memory: refused before libmicrohttpd parses them. */
+static void test_query_memory(void **state)
+{
+	static char uri[HTTPTARGET_QUERY_MEMORY + 64];
+	size_t args = 100, fits = HTTPTARGET_QUERY_MEMORY - args * HTTPTARGET_ARG_RECORD;
+	(void)state;
+	memset(uri, 'a', sizeof(uri) - 1);
+	memcpy(uri, "/metrics?", 9);
+	for (size_t i = 1; i < args; i++)
+		uri[9 + i * 100] = '&';
+	uri[fits] = '\0'; /* exactly the query's memory */
+	assert_int_equal(httptarget_check(uri), HTTPTARGET_OK);
+	uri[fits] = 'a';
+	uri[fits + 1] = '\0';
+	assert_int_equal(httptarget_check(uri), HTTPTARGET_TOO_MANY_ARGS);
+	/* no query: nothing parsed, the path's own length is libmicrohttpd's */
+	uri[8] = 'a';
+	assert_int_equal(httptarget_check(uri), HTTPTARGET_OK);
+}
+
 static void test_raw_nul(void **state)
 {
 	/* libmicrohttpd's request line once split: the target, its end where
@@ -82,9 +103,9 @@ static void test_raw_nul(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_routes),	cmocka_unit_test(test_methods),
-	    cmocka_unit_test(test_encoded_nul), cmocka_unit_test(test_many_args),
-	    cmocka_unit_test(test_raw_nul),
+	    cmocka_unit_test(test_routes),	 cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_encoded_nul),	 cmocka_unit_test(test_many_args),
+	    cmocka_unit_test(test_query_memory), cmocka_unit_test(test_raw_nul),
 	};
 	return cmocka_run_group_tests_name("httproute", tests, NULL, NULL);
 }
